@@ -1,0 +1,21 @@
+// Each subcommand registers itself on the CLI11 app and runs from its callback.
+#pragma once
+
+#include <filesystem>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace plugtrain::cli {
+
+void add_plugins_command(CLI::App& app);
+void add_models_command(CLI::App& app);
+
+// Adds --plugin-path (repeatable) to a subcommand.
+void add_plugin_path_option(CLI::App& command, std::vector<std::filesystem::path>& paths);
+
+// The exit code the subcommand that ran asked for.
+int exit_code();
+void set_exit_code(int code);
+
+}  // namespace plugtrain::cli

@@ -1,0 +1,33 @@
+// The plugtrain command line: `plugtrain plugins`, `plugtrain models`, `plugtrain --version`.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#include "plugtrain/abi.h"
+#include "plugins/plugin_loader.h"
+#include "version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"plugtrain: train LibTorch models from TOML experiments on the best device "
+               "this machine really has (backends and models are run-time plugins)."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version",
+                       std::string("plugtrain ") + PLUGTRAIN_VERSION + "\nLibTorch " +
+                           plugtrain::host_torch_version() + "\nSDK ABI " +
+                           std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." +
+                           std::to_string(PLUGTRAIN_SDK_ABI_MINOR));
+
+  plugtrain::cli::add_plugins_command(app);
+  plugtrain::cli::add_models_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "plugtrain: error: " << e.what() << "\n";
+    return 1;
+  }
+  return plugtrain::cli::exit_code();
+}

@@ -1,0 +1,26 @@
+# LibTorch from the torch wheel (scripts/setup passes its share/cmake as CMAKE_PREFIX_PATH).
+#
+# The host must not depend on CUDA at link time, so instead of the umbrella `torch`
+# target (which pulls torch_cuda in a CUDA build) we expose two narrow targets:
+#   plugtrain::torch_cpu  - c10 + torch_cpu + headers: the host, CPU/MPS/model plugins
+#   plugtrain::torch_cuda - adds torch_cuda + c10_cuda: only the CUDA backend plugin
+find_package(Torch REQUIRED)
+
+add_library(plugtrain_torch_cpu INTERFACE)
+target_include_directories(plugtrain_torch_cpu SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+target_link_libraries(plugtrain_torch_cpu INTERFACE torch_cpu c10)
+add_library(plugtrain::torch_cpu ALIAS plugtrain_torch_cpu)
+
+if(TARGET torch_cuda)
+  add_library(plugtrain_torch_cuda INTERFACE)
+  target_link_libraries(plugtrain_torch_cuda INTERFACE plugtrain_torch_cpu torch_cuda c10_cuda)
+  add_library(plugtrain::torch_cuda ALIAS plugtrain_torch_cuda)
+endif()
+
+# Directory holding libtorch_cpu.so etc.; tests use it to find the runtime libraries.
+get_target_property(PLUGTRAIN_TORCH_CPU_LOCATION torch_cpu IMPORTED_LOCATION)
+if(NOT PLUGTRAIN_TORCH_CPU_LOCATION)
+  get_target_property(PLUGTRAIN_TORCH_CPU_LOCATION torch_cpu IMPORTED_LOCATION_RELEASE)
+endif()
+get_filename_component(PLUGTRAIN_TORCH_LIB_DIR "${PLUGTRAIN_TORCH_CPU_LOCATION}" DIRECTORY)
+message(STATUS "plugtrain: LibTorch ${Torch_VERSION} in ${PLUGTRAIN_TORCH_LIB_DIR}")

@@ -1,0 +1,85 @@
+#include "plugins/plugin_host.h"
+
+#include <map>
+
+#include "plugins/plugin_error.h"
+#include "plugins/plugin_loader.h"
+
+namespace plugtrain {
+
+namespace {
+
+// Collects what one models plugin registers, so a plugin that throws half-way
+// contributes nothing.
+class StagingRegistry : public ModelRegistry {
+ public:
+  void add(ModelSpec spec) override { specs.push_back(std::move(spec)); }
+  std::vector<ModelSpec> specs;
+};
+
+}  // namespace
+
+PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_roots(options)) {
+  std::map<std::string, std::string> first_by_name;  // plugin name -> file that won
+  for (const auto& candidate : find_plugin_candidates(roots_)) {
+    OpenedPlugin opened = open_plugin(candidate);
+    PluginRecord& record = records_.emplace_back(std::move(opened.record));
+    if (opened.library.is_loaded()) retain_until_exit(opened.library);
+    if (record.status != PluginStatus::loaded) continue;
+
+    auto [it, first] = first_by_name.emplace(record.handshake.name, record.path.string());
+    if (!first) {
+      record.status = PluginStatus::shadowed;
+      record.reason = "shadowed by " + it->second + " (same name, found earlier)";
+      continue;
+    }
+    if (record.handshake.kind == "backend")
+      import_backend(record, opened.library);
+    else
+      import_models(record, opened.library);
+  }
+}
+
+void PluginHost::import_backend(PluginRecord& record, boost::dll::shared_library& library) {
+  const std::string& name = record.handshake.name;
+  if (!library.has("plugtrain_create_backend")) {
+    record.status = PluginStatus::refused;
+    record.reason = "backend plugin exports no plugtrain_create_backend (use PLUGTRAIN_BACKEND_PLUGIN)";
+    return;
+  }
+  try {
+    auto& create = library.get_alias<std::unique_ptr<Backend>()>("plugtrain_create_backend");
+    std::unique_ptr<Backend> backend = call_plugin(name, "create_backend", create);
+    if (!backend) throw PluginError(name, "create_backend returned nothing");
+    backends_.emplace_back(name, std::move(backend));
+  } catch (const std::exception& e) {
+    record.status = PluginStatus::refused;
+    record.reason = e.what();
+  }
+}
+
+void PluginHost::import_models(PluginRecord& record, boost::dll::shared_library& library) {
+  const std::string& name = record.handshake.name;
+  if (!library.has("plugtrain_register_models")) {
+    record.status = PluginStatus::refused;
+    record.reason = "models plugin exports no plugtrain_register_models (use PLUGTRAIN_MODELS_PLUGIN)";
+    return;
+  }
+  try {
+    auto& register_models = library.get_alias<void(ModelRegistry&)>("plugtrain_register_models");
+    StagingRegistry staging;
+    call_plugin(name, "register_models", [&] { register_models(staging); });
+    for (auto& spec : staging.specs) models_.add({std::move(spec), name});
+  } catch (const std::exception& e) {
+    record.status = PluginStatus::refused;
+    record.reason = e.what();
+  }
+}
+
+BackendHandle* PluginHost::backend(const std::string& name) {
+  for (auto& b : backends_)
+    if (b.name() == name) return &b;
+  return nullptr;
+}
+
+}  // namespace plugtrain

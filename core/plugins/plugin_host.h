@@ -1,0 +1,39 @@
+// Discovers, checks and loads every plugin on the search path, in order; the rest of the
+// host asks it for backends and models. Construction never throws because of a bad plugin:
+// each problem is recorded on that plugin's PluginRecord.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/dll/shared_library.hpp>
+
+#include "plugins/backend_handle.h"
+#include "plugins/model_catalog.h"
+#include "plugins/plugin_record.h"
+#include "plugins/search_path.h"
+
+namespace plugtrain {
+
+class PluginHost {
+ public:
+  explicit PluginHost(const SearchOptions& options);
+
+  const std::vector<SearchRoot>& search_roots() const { return roots_; }
+  const std::vector<PluginRecord>& plugins() const { return records_; }
+  std::vector<BackendHandle>& backends() { return backends_; }
+  BackendHandle* backend(const std::string& name);
+  const ModelCatalog& models() const { return models_; }
+
+ private:
+  void import_backend(PluginRecord& record, boost::dll::shared_library& library);
+  void import_models(PluginRecord& record, boost::dll::shared_library& library);
+
+  std::vector<SearchRoot> roots_;
+  std::vector<PluginRecord> records_;
+  std::vector<BackendHandle> backends_;
+  ModelCatalog models_;
+};
+
+}  // namespace plugtrain

@@ -1,0 +1,125 @@
+#include "plugins/plugin_loader.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <torch/version.h>
+
+#include "plugtrain/abi.h"
+
+namespace plugtrain {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string kind_name(std::uint32_t kind) {
+  switch (kind) {
+    case PLUGTRAIN_KIND_BACKEND: return "backend";
+    case PLUGTRAIN_KIND_MODELS: return "models";
+    default: return "";
+  }
+}
+
+std::string safe(const char* s) { return s ? std::string(s) : std::string(); }
+
+// Empty when the file may be loaded; otherwise why not. Anyone able to write a plugin
+// file or its folder could run code inside every training job, so such files are refused.
+std::string permission_problem(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return "cannot stat " + path.string();
+  if (st.st_mode & S_IWOTH) return "file is world-writable (chmod o-w " + path.string() + ")";
+  fs::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & S_IWOTH))
+    return "folder " + dir.string() + " is world-writable (chmod o-w " + dir.string() + ")";
+  return {};
+}
+
+OpenedPlugin refused(OpenedPlugin opened, std::string reason) {
+  opened.record.status = PluginStatus::refused;
+  opened.record.reason = std::move(reason);
+  return opened;
+}
+
+}  // namespace
+
+std::string host_torch_version() { return TORCH_VERSION; }
+std::string host_cxx_abi() { return PLUGTRAIN_CXX_ABI_TAG; }
+
+void retain_until_exit(boost::dll::shared_library library) {
+  // Deliberately leaked: a static vector's destructor would dlclose at exit.
+  static auto* retained = new std::vector<boost::dll::shared_library>();
+  retained->push_back(std::move(library));
+}
+
+OpenedPlugin open_plugin(const PluginCandidate& candidate) {
+  OpenedPlugin opened;
+  opened.record.path = candidate.path;
+  opened.record.origin = candidate.origin;
+
+  if (std::string problem = permission_problem(candidate.path); !problem.empty())
+    return refused(std::move(opened), problem);
+
+  // Boost.DLL reports only a generic error code; the loader's own message (which library
+  // is missing, which symbol is undefined) is still waiting in dlerror(), so read it.
+  ::dlerror();
+  boost::dll::fs::error_code ec;
+  opened.library.load(candidate.path, ec,
+                      boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
+  if (ec || !opened.library.is_loaded()) {
+    const char* loader_message = ::dlerror();
+    return refused(std::move(opened), "cannot be loaded: " +
+                                          (loader_message ? std::string(loader_message) : ec.message()));
+  }
+
+  if (!opened.library.has(PLUGTRAIN_INFO_SYMBOL))
+    return refused(std::move(opened), std::string("not a plugtrain plugin (no ") +
+                                          PLUGTRAIN_INFO_SYMBOL + " symbol)");
+
+  const plugtrain_plugin_info* info = nullptr;
+  try {
+    info = opened.library.get<const plugtrain_plugin_info*()>(PLUGTRAIN_INFO_SYMBOL)();
+  } catch (const std::exception& e) {
+    return refused(std::move(opened), std::string("handshake threw: ") + e.what());
+  }
+  // The first fields are fixed forever; later ones are appended, so struct_size tells
+  // which exist. Version 1.0 has all the fields read below.
+  if (!info || info->struct_size < sizeof(plugtrain_plugin_info))
+    return refused(std::move(opened), "handshake struct is missing or too small");
+
+  PluginHandshake& h = opened.record.handshake;
+  h.abi_major = info->sdk_abi_major;
+  h.abi_minor = info->sdk_abi_minor;
+  h.kind = kind_name(info->kind);
+  h.name = safe(info->name);
+  h.version = safe(info->version);
+  h.description = safe(info->description);
+  h.torch_version = safe(info->torch_version);
+  h.cxx_abi = safe(info->cxx_abi);
+  h.compiler = safe(info->compiler);
+  opened.record.has_handshake = true;
+
+  const std::string host_abi =
+      std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." + std::to_string(PLUGTRAIN_SDK_ABI_MINOR);
+  const std::string plugin_abi = std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor);
+  if (h.abi_major != PLUGTRAIN_SDK_ABI_MAJOR)
+    return refused(std::move(opened), "SDK ABI major differs: plugin built for " + plugin_abi +
+                                          ", host has " + host_abi + " (rebuild the plugin)");
+  if (h.abi_minor > PLUGTRAIN_SDK_ABI_MINOR)
+    return refused(std::move(opened), "plugin needs SDK ABI " + plugin_abi + ", host has only " +
+                                          host_abi + " (update plugtrain)");
+  if (h.torch_version != host_torch_version())
+    return refused(std::move(opened), "built against LibTorch " + h.torch_version +
+                                          ", host uses LibTorch " + host_torch_version());
+  if (h.cxx_abi != host_cxx_abi())
+    return refused(std::move(opened), "C++ ABI differs: plugin '" + h.cxx_abi + "', host '" +
+                                          host_cxx_abi() + "'");
+  if (h.kind.empty())
+    return refused(std::move(opened), "unknown plugin kind " + std::to_string(info->kind));
+  if (h.name.empty()) return refused(std::move(opened), "plugin has no name");
+
+  opened.record.status = PluginStatus::loaded;
+  return opened;
+}
+
+}  // namespace plugtrain

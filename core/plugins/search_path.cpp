@@ -1,0 +1,94 @@
+#include "plugins/search_path.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <system_error>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+
+namespace plugtrain {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool looks_like_shared_library(const fs::path& p) {
+  const std::string ext = p.extension().string();
+#if defined(__APPLE__)
+  return ext == ".dylib" || ext == ".so";
+#elif defined(_WIN32)
+  return ext == ".dll";
+#else
+  return ext == ".so";
+#endif
+}
+
+void add_root(std::vector<SearchRoot>& roots, const fs::path& path, const std::string& origin) {
+  if (path.empty()) return;
+  std::error_code ec;
+  fs::path absolute = fs::absolute(path, ec);
+  if (ec) absolute = path;
+  roots.push_back({absolute.lexically_normal(), origin, fs::exists(absolute, ec)});
+}
+
+}  // namespace
+
+fs::path default_plugin_dir() {
+  std::error_code ec;
+  fs::path exe = boost::dll::program_location(ec);
+  if (ec) return {};
+  fs::path dir = exe.parent_path().parent_path() / "lib" / "plugtrain" / "plugins";
+  fs::path canonical = fs::weakly_canonical(dir, ec);
+  return ec ? dir : canonical;
+}
+
+std::vector<SearchRoot> plugin_search_roots(const SearchOptions& options) {
+  std::vector<SearchRoot> roots;
+  for (const auto& p : options.cli_paths) add_root(roots, p, "--plugin-path");
+  for (const auto& p : options.experiment_paths) add_root(roots, p, "experiment");
+  if (options.use_environment) {
+    if (const char* env = std::getenv("PLUGTRAIN_PLUGIN_PATH")) {
+      std::string value(env);
+      std::size_t start = 0;
+      while (start <= value.size()) {
+        std::size_t end = value.find(':', start);
+        if (end == std::string::npos) end = value.size();
+        // An empty entry would mean "the working directory" to a shell; here it means nothing.
+        add_root(roots, value.substr(start, end - start), "PLUGTRAIN_PLUGIN_PATH");
+        start = end + 1;
+      }
+    }
+  }
+  if (options.use_default) add_root(roots, default_plugin_dir(), "beside executable");
+  return roots;
+}
+
+std::vector<PluginCandidate> find_plugin_candidates(const std::vector<SearchRoot>& roots) {
+  std::vector<PluginCandidate> out;
+  std::set<fs::path> seen;  // the same file reached twice is one candidate
+  auto add = [&](const fs::path& p, const std::string& origin) {
+    std::error_code ec;
+    fs::path key = fs::weakly_canonical(p, ec);
+    if (ec) key = p;
+    if (seen.insert(key).second) out.push_back({p, origin});
+  };
+  for (const auto& root : roots) {
+    std::error_code ec;
+    if (fs::is_regular_file(root.path, ec)) {
+      add(root.path, root.origin);  // an explicitly named file is tried whatever its suffix
+      continue;
+    }
+    if (!fs::is_directory(root.path, ec)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(root.path, ec)) {
+      std::error_code type_ec;
+      if (entry.is_regular_file(type_ec) && looks_like_shared_library(entry.path()))
+        files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) add(f, root.origin);
+  }
+  return out;
+}
+
+}  // namespace plugtrain

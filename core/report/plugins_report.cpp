@@ -1,0 +1,139 @@
+#include "report/plugins_report.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "plugtrain/abi.h"
+#include "plugins/plugin_loader.h"
+#include "util/format.h"
+#include "version.h"
+
+namespace plugtrain {
+
+namespace {
+
+// Status as a user reads it: usable / unusable: reason / refused: reason / shadowed: ...
+struct StatusLine {
+  std::string word;    // usable, unusable, loaded, refused, shadowed
+  std::string reason;  // empty for usable / loaded
+};
+
+StatusLine status_of(PluginHost& host, const PluginRecord& record) {
+  if (record.status != PluginStatus::loaded) return {to_string(record.status), record.reason};
+  if (record.handshake.kind == "backend") {
+    BackendHandle* backend = host.backend(record.handshake.name);
+    if (!backend) return {"refused", "backend object missing"};
+    const ProbeResult& probe = backend->probe();
+    if (probe.usable()) return {"usable", ""};
+    return {"unusable", std::string(to_string(probe.code)) + ": " + probe.message};
+  }
+  return {"loaded", ""};
+}
+
+std::string device_line(const DeviceInfo& d, const std::string& type) {
+  std::ostringstream out;
+  out << "      " << type << ":" << d.index << "  " << d.name;
+  if (!d.capability.empty()) out << "  [" << d.capability << "]";
+  out << "  memory " << format_bytes(d.total_memory_bytes) << " total, "
+      << format_bytes(d.free_memory_bytes, "unknowable") << " free";
+  for (const auto& [k, v] : d.details) out << ", " << k << " " << v;
+  return out.str();
+}
+
+std::string pad(const std::string& s, std::size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+nlohmann::json optional_bytes(const std::optional<std::uint64_t>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+std::string plugins_table(PluginHost& host) {
+  std::ostringstream out;
+  out << "Plugin search order (first plugin of a name wins):\n";
+  int i = 1;
+  for (const auto& root : host.search_roots())
+    out << "  " << i++ << ". " << root.path.string() << "  (" << root.origin
+        << (root.exists ? "" : ", not found") << ")\n";
+  out << "\n";
+  if (host.plugins().empty()) {
+    out << "No plugin files found.\n";
+    return out.str();
+  }
+  const std::size_t wname = 12, wkind = 9, wver = 9;
+  out << pad("NAME", wname) << pad("KIND", wkind) << pad("VERSION", wver) << "STATUS\n";
+  for (const auto& record : host.plugins()) {
+    StatusLine status = status_of(host, record);
+    out << pad(record.display_name(), wname) << pad(record.has_handshake ? record.handshake.kind : "-", wkind)
+        << pad(record.has_handshake ? record.handshake.version : "-", wver) << status.word;
+    if (!status.reason.empty()) out << ": " << status.reason;
+    out << "\n      file " << record.path.string() << "\n";
+    if (status.word == "usable" || status.word == "unusable") {
+      BackendHandle* backend = host.backend(record.handshake.name);
+      std::string type = backend->name();
+      try { type = backend->device_type(); } catch (const std::exception&) {}
+      for (const auto& d : backend->probe().devices) out << device_line(d, type) << "\n";
+    }
+    if (record.handshake.kind == "models" && record.status == PluginStatus::loaded) {
+      std::string names;
+      for (const auto& m : host.models().all())
+        if (m.plugin == record.handshake.name) names += (names.empty() ? "" : ", ") + m.spec.name;
+      out << "      models " << (names.empty() ? "(none)" : names) << "\n";
+    }
+  }
+  return out.str();
+}
+
+nlohmann::json plugins_json(PluginHost& host) {
+  nlohmann::json j;
+  j["plugtrain"] = PLUGTRAIN_VERSION;
+  j["libtorch"] = host_torch_version();
+  j["sdk_abi"] = std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." + std::to_string(PLUGTRAIN_SDK_ABI_MINOR);
+  j["search_path"] = nlohmann::json::array();
+  for (const auto& root : host.search_roots())
+    j["search_path"].push_back({{"path", root.path.string()}, {"origin", root.origin}, {"exists", root.exists}});
+  j["plugins"] = nlohmann::json::array();
+  for (const auto& record : host.plugins()) {
+    StatusLine status = status_of(host, record);
+    nlohmann::json p;
+    p["file"] = record.path.string();
+    p["origin"] = record.origin;
+    p["status"] = status.word;
+    p["reason"] = status.reason;
+    p["name"] = record.display_name();
+    if (record.has_handshake) {
+      const auto& h = record.handshake;
+      p["kind"] = h.kind;
+      p["version"] = h.version;
+      p["description"] = h.description;
+      p["sdk_abi"] = std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor);
+      p["libtorch"] = h.torch_version;
+      p["cxx_abi"] = h.cxx_abi;
+      p["compiler"] = h.compiler;
+    }
+    if (status.word == "usable" || status.word == "unusable") {
+      BackendHandle* backend = host.backend(record.handshake.name);
+      const ProbeResult& probe = backend->probe();
+      nlohmann::json devices = nlohmann::json::array();
+      for (const auto& d : probe.devices)
+        devices.push_back({{"index", d.index},
+                           {"name", d.name},
+                           {"capability", d.capability},
+                           {"total_memory_bytes", optional_bytes(d.total_memory_bytes)},
+                           {"free_memory_bytes", optional_bytes(d.free_memory_bytes)},
+                           {"details", d.details}});
+      p["probe"] = {{"code", to_string(probe.code)}, {"message", probe.message}, {"devices", devices}};
+    }
+    if (record.handshake.kind == "models" && record.status == PluginStatus::loaded) {
+      p["models"] = nlohmann::json::array();
+      for (const auto& m : host.models().all())
+        if (m.plugin == record.handshake.name) p["models"].push_back(m.spec.name);
+    }
+    j["plugins"].push_back(p);
+  }
+  return j;
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,87 @@
+// The CPU backend: always usable; reports cores, LibTorch's intra-op threads and RAM.
+#include <ATen/Parallel.h>
+
+#include "host_memory.h"
+#include "plugtrain/backend.h"
+
+namespace plugtrain::cpu {
+
+namespace {
+
+std::string instruction_set() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return "x86-64 avx512f";
+  if (__builtin_cpu_supports("avx2")) return "x86-64 avx2";
+  return "x86-64";
+#elif defined(__aarch64__)
+  return "arm64 neon";
+#else
+  return "";
+#endif
+}
+
+}  // namespace
+
+class CpuBackend final : public Backend {
+ public:
+  std::string device_type() const override { return "cpu"; }
+
+  ProbeResult probe() override {
+    const SystemMemory mem = system_memory();
+    DeviceInfo cpu;
+    cpu.index = 0;
+    cpu.name = cpu_model_name();
+    cpu.capability = instruction_set();
+    cpu.total_memory_bytes = mem.total_bytes;
+    cpu.free_memory_bytes = mem.available_bytes;
+    cpu.details["cores"] = std::to_string(logical_cores());
+    cpu.details["intra-op threads"] = std::to_string(at::get_num_threads());
+    ProbeResult result;
+    result.code = ProbeCode::usable;
+    result.message = std::to_string(logical_cores()) + " cores, " + std::to_string(at::get_num_threads()) +
+                     " intra-op threads";
+    result.devices.push_back(std::move(cpu));
+    return result;
+  }
+
+  LoaderConfig loader_config(const std::vector<int>&) override {
+    // The original guides' CPU row: no worker processes, no pinned memory. Compute already
+    // uses every core through LibTorch's intra-op threads; one batch is prepared ahead on a
+    // background thread because gathering a batch is cheap next to a training step.
+    LoaderConfig c;
+    c.workers = 0;
+    c.pin_memory = false;
+    c.non_blocking = false;
+    c.prefetch_depth = 1;
+    c.why = "CPU: batches gathered on the host, no pinned memory or async copies needed";
+    return c;
+  }
+
+  MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) override {
+    MultiDevicePlan plan;
+    plan.strategy = Strategy::single;
+    plan.devices = {0};
+    plan.collective = "none";
+    if (request.devices.size() > 1 || request.strategy != Strategy::single)
+      plan.warnings.push_back("the CPU backend trains on one device in one process here; using cpu:0");
+    return plan;
+  }
+
+  MemoryInfo memory(int) override {
+    const SystemMemory sys = system_memory();
+    const ProcessMemory proc = process_memory();
+    MemoryInfo m;
+    m.total_bytes = sys.total_bytes;
+    m.free_bytes = sys.available_bytes;
+    m.process_used_bytes = proc.resident_bytes;
+    m.process_peak_bytes = proc.peak_resident_bytes;
+    m.note = "system RAM; process figures are resident set size";
+    return m;
+  }
+};
+
+}  // namespace plugtrain::cpu
+
+PLUGTRAIN_BACKEND_PLUGIN(plugtrain::cpu::CpuBackend, "cpu", "0.1.0",
+                         "LibTorch on the host CPU (always available)")
