@@ -13,7 +13,9 @@ add_library(plugtrain::torch_cpu ALIAS plugtrain_torch_cpu)
 
 if(TARGET torch_cuda)
   add_library(plugtrain_torch_cuda INTERFACE)
-  target_link_libraries(plugtrain_torch_cuda INTERFACE plugtrain_torch_cpu torch_cuda c10_cuda)
+  # torch_cuda_library links libtorch_cuda with --no-as-needed: nothing in the plugin calls it
+  # directly, but loading it is what registers LibTorch's CUDA kernels.
+  target_link_libraries(plugtrain_torch_cuda INTERFACE plugtrain_torch_cpu torch_cuda_library c10_cuda)
   add_library(plugtrain::torch_cuda ALIAS plugtrain_torch_cuda)
 endif()
 

@@ -11,7 +11,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"plugtrain: train LibTorch models from TOML experiments on the best device "
                "this machine really has (backends and models are run-time plugins)."};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
   app.set_version_flag("--version",
                        std::string("plugtrain ") + PLUGTRAIN_VERSION + "\nLibTorch " +
                            plugtrain::host_torch_version() + "\nSDK ABI " +
@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "plugtrain: error: " << e.what() << "\n";
     return 1;
+  }
+  if (app.get_subcommands().empty()) {
+    std::cerr << "plugtrain: error: no command given (try: plugtrain plugins; see plugtrain --help)\n";
+    return 2;
   }
   return plugtrain::cli::exit_code();
 }

@@ -1,0 +1,215 @@
+// The plugin host against every kind of bad plugin: each is refused or reported with its
+// reason, and the good plugins found alongside are still listed and usable.
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "plugins/plugin_error.h"
+#include "plugins/plugin_host.h"
+
+namespace plugtrain {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kTestPlugins = PLUGTRAIN_TEST_PLUGIN_DIR;
+
+// Host searching the given test folders first, then the real plugins beside the test
+// binary (build/lib/plugtrain/plugins); PLUGTRAIN_PLUGIN_PATH is ignored.
+PluginHost host_with(std::vector<fs::path> folders) {
+  SearchOptions options;
+  options.cli_paths = std::move(folders);
+  options.use_environment = false;
+  return PluginHost(options);
+}
+
+const PluginRecord* find_by_file(const PluginHost& host, const std::string& fragment) {
+  for (const auto& r : host.plugins())
+    if (r.path.string().find(fragment) != std::string::npos) return &r;
+  return nullptr;
+}
+
+const PluginRecord* find_by_name(const PluginHost& host, const std::string& name) {
+  for (const auto& r : host.plugins())
+    if (r.has_handshake && r.handshake.name == name) return &r;
+  return nullptr;
+}
+
+// Whatever else is on the path, the real CPU backend and the good test backend still work.
+void expect_good_plugins_usable(PluginHost& host) {
+  BackendHandle* cpu = host.backend("cpu");
+  ASSERT_NE(cpu, nullptr) << "cpu backend missing";
+  EXPECT_TRUE(cpu->probe().usable()) << cpu->probe().message;
+  BackendHandle* good = host.backend("testgood");
+  ASSERT_NE(good, nullptr) << "testgood backend missing";
+  EXPECT_TRUE(good->probe().usable());
+}
+
+PluginHost host_with_case(const std::string& folder) {
+  return host_with({kTestPlugins / folder, kTestPlugins / "good"});
+}
+
+TEST(PluginHost, RefusesWrongAbiMajor) {
+  PluginHost host = host_with_case("bad_abi");
+  const PluginRecord* r = find_by_name(host, "badabi");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PluginStatus::refused);
+  EXPECT_NE(r->reason.find("SDK ABI major differs: plugin built for 99.0, host has 1.0"), std::string::npos) << r->reason;
+  EXPECT_EQ(host.backend("badabi"), nullptr);
+  expect_good_plugins_usable(host);
+}
+
+TEST(PluginHost, RefusesNewerAbiMinor) {
+  PluginHost host = host_with_case("newer_minor");
+  const PluginRecord* r = find_by_name(host, "newerminor");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PluginStatus::refused);
+  EXPECT_NE(r->reason.find("needs SDK ABI 1.99"), std::string::npos) << r->reason;
+  expect_good_plugins_usable(host);
+}
+
+TEST(PluginHost, RefusesOtherLibTorchVersion) {
+  PluginHost host = host_with_case("bad_torch");
+  const PluginRecord* r = find_by_name(host, "badtorch");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PluginStatus::refused);
+  EXPECT_NE(r->reason.find("built against LibTorch 1.0.0, host uses LibTorch " TORCH_VERSION), std::string::npos)
+      << r->reason;
+  expect_good_plugins_usable(host);
+}
+
+TEST(PluginHost, ProbeThatThrowsMakesBackendUnusableNamingThePlugin) {
+  PluginHost host = host_with_case("throwing_probe");
+  BackendHandle* b = host.backend("throwprobe");
+  ASSERT_NE(b, nullptr);
+  const ProbeResult& probe = b->probe();
+  EXPECT_FALSE(probe.usable());
+  EXPECT_EQ(probe.code, ProbeCode::error);
+  EXPECT_EQ(probe.message, "plugin 'throwprobe': probe threw: sensor exploded");
+  expect_good_plugins_usable(host);
+}
+
+TEST(PluginHost, ExceptionFromAnyBackendCallBecomesPluginError) {
+  PluginHost host = host_with({kTestPlugins / "good"});
+  BackendHandle* good = host.backend("testgood");
+  ASSERT_NE(good, nullptr);
+  try {
+    good->memory(0);
+    FAIL() << "memory() should have thrown";
+  } catch (const PluginError& e) {
+    EXPECT_EQ(e.plugin(), "testgood");
+    EXPECT_STREQ(e.what(), "plugin 'testgood': memory threw: memory gauge broken");
+  }
+}
+
+TEST(PluginHost, ModelsPluginThatThrowsIsRefusedAndRegistersNothing) {
+  PluginHost host = host_with_case("throwing_models");
+  const PluginRecord* r = find_by_name(host, "throwmodels");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PluginStatus::refused);
+  EXPECT_NE(r->reason.find("register_models threw: registry on fire"), std::string::npos) << r->reason;
+  EXPECT_EQ(host.models().find("halfregistered"), nullptr);
+  expect_good_plugins_usable(host);
+}
+
+TEST(PluginHost, RefusesSharedLibraryThatIsNotAPlugin) {
+  PluginHost host = host_with_case("not_a_plugin");
+  const PluginRecord* r = find_by_file(host, "test_not_a_plugin.so");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PluginStatus::refused);
+  EXPECT_EQ(r->reason, "not a plugtrain plugin (no plugtrain_plugin_info_v1 symbol)");
+  expect_good_plugins_usable(host);
+}
+
+TEST(PluginHost, MissingDependencyIsRefusedWithTheLoadersMessage) {
+  PluginHost host = host_with_case("missing_dependency");
+  const PluginRecord* r = find_by_file(host, "test_missing_dependency.so");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PluginStatus::refused);
+  EXPECT_NE(r->reason.find("cannot be loaded"), std::string::npos) << r->reason;
+  EXPECT_NE(r->reason.find("libplugtrain_vanished.so: cannot open shared object file"), std::string::npos)
+      << r->reason;
+  expect_good_plugins_usable(host);
+}
+
+TEST(PluginHost, DuplicateNameIsShadowedFirstWins) {
+  PluginHost host = host_with({kTestPlugins / "good", kTestPlugins / "duplicate"});
+  const PluginRecord* first = find_by_file(host, "good/test_good.so");
+  const PluginRecord* second = find_by_file(host, "duplicate/test_good_copy.so");
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(first->status, PluginStatus::loaded);
+  EXPECT_EQ(second->status, PluginStatus::shadowed);
+  EXPECT_NE(second->reason.find("shadowed by " + first->path.string()), std::string::npos) << second->reason;
+  int backends_named_testgood = 0;
+  for (auto& b : host.backends()) backends_named_testgood += b.name() == "testgood";
+  EXPECT_EQ(backends_named_testgood, 1);
+}
+
+TEST(PluginHost, PluginPathComesBeforeTheBundledFolder) {
+  // A user's own "cpu" plugin on --plugin-path wins; the bundled one is listed as shadowed.
+  fs::path dir = fs::temp_directory_path() / ("plugtrain-own-cpu-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  ::chmod(dir.c_str(), 0755);
+  PluginHost bundled_only = host_with({});
+  const PluginRecord* bundled = find_by_name(bundled_only, "cpu");
+  ASSERT_NE(bundled, nullptr);
+  EXPECT_EQ(bundled->origin, "beside executable");
+  fs::copy_file(bundled->path, dir / "my_cpu.so");
+
+  PluginHost host = host_with({dir});
+  fs::remove_all(dir);
+  const PluginRecord* mine = find_by_file(host, "my_cpu.so");
+  const PluginRecord* shadowed = find_by_file(host, bundled->path.string());
+  ASSERT_NE(mine, nullptr);
+  ASSERT_NE(shadowed, nullptr);
+  EXPECT_EQ(mine->status, PluginStatus::loaded);
+  EXPECT_EQ(mine->origin, "--plugin-path");
+  EXPECT_EQ(shadowed->status, PluginStatus::shadowed);
+}
+
+class WorldWritable : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("plugtrain-ww-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    ::chmod(dir_.c_str(), 0755);
+    plugin_ = dir_ / "test_good.so";
+    fs::copy_file(kTestPlugins / "good" / "test_good.so", plugin_, fs::copy_options::overwrite_existing);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_, plugin_;
+};
+
+TEST_F(WorldWritable, FileIsRefused) {
+  ::chmod(plugin_.c_str(), 0757);
+  PluginHost host = host_with({dir_});
+  const PluginRecord* r = find_by_file(host, plugin_.string());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PluginStatus::refused);
+  EXPECT_EQ(r->reason, "file is world-writable (chmod o-w " + plugin_.string() + ")");
+  EXPECT_EQ(host.backend("testgood"), nullptr);
+  ASSERT_NE(host.backend("cpu"), nullptr);
+  EXPECT_TRUE(host.backend("cpu")->probe().usable());
+}
+
+TEST_F(WorldWritable, FolderIsRefused) {
+  ::chmod(plugin_.c_str(), 0755);
+  ::chmod(dir_.c_str(), 0777);
+  PluginHost host = host_with({dir_});
+  const PluginRecord* r = find_by_file(host, plugin_.string());
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PluginStatus::refused);
+  EXPECT_NE(r->reason.find("folder " + dir_.string() + " is world-writable"), std::string::npos) << r->reason;
+  ASSERT_NE(host.backend("cpu"), nullptr);
+}
+
+TEST_F(WorldWritable, SameFileWithSafePermissionsLoads) {
+  PluginHost host = host_with({dir_});
+  ASSERT_NE(host.backend("testgood"), nullptr);
+  EXPECT_TRUE(host.backend("testgood")->probe().usable());
+}
+
+}  // namespace
+}  // namespace plugtrain

@@ -1,0 +1,22 @@
+// A well-behaved test backend ("testgood") with one fake device.
+#include "plugtrain/backend.h"
+
+namespace {
+
+class GoodBackend final : public plugtrain::Backend {
+ public:
+  std::string device_type() const override { return "cpu"; }
+  plugtrain::ProbeResult probe() override {
+    plugtrain::DeviceInfo d;
+    d.name = "test device";
+    d.total_memory_bytes = 1024;
+    return {plugtrain::ProbeCode::usable, "always usable", {d}};
+  }
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
+  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest&) override { return {}; }
+  plugtrain::MemoryInfo memory(int) override { throw std::runtime_error("memory gauge broken"); }
+};
+
+}  // namespace
+
+PLUGTRAIN_BACKEND_PLUGIN(GoodBackend, "testgood", "1.2.3", "test backend that always works")

@@ -1,0 +1,19 @@
+// A backend whose probe throws: the host must list it as unusable, naming the plugin.
+#include <stdexcept>
+
+#include "plugtrain/backend.h"
+
+namespace {
+
+class ThrowingBackend final : public plugtrain::Backend {
+ public:
+  std::string device_type() const override { return "cpu"; }
+  plugtrain::ProbeResult probe() override { throw std::runtime_error("sensor exploded"); }
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
+  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest&) override { return {}; }
+  plugtrain::MemoryInfo memory(int) override { return {}; }
+};
+
+}  // namespace
+
+PLUGTRAIN_BACKEND_PLUGIN(ThrowingBackend, "throwprobe", "0.0.1", "probe always throws")

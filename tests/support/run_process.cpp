@@ -1,0 +1,29 @@
+#include "support/run_process.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+namespace plugtrain::testing {
+
+ProcessResult run_process(const std::string& command, bool merge_stderr) {
+  ProcessResult result;
+  const std::string full = command + (merge_stderr ? " 2>&1" : "");
+  FILE* pipe = ::popen(full.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) result.out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace plugtrain::testing

@@ -1,0 +1,19 @@
+// Runs a shell command in a fresh process and captures what a user would see.
+#pragma once
+
+#include <string>
+
+namespace plugtrain::testing {
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string out;  // stdout (and stderr when merged)
+};
+
+// Runs `command` with /bin/sh. merge_stderr: append 2>&1.
+ProcessResult run_process(const std::string& command, bool merge_stderr = true);
+
+// Quotes a string for /bin/sh.
+std::string shell_quote(const std::string& s);
+
+}  // namespace plugtrain::testing
