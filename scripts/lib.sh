@@ -1,0 +1,78 @@
+# Shared by scripts/setup, scripts/test and scripts/demo. Source it; do not run it.
+# Everything large (the torch wheel and its CUDA libraries) lives outside the clone, in
+# ${XDG_CACHE_HOME:-~/.cache}/plugtrain, and is reused by every clone while the version matches.
+
+PLUGTRAIN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PLUGTRAIN_TORCH_VERSION=2.11.0
+PLUGTRAIN_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/plugtrain
+PLUGTRAIN_VENV=${PLUGTRAIN_VENV:-$PLUGTRAIN_CACHE/venv-torch-$PLUGTRAIN_TORCH_VERSION}
+PLUGTRAIN_BUILD_DIR=${PLUGTRAIN_BUILD_DIR:-$PLUGTRAIN_ROOT/build}
+# Written last by setup: the venv is complete only when this file names the version.
+PLUGTRAIN_VENV_MARKER=$PLUGTRAIN_VENV/.plugtrain-ready
+
+PLUGTRAIN_APT_PACKAGES=(
+  cmake ninja-build g++ ccache pkg-config binutils python3-venv
+  libboost-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  dataset-fashion-mnist
+)
+
+# ccache keyed on paths relative to the clone, so a fresh clone reuses earlier compiles.
+export CCACHE_BASEDIR=$PLUGTRAIN_ROOT
+export CCACHE_NOHASHDIR=true
+
+log() { printf '[plugtrain] %s\n' "$*" >&2; }
+die() { printf 'plugtrain: error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_debian_packages() {
+  local missing=() p
+  for p in "${PLUGTRAIN_APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+install_torch() {
+  if [ -f "$PLUGTRAIN_VENV_MARKER" ] && [ "$(sed -n 1p "$PLUGTRAIN_VENV_MARKER")" = "$PLUGTRAIN_TORCH_VERSION" ]; then
+    return 0
+  fi
+  log "installing torch==$PLUGTRAIN_TORCH_VERSION into $PLUGTRAIN_VENV (several GB, once per machine)"
+  rm -rf "$PLUGTRAIN_VENV"  # a venv without its marker is a half-finished install
+  mkdir -p "$(dirname "$PLUGTRAIN_VENV")"
+  python3 -m venv "$PLUGTRAIN_VENV"
+  "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir "torch==$PLUGTRAIN_TORCH_VERSION" numpy
+  local prefix
+  prefix=$("$PLUGTRAIN_VENV/bin/python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+  [ -d "$prefix/Torch" ] || die "torch installed but $prefix/Torch is missing"
+  printf '%s\n%s\n' "$PLUGTRAIN_TORCH_VERSION" "$prefix" > "$PLUGTRAIN_VENV_MARKER.tmp"
+  mv "$PLUGTRAIN_VENV_MARKER.tmp" "$PLUGTRAIN_VENV_MARKER"
+}
+
+torch_cmake_prefix() { sed -n 2p "$PLUGTRAIN_VENV_MARKER"; }
+
+setup() {
+  install_debian_packages
+  install_torch
+}
+
+# Configures once (or when the torch location changed) and builds what changed.
+build() {
+  local prefix
+  prefix=$(torch_cmake_prefix)
+  if ! grep -qs "CMAKE_PREFIX_PATH:UNINITIALIZED=$prefix\$" "$PLUGTRAIN_BUILD_DIR/CMakeCache.txt"; then
+    log "configuring $PLUGTRAIN_BUILD_DIR"
+    mkdir -p "$PLUGTRAIN_BUILD_DIR"
+    cmake -S "$PLUGTRAIN_ROOT" -B "$PLUGTRAIN_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$prefix" "$@" >"$PLUGTRAIN_BUILD_DIR/configure.log" 2>&1 \
+      || { cat "$PLUGTRAIN_BUILD_DIR/configure.log" >&2; die "cmake configure failed"; }
+  fi
+  log "building (2 jobs)"
+  cmake --build "$PLUGTRAIN_BUILD_DIR" -j "${PLUGTRAIN_JOBS:-2}"
+}
