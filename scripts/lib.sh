@@ -11,7 +11,7 @@ PLUGTRAIN_BUILD_DIR=${PLUGTRAIN_BUILD_DIR:-$PLUGTRAIN_ROOT/build}
 PLUGTRAIN_VENV_MARKER=$PLUGTRAIN_VENV/.plugtrain-ready
 
 PLUGTRAIN_APT_PACKAGES=(
-  cmake ninja-build g++ ccache pkg-config binutils python3-venv
+  cmake ninja-build g++ ccache pkg-config binutils
   libboost-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
@@ -33,6 +33,8 @@ install_debian_packages() {
   for p in "${PLUGTRAIN_APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
+  # Debian's own python3 needs python3-venv for `python3 -m venv`; other Pythons carry it.
+  python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
   [ ${#missing[@]} -eq 0 ] && return 0
   log "installing Debian packages: ${missing[*]}"
   as_root apt-get update -qq
