@@ -1,4 +1,4 @@
-// The plugtrain command line: `plugtrain plugins`, `plugtrain models`, `plugtrain --version`.
+// The plugtrain command line: run, plugins, models, --version.
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
                            std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." +
                            std::to_string(PLUGTRAIN_SDK_ABI_MINOR));
 
+  plugtrain::cli::add_run_command(app);
   plugtrain::cli::add_plugins_command(app);
   plugtrain::cli::add_models_command(app);
 

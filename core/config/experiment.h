@@ -1,0 +1,76 @@
+// A validated experiment: everything a run needs, typed, with defaults filled in.
+// Produced once from the TOML file and --set overrides; nothing downstream reads TOML.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plugtrain/options.h"
+
+namespace plugtrain {
+
+struct Experiment {
+  std::string source;  // the experiment file, for messages
+
+  // [experiment]
+  std::string name = "experiment";
+  std::int64_t seed = 0;
+  std::string output = "runs";
+
+  // [backend]
+  std::string backend = "auto";
+  std::vector<std::string> prefer = {"cuda", "mps", "cpu"};
+  std::vector<std::string> disable;
+  std::int64_t devices = 1;
+
+  // [plugins]
+  std::vector<std::string> plugin_paths;
+
+  // [model] — name here; the model's own options are checked against its schema
+  std::string model;
+  Options model_options;
+
+  // [data]
+  std::string dataset = "fashion-mnist";
+  std::string data_path = "/usr/share/datasets/fashion-mnist";
+  std::int64_t batch_size = 100;
+  std::int64_t test_batch_size = 1000;
+  std::vector<std::string> augmentation;
+  std::int64_t crop_padding = 4;
+  double label_noise = 0.0;
+  std::int64_t train_subset = 0;
+  std::int64_t test_subset = 0;
+  std::vector<std::int64_t> synthetic_shape = {1, 28, 28};
+  std::int64_t synthetic_classes = 10;
+  std::int64_t synthetic_train_size = 2000;
+  std::int64_t synthetic_test_size = 500;
+
+  // [optim]
+  std::string optimizer = "adam";
+  double lr = 1e-3;
+  double momentum = 0.0;
+  bool nesterov = false;
+  double weight_decay = 0.0;
+  std::vector<double> betas;  // empty: the optimizer's own default
+  double eps = 1e-8;
+  double alpha = 0.99;
+
+  // [schedule]
+  std::string schedule = "none";
+  std::int64_t step_size = 10;
+  double gamma = 0.1;
+  std::vector<std::int64_t> milestones;
+  std::int64_t warmup_epochs = 0;
+  double min_lr = 0.0;
+
+  // [train]
+  std::int64_t epochs = 10;
+  std::int64_t max_steps = 0;
+  std::int64_t log_interval = 100;
+  std::int64_t eval_every = 1;
+  double grad_clip = 0.0;
+  std::int64_t threads = 0;
+};
+
+}  // namespace plugtrain

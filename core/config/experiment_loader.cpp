@@ -1,0 +1,244 @@
+#include "config/experiment_loader.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "config/config_error.h"
+#include "config/experiment_schema.h"
+#include "config/suggest.h"
+
+namespace plugtrain {
+
+namespace {
+
+std::string position(const std::string& source, const toml::source_region& region) {
+  if (region.begin.line == 0) return source;
+  return source + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column);
+}
+
+// Where a key came from: "--set optim.lr" or "exp.toml:7:1".
+std::string where(const ExperimentFile& file, const std::string& path, const toml::source_region& region) {
+  if (file.overridden.count(path)) return "--set " + path;
+  return position(file.source, region);
+}
+
+std::string type_name(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table: return "table";
+    case toml::node_type::array: return "array";
+    case toml::node_type::string: return "string";
+    case toml::node_type::integer: return "integer";
+    case toml::node_type::floating_point: return "float";
+    case toml::node_type::boolean: return "boolean";
+    default: return "date/time";
+  }
+}
+
+// Converts a TOML node to the type the schema expects; nullopt when it is another type.
+// An integer is accepted where a float is expected (lr = 1).
+std::optional<ConfigValue> convert(const toml::node& node, ConfigType type) {
+  auto list = [&](auto element) -> std::optional<ConfigValue> {
+    using T = decltype(element);
+    const toml::array* array = node.as_array();
+    if (!array) return std::nullopt;
+    std::vector<T> out;
+    for (const toml::node& item : *array) {
+      std::optional<ConfigValue> v = convert(item, std::is_same_v<T, std::int64_t> ? ConfigType::integer
+                                                   : std::is_same_v<T, double>     ? ConfigType::real
+                                                                                   : ConfigType::string);
+      if (!v) return std::nullopt;
+      out.push_back(std::get<T>(*v));
+    }
+    return ConfigValue(out);
+  };
+  switch (type) {
+    case ConfigType::integer:
+      if (auto v = node.as_integer()) return ConfigValue(v->get());
+      return std::nullopt;
+    case ConfigType::real:
+      if (auto v = node.as_floating_point()) return ConfigValue(v->get());
+      if (auto v = node.as_integer()) return ConfigValue(double(v->get()));
+      return std::nullopt;
+    case ConfigType::boolean:
+      if (auto v = node.as_boolean()) return ConfigValue(v->get());
+      return std::nullopt;
+    case ConfigType::string:
+      if (auto v = node.as_string()) return ConfigValue(v->get());
+      return std::nullopt;
+    case ConfigType::integer_list: return list(std::int64_t{});
+    case ConfigType::real_list: return list(double{});
+    case ConfigType::string_list: return list(std::string{});
+  }
+  return std::nullopt;
+}
+
+ConfigType config_type(OptionType t) {
+  switch (t) {
+    case OptionType::integer: return ConfigType::integer;
+    case OptionType::real: return ConfigType::real;
+    case OptionType::boolean: return ConfigType::boolean;
+    case OptionType::string: return ConfigType::string;
+    case OptionType::integer_list: return ConfigType::integer_list;
+    case OptionType::real_list: return ConfigType::real_list;
+  }
+  return ConfigType::string;
+}
+
+OptionValue option_value(const ConfigValue& v) {
+  return std::visit(
+      [](const auto& x) -> OptionValue {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          return std::string();  // no model option is a string list
+        } else {
+          return x;
+        }
+      },
+      v);
+}
+
+// Sets dotted `path` in `table` to a copy of `value`, creating tables on the way.
+void assign_path(toml::table& table, const std::string& path, const toml::node& value) {
+  toml::table* current = &table;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = path.find('.', start);
+    const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty()) throw ConfigError("--set " + path + ": empty key component");
+    if (dot == std::string::npos) {
+      value.visit([&](const auto& v) { current->insert_or_assign(part, v); });
+      return;
+    }
+    toml::node* next = current->get(part);
+    if (!next) next = &current->insert_or_assign(part, toml::table{}).first->second;
+    if (!next->is_table())
+      throw ConfigError("--set " + path + ": '" + part + "' is a " + type_name(*next) + ", not a table");
+    current = next->as_table();
+    start = dot + 1;
+  }
+}
+
+std::vector<std::string> keys_of_table(const std::string& table) {
+  std::vector<std::string> keys;
+  for (const auto& k : experiment_schema())
+    if (k.path.compare(0, table.size() + 1, table + ".") == 0) keys.push_back(k.path.substr(table.size() + 1));
+  return keys;
+}
+
+}  // namespace
+
+std::string key_location(const ExperimentFile& file, const std::string& key_path) {
+  const toml::node* node = file.table.at_path(key_path).node();
+  return where(file, key_path, node ? node->source() : toml::source_region{});
+}
+
+ExperimentFile parse_experiment_file(const std::filesystem::path& path) {
+  ExperimentFile file;
+  file.source = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(file.source + ": cannot open the experiment file (does it exist?)");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    file.table = toml::parse(text.str(), file.source);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(position(file.source, e.source()) + ": TOML syntax error: " + std::string(e.description()));
+  }
+  return file;
+}
+
+void apply_override(ExperimentFile& file, const std::string& assignment) {
+  const std::size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set " + assignment + ": expected key.path=value (e.g. --set optim.lr=0.01)");
+  const std::string path = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  if (path.find('.') == std::string::npos)
+    throw ConfigError("--set " + assignment + ": the key needs its table, e.g. optim.lr");
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + value);
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{};
+    parsed.insert("v", value);  // a bare word: take it as a string
+  }
+  assign_path(file.table, path, *parsed.get("v"));
+  file.overridden.insert(path);
+}
+
+Experiment resolve_experiment(const ExperimentFile& file) {
+  Experiment e;
+  e.source = file.source;
+  const auto& tables = experiment_tables();
+  for (auto&& [table_key, table_node] : file.table) {
+    const std::string table_name(table_key.str());
+    if (std::find(tables.begin(), tables.end(), table_name) == tables.end())
+      throw ConfigError(where(file, table_name, table_key.source()) + ": unknown table [" + table_name + "]" +
+                        did_you_mean(table_name, tables));
+    const toml::table* table = table_node.as_table();
+    if (!table)
+      throw ConfigError(where(file, table_name, table_key.source()) + ": '" + table_name +
+                        "' must be a table ([" + table_name + "]), not a " + type_name(table_node));
+    if (table_name == "model") continue;  // its keys are the model's options, checked later
+    const std::vector<std::string> known = keys_of_table(table_name);
+    for (auto&& [key, node] : *table) {
+      const std::string name(key.str());
+      const std::string path = table_name + "." + name;
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        const std::string guess = closest_match(name, known);
+        throw ConfigError(where(file, path, key.source()) + ": unknown key '" + path + "'" +
+                          (guess.empty() ? "" : " (did you mean '" + table_name + "." + guess + "'?)"));
+      }
+    }
+  }
+  for (const ConfigKey& k : experiment_schema()) {
+    const toml::node* node = file.table.at_path(k.path).node();
+    if (!node) continue;
+    const std::string at = where(file, k.path, node->source());
+    std::optional<ConfigValue> value = convert(*node, k.type);
+    if (!value)
+      throw ConfigError(at + ": " + k.path + " must be " + (k.type == ConfigType::integer ? "an " : "a ") +
+                        to_string(k.type) + ", got " + type_name(*node));
+    if (k.check)
+      if (std::optional<std::string> problem = k.check(*value))
+        throw ConfigError(at + ": " + k.path + " " + *problem);
+    k.store(e, *value);
+  }
+  if (e.model.empty())
+    throw ConfigError(file.source + ": [model] name is required (see `plugtrain models`)");
+  if (e.nesterov && e.momentum <= 0)
+    throw ConfigError(where(file, "optim.nesterov", file.table.at_path("optim.nesterov").node()->source()) +
+                      ": optim.nesterov needs optim.momentum > 0");
+  return e;
+}
+
+Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec) {
+  std::map<std::string, OptionValue> values;
+  for (const auto& o : spec.options) values[o.name] = o.default_value;
+  const toml::table* table = file.table["model"].as_table();
+  if (!table) return Options(values);
+  std::vector<std::string> names;
+  for (const auto& o : spec.options) names.push_back(o.name);
+  for (auto&& [key, node] : *table) {
+    const std::string name(key.str());
+    if (name == "name") continue;
+    const std::string path = "model." + name;
+    const std::string at = where(file, path, key.source());
+    auto option = std::find_if(spec.options.begin(), spec.options.end(),
+                               [&](const OptionSpec& o) { return o.name == name; });
+    if (option == spec.options.end()) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw ConfigError(at + ": model '" + spec.name + "' has no option '" + name + "'" + did_you_mean(name, names) +
+                        "; its options: " + (list.empty() ? "none" : list));
+    }
+    std::optional<ConfigValue> value = convert(node, config_type(option->type));
+    if (!value)
+      throw ConfigError(where(file, path, node.source()) + ": " + path + " must be a " + to_string(option->type) +
+                        ", got " + type_name(node));
+    values[name] = option_value(*value);
+  }
+  return Options(values);
+}
+
+}  // namespace plugtrain

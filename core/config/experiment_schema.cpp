@@ -1,0 +1,188 @@
+#include "config/experiment_schema.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace plugtrain {
+
+const char* to_string(ConfigType t) {
+  switch (t) {
+    case ConfigType::integer: return "integer";
+    case ConfigType::real: return "float";
+    case ConfigType::boolean: return "boolean";
+    case ConfigType::string: return "string";
+    case ConfigType::integer_list: return "array of integers";
+    case ConfigType::real_list: return "array of floats";
+    case ConfigType::string_list: return "array of strings";
+  }
+  return "?";
+}
+
+namespace {
+
+using Check = std::function<std::optional<std::string>(const ConfigValue&)>;
+
+template <class T> struct TypeOf;
+template <> struct TypeOf<std::int64_t> { static constexpr ConfigType value = ConfigType::integer; };
+template <> struct TypeOf<double> { static constexpr ConfigType value = ConfigType::real; };
+template <> struct TypeOf<bool> { static constexpr ConfigType value = ConfigType::boolean; };
+template <> struct TypeOf<std::string> { static constexpr ConfigType value = ConfigType::string; };
+template <> struct TypeOf<std::vector<std::int64_t>> { static constexpr ConfigType value = ConfigType::integer_list; };
+template <> struct TypeOf<std::vector<double>> { static constexpr ConfigType value = ConfigType::real_list; };
+template <> struct TypeOf<std::vector<std::string>> { static constexpr ConfigType value = ConfigType::string_list; };
+
+std::string text(std::int64_t v) { return std::to_string(v); }
+std::string text(double v) { std::ostringstream o; o << v; return o.str(); }
+std::string text(bool v) { return v ? "true" : "false"; }
+std::string text(const std::string& v) { return "\"" + v + "\""; }
+template <class T>
+std::string text(const std::vector<T>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + text(v[i]);
+  return s + "]";
+}
+
+// One schema row bound to an Experiment field.
+template <class T>
+ConfigKey key(std::string path, T Experiment::*field, std::string doc, Check check = nullptr) {
+  ConfigKey k;
+  k.path = std::move(path);
+  k.type = TypeOf<T>::value;
+  k.doc = std::move(doc);
+  k.check = std::move(check);
+  k.store = [field](Experiment& e, const ConfigValue& v) { e.*field = std::get<T>(v); };
+  k.default_text = [field](const Experiment& e) { return text(e.*field); };
+  return k;
+}
+
+double number(const ConfigValue& v) {
+  if (auto i = std::get_if<std::int64_t>(&v)) return double(*i);
+  if (auto d = std::get_if<double>(&v)) return *d;
+  return 0;
+}
+
+Check greater_than(double bound) {
+  return [bound](const ConfigValue& v) -> std::optional<std::string> {
+    if (number(v) > bound) return std::nullopt;
+    return "must be > " + text(bound);
+  };
+}
+Check at_least(double bound) {
+  return [bound](const ConfigValue& v) -> std::optional<std::string> {
+    if (number(v) >= bound) return std::nullopt;
+    return "must be >= " + text(bound);
+  };
+}
+Check between(double lo, double hi) {
+  return [lo, hi](const ConfigValue& v) -> std::optional<std::string> {
+    const double x = number(v);
+    if (x >= lo && x <= hi) return std::nullopt;
+    return "must be in [" + text(lo) + ", " + text(hi) + "]";
+  };
+}
+Check one_of(std::vector<std::string> allowed) {
+  return [allowed](const ConfigValue& v) -> std::optional<std::string> {
+    auto check_one = [&](const std::string& s) -> std::optional<std::string> {
+      if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return std::nullopt;
+      return "'" + s + "' is not one of " + text(allowed);
+    };
+    if (auto s = std::get_if<std::string>(&v)) return check_one(*s);
+    if (auto list = std::get_if<std::vector<std::string>>(&v))
+      for (const auto& s : *list)
+        if (auto bad = check_one(s)) return bad;
+    return std::nullopt;
+  };
+}
+Check all_positive() {
+  return [](const ConfigValue& v) -> std::optional<std::string> {
+    if (auto list = std::get_if<std::vector<std::int64_t>>(&v))
+      for (auto x : *list)
+        if (x <= 0) return "every entry must be > 0";
+    return std::nullopt;
+  };
+}
+Check betas_check() {
+  return [](const ConfigValue& v) -> std::optional<std::string> {
+    const auto& b = std::get<std::vector<double>>(v);
+    if (b.empty()) return std::nullopt;
+    if (b.size() != 2) return "must hold two values, e.g. [0.9, 0.999]";
+    for (double x : b)
+      if (x < 0 || x >= 1) return "each beta must be in [0, 1)";
+    return std::nullopt;
+  };
+}
+
+}  // namespace
+
+const std::vector<std::string>& experiment_tables() {
+  static const std::vector<std::string> tables = {"experiment", "backend", "plugins", "model",
+                                                  "data",       "optim",   "schedule", "train"};
+  return tables;
+}
+
+const std::vector<ConfigKey>& experiment_schema() {
+  using E = Experiment;
+  static const std::vector<ConfigKey> schema = {
+      key("experiment.name", &E::name, "run name; the output goes to <output>/<name>"),
+      key("experiment.seed", &E::seed, "seed for weights, shuffling, augmentation and label noise"),
+      key("experiment.output", &E::output, "folder for run outputs"),
+
+      key("backend.name", &E::backend, "\"auto\" (best usable in `prefer` order) or a backend plugin name"),
+      key("backend.prefer", &E::prefer, "automatic selection order among usable backends"),
+      key("backend.disable", &E::disable, "backends never chosen (also --no-cuda, --no-mps)"),
+      key("backend.devices", &E::devices, "number of devices", at_least(1)),
+
+      key("plugins.paths", &E::plugin_paths, "extra plugin files or folders, searched after --plugin-path"),
+
+      key("model.name", &E::model, "architecture name (see `plugtrain models`); other [model] keys are its options"),
+
+      key("data.dataset", &E::dataset, "fashion-mnist, mnist (IDX files) or synthetic",
+          one_of({"fashion-mnist", "mnist", "synthetic"})),
+      key("data.path", &E::data_path, "folder with the IDX files (plain or .gz)"),
+      key("data.batch_size", &E::batch_size, "training batch size", greater_than(0)),
+      key("data.test_batch_size", &E::test_batch_size, "evaluation batch size", greater_than(0)),
+      key("data.augmentation", &E::augmentation, "any of \"random_crop\", \"horizontal_flip\"",
+          one_of({"random_crop", "horizontal_flip"})),
+      key("data.crop_padding", &E::crop_padding, "zero padding for random_crop, in pixels", at_least(0)),
+      key("data.label_noise", &E::label_noise, "fraction of training labels replaced at random (seeded)",
+          between(0, 1)),
+      key("data.train_subset", &E::train_subset, "use only the first N training samples (0: all)", at_least(0)),
+      key("data.test_subset", &E::test_subset, "use only the first N test samples (0: all)", at_least(0)),
+      key("data.synthetic_shape", &E::synthetic_shape, "synthetic: sample shape [C, H, W]", all_positive()),
+      key("data.synthetic_classes", &E::synthetic_classes, "synthetic: number of classes", at_least(2)),
+      key("data.synthetic_train_size", &E::synthetic_train_size, "synthetic: training samples", greater_than(0)),
+      key("data.synthetic_test_size", &E::synthetic_test_size, "synthetic: test samples", greater_than(0)),
+
+      key("optim.name", &E::optimizer, "sgd, adam, adamw, rmsprop or lion",
+          one_of({"sgd", "adam", "adamw", "rmsprop", "lion"})),
+      key("optim.lr", &E::lr, "learning rate", greater_than(0)),
+      key("optim.momentum", &E::momentum, "sgd, rmsprop: momentum", between(0, 1)),
+      key("optim.nesterov", &E::nesterov, "sgd: Nesterov momentum (needs momentum > 0)"),
+      key("optim.weight_decay", &E::weight_decay, "weight decay (decoupled for adamw and lion)", at_least(0)),
+      key("optim.betas", &E::betas, "adam, adamw, lion: [beta1, beta2] (default [0.9, 0.999]; lion [0.9, 0.99])",
+          betas_check()),
+      key("optim.eps", &E::eps, "adam, adamw, rmsprop: epsilon", greater_than(0)),
+      key("optim.alpha", &E::alpha, "rmsprop: smoothing constant", between(0, 1)),
+
+      key("schedule.name", &E::schedule, "none, step, multistep or cosine",
+          one_of({"none", "step", "multistep", "cosine"})),
+      key("schedule.step_size", &E::step_size, "step: epochs between decays", greater_than(0)),
+      key("schedule.gamma", &E::gamma, "step, multistep: decay factor", greater_than(0)),
+      key("schedule.milestones", &E::milestones, "multistep: epochs at which lr is multiplied by gamma",
+          all_positive()),
+      key("schedule.warmup_epochs", &E::warmup_epochs, "linear warm-up from 0 over this many epochs", at_least(0)),
+      key("schedule.min_lr", &E::min_lr, "cosine: final learning rate", at_least(0)),
+
+      key("train.epochs", &E::epochs, "number of epochs", greater_than(0)),
+      key("train.max_steps", &E::max_steps, "stop after this many optimizer steps (0: no limit)", at_least(0)),
+      key("train.log_interval", &E::log_interval, "print step loss and throughput every N steps (0: never)",
+          at_least(0)),
+      key("train.eval_every", &E::eval_every, "evaluate on the test set every N epochs (the last always)",
+          greater_than(0)),
+      key("train.grad_clip", &E::grad_clip, "clip the gradient norm to this value (0: off)", at_least(0)),
+      key("train.threads", &E::threads, "LibTorch intra-op threads (0: LibTorch's default)", at_least(0)),
+  };
+  return schema;
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,36 @@
+// Every key an experiment file may hold: type, default (from Experiment's initialisers),
+// documentation, a range check, and where the value goes. docs/experiment.md lists the
+// same keys; a test keeps the two in step.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "config/experiment.h"
+
+namespace plugtrain {
+
+enum class ConfigType { integer, real, boolean, string, integer_list, real_list, string_list };
+const char* to_string(ConfigType t);
+
+using ConfigValue = std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>,
+                                 std::vector<double>, std::vector<std::string>>;
+
+struct ConfigKey {
+  std::string path;  // "optim.lr"
+  ConfigType type;
+  std::string doc;
+  // Empty when the value is acceptable, else what is wrong ("must be > 0").
+  std::function<std::optional<std::string>(const ConfigValue&)> check;
+  std::function<void(Experiment&, const ConfigValue&)> store;
+  std::function<std::string(const Experiment&)> default_text;
+};
+
+const std::vector<ConfigKey>& experiment_schema();
+const std::vector<std::string>& experiment_tables();  // "experiment", "backend", ...
+
+}  // namespace plugtrain

@@ -1,0 +1,166 @@
+#include "data/batch_loader.h"
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/util/ParallelGuard.h>
+
+#include "data/data_error.h"
+
+namespace plugtrain::data {
+
+struct BatchLoader::Impl {
+  Dataset data;
+  int64_t batch_size;
+  bool shuffle;
+  Augmentation augmentation;
+  plugtrain::LoaderConfig config;
+  c10::Device device;
+  uint64_t seed;
+
+  // Epoch state. While the worker runs, only the worker touches `generator` and `produced`;
+  // start_epoch and the destructor join it before touching them again.
+  bool started = false;
+  at::Tensor order;  // int64 N: the epoch's sample order
+  at::Generator generator;
+  int64_t produced = 0;  // batches prepared so far this epoch
+
+  // Prefetching (guarded by mutex).
+  std::thread worker;
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<Batch> queue;
+  bool stop = false;
+  bool worker_done = false;
+  std::exception_ptr error;
+
+  Impl(const Dataset& d, int64_t bs, bool sh, Augmentation aug, const plugtrain::LoaderConfig& cfg,
+       c10::Device dev, uint64_t s)
+      : data(d), batch_size(bs), shuffle(sh), augmentation(aug), config(cfg), device(dev), seed(s) {}
+
+  bool prefetching() const { return config.prefetch_depth > 0; }
+  int64_t num_batches() const { return (data.size() + batch_size - 1) / batch_size; }
+
+  // The producer: one bulk gather, the augmentation, and pinning. Called in batch order,
+  // either by the worker thread or (without prefetching) by next() itself.
+  Batch produce(int64_t index) {
+    const int64_t begin = index * batch_size;
+    const int64_t count = std::min(batch_size, data.size() - begin);
+    const at::Tensor idx = order.narrow(0, begin, count);
+    Batch b{data.images.index_select(0, idx), data.labels.index_select(0, idx)};
+    b.inputs = augment_batch(b.inputs, augmentation, generator);
+    if (config.pin_memory && !device.is_cpu()) {
+      b.inputs = b.inputs.pin_memory();
+      b.targets = b.targets.pin_memory();
+    }
+    return b;
+  }
+
+  // Worker work is deliberately light (index_select + augmentation of one batch). The
+  // ParallelGuard marks this thread as already inside a parallel region, so LibTorch runs
+  // its ops here serially instead of opening a second intra-op thread team that would compete
+  // with the trainer's; it is thread-local, unlike at::set_num_threads which is global.
+  void worker_loop() {
+    c10::ParallelGuard serial(true);
+    try {
+      for (;;) {
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          cv.wait(lock, [&] { return stop || queue.size() < static_cast<size_t>(config.prefetch_depth); });
+          if (stop) break;
+        }
+        if (produced == num_batches()) break;
+        Batch b = produce(produced++);
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          queue.push_back(std::move(b));
+        }
+        cv.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex);
+      error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      worker_done = true;
+    }
+    cv.notify_all();
+  }
+
+  void stop_worker() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
+    }
+    cv.notify_all();
+    if (worker.joinable()) worker.join();
+  }
+
+  Batch to_device(Batch b) const {
+    if (device.is_cpu()) return b;
+    b.inputs = b.inputs.to(device, config.non_blocking);
+    b.targets = b.targets.to(device, config.non_blocking);
+    return b;
+  }
+};
+
+BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, Augmentation augmentation,
+                         const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed) {
+  if (batch_size <= 0) throw DataError("batch size must be positive, got " + std::to_string(batch_size));
+  if (!data.images.defined() || !data.labels.defined() || data.images.dim() < 1 ||
+      data.images.size(0) != data.labels.size(0))
+    throw DataError("batch loader: images and labels must be defined and have the same count");
+  impl_ = std::make_unique<Impl>(data, batch_size, shuffle, augmentation, config, device, seed);
+}
+
+BatchLoader::~BatchLoader() { impl_->stop_worker(); }
+
+int64_t BatchLoader::batches_per_epoch() const { return impl_->num_batches(); }
+
+void BatchLoader::start_epoch(int64_t epoch) {
+  Impl& s = *impl_;
+  s.stop_worker();
+  s.queue.clear();
+  s.stop = false;
+  s.worker_done = false;
+  s.error = nullptr;
+  s.produced = 0;
+  s.generator = at::make_generator<at::CPUGeneratorImpl>(s.seed + static_cast<uint64_t>(epoch));
+  const auto i64 = at::TensorOptions().dtype(at::kLong);
+  s.order = s.shuffle ? at::randperm(s.data.size(), s.generator, i64) : at::arange(s.data.size(), i64);
+  s.started = true;
+  if (s.prefetching()) s.worker = std::thread([&s] { s.worker_loop(); });
+}
+
+std::optional<Batch> BatchLoader::next() {
+  Impl& s = *impl_;
+  if (!s.started) start_epoch(0);
+  if (!s.prefetching()) {
+    if (s.produced == s.num_batches()) return std::nullopt;
+    return s.to_device(s.produce(s.produced++));
+  }
+  std::unique_lock<std::mutex> lock(s.mutex);
+  s.cv.wait(lock, [&] { return !s.queue.empty() || s.worker_done; });
+  if (s.queue.empty()) {  // the worker has finished: end of epoch, or it failed
+    std::exception_ptr error = std::exchange(s.error, nullptr);
+    lock.unlock();
+    if (s.worker.joinable()) s.worker.join();
+    if (error) std::rethrow_exception(error);
+    return std::nullopt;
+  }
+  Batch b = std::move(s.queue.front());
+  s.queue.pop_front();
+  lock.unlock();
+  s.cv.notify_all();
+  return s.to_device(std::move(b));
+}
+
+}  // namespace plugtrain::data

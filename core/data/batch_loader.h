@@ -1,0 +1,56 @@
+// Mini-batches from an in-memory Dataset: bulk gathers by a seeded per-epoch permutation,
+// optional augmentation, optional prefetching on one background thread, and the copy to
+// the training device as the backend's LoaderConfig asks (pinned memory, async copies).
+//
+// Determinism: epoch e draws everything from one generator seeded with seed + e — first the
+// permutation (when shuffling), then the augmentation of batch 0, 1, 2, ... in order. Only
+// the producer draws, one batch at a time, so the batches are identical with prefetching on
+// or off, and do not depend on what happened in earlier epochs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include "data/augment.h"
+#include "data/dataset.h"
+#include "plugtrain/backend.h"
+
+namespace plugtrain::data {
+
+struct Batch {
+  at::Tensor inputs;   // float32 B,C,H,W on the loader's device
+  at::Tensor targets;  // int64 B on the loader's device
+};
+
+class BatchLoader {
+ public:
+  // The loader keeps its own (shallow) copy of the data set's tensors. With
+  // config.prefetch_depth > 0 one background thread prepares up to that many batches
+  // ahead; config.workers is not used (one producer thread is enough for in-memory data).
+  BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, Augmentation augmentation,
+              const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed);
+  ~BatchLoader();  // stops and joins the background thread
+  BatchLoader(const BatchLoader&) = delete;
+  BatchLoader& operator=(const BatchLoader&) = delete;
+
+  // ceil(N / batch_size): the last, partial batch is kept.
+  int64_t batches_per_epoch() const;
+
+  // Begins epoch `epoch` (any previous epoch is abandoned, its prefetching stopped).
+  void start_epoch(int64_t epoch);
+
+  // The next batch of the current epoch, or nullopt when the epoch is over. Calling it
+  // before start_epoch starts epoch 0. An exception thrown while preparing a batch on the
+  // background thread is rethrown here, after the batches prepared before it.
+  std::optional<Batch> next();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace plugtrain::data

@@ -1,0 +1,159 @@
+#include "run/run_experiment.h"
+
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config_error.h"
+#include "config/experiment_loader.h"
+#include "config/suggest.h"
+#include "data/dataset.h"
+#include "plugins/plugin_error.h"
+#include "plugins/plugin_host.h"
+#include "select/backend_selection.h"
+#include "util/atomic_file.h"
+#include "version.h"
+
+namespace plugtrain {
+
+namespace {
+
+const RegisteredModel& find_model(const PluginHost& host, const ExperimentFile& file, const Experiment& e) {
+  if (const RegisteredModel* m = host.models().find(e.model)) return *m;
+  std::vector<std::string> names;
+  for (const auto& m : host.models().all()) names.push_back(m.spec.name);
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw ConfigError(key_location(file, "model.name") + ": unknown model '" + e.model + "'" + did_you_mean(e.model, names) +
+                    "; available: " + (list.empty() ? "none (no models plugin loaded, see `plugtrain plugins`)" : list));
+}
+
+void check_data_path(const ExperimentFile& file, const Experiment& e) {
+  if (e.dataset == "synthetic") return;
+  if (!std::filesystem::is_directory(e.data_path))
+    throw ConfigError(key_location(file, "data.path") + ": data.path '" + e.data_path +
+                      "' does not exist or is not a folder" +
+                      (e.data_path == "/usr/share/datasets/fashion-mnist"
+                           ? " (install the Debian package dataset-fashion-mnist)"
+                           : ""));
+}
+
+data::DatasetPair load_data(const Experiment& e) {
+  data::DatasetPair d = e.dataset == "synthetic"
+                            ? data::make_synthetic(e.synthetic_shape, e.synthetic_classes, e.synthetic_train_size,
+                                                   e.synthetic_test_size, static_cast<std::uint64_t>(e.seed))
+                            : data::load_idx_dataset(e.data_path);
+  d.train = data::subset(d.train, e.train_subset);
+  d.test = data::subset(d.test, e.test_subset);
+  return d;
+}
+
+nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_t parameters) {
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const auto& m : r.summary.epochs) {
+    nlohmann::json row = {{"epoch", m.epoch},
+                          {"train_loss", m.train_loss},
+                          {"train_accuracy", m.train_accuracy},
+                          {"samples_per_second", m.samples_per_second},
+                          {"seconds", m.seconds},
+                          {"lr", m.lr}};
+    row["test_loss"] = m.test_loss ? nlohmann::json(*m.test_loss) : nlohmann::json(nullptr);
+    row["test_accuracy"] = m.test_accuracy ? nlohmann::json(*m.test_accuracy) : nlohmann::json(nullptr);
+    epochs.push_back(row);
+  }
+  return {{"experiment", e.name},
+          {"source", e.source},
+          {"model", e.model},
+          {"parameters", parameters},
+          {"dataset", e.dataset},
+          {"backend", r.backend},
+          {"device", r.device},
+          {"seed", e.seed},
+          {"steps", r.summary.steps},
+          {"best_test_accuracy", r.summary.best_test_accuracy},
+          {"best_epoch", r.summary.best_epoch},
+          {"final_test_accuracy", r.summary.final_test_accuracy},
+          {"final_test_loss", r.summary.final_test_loss},
+          {"total_seconds", r.summary.total_seconds},
+          {"samples_per_second", r.summary.samples_per_second},
+          {"plugtrain", PLUGTRAIN_VERSION},
+          {"epochs", epochs}};
+}
+
+}  // namespace
+
+RunResult run_experiment(const RunRequest& request, std::ostream& log) {
+  // 1. Everything about the experiment is checked before any work starts.
+  ExperimentFile file = parse_experiment_file(request.experiment_file);
+  for (const auto& o : request.overrides) apply_override(file, o);
+  Experiment e = resolve_experiment(file);
+  if (request.no_cuda) e.disable.insert(e.disable.end(), {"cuda", "mps"});  // --no-cuda: no GPU at all
+  if (request.no_mps) e.disable.push_back("mps");
+
+  SearchOptions search;
+  search.cli_paths = request.plugin_paths;
+  for (const auto& p : e.plugin_paths) search.experiment_paths.emplace_back(p);
+  PluginHost host(search);
+  const RegisteredModel& model_entry = find_model(host, file, e);
+  e.model_options = resolve_model_options(file, model_entry.spec);
+  check_data_path(file, e);
+
+  // 2. The device, and why.
+  BackendChoice choice = select_backend(host, e);
+  for (const auto& line : choice.reasons) log << "backend: " << line << "\n";
+  BackendHandle& backend = *choice.backend;
+  const MultiDevicePlan plan = backend.plan_multi_device({std::vector<int>(std::size_t(e.devices), 0), Strategy::single});
+  for (const auto& w : plan.warnings) log << "warning: " << w << "\n";
+  const std::string type = backend.device_type();
+  const c10::Device device = type == "cpu" ? c10::Device(type) : c10::Device(type + ":" + std::to_string(plan.devices.at(0)));
+  const LoaderConfig loader = backend.loader_config(plan.devices);
+  if (e.threads > 0) at::set_num_threads(int(e.threads));
+  log << "device: " << device.str() << " (intra-op threads " << at::get_num_threads() << "); loader: workers "
+      << loader.workers << ", pin_memory " << (loader.pin_memory ? "on" : "off") << ", non_blocking "
+      << (loader.non_blocking ? "on" : "off") << ", prefetch " << loader.prefetch_depth << "\n";
+
+  // 3. Data and model, seeded.
+  at::manual_seed(static_cast<std::uint64_t>(e.seed));
+  data::DatasetPair data = load_data(e);
+  if (e.label_noise > 0) {
+    const std::int64_t changed = data::apply_label_noise(data.train, e.label_noise, static_cast<std::uint64_t>(e.seed));
+    log << "data: label noise " << e.label_noise << " replaced " << changed << " training labels\n";
+  }
+  log << "data: " << e.dataset << ", " << data.train.labels.size(0) << " training and " << data.test.labels.size(0)
+      << " test samples, " << data.train.num_classes << " classes"
+      << (e.dataset == "synthetic" ? "" : " from " + e.data_path) << "\n";
+  ModelInputs inputs{data.train.sample_shape, data.train.num_classes};
+  std::shared_ptr<Model> model = call_plugin(model_entry.plugin, "building model", [&] {
+    return model_entry.spec.factory(inputs, e.model_options);
+  });
+  if (!model) throw PluginError(model_entry.plugin, "model factory for '" + e.model + "' returned nothing");
+  model->to(device);
+  std::int64_t parameters = 0;
+  for (const auto& p : model->parameters()) parameters += p.numel();
+  log << "model: " << e.model << " (" << model_entry.plugin << "), " << parameters << " parameters; optimizer "
+      << e.optimizer << " lr " << e.lr << ", schedule " << e.schedule << "\n";
+
+  // 4. Train.
+  RunResult result;
+  result.backend = backend.name();
+  result.device = device.str();
+  result.summary = Trainer(e, model, data, device, loader, log).fit();
+
+  // 5. Summary, printed and written whole.
+  const std::filesystem::path folder = std::filesystem::path(e.output) / e.name;
+  std::filesystem::create_directories(folder);
+  result.summary_file = folder / "summary.json";
+  write_file_atomically(result.summary_file, summary_json(e, result, parameters).dump(2) + "\n");
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "done: final test accuracy %.4f (best %.4f at epoch %lld), %.1f s, %.0f samples/s on %s\n",
+                result.summary.final_test_accuracy, result.summary.best_test_accuracy,
+                static_cast<long long>(result.summary.best_epoch), result.summary.total_seconds,
+                result.summary.samples_per_second, result.device.c_str());
+  log << line << "summary: " << result.summary_file.string() << "\n";
+  return result;
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,61 @@
+// The training loop: epochs of training and evaluation, per-step and per-epoch figures,
+// and a summary. The model, data, device and loader settings come in ready-made.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <c10/core/Device.h>
+
+#include "config/experiment.h"
+#include "data/dataset.h"
+#include "plugtrain/backend.h"
+#include "plugtrain/model.h"
+
+namespace plugtrain {
+
+struct EpochMetrics {
+  std::int64_t epoch = 0;  // 1-based
+  double train_loss = 0, train_accuracy = 0;
+  std::optional<double> test_loss, test_accuracy;
+  double samples_per_second = 0;  // training samples over training time
+  double seconds = 0;             // the whole epoch, evaluation included
+  double lr = 0;                  // at the end of the epoch
+};
+
+struct TrainSummary {
+  std::vector<EpochMetrics> epochs;
+  std::int64_t steps = 0;
+  double best_test_accuracy = 0;
+  std::int64_t best_epoch = 0;
+  double final_test_accuracy = 0, final_test_loss = 0;
+  double total_seconds = 0;
+  double samples_per_second = 0;  // all training samples over all training time
+};
+
+struct Evaluation {
+  double loss = 0, accuracy = 0;
+};
+
+Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t batch_size, c10::Device device,
+                    const LoaderConfig& loader);
+
+class Trainer {
+ public:
+  Trainer(const Experiment& experiment, std::shared_ptr<Model> model, const data::DatasetPair& data,
+          c10::Device device, LoaderConfig loader, std::ostream& log);
+  TrainSummary fit();
+
+ private:
+  const Experiment& experiment_;
+  std::shared_ptr<Model> model_;
+  const data::DatasetPair& data_;
+  c10::Device device_;
+  LoaderConfig loader_;
+  std::ostream& log_;
+};
+
+}  // namespace plugtrain

@@ -1,0 +1,67 @@
+// Internal to the models plugin: each architecture's spec, plus the checks they share.
+// Factories report a bad option or input with one std::invalid_argument line, prefixed
+// with the model's name.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "plugtrain/model.h"
+
+namespace plugtrain::models {
+
+ModelSpec mlp_spec();
+ModelSpec convnet_spec();
+ModelSpec lenet5_spec();
+
+[[noreturn]] inline void fail(const std::string& model, const std::string& what) {
+  throw std::invalid_argument(model + ": " + what);
+}
+
+// (C, H, W) with every extent > 0, and at least one class.
+inline void check_inputs(const std::string& model, const ModelInputs& inputs) {
+  const auto& s = inputs.input_shape;
+  if (s.size() != 3 || s[0] <= 0 || s[1] <= 0 || s[2] <= 0) {
+    std::string got;
+    for (std::size_t i = 0; i < s.size(); ++i) got += (i ? ", " : "") + std::to_string(s[i]);
+    fail(model, "input shape must be (C, H, W) with positive sizes (got (" + got + "))");
+  }
+  if (inputs.num_classes <= 0)
+    fail(model, "num_classes must be > 0 (got " + std::to_string(inputs.num_classes) + ")");
+}
+
+inline void check_dropout(const std::string& model, double p) {
+  if (!(p >= 0.0 && p < 1.0)) fail(model, "dropout must be in [0, 1) (got " + std::to_string(p) + ")");
+}
+
+enum class Activation { relu, gelu, tanh };
+
+// `allowed` lists the names this model accepts, e.g. {"relu", "tanh"}.
+inline Activation parse_activation(const std::string& model, const std::string& name,
+                                   const std::vector<std::string>& allowed) {
+  bool ok = false;
+  std::string list;
+  for (const auto& a : allowed) {
+    ok = ok || a == name;
+    list += (list.empty() ? "" : ", ") + a;
+  }
+  if (!ok) fail(model, "activation must be one of " + list + " (got '" + name + "')");
+  if (name == "gelu") return Activation::gelu;
+  if (name == "tanh") return Activation::tanh;
+  return Activation::relu;
+}
+
+inline torch::Tensor activate(Activation a, const torch::Tensor& x) {
+  switch (a) {
+    case Activation::gelu: return torch::gelu(x);
+    case Activation::tanh: return torch::tanh(x);
+    case Activation::relu: break;
+  }
+  return torch::relu(x);
+}
+
+}  // namespace plugtrain::models
