@@ -123,7 +123,7 @@ const std::vector<std::string>& experiment_tables() {
 const std::vector<ConfigKey>& experiment_schema() {
   using E = Experiment;
   static const std::vector<ConfigKey> schema = {
-      key("experiment.name", &E::name, "run name; the output goes to <output>/<name>"),
+      key("experiment.name", &E::name, "run name; outputs go to the folder output/name"),
       key("experiment.seed", &E::seed, "seed for weights, shuffling, augmentation and label noise"),
       key("experiment.output", &E::output, "folder for run outputs"),
 

@@ -1,0 +1,192 @@
+// `plugtrain run` end to end in fresh processes: real training, reproducibility, and the
+// errors a user sees for bad input.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace {
+
+using testing::run_process;
+using testing::shell_quote;
+namespace fs = std::filesystem;
+
+const char* kFashion = "/usr/share/datasets/fashion-mnist";
+
+class RunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("plugtrain-run-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& name, const std::string& text) {
+    fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+  testing::ProcessResult run(const fs::path& exp, const std::string& args = "") {
+    return run_process("cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " +
+                       shell_quote(PLUGTRAIN_EXE) + " run " + shell_quote(exp.string()) + " " + args);
+  }
+  nlohmann::json summary(const std::string& name) {
+    std::ifstream in(dir_ / "runs" / name / "summary.json");
+    return nlohmann::json::parse(in);
+  }
+  fs::path dir_;
+};
+
+const std::string kSynthetic = R"(
+[experiment]
+name = "synthetic"
+seed = 7
+
+[model]
+name = "mlp"
+hidden = [32]
+
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 8, 8]
+synthetic_classes = 4
+synthetic_train_size = 800
+synthetic_test_size = 200
+batch_size = 50
+
+[optim]
+name = "sgd"
+lr = 0.1
+momentum = 0.9
+
+[train]
+epochs = 3
+log_interval = 0
+)";
+
+TEST_F(RunTest, ShortFashionMnistRunOnASubsetLearns) {
+  if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  fs::path exp = write("fm.toml", R"(
+[experiment]
+name = "fm"
+seed = 1
+[model]
+name = "mlp"
+hidden = [128]
+[data]
+train_subset = 6000
+test_subset = 2000
+[train]
+epochs = 2
+log_interval = 30
+)");
+  auto r = run(exp);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("backend: chose cpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("epoch 1 step 30/60"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("epoch 2/2  train loss"), std::string::npos) << r.out;
+  nlohmann::json s = summary("fm");
+  EXPECT_GE(s["final_test_accuracy"].get<double>(), 0.75) << s.dump();
+  EXPECT_EQ(s["device"], "cpu");
+  EXPECT_EQ(s["epochs"].size(), 2u);
+  EXPECT_GT(s["samples_per_second"].get<double>(), 0);
+}
+
+TEST_F(RunTest, SameSeedGivesTheSameResultTwice) {
+  fs::path exp = write("s.toml", kSynthetic);
+  auto a = run(exp);
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  nlohmann::json first = summary("synthetic");
+  auto b = run(exp);
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  nlohmann::json second = summary("synthetic");
+  for (std::size_t i = 0; i < first["epochs"].size(); ++i) {
+    EXPECT_EQ(first["epochs"][i]["train_loss"], second["epochs"][i]["train_loss"]);
+    EXPECT_EQ(first["epochs"][i]["test_loss"], second["epochs"][i]["test_loss"]);
+  }
+  EXPECT_GE(first["final_test_accuracy"].get<double>(), 0.9) << first.dump();
+
+  auto c = run(exp, "--set experiment.seed=8");
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_NE(summary("synthetic")["epochs"][0]["train_loss"], first["epochs"][0]["train_loss"]);
+}
+
+TEST_F(RunTest, EveryOptimizerAndScheduleTrains) {
+  fs::path exp = write("s.toml", kSynthetic);
+  for (const std::string& opt : {"sgd", "adam", "adamw", "rmsprop", "lion"}) {
+    const std::string lr = opt == "sgd" ? "0.1" : opt == "lion" ? "0.001" : "0.01";
+    for (const std::string& schedule : {"cosine", "multistep"}) {
+      auto r = run(exp, "--set optim.name=" + opt + " --set optim.lr=" + lr + " --set schedule.name=" + schedule +
+                            " --set schedule.milestones=[2] --set schedule.warmup_epochs=1");
+      ASSERT_EQ(r.exit_code, 0) << opt << " " << schedule << "\n" << r.out;
+      EXPECT_GE(summary("synthetic")["final_test_accuracy"].get<double>(), 0.8) << opt << " " << schedule << r.out;
+    }
+  }
+}
+
+TEST_F(RunTest, MissingDataFolderIsNamedBeforeAnyWork) {
+  fs::path exp = write("bad.toml", "[model]\nname = \"mlp\"\n[data]\npath = \"/no/such/folder\"\n");
+  auto r = run(exp);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find(exp.string() + ":4:8: data.path '/no/such/folder' does not exist"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("epoch"), std::string::npos) << r.out;
+}
+
+TEST_F(RunTest, UnknownModelAndUnknownModelOptionAreNamed) {
+  auto r = run(write("m.toml", "[model]\nname = \"mpl\"\n"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find(":2:8: unknown model 'mpl' (did you mean 'mlp'?); available: mlp, convnet, lenet5"),
+            std::string::npos)
+      << r.out;
+  auto o = run(write("o.toml", "[model]\nname = \"mlp\"\nhiden = [3]\n"));
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.out.find(":3:1: model 'mlp' has no option 'hiden' (did you mean 'hidden'?)"), std::string::npos) << o.out;
+}
+
+TEST_F(RunTest, BadModelOptionValueNamesThePlugin) {
+  auto r = run(write("s.toml", kSynthetic), "--set model.activation=sigmoidish");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("plugin 'models': building model threw:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sigmoidish"), std::string::npos) << r.out;
+}
+
+TEST_F(RunTest, SyntaxErrorExitsWithFileLineColumn) {
+  fs::path exp = write("syn.toml", "[model]\nname = \"mlp\n");
+  auto r = run(exp);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("plugtrain: error: " + exp.string() + ":2:"), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one line: " << r.out;
+}
+
+TEST_F(RunTest, NamedUnusableBackendFailsWithItsReason) {
+  if (fs::exists("/dev/nvidiactl")) GTEST_SKIP() << "this machine has an NVIDIA driver";
+  auto r = run(write("s.toml", kSynthetic), "--set backend.name=cuda");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("backend 'cuda' is unusable: no_driver"), std::string::npos) << r.out;
+}
+
+TEST_F(RunTest, NoCudaFlagDisablesEveryGpuAndSaysSo) {
+  auto r = run(write("s.toml", kSynthetic), "--no-cuda");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("backend: skipped cuda: disabled"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("backend: skipped mps: disabled"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("backend: chose cpu"), std::string::npos) << r.out;
+}
+
+TEST_F(RunTest, LabelNoiseAndAugmentationRun) {
+  auto r = run(write("s.toml", kSynthetic),
+               "--set data.label_noise=0.2 --set data.augmentation=[\"random_crop\",\"horizontal_flip\"] "
+               "--set data.crop_padding=1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("label noise 0.2 replaced 160 training labels"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace plugtrain
