@@ -182,7 +182,7 @@ TEST_F(RunTest, NoCudaFlagDisablesEveryGpuAndSaysSo) {
 
 TEST_F(RunTest, LabelNoiseAndAugmentationRun) {
   auto r = run(write("s.toml", kSynthetic),
-               "--set data.label_noise=0.2 --set data.augmentation=[\"random_crop\",\"horizontal_flip\"] "
+               "--set data.label_noise=0.2 --set 'data.augmentation=[\"random_crop\",\"horizontal_flip\"]' "
                "--set data.crop_padding=1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("label noise 0.2 replaced 160 training labels"), std::string::npos) << r.out;

@@ -197,7 +197,8 @@ Experiment resolve_experiment(const ExperimentFile& file) {
     const std::string at = where(file, k.path, node->source());
     std::optional<ConfigValue> value = convert(*node, k.type);
     if (!value)
-      throw ConfigError(at + ": " + k.path + " must be " + (k.type == ConfigType::integer ? "an " : "a ") +
+      throw ConfigError(at + ": " + k.path + " must be " +
+                        (k.type == ConfigType::integer || k.type >= ConfigType::integer_list ? "an " : "a ") +
                         to_string(k.type) + ", got " + type_name(*node));
     if (k.check)
       if (std::optional<std::string> problem = k.check(*value))

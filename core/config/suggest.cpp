@@ -28,7 +28,9 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const auto& c : candidates) {
-    const std::size_t d = edit_distance(word, c);
+    // A word that starts with a candidate (or the reverse) is a likely slip: "optimizer" for "optim".
+    const bool prefix = !c.empty() && (word.rfind(c, 0) == 0 || c.rfind(word, 0) == 0);
+    const std::size_t d = prefix ? 1 : edit_distance(word, c);
     if (d < best_distance) {
       best_distance = d;
       best = c;
