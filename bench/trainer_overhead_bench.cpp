@@ -1,0 +1,144 @@
+// plugtrain's trainer against a minimal hand-written LibTorch loop, same model, same data,
+// same batch, same optimizer, in one process. Goal: the trainer within 3 % of the bare loop
+// for the MLP at batch 100 (no time lost to the framework).
+//
+// Each benchmark trains one pass over the same training samples; the two loops alternate
+// (bare, trainer, bare, trainer, ...) so machine noise hits both alike. After the runs the
+// program prints samples/s for each and the ratio trainer / bare per model.
+#include <benchmark/benchmark.h>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/optim/adam.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "data/dataset.h"
+#include "plugins/plugin_host.h"
+#include "train/trainer.h"
+
+namespace {
+
+using namespace plugtrain;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::int64_t kBatch = 100;
+
+struct Fixture {
+  PluginHost host{[] {
+    SearchOptions o;
+    o.use_environment = false;
+    return o;
+  }()};
+  data::DatasetPair data;
+  LoaderConfig loader;
+  Fixture() {
+    const char* path = "/usr/share/datasets/fashion-mnist";
+    data = std::filesystem::exists(path) ? data::load_idx_dataset(path)
+                                         : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
+    data.test = data::subset(data.test, kBatch);  // evaluation is not what is measured
+    loader = host.backend("cpu")->loader_config({0});
+  }
+  std::shared_ptr<Model> model(const std::string& name) {
+    const RegisteredModel* m = host.models().find(name);
+    std::map<std::string, OptionValue> values;
+    for (const auto& o : m->spec.options) values[o.name] = o.default_value;
+    at::manual_seed(1);
+    return m->spec.factory({data.train.sample_shape, data.train.num_classes}, Options(values));
+  }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+std::map<std::string, std::vector<double>> g_samples_per_second;  // "mlp/bare" -> runs
+
+std::int64_t samples_for(const std::string& model) { return model == "mlp" ? 60000 : 6000; }
+
+// The loop a LibTorch user writes by hand.
+double bare_loop(const std::string& name) {
+  Fixture& f = fixture();
+  auto model = f.model(name);
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
+  const data::Dataset train = data::subset(f.data.train, samples_for(name));
+  model->train();
+  const auto start = Clock::now();
+  at::Tensor order = at::randperm(train.size(), at::kLong);
+  for (std::int64_t i = 0; i < train.size(); i += kBatch) {
+    at::Tensor index = order.slice(0, i, std::min(i + kBatch, train.size()));
+    at::Tensor x = train.images.index_select(0, index);
+    at::Tensor y = train.labels.index_select(0, index);
+    optimizer.zero_grad();
+    at::Tensor loss = at::cross_entropy_loss(model->forward(x), y);
+    loss.backward();
+    optimizer.step();
+  }
+  return double(train.size()) / std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double trainer_loop(const std::string& name) {
+  Fixture& f = fixture();
+  Experiment e;
+  e.model = name;
+  e.epochs = 1;
+  e.batch_size = kBatch;
+  e.log_interval = 0;
+  e.optimizer = "adam";
+  e.lr = 1e-3;
+  data::DatasetPair data{data::subset(f.data.train, samples_for(name)), f.data.test, f.data.mean, f.data.std};
+  std::ostringstream quiet;
+  TrainSummary s = Trainer(e, f.model(name), data, c10::Device("cpu"), f.loader, quiet).fit();
+  return s.samples_per_second;
+}
+
+void Bare(benchmark::State& state, std::string name) {
+  for (auto _ : state) {
+    double sps = bare_loop(name);
+    g_samples_per_second[name + "/bare"].push_back(sps);
+    state.counters["samples_per_s"] = sps;
+  }
+}
+
+void WithPlugtrain(benchmark::State& state, std::string name) {
+  for (auto _ : state) {
+    double sps = trainer_loop(name);
+    g_samples_per_second[name + "/plugtrain"].push_back(sps);
+    state.counters["samples_per_s"] = sps;
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rounds = 3;
+  for (const std::string model : {"mlp", "convnet"}) {
+    for (int r = 0; r < rounds; ++r) {
+      benchmark::RegisterBenchmark(("Bare/" + model).c_str(), Bare, model)->Iterations(1)->Unit(benchmark::kSecond);
+      benchmark::RegisterBenchmark(("Plugtrain/" + model).c_str(), WithPlugtrain, model)->Iterations(1)->Unit(benchmark::kSecond);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::printf("\nbatch %lld, %d intra-op threads, median of %d alternating runs:\n", (long long)kBatch,
+              at::get_num_threads(), rounds);
+  for (const std::string model : {"mlp", "convnet"}) {
+    const double bare = median(g_samples_per_second[model + "/bare"]);
+    const double ours = median(g_samples_per_second[model + "/plugtrain"]);
+    if (bare <= 0 || ours <= 0) continue;
+    std::printf("  %-8s bare LibTorch %8.0f samples/s   plugtrain %8.0f samples/s   ratio %.3f\n", model.c_str(), bare,
+                ours, ours / bare);
+  }
+  return 0;
+}
