@@ -121,7 +121,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int rounds = 3;
+  const int rounds = 5;
   for (const std::string model : {"mlp", "convnet"}) {
     for (int r = 0; r < rounds; ++r) {
       benchmark::RegisterBenchmark(("Bare/" + model).c_str(), Bare, model)->Iterations(1)->Unit(benchmark::kSecond);

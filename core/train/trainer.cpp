@@ -104,9 +104,10 @@ TrainSummary Trainer::fit() {
 
       const std::int64_t n = batch->targets.size(0);
       {
+        // As few small ops as possible: each costs a dispatch on the hot path.
         at::NoGradGuard no_grad;
-        loss_sum += loss.detach().to(at::kDouble) * double(n);
-        correct += logits.detach().argmax(1).eq(batch->targets).sum();
+        loss_sum.add_(loss.detach(), double(n));
+        correct.add_(logits.detach().argmax(1).eq(batch->targets).sum());
       }
       seen += n;
       interval_samples += n;
