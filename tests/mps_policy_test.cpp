@@ -58,3 +58,26 @@ TEST(MpsAvailability, ThisMachineAgreesWithItsOwnFacts) {
 
 }  // namespace
 }  // namespace plugtrain::mps
+
+namespace plugtrain::mps {
+namespace {
+
+TEST(MpsPolicy, M1AndM2AreAvoidedInAutomaticSelection) {
+  for (const char* chip : {"Apple M1", "Apple M1 Pro", "Apple M2 Max"}) {
+    auto r = mps_availability(mac(14, 0, "arm64", chip, true));
+    EXPECT_TRUE(r.usable()) << chip;
+    ASSERT_TRUE(r.avoid_in_auto.has_value()) << chip;
+    EXPECT_NE(r.avoid_in_auto->find("CPU is often faster"), std::string::npos);
+  }
+}
+
+TEST(MpsPolicy, M3AndLaterAreChosenNormally) {
+  for (const char* chip : {"Apple M3", "Apple M4 Pro", "Apple M10"}) {
+    auto r = mps_availability(mac(15, 0, "arm64", chip, true));
+    EXPECT_TRUE(r.usable()) << chip;
+    EXPECT_FALSE(r.avoid_in_auto.has_value()) << chip;
+  }
+}
+
+}  // namespace
+}  // namespace plugtrain::mps

@@ -55,7 +55,7 @@ TEST(PluginHost, RefusesWrongAbiMajor) {
   const PluginRecord* r = find_by_name(host, "badabi");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->status, PluginStatus::refused);
-  EXPECT_NE(r->reason.find("SDK ABI major differs: plugin built for 99.0, host has 1.0"), std::string::npos) << r->reason;
+  EXPECT_NE(r->reason.find("SDK ABI major differs: plugin built for 99.0, host has 2.0"), std::string::npos) << r->reason;
   EXPECT_EQ(host.backend("badabi"), nullptr);
   expect_good_plugins_usable(host);
 }
@@ -65,7 +65,7 @@ TEST(PluginHost, RefusesNewerAbiMinor) {
   const PluginRecord* r = find_by_name(host, "newerminor");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->status, PluginStatus::refused);
-  EXPECT_NE(r->reason.find("needs SDK ABI 1.99"), std::string::npos) << r->reason;
+  EXPECT_NE(r->reason.find("needs SDK ABI 2.99"), std::string::npos) << r->reason;
   expect_good_plugins_usable(host);
 }
 

@@ -190,3 +190,21 @@ TEST_F(RunTest, LabelNoiseAndAugmentationRun) {
 
 }  // namespace
 }  // namespace plugtrain
+
+namespace plugtrain {
+namespace {
+
+TEST_F(RunTest, MixedPrecisionTrainsOnTheCpu) {
+  fs::path exp = write("s.toml", kSynthetic);
+  for (const std::string precision : {"bf16", "fp16"}) {
+    auto r = run(exp, "--set train.precision=" + precision);
+    ASSERT_EQ(r.exit_code, 0) << precision << "\n" << r.out;
+    nlohmann::json s = summary("synthetic");
+    EXPECT_EQ(s["precision"], precision);
+    EXPECT_GE(s["final_test_accuracy"].get<double>(), 0.8) << precision << r.out;
+    EXPECT_NE(s["epochs"][0]["memory"]["used_bytes"], nullptr);
+  }
+}
+
+}  // namespace
+}  // namespace plugtrain

@@ -22,6 +22,7 @@ struct Experiment {
   std::string backend = "auto";
   std::vector<std::string> prefer = {"cuda", "mps", "cpu"};
   std::vector<std::string> disable;
+  bool force_mps = false;
   std::int64_t devices = 1;
 
   // [plugins]
@@ -71,6 +72,7 @@ struct Experiment {
   std::int64_t eval_every = 1;
   double grad_clip = 0.0;
   std::int64_t threads = 0;
+  std::string precision = "fp32";
 };
 
 }  // namespace plugtrain

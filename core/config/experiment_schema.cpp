@@ -130,6 +130,8 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("backend.name", &E::backend, "\"auto\" (best usable in `prefer` order) or a backend plugin name"),
       key("backend.prefer", &E::prefer, "automatic selection order among usable backends"),
       key("backend.disable", &E::disable, "backends never chosen (also --no-cuda, --no-mps)"),
+      key("backend.force_mps", &E::force_mps,
+          "choose MPS automatically even on Apple M1/M2, where the CPU is preferred by default"),
       key("backend.devices", &E::devices, "number of devices", at_least(1)),
 
       key("plugins.paths", &E::plugin_paths, "extra plugin files or folders, searched after --plugin-path"),
@@ -181,6 +183,8 @@ const std::vector<ConfigKey>& experiment_schema() {
           greater_than(0)),
       key("train.grad_clip", &E::grad_clip, "clip the gradient norm to this value (0: off)", at_least(0)),
       key("train.threads", &E::threads, "LibTorch intra-op threads (0: LibTorch's default)", at_least(0)),
+      key("train.precision", &E::precision,
+          "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)", one_of({"fp32", "bf16", "fp16"})),
   };
   return schema;
 }

@@ -10,6 +10,10 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/Event.h>
+#include <c10/core/Stream.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <c10/util/ParallelGuard.h>
 
 #include "data/data_error.h"
@@ -36,7 +40,16 @@ struct BatchLoader::Impl {
   std::thread worker;
   std::mutex mutex;
   std::condition_variable cv;
-  std::deque<Batch> queue;
+  // A batch and, when it was copied to the device on the side stream, the event that marks
+  // the copy done.
+  struct Prepared {
+    Batch batch;
+    std::shared_ptr<c10::Event> copied;
+  };
+  std::deque<Prepared> queue;
+  // GPU only: the worker copies the next batch on this stream while the current one trains.
+  // Device-generic c10 stream API, so the host library needs no CUDA at link time.
+  std::optional<c10::Stream> copy_stream;
   bool stop = false;
   bool worker_done = false;
   std::exception_ptr error;
@@ -77,10 +90,11 @@ struct BatchLoader::Impl {
           if (stop) break;
         }
         if (produced == num_batches()) break;
-        Batch b = produce(produced++);
+        Prepared prepared{produce(produced++), nullptr};
+        if (copy_stream) prepared = copy_on_side_stream(std::move(prepared.batch));
         {
           std::lock_guard<std::mutex> lock(mutex);
-          queue.push_back(std::move(b));
+          queue.push_back(std::move(prepared));
         }
         cv.notify_all();
       }
@@ -102,6 +116,29 @@ struct BatchLoader::Impl {
     }
     cv.notify_all();
     if (worker.joinable()) worker.join();
+  }
+
+  bool wants_side_stream() const { return !device.is_cpu() && config.non_blocking && config.pin_memory; }
+
+  Prepared copy_on_side_stream(Batch b) const {
+    c10::StreamGuard on_copy_stream(*copy_stream);
+    b.inputs = b.inputs.to(device, /*non_blocking=*/true);
+    b.targets = b.targets.to(device, /*non_blocking=*/true);
+    auto copied = std::make_shared<c10::Event>(device.type());
+    copied->record(*copy_stream);
+    return {std::move(b), std::move(copied)};
+  }
+
+  // On the training thread: the compute stream waits for the side-stream copy (no host
+  // sync), and the caching allocator learns the tensors are used on the compute stream.
+  Batch ready_for_compute(Prepared p) const {
+    if (!p.copied) return to_device(std::move(p.batch));
+    c10::impl::VirtualGuardImpl guard(device.type());
+    const c10::Stream compute = guard.getStream(device);
+    p.copied->block(compute);
+    p.batch.inputs.record_stream(compute);
+    p.batch.targets.record_stream(compute);
+    return std::move(p.batch);
   }
 
   Batch to_device(Batch b) const {
@@ -137,7 +174,11 @@ void BatchLoader::start_epoch(int64_t epoch) {
   const auto i64 = at::TensorOptions().dtype(at::kLong);
   s.order = s.shuffle ? at::randperm(s.data.size(), s.generator, i64) : at::arange(s.data.size(), i64);
   s.started = true;
-  if (s.prefetching()) s.worker = std::thread([&s] { s.worker_loop(); });
+  if (s.prefetching()) {
+    if (s.wants_side_stream() && !s.copy_stream)
+      s.copy_stream = c10::impl::VirtualGuardImpl(s.device.type()).getStreamFromGlobalPool(s.device);
+    s.worker = std::thread([&s] { s.worker_loop(); });
+  }
 }
 
 std::optional<Batch> BatchLoader::next() {
@@ -156,11 +197,11 @@ std::optional<Batch> BatchLoader::next() {
     if (error) std::rethrow_exception(error);
     return std::nullopt;
   }
-  Batch b = std::move(s.queue.front());
+  Impl::Prepared p = std::move(s.queue.front());
   s.queue.pop_front();
   lock.unlock();
   s.cv.notify_all();
-  return s.to_device(std::move(b));
+  return s.ready_for_compute(std::move(p));
 }
 
 }  // namespace plugtrain::data

@@ -50,6 +50,14 @@ data::DatasetPair load_data(const Experiment& e) {
   return d;
 }
 
+nlohmann::json memory_json(const MemoryInfo& m) {
+  auto bytes = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"total_bytes", bytes(m.total_bytes)},           {"free_bytes", bytes(m.free_bytes)},
+          {"used_bytes", bytes(m.process_used_bytes)},     {"peak_bytes", bytes(m.process_peak_bytes)},
+          {"reserved_bytes", bytes(m.reserved_bytes)},     {"oom_events", bytes(m.oom_events)},
+          {"note", m.note}};
+}
+
 nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_t parameters) {
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& m : r.summary.epochs) {
@@ -61,6 +69,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
                           {"lr", m.lr}};
     row["test_loss"] = m.test_loss ? nlohmann::json(*m.test_loss) : nlohmann::json(nullptr);
     row["test_accuracy"] = m.test_accuracy ? nlohmann::json(*m.test_accuracy) : nlohmann::json(nullptr);
+    row["memory"] = memory_json(m.memory);
     epochs.push_back(row);
   }
   return {{"experiment", e.name},
@@ -72,6 +81,8 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"device", r.device},
           {"seed", e.seed},
           {"steps", r.summary.steps},
+          {"precision", e.precision},
+          {"skipped_steps", r.summary.skipped_steps},
           {"best_test_accuracy", r.summary.best_test_accuracy},
           {"best_epoch", r.summary.best_epoch},
           {"final_test_accuracy", r.summary.final_test_accuracy},
@@ -133,13 +144,15 @@ RunResult run_experiment(const RunRequest& request, std::ostream& log) {
   std::int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
   log << "model: " << e.model << " (" << model_entry.plugin << "), " << parameters << " parameters; optimizer "
-      << e.optimizer << " lr " << e.lr << ", schedule " << e.schedule << "\n";
+      << e.optimizer << " lr " << e.lr << ", schedule " << e.schedule << ", precision " << e.precision << "\n";
 
   // 4. Train.
   RunResult result;
   result.backend = backend.name();
   result.device = device.str();
-  result.summary = Trainer(e, model, data, device, loader, log).fit();
+  const int memory_device = plan.devices.at(0);
+  result.summary =
+      Trainer(e, model, data, device, loader, log, [&] { return backend.memory(memory_device); }).fit();
 
   // 5. Summary, printed and written whole.
   const std::filesystem::path folder = std::filesystem::path(e.output) / e.name;

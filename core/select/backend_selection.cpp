@@ -61,6 +61,10 @@ BackendChoice select_backend(PluginHost& host, const Experiment& e) {
       choice.reasons.push_back("skipped " + name + ": " + probe_reason(probe));
       continue;
     }
+    if (probe.avoid_in_auto && !(name == "mps" && e.force_mps)) {
+      choice.reasons.push_back("skipped " + name + ": usable, but " + *probe.avoid_in_auto);
+      continue;
+    }
     choice.backend = b;
     choice.reasons.push_back("chose " + name + " (first usable in order " + joined(e.prefer) + "): " + probe.message);
     return choice;

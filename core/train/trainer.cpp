@@ -10,6 +10,8 @@
 
 #include "data/batch_loader.h"
 #include "train/optimizers.h"
+#include "train/precision.h"
+#include "util/format.h"
 
 namespace plugtrain {
 
@@ -40,7 +42,7 @@ data::Augmentation augmentation_of(const Experiment& e) {
 }  // namespace
 
 Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t batch_size, c10::Device device,
-                    const LoaderConfig& loader) {
+                    const LoaderConfig& loader, const std::string& precision) {
   at::NoGradGuard no_grad;
   model.eval();
   data::BatchLoader batches(dataset, batch_size, /*shuffle=*/false, data::Augmentation{}, loader, device, 0);
@@ -49,8 +51,12 @@ Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t bat
   at::Tensor correct = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
   std::int64_t seen = 0;
   while (auto batch = batches.next()) {
-    at::Tensor logits = model.forward(batch->inputs);
-    loss_sum += at::cross_entropy_loss(logits, batch->targets, {}, at::Reduction::Sum).to(at::kDouble);
+    at::Tensor logits;
+    {
+      AutocastScope autocast(precision, device.type());
+      logits = model.forward(batch->inputs);
+    }
+    loss_sum += at::cross_entropy_loss(logits.to(at::kFloat), batch->targets, {}, at::Reduction::Sum).to(at::kDouble);
     correct += logits.argmax(1).eq(batch->targets).sum();
     seen += batch->targets.size(0);
   }
@@ -63,8 +69,14 @@ Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t bat
 }
 
 Trainer::Trainer(const Experiment& experiment, std::shared_ptr<Model> model, const data::DatasetPair& data,
-                 c10::Device device, LoaderConfig loader, std::ostream& log)
-    : experiment_(experiment), model_(std::move(model)), data_(data), device_(device), loader_(loader), log_(log) {}
+                 c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory)
+    : experiment_(experiment),
+      model_(std::move(model)),
+      data_(data),
+      device_(device),
+      loader_(loader),
+      log_(log),
+      memory_(std::move(memory)) {}
 
 TrainSummary Trainer::fit() {
   const Experiment& e = experiment_;
@@ -73,6 +85,8 @@ TrainSummary Trainer::fit() {
   data::BatchLoader batches(data_.train, e.batch_size, /*shuffle=*/true, augmentation_of(e), loader_, device_,
                             static_cast<std::uint64_t>(e.seed));
   const std::int64_t steps_per_epoch = batches.batches_per_epoch();
+  const std::vector<at::Tensor> parameters = model.parameters();
+  LossScaler scaler(e.precision == "fp16", device_);
 
   TrainSummary summary;
   double train_seconds_total = 0;
@@ -96,11 +110,18 @@ TrainSummary Trainer::fit() {
       lr = scheduled_lr(e, summary.steps, steps_per_epoch);
       set_lr(*optimizer, lr);
       optimizer->zero_grad();
-      at::Tensor logits = model.forward(batch->inputs);
-      at::Tensor loss = at::cross_entropy_loss(logits, batch->targets);
-      loss.backward();
-      if (e.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model.parameters(), e.grad_clip);
-      optimizer->step();
+      at::Tensor logits, loss;
+      {
+        AutocastScope autocast(e.precision, device_.type());
+        logits = model.forward(batch->inputs);
+        loss = at::cross_entropy_loss(logits, batch->targets);
+      }
+      scaler.scale(loss).backward();
+      if (scaler.unscale(parameters)) {  // false: fp16 gradients overflowed, skip this step
+        if (e.grad_clip > 0) torch::nn::utils::clip_grad_norm_(parameters, e.grad_clip);
+        optimizer->step();
+      }
+      scaler.update();
 
       const std::int64_t n = batch->targets.size(0);
       {
@@ -140,7 +161,7 @@ TrainSummary Trainer::fit() {
 
     const bool last = stop || epoch == e.epochs;
     if (last || epoch % e.eval_every == 0) {
-      Evaluation test = evaluate(model, data_.test, e.test_batch_size, device_, loader_);
+      Evaluation test = evaluate(model, data_.test, e.test_batch_size, device_, loader_, e.precision);
       m.test_loss = test.loss;
       m.test_accuracy = test.accuracy;
       if (test.accuracy > summary.best_test_accuracy || summary.best_epoch == 0) {
@@ -151,13 +172,19 @@ TrainSummary Trainer::fit() {
       summary.final_test_loss = test.loss;
     }
     m.seconds = seconds_since(epoch_start);
+    if (memory_) m.memory = memory_();
     log_ << "epoch " << epoch << "/" << e.epochs << "  train loss " << fixed(m.train_loss, 4) << " acc "
          << fixed(m.train_accuracy, 4);
     if (m.test_accuracy)
       log_ << " | test loss " << fixed(*m.test_loss, 4) << " acc " << fixed(*m.test_accuracy, 4);
-    log_ << " | " << fixed(m.samples_per_second, 0) << " samples/s | " << fixed(m.seconds, 1) << " s\n" << std::flush;
+    log_ << " | " << fixed(m.samples_per_second, 0) << " samples/s | " << fixed(m.seconds, 1) << " s";
+    if (m.memory.process_used_bytes)
+      log_ << " | mem " << format_bytes(m.memory.process_used_bytes) << " (peak "
+           << format_bytes(m.memory.process_peak_bytes) << ")";
+    log_ << "\n" << std::flush;
     summary.epochs.push_back(m);
   }
+  summary.skipped_steps = scaler.skipped_steps();
   summary.total_seconds = seconds_since(run_start);
   summary.samples_per_second = train_seconds_total > 0 ? double(train_samples_total) / train_seconds_total : 0;
   return summary;

@@ -2,6 +2,7 @@
 // and a summary. The model, data, device and loader settings come in ready-made.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -24,11 +25,13 @@ struct EpochMetrics {
   double samples_per_second = 0;  // training samples over training time
   double seconds = 0;             // the whole epoch, evaluation included
   double lr = 0;                  // at the end of the epoch
+  MemoryInfo memory;              // the backend's memory figures at the end of the epoch
 };
 
 struct TrainSummary {
   std::vector<EpochMetrics> epochs;
   std::int64_t steps = 0;
+  std::int64_t skipped_steps = 0;  // fp16 steps skipped because gradients overflowed
   double best_test_accuracy = 0;
   std::int64_t best_epoch = 0;
   double final_test_accuracy = 0, final_test_loss = 0;
@@ -41,12 +44,13 @@ struct Evaluation {
 };
 
 Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t batch_size, c10::Device device,
-                    const LoaderConfig& loader);
+                    const LoaderConfig& loader, const std::string& precision = "fp32");
 
 class Trainer {
  public:
+  // memory: asked once per epoch for the device's memory figures (may be empty).
   Trainer(const Experiment& experiment, std::shared_ptr<Model> model, const data::DatasetPair& data,
-          c10::Device device, LoaderConfig loader, std::ostream& log);
+          c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory = {});
   TrainSummary fit();
 
  private:
@@ -56,6 +60,7 @@ class Trainer {
   c10::Device device_;
   LoaderConfig loader_;
   std::ostream& log_;
+  std::function<MemoryInfo()> memory_;
 };
 
 }  // namespace plugtrain

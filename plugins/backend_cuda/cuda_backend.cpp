@@ -1,10 +1,10 @@
-// The CUDA backend. This plugin is the only part of plugtrain that links LibTorch's CUDA
-// libraries: on a machine without them it fails to load (the host reports the loader's
-// message) and the host carries on with the other backends.
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <cuda_runtime_api.h>
+// The CUDA backend plugin. It links nothing from CUDA itself: the probe looks for the CUDA
+// libraries (by loading the runtime part) and for the NVIDIA driver (dlopen of libcuda),
+// so on any machine it loads and says exactly why CUDA is or is not usable.
+#include <algorithm>
 
 #include "cuda_driver_probe.h"
+#include "cuda_runtime_loader.h"
 #include "plugtrain/backend.h"
 
 namespace plugtrain::cuda {
@@ -14,21 +14,22 @@ class CudaBackend final : public Backend {
   std::string device_type() const override { return "cuda"; }
 
   ProbeResult probe() override {
-    int runtime = 0;
-    // cudaRuntimeGetVersion needs no driver and creates no context.
-    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = CUDART_VERSION;
-    return probe_cuda_driver(runtime);
+    const CudaRuntime& runtime = cuda_runtime();
+    if (!runtime.loaded)
+      return {ProbeCode::libraries_missing, "CUDA libraries cannot be loaded: " + runtime.error, {}, std::nullopt};
+    return probe_cuda_driver(runtime.runtime_version());
   }
 
   LoaderConfig loader_config(const std::vector<int>& devices) override {
-    // The original guides: at least one background worker (more with more devices),
-    // pinned host memory and asynchronous copies so the GPU never waits for data.
+    // The original guides: at least one background worker (more with more devices), pinned
+    // host memory, asynchronous copies, and the next batch copied on a side stream so the
+    // GPU does not wait for data.
     LoaderConfig c;
     c.workers = std::max<int>(1, static_cast<int>(devices.size()));
     c.pin_memory = true;
     c.non_blocking = true;
     c.prefetch_depth = 2;
-    c.why = "CUDA: background workers, pinned memory and non_blocking copies overlap data with compute";
+    c.why = "CUDA: background batch preparation, pinned memory, non_blocking copies on a side stream";
     return c;
   }
 
@@ -44,25 +45,28 @@ class CudaBackend final : public Backend {
   }
 
   MemoryInfo memory(int device) override {
+    const CudaRuntime& runtime = cuda_runtime();
     MemoryInfo m;
-    std::size_t free_bytes = 0, total_bytes = 0;
-    int previous = 0;
-    cudaGetDevice(&previous);
-    if (cudaSetDevice(device) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
-      m.free_bytes = free_bytes;
-      m.total_bytes = total_bytes;
+    if (!runtime.loaded) {
+      m.note = "CUDA libraries cannot be loaded: " + runtime.error;
+      return m;
     }
-    cudaSetDevice(previous);
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
-    const auto& reserved = stats.reserved_bytes[0];  // aggregate over pools
-    m.process_used_bytes = static_cast<std::uint64_t>(stats.allocated_bytes[0].current);
-    m.process_peak_bytes = static_cast<std::uint64_t>(stats.allocated_bytes[0].peak);
-    m.note = "used/peak: LibTorch allocations; reserved by the caching allocator " +
-             std::to_string(reserved.current) + " B; out-of-memory events " + std::to_string(stats.num_ooms);
+    plugtrain_cuda_memory q{};
+    if (runtime.memory_query(device, &q) != 0) {
+      m.note = q.error;
+      return m;
+    }
+    m.total_bytes = q.total_bytes;
+    m.free_bytes = q.free_bytes;
+    m.process_used_bytes = q.allocated_bytes;
+    m.process_peak_bytes = q.peak_allocated_bytes;
+    m.reserved_bytes = q.reserved_bytes;
+    m.oom_events = q.oom_events;
+    m.note = "free/total from the driver; used/peak/reserved from LibTorch's caching allocator";
     return m;
   }
 };
 
 }  // namespace plugtrain::cuda
 
-PLUGTRAIN_BACKEND_PLUGIN(plugtrain::cuda::CudaBackend, "cuda", "0.1.0", "NVIDIA GPUs through LibTorch CUDA")
+PLUGTRAIN_BACKEND_PLUGIN(plugtrain::cuda::CudaBackend, "cuda", "0.2.0", "NVIDIA GPUs through LibTorch CUDA")

@@ -1,6 +1,8 @@
 // The Apple MPS backend: the GPU of Apple Silicon Macs through LibTorch's MPS device.
 #include "platform_facts.h"
 
+#include <ATen/detail/MPSHooksInterface.h>
+
 #if defined(__APPLE__)
 #include <sys/sysctl.h>
 #endif
@@ -34,6 +36,9 @@ class MpsBackend final : public Backend {
       gpu.capability = "mps";
       gpu.total_memory_bytes = unified_memory_bytes();  // shared with the CPU
       gpu.details["memory"] = "unified";
+      // LibTorch's MPS view of the device: the working-set size Metal recommends.
+      const std::size_t recommended = at::detail::getMPSHooks().getRecommendedMaxMemory();
+      if (recommended > 0) gpu.details["recommended max"] = std::to_string(recommended >> 20) + " MiB";
       result.devices.push_back(std::move(gpu));
     }
     return result;
@@ -63,6 +68,10 @@ class MpsBackend final : public Backend {
     MemoryInfo m;
     m.total_bytes = unified_memory_bytes();
     m.free_bytes = std::nullopt;
+    if (at::detail::getMPSHooks().hasMPS()) {
+      m.process_used_bytes = at::detail::getMPSHooks().getCurrentAllocatedMemory();  // LibTorch's MPS allocator
+      m.reserved_bytes = at::detail::getMPSHooks().getDriverAllocatedMemory();        // held by Metal for us
+    }
     m.note = "unified memory shared with the CPU: free is unknowable";
     return m;
   }

@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 
 #include <cstdio>
+#include <regex>
 
 #include <torch/mps.h>
 
@@ -53,7 +54,14 @@ ProbeResult mps_availability(const PlatformFacts& f) {
     return {ProbeCode::unsupported_platform, "MPS needs macOS 12.3 or newer; this is " + where, {}};
   if (!f.torch_has_mps)
     return {ProbeCode::not_built, "this LibTorch was built without MPS or reports it unavailable", {}};
-  return {ProbeCode::usable, "Metal GPU of " + (f.chip.empty() ? std::string("this Mac") : f.chip), {}};
+  ProbeResult usable{ProbeCode::usable, "Metal GPU of " + (f.chip.empty() ? std::string("this Mac") : f.chip), {}};
+  // The original guides' M1/M2 policy: MPS is often slower than the CPU there for small
+  // models, so automatic selection prefers the CPU unless the experiment forces MPS.
+  if (std::regex_search(f.chip, std::regex(R"(\bM[12]\b)")))
+    usable.avoid_in_auto = "on " + f.chip +
+                           " the CPU is often faster than MPS for small models; force MPS with [backend] "
+                           "name = \"mps\" or force_mps = true";
+  return usable;
 }
 
 }  // namespace plugtrain::mps

@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#define PLUGTRAIN_SDK_ABI_MAJOR 1
+#define PLUGTRAIN_SDK_ABI_MAJOR 2
 #define PLUGTRAIN_SDK_ABI_MINOR 0
 
 /* The one symbol the host looks up first, by this exact name. */

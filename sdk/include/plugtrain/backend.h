@@ -63,6 +63,9 @@ struct ProbeResult {
   ProbeCode code = ProbeCode::error;
   std::string message;  // one line for a person: why (not) usable
   std::vector<DeviceInfo> devices;
+  // Usable, but automatic selection should pass it over unless the experiment forces it,
+  // and say this reason (e.g. MPS on M1/M2, where the CPU is often faster for small models).
+  std::optional<std::string> avoid_in_auto;
   bool usable() const { return code == ProbeCode::usable; }
 };
 
@@ -101,8 +104,10 @@ struct MultiDevicePlan {
 struct MemoryInfo {
   std::optional<std::uint64_t> total_bytes;
   std::optional<std::uint64_t> free_bytes;  // nullopt: unknowable; `note` says why
-  std::optional<std::uint64_t> process_used_bytes;
+  std::optional<std::uint64_t> process_used_bytes;  // allocated by this process (RSS on the CPU)
   std::optional<std::uint64_t> process_peak_bytes;
+  std::optional<std::uint64_t> reserved_bytes;      // held by a caching allocator
+  std::optional<std::uint64_t> oom_events;          // out-of-memory events so far
   std::string note;
 };
 

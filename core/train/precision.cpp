@@ -1,0 +1,56 @@
+#include "train/precision.h"
+
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+
+namespace plugtrain {
+
+AutocastScope::AutocastScope(const std::string& precision, c10::DeviceType device) : device_(device) {
+  if (precision == "fp32") return;
+  active_ = true;
+  previous_enabled_ = at::autocast::is_autocast_enabled(device);
+  previous_dtype_ = at::autocast::get_autocast_dtype(device);
+  at::autocast::set_autocast_enabled(device, true);
+  at::autocast::set_autocast_dtype(device, precision == "bf16" ? at::kBFloat16 : at::kHalf);
+  at::autocast::increment_nesting();
+}
+
+AutocastScope::~AutocastScope() {
+  if (!active_) return;
+  // Like torch.autocast's __exit__: the cast-weight cache lives for one outermost region.
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_autocast_enabled(device_, previous_enabled_);
+  at::autocast::set_autocast_dtype(device_, previous_dtype_);
+}
+
+LossScaler::LossScaler(bool enabled, c10::Device device, double initial_scale, std::int64_t growth_interval)
+    : enabled_(enabled), growth_interval_(growth_interval) {
+  if (!enabled_) return;
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+  scale_ = at::full({}, initial_scale, f32);
+  growth_tracker_ = at::zeros({}, at::TensorOptions().dtype(at::kInt).device(device));
+  found_inf_ = at::zeros({}, f32);
+}
+
+at::Tensor LossScaler::scale(const at::Tensor& loss) const { return enabled_ ? loss * scale_ : loss; }
+
+bool LossScaler::unscale(const std::vector<at::Tensor>& parameters) {
+  if (!enabled_) return true;
+  std::vector<at::Tensor> grads;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  found_inf_.zero_();
+  at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());
+  const bool finite = found_inf_.item<float>() == 0.0f;  // the one sync per step, as in GradScaler
+  if (!finite) ++skipped_;
+  return finite;
+}
+
+void LossScaler::update() {
+  if (!enabled_) return;
+  at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, 2.0, 0.5, growth_interval_);
+}
+
+double LossScaler::current_scale() const { return enabled_ ? scale_.item<double>() : 1.0; }
+
+}  // namespace plugtrain

@@ -1,0 +1,49 @@
+// Mixed precision: autocast for the forward pass, and dynamic loss scaling for fp16 (the
+// same rules as PyTorch's torch.autocast and torch.amp.GradScaler).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+namespace plugtrain {
+
+// "fp32" (no autocast), "bf16", "fp16".
+class AutocastScope {
+ public:
+  AutocastScope(const std::string& precision, c10::DeviceType device);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool active_ = false;
+  c10::DeviceType device_;
+  bool previous_enabled_ = false;
+  at::ScalarType previous_dtype_ = at::kFloat;
+};
+
+// Dynamic loss scaling: the loss is multiplied by `scale` before backward; gradients are
+// unscaled before the step; a step whose gradients hold inf/nan is skipped and the scale
+// halved; after `growth_interval` good steps the scale doubles.
+class LossScaler {
+ public:
+  LossScaler(bool enabled, c10::Device device, double initial_scale = 65536.0, std::int64_t growth_interval = 2000);
+  bool enabled() const { return enabled_; }
+  at::Tensor scale(const at::Tensor& loss) const;
+  // Unscales the gradients in place; false when any is not finite (skip the step).
+  bool unscale(const std::vector<at::Tensor>& parameters);
+  void update();
+  double current_scale() const;
+  std::int64_t skipped_steps() const { return skipped_; }
+
+ private:
+  bool enabled_;
+  at::Tensor scale_, growth_tracker_, found_inf_;
+  std::int64_t growth_interval_;
+  std::int64_t skipped_ = 0;
+};
+
+}  // namespace plugtrain

@@ -1,0 +1,35 @@
+/* The C interface between the CUDA backend plugin and its runtime part.
+ *
+ * plugtrain_backend_cuda.so links nothing from CUDA: it probes the driver with dlopen and
+ * loads cuda/plugtrain_cuda_runtime.so (which links libtorch_cuda, libc10_cuda, libcudart)
+ * on first use. On a machine whose CUDA libraries are missing, that load fails and the probe
+ * reports the loader's message as `libraries_missing`, while the host trains on the CPU. */
+#ifndef PLUGTRAIN_CUDA_RUNTIME_API_H
+#define PLUGTRAIN_CUDA_RUNTIME_API_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct plugtrain_cuda_memory {
+  uint64_t free_bytes, total_bytes;          /* from the driver (cudaMemGetInfo) */
+  uint64_t allocated_bytes, peak_allocated_bytes, reserved_bytes; /* LibTorch's caching allocator */
+  uint64_t oom_events;
+  char error[256]; /* empty on success */
+} plugtrain_cuda_memory;
+
+/* CUDA runtime version the runtime part was loaded with, e.g. 13000; 0 when unknown. */
+typedef int (*plugtrain_cuda_runtime_version_fn)(void);
+/* 0 on success; otherwise out->error says why. */
+typedef int (*plugtrain_cuda_memory_query_fn)(int device, plugtrain_cuda_memory* out);
+
+#define PLUGTRAIN_CUDA_RUNTIME_VERSION_SYMBOL "plugtrain_cuda_runtime_version"
+#define PLUGTRAIN_CUDA_MEMORY_QUERY_SYMBOL "plugtrain_cuda_memory_query"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

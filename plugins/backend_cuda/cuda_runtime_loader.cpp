@@ -1,0 +1,49 @@
+#include "cuda_runtime_loader.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace plugtrain::cuda {
+
+namespace {
+
+std::string default_runtime_path() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&default_runtime_path), &info) == 0 || !info.dli_fname) return "";
+  return (std::filesystem::path(info.dli_fname).parent_path() / "cuda" / "plugtrain_cuda_runtime.so").string();
+}
+
+CudaRuntime load() {
+  CudaRuntime r;
+  const char* override_path = std::getenv("PLUGTRAIN_CUDA_RUNTIME");
+  r.path = override_path && *override_path ? override_path : default_runtime_path();
+  ::dlerror();
+  // Never closed: CUDA libraries must not be unloaded while the process runs.
+  void* handle = ::dlopen(r.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = ::dlerror();
+    r.error = why ? why : ("cannot load " + r.path);
+    return r;
+  }
+  r.runtime_version = reinterpret_cast<plugtrain_cuda_runtime_version_fn>(
+      ::dlsym(handle, PLUGTRAIN_CUDA_RUNTIME_VERSION_SYMBOL));
+  r.memory_query =
+      reinterpret_cast<plugtrain_cuda_memory_query_fn>(::dlsym(handle, PLUGTRAIN_CUDA_MEMORY_QUERY_SYMBOL));
+  if (!r.runtime_version || !r.memory_query) {
+    r.error = r.path + " is not plugtrain's CUDA runtime part (symbols missing)";
+    return r;
+  }
+  r.loaded = true;
+  return r;
+}
+
+}  // namespace
+
+const CudaRuntime& cuda_runtime() {
+  static const CudaRuntime runtime = load();
+  return runtime;
+}
+
+}  // namespace plugtrain::cuda

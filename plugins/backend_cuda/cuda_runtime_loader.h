@@ -1,0 +1,21 @@
+// Loads the CUDA runtime part (cuda/plugtrain_cuda_runtime.so beside the plugin, or the file
+// PLUGTRAIN_CUDA_RUNTIME names) once, and remembers why it failed if it did.
+#pragma once
+
+#include <string>
+
+#include "cuda_runtime_api.h"
+
+namespace plugtrain::cuda {
+
+struct CudaRuntime {
+  bool loaded = false;
+  std::string error;  // the loader's message when not loaded
+  std::string path;
+  plugtrain_cuda_runtime_version_fn runtime_version = nullptr;
+  plugtrain_cuda_memory_query_fn memory_query = nullptr;
+};
+
+const CudaRuntime& cuda_runtime();
+
+}  // namespace plugtrain::cuda
