@@ -37,8 +37,18 @@ class RunTest : public ::testing::Test {
     return run_process("cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " +
                        shell_quote(PLUGTRAIN_EXE) + " run " + shell_quote(exp.string()) + " " + args);
   }
+  // The newest run's summary: runs/<name>/version_<N>/summary.json.
   nlohmann::json summary(const std::string& name) {
-    std::ifstream in(dir_ / "runs" / name / "summary.json");
+    fs::path newest;
+    int newest_version = -1;
+    for (const auto& entry : fs::directory_iterator(dir_ / "runs" / name)) {
+      const int v = std::stoi(entry.path().filename().string().substr(std::string("version_").size()));
+      if (v > newest_version) {
+        newest_version = v;
+        newest = entry.path();
+      }
+    }
+    std::ifstream in(newest / "summary.json");
     return nlohmann::json::parse(in);
   }
   fs::path dir_;

@@ -11,6 +11,7 @@ namespace plugtrain::cli {
 void add_plugins_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 // Adds --plugin-path (repeatable) to a subcommand.
 void add_plugin_path_option(CLI::App& command, std::vector<std::filesystem::path>& paths);

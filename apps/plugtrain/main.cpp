@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
                            std::to_string(PLUGTRAIN_SDK_ABI_MINOR));
 
   plugtrain::cli::add_run_command(app);
+  plugtrain::cli::add_export_command(app);
   plugtrain::cli::add_plugins_command(app);
   plugtrain::cli::add_models_command(app);
 

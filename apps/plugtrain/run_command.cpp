@@ -16,11 +16,13 @@ void add_run_command(CLI::App& app) {
                   "(repeatable)");
   cmd->add_flag("--no-cuda", request->no_cuda, "Use no GPU at all (disables cuda and mps)");
   cmd->add_flag("--no-mps", request->no_mps, "Do not use the Apple GPU (mps)");
+  cmd->add_option("--resume", request->resume,
+                  "Continue exactly from a checkpoint: a .ckpt path, or 'last' (this experiment's newest last.ckpt)");
   add_plugin_path_option(*cmd, request->plugin_paths);
   cmd->callback([request] {
     try {
-      run_experiment(*request, std::cout);
-      set_exit_code(0);
+      const RunResult result = run_experiment(*request, std::cout);
+      set_exit_code(result.summary.interrupted ? 130 : 0);
     } catch (const ConfigError& e) {
       std::cerr << "plugtrain: error: " << e.what() << "\n";
       set_exit_code(2);

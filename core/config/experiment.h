@@ -30,6 +30,7 @@ struct Experiment {
 
   // [model] — name here; the model's own options are checked against its schema
   std::string model;
+  std::string model_init;  // a Python state_dict (torch.save) to start from
   Options model_options;
 
   // [data]
@@ -64,6 +65,20 @@ struct Experiment {
   std::vector<std::int64_t> milestones;
   std::int64_t warmup_epochs = 0;
   double min_lr = 0.0;
+
+  // [checkpoint]
+  std::string checkpoint_folder;  // empty: <run folder>/checkpoints
+  std::string checkpoint_save = "last";
+  std::int64_t checkpoint_every = 1;
+  std::string checkpoint_monitor = "test_accuracy";
+  std::string checkpoint_mode = "auto";
+  std::int64_t checkpoint_keep_last = 3;
+
+  // [early_stopping]
+  std::string early_stopping_monitor = "test_accuracy";
+  std::string early_stopping_mode = "auto";
+  std::int64_t early_stopping_patience = 0;
+  double early_stopping_min_delta = 0.0;
 
   // [train]
   std::int64_t epochs = 10;

@@ -222,7 +222,7 @@ Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec)
   for (const auto& o : spec.options) names.push_back(o.name);
   for (auto&& [key, node] : *table) {
     const std::string name(key.str());
-    if (name == "name") continue;
+    if (name == "name" || name == "init") continue;  // plugtrain's own [model] keys
     const std::string path = "model." + name;
     const std::string at = where(file, path, key.source());
     auto option = std::find_if(spec.options.begin(), spec.options.end(),

@@ -115,8 +115,9 @@ Check betas_check() {
 }  // namespace
 
 const std::vector<std::string>& experiment_tables() {
-  static const std::vector<std::string> tables = {"experiment", "backend", "plugins", "model",
-                                                  "data",       "optim",   "schedule", "train"};
+  static const std::vector<std::string> tables = {"experiment", "backend", "plugins",    "model",
+                                                  "data",       "optim",   "schedule",   "train",
+                                                  "checkpoint", "early_stopping"};
   return tables;
 }
 
@@ -137,6 +138,8 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("plugins.paths", &E::plugin_paths, "extra plugin files or folders, searched after --plugin-path"),
 
       key("model.name", &E::model, "architecture name (see `plugtrain models`); other [model] keys are its options"),
+
+      key("model.init", &E::model_init, "start from this Python state_dict file (torch.save(model.state_dict()))"),
 
       key("data.dataset", &E::dataset, "fashion-mnist, mnist (IDX files) or synthetic",
           one_of({"fashion-mnist", "mnist", "synthetic"})),
@@ -174,6 +177,27 @@ const std::vector<ConfigKey>& experiment_schema() {
           all_positive()),
       key("schedule.warmup_epochs", &E::warmup_epochs, "linear warm-up from 0 over this many epochs", at_least(0)),
       key("schedule.min_lr", &E::min_lr, "cosine: final learning rate", at_least(0)),
+
+      key("checkpoint.folder", &E::checkpoint_folder, "where checkpoints go (empty: the run folder's checkpoints/)"),
+      key("checkpoint.save", &E::checkpoint_save,
+          "none; last (every epoch, last.ckpt); best (best.ckpt by monitor, plus last.ckpt); every (epoch-N.ckpt every N epochs, plus last.ckpt)",
+          one_of({"none", "last", "best", "every"})),
+      key("checkpoint.every_n_epochs", &E::checkpoint_every, "with save = \"every\": epochs between checkpoints", greater_than(0)),
+      key("checkpoint.monitor", &E::checkpoint_monitor, "metric for save = \"best\"",
+          one_of({"test_accuracy", "test_loss", "train_accuracy", "train_loss"})),
+      key("checkpoint.mode", &E::checkpoint_mode, "auto (max for accuracy, min for loss), max or min",
+          one_of({"auto", "max", "min"})),
+      key("checkpoint.keep_last", &E::checkpoint_keep_last, "with save = \"every\": keep the newest K epoch files (0: all)",
+          at_least(0)),
+
+      key("early_stopping.monitor", &E::early_stopping_monitor, "metric watched for early stopping",
+          one_of({"test_accuracy", "test_loss", "train_accuracy", "train_loss"})),
+      key("early_stopping.mode", &E::early_stopping_mode, "auto (max for accuracy, min for loss), max or min",
+          one_of({"auto", "max", "min"})),
+      key("early_stopping.patience", &E::early_stopping_patience,
+          "stop after this many evaluated epochs without improvement (0: off)", at_least(0)),
+      key("early_stopping.min_delta", &E::early_stopping_min_delta, "smallest change that counts as improvement",
+          at_least(0)),
 
       key("train.epochs", &E::epochs, "number of epochs", greater_than(0)),
       key("train.max_steps", &E::max_steps, "stop after this many optimizer steps (0: no limit)", at_least(0)),

@@ -2,7 +2,10 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <fstream>
 #include <ostream>
+#include <regex>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -13,12 +16,97 @@
 #include "plugins/plugin_error.h"
 #include "plugins/plugin_host.h"
 #include "select/backend_selection.h"
+#include "config/experiment_schema.h"
+#include "state/checkpoint.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
+#include "util/tee_stream.h"
 #include "version.h"
 
 namespace plugtrain {
 
 namespace {
+
+namespace fs = std::filesystem;
+
+std::string option_text(const OptionValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        std::ostringstream out;
+        if constexpr (std::is_same_v<T, bool>) {
+          out << (x ? "true" : "false");
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          out << '"' << x << '"';
+        } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>> || std::is_same_v<T, std::vector<double>>) {
+          out << "[";
+          for (std::size_t i = 0; i < x.size(); ++i) out << (i ? ", " : "") << x[i];
+          out << "]";
+        } else {
+          out << x;
+        }
+        return out.str();
+      },
+      v);
+}
+
+// The experiment as it will run, every key with its value (defaults included), as TOML.
+std::string resolved_toml(const Experiment& e) {
+  std::string out = "# resolved by plugtrain " PLUGTRAIN_VERSION " from " + e.source + "\n";
+  std::string table;
+  for (const ConfigKey& k : experiment_schema()) {
+    const std::string t = k.path.substr(0, k.path.find('.'));
+    if (t != table) {
+      out += "\n[" + t + "]\n";
+      table = t;
+      if (t == "model")
+        for (const auto& [name, value] : e.model_options.values()) out += name + " = " + option_text(value) + "\n";
+    }
+    out += k.path.substr(t.size() + 1) + " = " + k.default_text(e) + "\n";
+  }
+  return out;
+}
+
+int version_number(const fs::path& p) {
+  static const std::regex pattern("version_([0-9]+)");
+  std::smatch m;
+  const std::string name = p.filename().string();
+  return std::regex_match(name, m, pattern) ? std::stoi(m[1]) : -1;
+}
+
+// runs/<name>/version_N, the next free N (Lightning's layout).
+fs::path new_run_folder(const Experiment& e) {
+  const fs::path base = fs::path(e.output) / e.name;
+  int next = 0;
+  if (fs::is_directory(base))
+    for (const auto& entry : fs::directory_iterator(base)) next = std::max(next, version_number(entry.path()) + 1);
+  return base / ("version_" + std::to_string(next));
+}
+
+fs::path checkpoint_folder(const Experiment& e, const fs::path& run_folder) {
+  return e.checkpoint_folder.empty() ? run_folder / "checkpoints" : fs::path(e.checkpoint_folder);
+}
+
+// "--resume last": the newest last.ckpt of this experiment; else the path given.
+fs::path resume_checkpoint(const Experiment& e, const std::string& resume) {
+  if (resume != "last") return resume;
+  if (!e.checkpoint_folder.empty()) return fs::path(e.checkpoint_folder) / "last.ckpt";
+  const fs::path base = fs::path(e.output) / e.name;
+  fs::path newest;
+  int newest_version = -1;
+  if (fs::is_directory(base))
+    for (const auto& entry : fs::directory_iterator(base)) {
+      const int v = version_number(entry.path());
+      if (v > newest_version && fs::exists(entry.path() / "checkpoints" / "last.ckpt")) {
+        newest_version = v;
+        newest = entry.path() / "checkpoints" / "last.ckpt";
+      }
+    }
+  if (newest.empty())
+    throw CheckpointError("--resume last: no " + (base / "version_*" / "checkpoints" / "last.ckpt").string() +
+                          " found (has this experiment run with checkpoints?)");
+  return newest;
+}
 
 const RegisteredModel& find_model(const PluginHost& host, const ExperimentFile& file, const Experiment& e) {
   if (const RegisteredModel* m = host.models().find(e.model)) return *m;
@@ -81,6 +169,8 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"device", r.device},
           {"seed", e.seed},
           {"steps", r.summary.steps},
+          {"interrupted", r.summary.interrupted},
+          {"stopped_early", r.summary.stopped_early},
           {"precision", e.precision},
           {"skipped_steps", r.summary.skipped_steps},
           {"best_test_accuracy", r.summary.best_test_accuracy},
@@ -95,7 +185,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
 
 }  // namespace
 
-RunResult run_experiment(const RunRequest& request, std::ostream& log) {
+RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   // 1. Everything about the experiment is checked before any work starts.
   ExperimentFile file = parse_experiment_file(request.experiment_file);
   for (const auto& o : request.overrides) apply_override(file, o);
@@ -110,6 +200,28 @@ RunResult run_experiment(const RunRequest& request, std::ostream& log) {
   const RegisteredModel& model_entry = find_model(host, file, e);
   e.model_options = resolve_model_options(file, model_entry.spec);
   check_data_path(file, e);
+  if (!e.model_init.empty() && !fs::is_regular_file(e.model_init))
+    throw ConfigError(key_location(file, "model.init") + ": model.init '" + e.model_init + "' does not exist");
+  fs::path resume_from;
+  if (!request.resume.empty()) {
+    resume_from = resume_checkpoint(e, request.resume);
+    const CheckpointContent info = read_checkpoint_info(resume_from);
+    if (info.model_name != e.model)
+      throw CheckpointError(resume_from.string() + ": written for model '" + info.model_name + "', this experiment trains '" +
+                            e.model + "'");
+  }
+
+  // The run's folder: a resumed run continues the folder its checkpoint lives in.
+  const fs::path run_folder = !resume_from.empty() && resume_from.parent_path().filename() == "checkpoints"
+                                  ? resume_from.parent_path().parent_path()
+                                  : new_run_folder(e);
+  fs::create_directories(run_folder);
+  const std::string resolved = resolved_toml(e);
+  write_file_atomically(run_folder / "experiment.toml", resolved);
+  std::ofstream log_file(run_folder / "train.log", std::ios::app);
+  TeeBuffer tee(console.rdbuf(), log_file ? log_file.rdbuf() : nullptr);
+  std::ostream log(&tee);
+  log << "run folder: " << run_folder.string() << "\n";
 
   // 2. The device, and why.
   BackendChoice choice = select_backend(host, e);
@@ -140,25 +252,45 @@ RunResult run_experiment(const RunRequest& request, std::ostream& log) {
     return model_entry.spec.factory(inputs, e.model_options);
   });
   if (!model) throw PluginError(model_entry.plugin, "model factory for '" + e.model + "' returned nothing");
+  if (!e.model_init.empty()) {
+    load_python_state_dict(e.model_init, *model);
+    log << "model: initialised from " << e.model_init << "\n";
+  }
   model->to(device);
   std::int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
   log << "model: " << e.model << " (" << model_entry.plugin << "), " << parameters << " parameters; optimizer "
       << e.optimizer << " lr " << e.lr << ", schedule " << e.schedule << ", precision " << e.precision << "\n";
 
-  // 4. Train.
+  // 4. Train; SIGINT/SIGTERM stop after the current step with a checkpoint.
   RunResult result;
   result.backend = backend.name();
   result.device = device.str();
+  result.run_folder = run_folder;
+  RunFiles files;
+  if (e.checkpoint_save != "none") files.checkpoints = checkpoint_folder(e, run_folder);
+  files.metrics_csv = run_folder / "metrics.csv";
+  files.experiment_json = resolved;
+  files.resume_from = resume_from;
   const int memory_device = plan.devices.at(0);
-  result.summary =
-      Trainer(e, model, data, device, loader, log, [&] { return backend.memory(memory_device); }).fit();
+  {
+    InterruptScope interrupts;
+    result.summary = Trainer(e, model, data, device, loader, log, [&] { return backend.memory(memory_device); }, files)
+                         .fit();
+  }
 
   // 5. Summary, printed and written whole.
-  const std::filesystem::path folder = std::filesystem::path(e.output) / e.name;
-  std::filesystem::create_directories(folder);
-  result.summary_file = folder / "summary.json";
+  result.summary_file = run_folder / "summary.json";
   write_file_atomically(result.summary_file, summary_json(e, result, parameters).dump(2) + "\n");
+  if (result.summary.interrupted) {
+    log << "interrupted (" << result.summary.stop_reason << ")"
+        << (files.checkpoints.empty() ? std::string(": no checkpoint written (checkpoint.save = \"none\")")
+                                      : ": checkpoint " + (files.checkpoints / "last.ckpt").string() +
+                                            "\nresume with: plugtrain run " + e.source + " --resume last")
+        << "\n";
+    return result;
+  }
+  if (result.summary.stopped_early) log << result.summary.stop_reason << "\n";
   char line[256];
   std::snprintf(line, sizeof line,
                 "done: final test accuracy %.4f (best %.4f at epoch %lld), %.1f s, %.0f samples/s on %s\n",

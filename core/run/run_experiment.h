@@ -17,12 +17,14 @@ struct RunRequest {
   std::vector<std::filesystem::path> plugin_paths;
   bool no_cuda = false;  // no GPU at all
   bool no_mps = false;   // no Apple GPU
+  std::string resume;    // "" (fresh run), "last", or a checkpoint path
 };
 
 struct RunResult {
   TrainSummary summary;
   std::string backend;
   std::string device;
+  std::filesystem::path run_folder;
   std::filesystem::path summary_file;
 };
 

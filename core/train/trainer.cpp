@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <ostream>
 
 #include <ATen/ATen.h>
@@ -9,9 +10,11 @@
 #include <torch/nn/utils/clip_grad.h>
 
 #include "data/batch_loader.h"
+#include "state/checkpoint.h"
 #include "train/optimizers.h"
 #include "train/precision.h"
 #include "util/format.h"
+#include "util/interrupt.h"
 
 namespace plugtrain {
 
@@ -19,9 +22,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string fixed(double v, int digits) {
   char buf[64];
@@ -38,6 +39,50 @@ data::Augmentation augmentation_of(const Experiment& e) {
   a.crop_padding = e.crop_padding;
   return a;
 }
+
+std::optional<double> metric(const EpochMetrics& m, const std::string& name) {
+  if (name == "train_loss") return m.train_loss;
+  if (name == "train_accuracy") return m.train_accuracy;
+  if (name == "test_loss") return m.test_loss;
+  return m.test_accuracy;
+}
+
+bool maximise(const std::string& metric_name, const std::string& mode) {
+  if (mode == "max") return true;
+  if (mode == "min") return false;
+  return metric_name.find("accuracy") != std::string::npos;
+}
+
+// True when `value` beats `best` by more than min_delta in the metric's direction.
+bool improves(double value, double best, bool has_best, bool max, double min_delta) {
+  if (!has_best) return true;
+  return max ? value > best + min_delta : value < best - min_delta;
+}
+
+// One CSV row per logged step and per epoch; appended, so a resumed run continues the file.
+class MetricsCsv {
+ public:
+  explicit MetricsCsv(const std::filesystem::path& path) {
+    if (path.empty()) return;
+    const bool fresh = !std::filesystem::exists(path);
+    out_.open(path, std::ios::app);
+    if (fresh) out_ << "kind,epoch,step,loss,accuracy,test_loss,test_accuracy,lr,samples_per_second,seconds\n";
+  }
+  void step(std::int64_t epoch, std::int64_t step, double loss, double lr, double sps) {
+    if (out_) out_ << "step," << epoch << "," << step << "," << loss << ",,,," << lr << "," << sps << ",\n" << std::flush;
+  }
+  void epoch(const EpochMetrics& m, std::int64_t step) {
+    if (!out_) return;
+    out_ << "epoch," << m.epoch << "," << step << "," << m.train_loss << "," << m.train_accuracy << ",";
+    if (m.test_loss) out_ << *m.test_loss;
+    out_ << ",";
+    if (m.test_accuracy) out_ << *m.test_accuracy;
+    out_ << "," << m.lr << "," << m.samples_per_second << "," << m.seconds << "\n" << std::flush;
+  }
+
+ private:
+  std::ofstream out_;
+};
 
 }  // namespace
 
@@ -69,14 +114,16 @@ Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t bat
 }
 
 Trainer::Trainer(const Experiment& experiment, std::shared_ptr<Model> model, const data::DatasetPair& data,
-                 c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory)
+                 c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory,
+                 RunFiles files)
     : experiment_(experiment),
       model_(std::move(model)),
       data_(data),
       device_(device),
       loader_(loader),
       log_(log),
-      memory_(std::move(memory)) {}
+      memory_(std::move(memory)),
+      files_(std::move(files)) {}
 
 TrainSummary Trainer::fit() {
   const Experiment& e = experiment_;
@@ -87,21 +134,44 @@ TrainSummary Trainer::fit() {
   const std::int64_t steps_per_epoch = batches.batches_per_epoch();
   const std::vector<at::Tensor> parameters = model.parameters();
   LossScaler scaler(e.precision == "fp16", device_);
+  MetricsCsv csv(files_.metrics_csv);
+
+  TrainingProgress progress;
+  if (!files_.resume_from.empty()) {
+    progress = load_checkpoint(files_.resume_from, model, *optimizer, device_).progress;
+    log_ << "resumed from " << files_.resume_from.string() << ": " << progress.epochs_done << " epochs and "
+         << progress.step << " steps done"
+         << (progress.step_in_epoch ? " (" + std::to_string(progress.step_in_epoch) + " steps into the next epoch)" : "")
+         << "\n";
+  }
+  auto save = [&](const std::filesystem::path& path) {
+    save_checkpoint(path, model, *optimizer, {progress, files_.experiment_json, e.model, "", ""}, device_);
+  };
+  const bool checkpoint_max = maximise(e.checkpoint_monitor, e.checkpoint_mode);
+  const bool stopping_max = maximise(e.early_stopping_monitor, e.early_stopping_mode);
 
   TrainSummary summary;
+  summary.steps = progress.step;
+  summary.best_test_accuracy = progress.best_test_accuracy;
+  summary.best_epoch = progress.best_test_epoch;
   double train_seconds_total = 0;
   std::int64_t train_samples_total = 0;
   const auto run_start = Clock::now();
   bool stop = false;
 
-  for (std::int64_t epoch = 1; epoch <= e.epochs && !stop; ++epoch) {
+  for (std::int64_t epoch = progress.epochs_done + 1; epoch <= e.epochs && !stop; ++epoch) {
     const auto epoch_start = Clock::now();
     model.train();
     batches.start_epoch(epoch);
     // Running sums stay on the device: reading them every step would synchronise it.
-    at::Tensor loss_sum = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device_));
-    at::Tensor correct = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device_));
-    std::int64_t seen = 0, step_in_epoch = 0;
+    at::Tensor loss_sum = at::full({}, progress.partial_loss_sum, at::TensorOptions().dtype(at::kDouble).device(device_));
+    at::Tensor correct = at::full({}, progress.partial_correct, at::TensorOptions().dtype(at::kLong).device(device_));
+    std::int64_t seen = progress.partial_seen, step_in_epoch = 0;
+    // Resuming mid-epoch: the epoch's batches are a function of (seed, epoch), so replaying
+    // the ones already trained on (without training) puts every generator where it was.
+    for (; step_in_epoch < progress.step_in_epoch && batches.next(); ++step_in_epoch) {
+    }
+    progress.step_in_epoch = 0;
     auto interval_start = Clock::now();
     std::int64_t interval_samples = 0;
     double lr = e.lr;
@@ -137,27 +207,45 @@ TrainSummary Trainer::fit() {
 
       if (e.log_interval > 0 && summary.steps % e.log_interval == 0) {
         const double elapsed = seconds_since(interval_start);
+        const double step_loss = loss.item<double>();
         log_ << "  epoch " << epoch << " step " << step_in_epoch << "/" << steps_per_epoch << "  loss "
-             << fixed(loss.item<double>(), 4) << "  lr " << lr << "  " << fixed(interval_samples / elapsed, 0)
-             << " samples/s\n"
+             << fixed(step_loss, 4) << "  lr " << lr << "  " << fixed(interval_samples / elapsed, 0) << " samples/s\n"
              << std::flush;
+        csv.step(epoch, summary.steps, step_loss, lr, interval_samples / elapsed);
         interval_start = Clock::now();
         interval_samples = 0;
+      }
+      if (interrupt_requested() && step_in_epoch < steps_per_epoch) {
+        // Finish this step, save where we are inside the epoch, and stop.
+        progress.step = summary.steps;
+        progress.step_in_epoch = step_in_epoch;
+        progress.partial_loss_sum = loss_sum.item<double>();
+        progress.partial_correct = correct.item<std::int64_t>();
+        progress.partial_seen = seen;
+        summary.interrupted = true;
+        summary.stop_reason = std::string(interrupt_signal_name()) + " received";
+        if (!files_.checkpoints.empty()) save(files_.checkpoints / "last.ckpt");
+        break;
       }
       if (e.max_steps > 0 && summary.steps >= e.max_steps) {
         stop = true;
         break;
       }
     }
+    if (summary.interrupted) break;
+
     EpochMetrics m;
     m.epoch = epoch;
     m.lr = lr;
     m.train_loss = seen ? loss_sum.item<double>() / double(seen) : 0;
     m.train_accuracy = seen ? double(correct.item<std::int64_t>()) / double(seen) : 0;
     const double train_seconds = seconds_since(epoch_start);
-    m.samples_per_second = train_seconds > 0 ? double(seen) / train_seconds : 0;
+    m.samples_per_second = train_seconds > 0 ? double(seen - progress.partial_seen) / train_seconds : 0;
     train_seconds_total += train_seconds;
-    train_samples_total += seen;
+    train_samples_total += seen - progress.partial_seen;
+    progress.partial_loss_sum = 0;
+    progress.partial_correct = 0;
+    progress.partial_seen = 0;
 
     const bool last = stop || epoch == e.epochs;
     if (last || epoch % e.eval_every == 0) {
@@ -175,14 +263,61 @@ TrainSummary Trainer::fit() {
     if (memory_) m.memory = memory_();
     log_ << "epoch " << epoch << "/" << e.epochs << "  train loss " << fixed(m.train_loss, 4) << " acc "
          << fixed(m.train_accuracy, 4);
-    if (m.test_accuracy)
-      log_ << " | test loss " << fixed(*m.test_loss, 4) << " acc " << fixed(*m.test_accuracy, 4);
+    if (m.test_accuracy) log_ << " | test loss " << fixed(*m.test_loss, 4) << " acc " << fixed(*m.test_accuracy, 4);
     log_ << " | " << fixed(m.samples_per_second, 0) << " samples/s | " << fixed(m.seconds, 1) << " s";
     if (m.memory.process_used_bytes)
       log_ << " | mem " << format_bytes(m.memory.process_used_bytes) << " (peak "
            << format_bytes(m.memory.process_peak_bytes) << ")";
     log_ << "\n" << std::flush;
+    csv.epoch(m, summary.steps);
     summary.epochs.push_back(m);
+
+    // Progress as a checkpoint sees it: this epoch is done.
+    progress.epochs_done = epoch;
+    progress.step = summary.steps;
+    progress.best_test_accuracy = summary.best_test_accuracy;
+    progress.best_test_epoch = summary.best_epoch;
+
+    // Best checkpoint and early stopping, each on its monitored metric (skipped in epochs
+    // that have no such value, e.g. a test metric in an epoch without evaluation).
+    bool new_best = false;
+    if (std::optional<double> v = metric(m, e.checkpoint_monitor);
+        v && improves(*v, progress.best_value, progress.best_epoch > 0, checkpoint_max, 0.0)) {
+      progress.best_value = *v;
+      progress.best_epoch = epoch;
+      new_best = true;
+    }
+    if (e.early_stopping_patience > 0) {
+      if (std::optional<double> v = metric(m, e.early_stopping_monitor)) {
+        // Tracked apart from the checkpoint's best: the monitors and min_delta may differ.
+        if (improves(*v, progress.stopping_best, progress.stopping_has_best, stopping_max, e.early_stopping_min_delta)) {
+          progress.stopping_best = *v;
+          progress.stopping_has_best = true;
+          progress.epochs_without_improvement = 0;
+        } else if (++progress.epochs_without_improvement >= e.early_stopping_patience) {
+          summary.stopped_early = true;
+          summary.stop_reason = "early stopping: " + e.early_stopping_monitor + " did not improve for " +
+                                std::to_string(e.early_stopping_patience) + " evaluated epochs";
+          stop = true;
+        }
+      }
+    }
+    if (!files_.checkpoints.empty() && e.checkpoint_save != "none") {
+      if (e.checkpoint_save == "best" && new_best) save(files_.checkpoints / "best.ckpt");
+      if (e.checkpoint_save == "every" && (epoch % e.checkpoint_every == 0 || stop || epoch == e.epochs)) {
+        char name[32];
+        std::snprintf(name, sizeof name, "epoch-%04lld.ckpt", static_cast<long long>(epoch));
+        save(files_.checkpoints / name);
+        if (e.checkpoint_keep_last > 0) {
+          std::vector<std::filesystem::path> old;
+          for (const auto& f : std::filesystem::directory_iterator(files_.checkpoints))
+            if (f.path().filename().string().rfind("epoch-", 0) == 0) old.push_back(f.path());
+          std::sort(old.begin(), old.end());
+          for (std::size_t i = 0; i + e.checkpoint_keep_last < old.size(); ++i) std::filesystem::remove(old[i]);
+        }
+      }
+      save(files_.checkpoints / "last.ckpt");  // always: what --resume last continues from
+    }
   }
   summary.skipped_steps = scaler.skipped_steps();
   summary.total_seconds = seconds_since(run_start);

@@ -2,6 +2,7 @@
 // and a summary. The model, data, device and loader settings come in ready-made.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -29,7 +30,10 @@ struct EpochMetrics {
 };
 
 struct TrainSummary {
-  std::vector<EpochMetrics> epochs;
+  std::vector<EpochMetrics> epochs;  // this process's epochs (a resumed run starts later)
+  bool interrupted = false;          // stopped by SIGINT/SIGTERM after writing last.ckpt
+  bool stopped_early = false;        // early stopping
+  std::string stop_reason;
   std::int64_t steps = 0;
   std::int64_t skipped_steps = 0;  // fp16 steps skipped because gradients overflowed
   double best_test_accuracy = 0;
@@ -46,11 +50,20 @@ struct Evaluation {
 Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t batch_size, c10::Device device,
                     const LoaderConfig& loader, const std::string& precision = "fp32");
 
+// Where a run keeps its files and what it resumes from.
+struct RunFiles {
+  std::filesystem::path checkpoints;  // folder; empty: no checkpoints
+  std::filesystem::path metrics_csv;  // empty: none
+  std::string experiment_json;        // stored in checkpoints
+  std::filesystem::path resume_from;  // empty: a fresh start
+};
+
 class Trainer {
  public:
   // memory: asked once per epoch for the device's memory figures (may be empty).
   Trainer(const Experiment& experiment, std::shared_ptr<Model> model, const data::DatasetPair& data,
-          c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory = {});
+          c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory = {},
+          RunFiles files = {});
   TrainSummary fit();
 
  private:
@@ -61,6 +74,7 @@ class Trainer {
   LoaderConfig loader_;
   std::ostream& log_;
   std::function<MemoryInfo()> memory_;
+  RunFiles files_;
 };
 
 }  // namespace plugtrain

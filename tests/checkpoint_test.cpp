@@ -1,0 +1,234 @@
+// Durable runs end to end: exact resume, SIGINT, checkpoint policies, early stopping, run
+// folder files, bad checkpoints, and weights exchanged with Python's torch.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace {
+
+using testing::run_process;
+using testing::shell_quote;
+namespace fs = std::filesystem;
+
+const std::string kExperiment = R"(
+[experiment]
+name = "ckpt"
+seed = 5
+[model]
+name = "mlp"
+hidden = [32]
+dropout = 0.2
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 8, 8]
+synthetic_train_size = 3000
+synthetic_test_size = 300
+batch_size = 50
+[optim]
+name = "adam"
+lr = 0.002
+[schedule]
+name = "cosine"
+warmup_epochs = 1
+[train]
+epochs = 4
+log_interval = 0
+)";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class CheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("plugtrain-ckpt-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "exp.toml") << kExperiment;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string plugtrain(const std::string& args) const {
+    return "cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) + " " + args;
+  }
+  testing::ProcessResult run(const std::string& args) { return run_process(plugtrain("run exp.toml " + args)); }
+  fs::path version(int n) const { return dir_ / "runs" / "ckpt" / ("version_" + std::to_string(n)); }
+  // The final weights of a run, as the bytes of `plugtrain export`.
+  std::string exported(int n) {
+    const fs::path out = dir_ / ("export-" + std::to_string(n) + ".pt");
+    auto r = run_process(plugtrain("export " + shell_quote((version(n) / "checkpoints" / "last.ckpt").string()) + " " +
+                                   shell_quote(out.string())));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return slurp(out);
+  }
+  fs::path dir_;
+};
+
+TEST_F(CheckpointTest, FourEpochsEqualTwoPlusResumePlusTwoBitwise) {
+  ASSERT_EQ(run("").exit_code, 0);                              // version_0: 4 epochs
+  ASSERT_EQ(run("--set train.epochs=2").exit_code, 0);          // version_1: 2 epochs
+  auto resumed = run("--resume last");                          // version_1 continued to 4
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("resumed from"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("2 epochs and 120 steps done"), std::string::npos) << resumed.out;
+  EXPECT_FALSE(fs::exists(version(2))) << "a resumed run continues its own folder";
+  const std::string full = exported(0), split = exported(1);
+  ASSERT_FALSE(full.empty());
+  EXPECT_TRUE(full == split) << "weights differ after resume";
+}
+
+TEST_F(CheckpointTest, SigintFinishesTheStepWritesACheckpointAndResumesExactly) {
+  const std::string args = "--set data.synthetic_train_size=60000 --set train.epochs=3";
+  ASSERT_EQ(run(args).exit_code, 0);  // the uninterrupted reference, version_0
+  // version_1: interrupted during epoch 2.
+  const fs::path log = dir_ / "interrupted.log";
+  const std::string start = plugtrain("run exp.toml " + args) + " > " + shell_quote(log.string()) + " 2>&1 & echo $!";
+  const int pid = std::stoi(run_process(start, false).out);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (slurp(log).find("epoch 1/3") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::string out = slurp(log);
+  ASSERT_NE(out.find("interrupted (SIGINT received): checkpoint"), std::string::npos) << out;
+  EXPECT_NE(out.find("resume with: plugtrain run exp.toml --resume last"), std::string::npos) << out;
+  EXPECT_EQ(out.find("epoch 3/3"), std::string::npos) << "it should have stopped early: " << out;
+
+  auto resumed = run(args + " --resume last");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(exported(0) == exported(1)) << "weights differ after interrupt + resume\n" << resumed.out;
+}
+
+TEST_F(CheckpointTest, RunFolderHoldsResolvedExperimentLogMetricsAndSummary) {
+  auto r = run("--set train.log_interval=20");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* f : {"experiment.toml", "train.log", "metrics.csv", "summary.json", "checkpoints/last.ckpt"})
+    EXPECT_TRUE(fs::exists(version(0) / f)) << f;
+  const std::string resolved = slurp(version(0) / "experiment.toml");
+  EXPECT_NE(resolved.find("hidden = [32]"), std::string::npos) << resolved;
+  EXPECT_NE(resolved.find("batch_size = 50"), std::string::npos) << resolved;
+  EXPECT_NE(resolved.find("test_batch_size = 1000"), std::string::npos) << "defaults are written too";
+  const std::string csv = slurp(version(0) / "metrics.csv");
+  EXPECT_EQ(csv.rfind("kind,epoch,step,loss,accuracy,test_loss,test_accuracy,lr,samples_per_second,seconds\n", 0), 0u);
+  int steps = 0, epochs = 0;
+  std::istringstream lines(csv);
+  for (std::string line; std::getline(lines, line);) {
+    steps += line.rfind("step,", 0) == 0;
+    epochs += line.rfind("epoch,", 0) == 0;
+  }
+  EXPECT_EQ(epochs, 4);
+  EXPECT_EQ(steps, 12);  // 240 steps, one row every 20
+  EXPECT_NE(slurp(version(0) / "train.log").find("done: final test accuracy"), std::string::npos);
+  ASSERT_EQ(run("").exit_code, 0);
+  EXPECT_TRUE(fs::exists(version(1) / "summary.json")) << "a second run gets the next version";
+}
+
+TEST_F(CheckpointTest, SaveEveryKeepsTheLastKAndBestFollowsTheMonitor) {
+  ASSERT_EQ(run("--set checkpoint.save=\"every\" --set checkpoint.keep_last=2").exit_code, 0);
+  EXPECT_FALSE(fs::exists(version(0) / "checkpoints" / "epoch-0002.ckpt"));
+  EXPECT_TRUE(fs::exists(version(0) / "checkpoints" / "epoch-0003.ckpt"));
+  EXPECT_TRUE(fs::exists(version(0) / "checkpoints" / "epoch-0004.ckpt"));
+  EXPECT_TRUE(fs::exists(version(0) / "checkpoints" / "last.ckpt"));
+  ASSERT_EQ(run("--set checkpoint.save=\"best\" --set checkpoint.monitor=\"train_loss\"").exit_code, 0);
+  EXPECT_TRUE(fs::exists(version(1) / "checkpoints" / "best.ckpt"));
+  ASSERT_EQ(run("--set checkpoint.save=\"none\"").exit_code, 0);
+  EXPECT_FALSE(fs::exists(version(2) / "checkpoints"));
+}
+
+TEST_F(CheckpointTest, EarlyStoppingStopsWhenTheMonitorStallsAndSaysWhy) {
+  // Test accuracy reaches 1.0 on this set within a few epochs and cannot improve after.
+  auto r = run("--set train.epochs=40 --set early_stopping.patience=2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("early stopping: test_accuracy did not improve for 2 evaluated epochs"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("epoch 40/40"), std::string::npos) << r.out;
+}
+
+TEST_F(CheckpointTest, BadCheckpointsGiveOneLineErrors) {
+  std::ofstream(dir_ / "garbage.ckpt") << "this is not a checkpoint";
+  auto garbage = run("--resume garbage.ckpt");
+  EXPECT_EQ(garbage.exit_code, 1);
+  EXPECT_NE(garbage.out.find("garbage.ckpt: not a readable checkpoint (corrupt or truncated?)"), std::string::npos)
+      << garbage.out;
+
+  ASSERT_EQ(run("").exit_code, 0);
+  const std::string whole = slurp(version(0) / "checkpoints" / "last.ckpt");
+  std::ofstream(dir_ / "truncated.ckpt", std::ios::binary) << whole.substr(0, whole.size() / 2);
+  auto truncated = run("--resume truncated.ckpt");
+  EXPECT_EQ(truncated.exit_code, 1);
+  EXPECT_NE(truncated.out.find("truncated.ckpt: not a readable checkpoint"), std::string::npos) << truncated.out;
+
+  auto missing = run("--resume nowhere.ckpt");
+  EXPECT_NE(missing.out.find("nowhere.ckpt: no such checkpoint file"), std::string::npos) << missing.out;
+
+  auto other_model = run("--set model.name=lenet5 --resume " +
+                         shell_quote((version(0) / "checkpoints" / "last.ckpt").string()));
+  EXPECT_EQ(other_model.exit_code, 1);
+  EXPECT_NE(other_model.out.find("written for model 'mlp', this experiment trains 'lenet5'"), std::string::npos)
+      << other_model.out;
+  EXPECT_EQ(std::count(other_model.out.begin(), other_model.out.end(), '\n'), 1) << other_model.out;
+}
+
+#ifdef PLUGTRAIN_PYTHON
+// Both directions with the Python torch of the same wheel.
+TEST_F(CheckpointTest, WeightsGoToAndComeFromPythonTorch) {
+  ASSERT_EQ(run("").exit_code, 0);
+  const fs::path exported_file = dir_ / "weights.pt";
+  auto e = run_process(plugtrain("export " + shell_quote((version(0) / "checkpoints" / "last.ckpt").string()) + " " +
+                                 shell_quote(exported_file.string())));
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  // Python: torch.load with its default (weights_only=True), into the equivalent nn.Module,
+  // then save a modified state_dict for plugtrain to start from.
+  std::ofstream(dir_ / "roundtrip.py") << R"(
+import sys, torch, torch.nn as nn
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(32, 10)
+state = torch.load(sys.argv[1])
+model = MLP()
+model.load_state_dict(state)           # same key names, same shapes
+print("python loaded", sorted(state.keys()))
+with torch.no_grad():
+    model.fc2.bias.fill_(0.25)
+torch.save(model.state_dict(), sys.argv[2])
+torch.save({"fc1.weight": torch.zeros(3, 3)}, sys.argv[3])
+)";
+  auto py = run_process(std::string(PLUGTRAIN_PYTHON) + " " + shell_quote((dir_ / "roundtrip.py").string()) + " " +
+                        shell_quote(exported_file.string()) + " " + shell_quote((dir_ / "from_python.pt").string()) +
+                        " " + shell_quote((dir_ / "wrong.pt").string()));
+  ASSERT_EQ(py.exit_code, 0) << py.out;
+  EXPECT_NE(py.out.find("python loaded ['fc1.bias', 'fc1.weight', 'fc2.bias', 'fc2.weight']"), std::string::npos)
+      << py.out;
+
+  auto init = run("--set model.init=\"from_python.pt\" --set train.epochs=1");
+  ASSERT_EQ(init.exit_code, 0) << init.out;
+  EXPECT_NE(init.out.find("model: initialised from from_python.pt"), std::string::npos) << init.out;
+
+  auto wrong = run("--set model.init=\"wrong.pt\"");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.out.find("wrong.pt: does not match the model: missing fc1.bias; shape of fc1.weight: file [3, 3], "
+                           "model [32, 64]; missing fc2.bias; missing fc2.weight"),
+            std::string::npos)
+      << wrong.out;
+}
+#endif
+
+}  // namespace
+}  // namespace plugtrain
