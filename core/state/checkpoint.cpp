@@ -127,6 +127,57 @@ std::string torch_save_bytes(const c10::IValue& value) {
   return zip;
 }
 
+// Python's model.state_dict() is a collections.OrderedDict carrying a `_metadata` attribute.
+// LibTorch's unpickler reads any OrderedDict(...) call as None (it expects one only as a
+// tensor's unused backward-hooks argument) and supports neither POP nor a dict BUILD, so
+// torch::pickle_load cannot read such a file as it is. This rewrites data.pkl into the plain
+// dict it stands for: the leading `GLOBAL collections.OrderedDict; BINPUT 0; EMPTY_TUPLE;
+// REDUCE` becomes EMPTY_DICT, every later `BINGET 0; EMPTY_TUPLE; REDUCE` (an empty
+// OrderedDict, i.e. the hooks argument) becomes NONE, and the trailing `_metadata` state and
+// BUILD are dropped. Files that do not start that way are passed through untouched.
+std::vector<char> plain_dict_from_python_state_dict(const std::vector<char>& file) {
+  std::istringstream in(std::string(file.begin(), file.end()));
+  caffe2::serialize::PyTorchStreamReader reader(&in);
+  static const char head_bytes[] = "\x80\x02" "ccollections\nOrderedDict\n" "q\x00" ")R";
+  static const std::string head(head_bytes, sizeof head_bytes - 1);  // holds a NUL: keep the length
+  static const std::string empty_ordered_dict("h\x00)R", 4);
+  static const std::string metadata_key("X\x09\x00\x00\x00_metadata", 14);
+  std::string zip;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, std::size_t size) {
+    zip.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  writer.setMinVersion(reader.version());
+  for (const std::string& name : reader.getAllRecords()) {
+    if (name == "version" || name == ".data/version" || name == ".data/serialization_id") continue;
+    auto [data, size] = reader.getRecord(name);
+    std::string bytes(static_cast<const char*>(data.get()), size);
+    if (name == "data.pkl" && bytes.compare(0, head.size(), head) == 0) {
+      std::string plain = std::string("\x80\x02", 2) + "}";
+      for (std::size_t i = head.size(); i < bytes.size();) {
+        if (bytes.compare(i, empty_ordered_dict.size(), empty_ordered_dict) == 0) {
+          plain += 'N';
+          i += empty_ordered_dict.size();
+        } else {
+          plain += bytes[i++];
+        }
+      }
+      // `... SETITEMS EMPTY_DICT BINPUT n '_metadata' ... BUILD STOP`: keep up to SETITEMS.
+      const std::size_t meta = plain.rfind(metadata_key);
+      for (std::size_t back : {4, 7})  // BINPUT (2 bytes) or LONG_BINPUT (5 bytes) before the key
+        if (meta != std::string::npos && meta >= back && plain[meta - back] == 'u' && plain[meta - back + 1] == '}') {
+          plain.resize(meta - back + 1);
+          plain += '.';
+          break;
+        }
+      bytes = std::move(plain);
+    }
+    writer.writeRecord(name, bytes.data(), bytes.size());
+  }
+  writer.writeEndOfFile();
+  return std::vector<char>(zip.begin(), zip.end());
+}
+
 at::Generator default_generator(c10::Device device) {
   return at::globalContext().defaultGenerator(device.is_cpu() ? c10::Device(c10::kCPU) : device);
 }
@@ -226,7 +277,7 @@ void load_python_state_dict(const std::filesystem::path& file, Model& model) {
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   c10::IValue loaded;
   try {
-    loaded = torch::pickle_load(bytes);
+    loaded = torch::pickle_load(plain_dict_from_python_state_dict(bytes));
   } catch (const std::exception& e) {
     std::string why = e.what();
     throw CheckpointError(file.string() + ": not a torch.save file: " + why.substr(0, why.find('\n')));
