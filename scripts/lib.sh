@@ -57,11 +57,19 @@ install_torch() {
   mv "$PLUGTRAIN_VENV_MARKER.tmp" "$PLUGTRAIN_VENV_MARKER"
 }
 
+# Python packages the tests use beside torch (reading TensorBoard files with the real reader).
+install_python_tools() {
+  "$PLUGTRAIN_VENV/bin/python" -c 'import tensorboard' 2>/dev/null && return 0
+  log "installing tensorboard into $PLUGTRAIN_VENV"
+  "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir tensorboard
+}
+
 torch_cmake_prefix() { sed -n 2p "$PLUGTRAIN_VENV_MARKER"; }
 
 setup() {
   install_debian_packages
   install_torch
+  install_python_tools
 }
 
 # Configures once (or when the torch location changed) and builds what changed.

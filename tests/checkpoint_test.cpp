@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "logging/tensorboard_writer.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -232,6 +235,52 @@ torch.save({"fc1.weight": torch.zeros(3, 3)}, sys.argv[3])
                            "model [32, 64]; missing fc2.bias; missing fc2.weight"),
             std::string::npos)
       << wrong.out;
+}
+#endif
+
+}  // namespace
+}  // namespace plugtrain
+
+namespace plugtrain {
+namespace {
+
+TEST(Crc32c, MatchesTheStandardCheckValue) {
+  EXPECT_EQ(crc32c("123456789", 9), 0xE3069283u);
+  EXPECT_EQ(crc32c("", 0), 0u);
+}
+
+#ifdef PLUGTRAIN_PYTHON
+// The event files are read with the real TensorBoard reader from PyPI, not with our own.
+TEST_F(CheckpointTest, TensorBoardReadsTheScalars) {
+  auto r = run("--set train.log_interval=30");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ofstream(dir_ / "read_tb.py") << R"(
+import sys, json
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+ea = EventAccumulator(sys.argv[1]); ea.Reload()
+tags = ea.Tags()["scalars"]
+print("TAGS", " ".join(sorted(tags)))
+print("ACC", json.dumps([[s.step, s.value] for s in ea.Scalars("epoch/test_accuracy")]))
+print("STEPS", len(ea.Scalars("train/loss_step")))
+)";
+  auto py = run_process(std::string(PLUGTRAIN_PYTHON) + " " + shell_quote((dir_ / "read_tb.py").string()) + " " +
+                        shell_quote((version(0) / "tensorboard").string()) + " 2>/dev/null",
+                        false);
+  ASSERT_EQ(py.exit_code, 0) << py.out;
+  for (const char* t : {"epoch/test_accuracy", "epoch/test_loss", "epoch/train_loss", "epoch/lr",
+                        "epoch/samples_per_second", "epoch/memory_used_bytes", "train/loss_step"})
+    EXPECT_NE(py.out.find(t), std::string::npos) << t << "\n" << py.out;
+  EXPECT_NE(py.out.find("STEPS 8"), std::string::npos) << py.out;  // 240 steps, every 30
+  // The accuracies TensorBoard shows are the ones in summary.json.
+  std::ifstream in(version(0) / "summary.json");
+  const auto summary = nlohmann::json::parse(in);
+  const std::string acc_line = py.out.substr(py.out.find("ACC ") + 4);
+  const auto acc = nlohmann::json::parse(acc_line.substr(0, acc_line.find('\n')));
+  ASSERT_EQ(acc.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(acc[i][0].get<int>(), int(i) + 1);
+    EXPECT_NEAR(acc[i][1].get<double>(), summary["epochs"][i]["test_accuracy"].get<double>(), 1e-6);
+  }
 }
 #endif
 

@@ -270,6 +270,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   RunFiles files;
   if (e.checkpoint_save != "none") files.checkpoints = checkpoint_folder(e, run_folder);
   files.metrics_csv = run_folder / "metrics.csv";
+  files.tensorboard = run_folder / "tensorboard";
   files.experiment_json = resolved;
   files.resume_from = resume_from;
   const int memory_device = plan.devices.at(0);

@@ -10,6 +10,7 @@
 #include <torch/nn/utils/clip_grad.h>
 
 #include "data/batch_loader.h"
+#include "logging/tensorboard_writer.h"
 #include "state/checkpoint.h"
 #include "train/optimizers.h"
 #include "train/precision.h"
@@ -135,6 +136,8 @@ TrainSummary Trainer::fit() {
   const std::vector<at::Tensor> parameters = model.parameters();
   LossScaler scaler(e.precision == "fp16", device_);
   MetricsCsv csv(files_.metrics_csv);
+  std::unique_ptr<TensorBoardWriter> board;
+  if (!files_.tensorboard.empty()) board = std::make_unique<TensorBoardWriter>(files_.tensorboard);
 
   TrainingProgress progress;
   if (!files_.resume_from.empty()) {
@@ -212,6 +215,12 @@ TrainSummary Trainer::fit() {
              << fixed(step_loss, 4) << "  lr " << lr << "  " << fixed(interval_samples / elapsed, 0) << " samples/s\n"
              << std::flush;
         csv.step(epoch, summary.steps, step_loss, lr, interval_samples / elapsed);
+        if (board) {
+          board->add_scalar("train/loss_step", step_loss, summary.steps);
+          board->add_scalar("train/lr", lr, summary.steps);
+          board->add_scalar("train/samples_per_second", interval_samples / elapsed, summary.steps);
+          board->flush();
+        }
         interval_start = Clock::now();
         interval_samples = 0;
       }
@@ -270,6 +279,17 @@ TrainSummary Trainer::fit() {
            << format_bytes(m.memory.process_peak_bytes) << ")";
     log_ << "\n" << std::flush;
     csv.epoch(m, summary.steps);
+    if (board) {
+      board->add_scalar("epoch/train_loss", m.train_loss, epoch);
+      board->add_scalar("epoch/train_accuracy", m.train_accuracy, epoch);
+      if (m.test_loss) board->add_scalar("epoch/test_loss", *m.test_loss, epoch);
+      if (m.test_accuracy) board->add_scalar("epoch/test_accuracy", *m.test_accuracy, epoch);
+      board->add_scalar("epoch/lr", m.lr, epoch);
+      board->add_scalar("epoch/samples_per_second", m.samples_per_second, epoch);
+      if (m.memory.process_used_bytes) board->add_scalar("epoch/memory_used_bytes", double(*m.memory.process_used_bytes), epoch);
+      if (m.memory.process_peak_bytes) board->add_scalar("epoch/memory_peak_bytes", double(*m.memory.process_peak_bytes), epoch);
+      board->flush();
+    }
     summary.epochs.push_back(m);
 
     // Progress as a checkpoint sees it: this epoch is done.

@@ -54,6 +54,7 @@ Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t bat
 struct RunFiles {
   std::filesystem::path checkpoints;  // folder; empty: no checkpoints
   std::filesystem::path metrics_csv;  // empty: none
+  std::filesystem::path tensorboard;  // folder for event files; empty: none
   std::string experiment_json;        // stored in checkpoints
   std::filesystem::path resume_from;  // empty: a fresh start
 };
