@@ -218,3 +218,31 @@ TEST_F(RunTest, MixedPrecisionTrainsOnTheCpu) {
 
 }  // namespace
 }  // namespace plugtrain
+
+namespace plugtrain {
+namespace {
+
+// `script` gives the run a pseudo-terminal, as a person's shell would.
+TEST_F(RunTest, ProgressBarOnATerminalPlainLinesOtherwiseNoColorRespected) {
+  fs::path exp = write("s.toml", kSynthetic);
+  const std::string cmd = shell_quote(PLUGTRAIN_EXE) + " run " + shell_quote(exp.string());
+  auto tty = run_process("cd " + shell_quote(dir_.string()) + " && script -qec " + shell_quote(cmd) + " /dev/null");
+  ASSERT_EQ(tty.exit_code, 0) << tty.out;
+  EXPECT_NE(tty.out.find("ETA "), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("16/16"), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("\033[32m"), std::string::npos) << "colour on a terminal";
+
+  auto no_color = run_process("cd " + shell_quote(dir_.string()) + " && NO_COLOR=1 script -qec " + shell_quote(cmd) +
+                              " /dev/null");
+  ASSERT_EQ(no_color.exit_code, 0);
+  EXPECT_NE(no_color.out.find("ETA "), std::string::npos);
+  EXPECT_EQ(no_color.out.find("\033[32m"), std::string::npos) << "NO_COLOR must switch colour off";
+
+  auto piped = run(exp);
+  ASSERT_EQ(piped.exit_code, 0);
+  EXPECT_EQ(piped.out.find("ETA "), std::string::npos) << "no progress bar when stdout is not a terminal";
+  EXPECT_EQ(piped.out.find('\r'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace plugtrain

@@ -21,6 +21,8 @@
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/tee_stream.h"
+#include "logging/progress_bar.h"
+#include <iostream>
 #include "version.h"
 
 namespace plugtrain {
@@ -271,6 +273,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   if (e.checkpoint_save != "none") files.checkpoints = checkpoint_folder(e, run_folder);
   files.metrics_csv = run_folder / "metrics.csv";
   files.tensorboard = run_folder / "tensorboard";
+  if (&console == &std::cout && ProgressBar::wanted()) files.progress = &std::cout;
   files.experiment_json = resolved;
   files.resume_from = resume_from;
   const int memory_device = plan.devices.at(0);

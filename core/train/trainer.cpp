@@ -10,6 +10,7 @@
 #include <torch/nn/utils/clip_grad.h>
 
 #include "data/batch_loader.h"
+#include "logging/progress_bar.h"
 #include "logging/tensorboard_writer.h"
 #include "state/checkpoint.h"
 #include "train/optimizers.h"
@@ -136,6 +137,8 @@ TrainSummary Trainer::fit() {
   const std::vector<at::Tensor> parameters = model.parameters();
   LossScaler scaler(e.precision == "fp16", device_);
   MetricsCsv csv(files_.metrics_csv);
+  std::unique_ptr<ProgressBar> bar;
+  if (files_.progress) bar = std::make_unique<ProgressBar>(*files_.progress, /*color=*/true);
   std::unique_ptr<TensorBoardWriter> board;
   if (!files_.tensorboard.empty()) board = std::make_unique<TensorBoardWriter>(files_.tensorboard);
 
@@ -175,6 +178,7 @@ TrainSummary Trainer::fit() {
     for (; step_in_epoch < progress.step_in_epoch && batches.next(); ++step_in_epoch) {
     }
     progress.step_in_epoch = 0;
+    if (bar) bar->start(epoch, e.epochs, steps_per_epoch);
     auto interval_start = Clock::now();
     std::int64_t interval_samples = 0;
     double lr = e.lr;
@@ -208,9 +212,11 @@ TrainSummary Trainer::fit() {
       ++step_in_epoch;
       ++summary.steps;
 
+      if (bar && bar->due(step_in_epoch)) bar->update(step_in_epoch, loss.item<double>(), seen - progress.partial_seen);
       if (e.log_interval > 0 && summary.steps % e.log_interval == 0) {
         const double elapsed = seconds_since(interval_start);
         const double step_loss = loss.item<double>();
+        if (bar) bar->clear();
         log_ << "  epoch " << epoch << " step " << step_in_epoch << "/" << steps_per_epoch << "  loss "
              << fixed(step_loss, 4) << "  lr " << lr << "  " << fixed(interval_samples / elapsed, 0) << " samples/s\n"
              << std::flush;
@@ -241,6 +247,7 @@ TrainSummary Trainer::fit() {
         break;
       }
     }
+    if (bar) bar->clear();
     if (summary.interrupted) break;
 
     EpochMetrics m;

@@ -57,6 +57,7 @@ struct RunFiles {
   std::filesystem::path tensorboard;  // folder for event files; empty: none
   std::string experiment_json;        // stored in checkpoints
   std::filesystem::path resume_from;  // empty: a fresh start
+  std::ostream* progress = nullptr;   // the terminal, for a progress bar; null: none
 };
 
 class Trainer {
