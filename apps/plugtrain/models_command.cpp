@@ -1,36 +1,11 @@
 #include <iostream>
-#include <sstream>
 
 #include "commands.h"
+#include "config/toml_text.h"
 #include "plugins/plugin_host.h"
 
 namespace plugtrain::cli {
 
-namespace {
-
-std::string value_text(const OptionValue& v) {
-  std::ostringstream out;
-  std::visit(
-      [&](const auto& x) {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, bool>) {
-          out << (x ? "true" : "false");
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          out << '"' << x << '"';
-        } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>> ||
-                             std::is_same_v<T, std::vector<double>>) {
-          out << "[";
-          for (std::size_t i = 0; i < x.size(); ++i) out << (i ? ", " : "") << x[i];
-          out << "]";
-        } else {
-          out << x;
-        }
-      },
-      v);
-  return out.str();
-}
-
-}  // namespace
 
 void add_models_command(CLI::App& app) {
   auto paths = std::make_shared<std::vector<std::filesystem::path>>();
@@ -48,7 +23,7 @@ void add_models_command(CLI::App& app) {
     for (const auto& m : host.models().all()) {
       std::cout << m.spec.name << "  (" << m.plugin << ")  " << m.spec.description << "\n";
       for (const auto& o : m.spec.options)
-        std::cout << "    " << o.name << " : " << to_string(o.type) << " = " << value_text(o.default_value)
+        std::cout << "    " << o.name << " : " << to_string(o.type) << " = " << toml_text(o.default_value)
                   << "    " << o.doc << "\n";
     }
     for (const auto& s : host.models().shadowed()) std::cout << "note: " << s << "\n";

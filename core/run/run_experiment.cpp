@@ -12,6 +12,7 @@
 #include "config/config_error.h"
 #include "config/experiment_loader.h"
 #include "config/suggest.h"
+#include "config/toml_text.h"
 #include "data/dataset.h"
 #include "plugins/plugin_error.h"
 #include "plugins/plugin_host.h"
@@ -31,27 +32,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string option_text(const OptionValue& v) {
-  return std::visit(
-      [](const auto& x) -> std::string {
-        using T = std::decay_t<decltype(x)>;
-        std::ostringstream out;
-        if constexpr (std::is_same_v<T, bool>) {
-          out << (x ? "true" : "false");
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          out << '"' << x << '"';
-        } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>> || std::is_same_v<T, std::vector<double>>) {
-          out << "[";
-          for (std::size_t i = 0; i < x.size(); ++i) out << (i ? ", " : "") << x[i];
-          out << "]";
-        } else {
-          out << x;
-        }
-        return out.str();
-      },
-      v);
-}
-
 // The experiment as it will run, every key with its value (defaults included), as TOML.
 std::string resolved_toml(const Experiment& e) {
   std::string out = "# resolved by plugtrain " PLUGTRAIN_VERSION " from " + e.source + "\n";
@@ -62,7 +42,7 @@ std::string resolved_toml(const Experiment& e) {
       out += "\n[" + t + "]\n";
       table = t;
       if (t == "model")
-        for (const auto& [name, value] : e.model_options.values()) out += name + " = " + option_text(value) + "\n";
+        for (const auto& [name, value] : e.model_options.values()) out += name + " = " + toml_text(value) + "\n";
     }
     out += k.path.substr(t.size() + 1) + " = " + k.default_text(e) + "\n";
   }
