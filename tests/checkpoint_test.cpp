@@ -286,3 +286,47 @@ print("STEPS", len(ea.Scalars("train/loss_step")))
 
 }  // namespace
 }  // namespace plugtrain
+
+namespace plugtrain {
+namespace {
+
+TEST_F(CheckpointTest, LionMomentumSurvivesResumeBitwise) {
+  const std::string lion = "--set optim.name=\"lion\" --set optim.lr=0.0005 --set schedule.name=\"none\" ";
+  ASSERT_EQ(run(lion).exit_code, 0);
+  ASSERT_EQ(run(lion + "--set train.epochs=2").exit_code, 0);
+  auto resumed = run(lion + "--resume last");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(exported(0) == exported(1)) << "Lion state lost on resume";
+}
+
+TEST_F(CheckpointTest, ResumingAFinishedRunSaysSo) {
+  const std::string flat = "--set schedule.name=\"none\" ";
+  ASSERT_EQ(run(flat).exit_code, 0);
+  auto again = run(flat + "--resume last");
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.out.find("already trained all 4 epochs; raise train.epochs"), std::string::npos) << again.out;
+  auto more = run(flat + "--set train.epochs=5 --resume last");
+  EXPECT_EQ(more.exit_code, 0) << more.out;
+  EXPECT_NE(more.out.find("epoch 5/5"), std::string::npos) << more.out;
+}
+
+}  // namespace
+}  // namespace plugtrain
+
+namespace plugtrain {
+namespace {
+
+TEST_F(CheckpointTest, ResumeRefusesAChangedExperimentButAllowsMoreEpochs) {
+  ASSERT_EQ(run("--set train.epochs=2").exit_code, 0);
+  auto changed = run("--set data.batch_size=25 --set experiment.seed=9 --resume last");
+  EXPECT_EQ(changed.exit_code, 1);
+  EXPECT_NE(changed.out.find("this experiment differs from the one that wrote the checkpoint"), std::string::npos)
+      << changed.out;
+  EXPECT_NE(changed.out.find("data.batch_size 50 -> 25"), std::string::npos) << changed.out;
+  EXPECT_NE(changed.out.find("experiment.seed 5 -> 9"), std::string::npos) << changed.out;
+  auto longer = run("--set train.epochs=3 --set train.log_interval=7 --resume last");
+  EXPECT_EQ(longer.exit_code, 0) << longer.out;
+}
+
+}  // namespace
+}  // namespace plugtrain

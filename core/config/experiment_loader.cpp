@@ -19,6 +19,9 @@ std::string position(const std::string& source, const toml::source_region& regio
 // Where a key came from: "--set optim.lr" or "exp.toml:7:1".
 std::string where(const ExperimentFile& file, const std::string& path, const toml::source_region& region) {
   if (file.overridden.count(path)) return "--set " + path;
+  // A table or key that only an override created: name that override.
+  for (const auto& o : file.overridden)
+    if (o.compare(0, path.size() + 1, path + ".") == 0 && region.begin.line == 0) return "--set " + o;
   return position(file.source, region);
 }
 

@@ -27,16 +27,17 @@ PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_root
     if (opened.library.is_loaded()) retain_until_exit(opened.library);
     if (record.status != PluginStatus::loaded) continue;
 
-    auto [it, first] = first_by_name.emplace(record.handshake.name, record.path.string());
-    if (!first) {
+    if (auto earlier = first_by_name.find(record.handshake.name); earlier != first_by_name.end()) {
       record.status = PluginStatus::shadowed;
-      record.reason = "shadowed by " + it->second + " (same name, found earlier)";
+      record.reason = "shadowed by " + earlier->second + " (same name, found earlier)";
       continue;
     }
     if (record.handshake.kind == "backend")
       import_backend(record, opened.library);
     else
       import_models(record, opened.library);
+    // Only a plugin that really imported takes the name: a broken one shadows nothing.
+    if (record.status == PluginStatus::loaded) first_by_name.emplace(record.handshake.name, record.path.string());
   }
 }
 

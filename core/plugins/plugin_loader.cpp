@@ -65,7 +65,8 @@ OpenedPlugin open_plugin(const PluginCandidate& candidate) {
   ::dlerror();
   boost::dll::fs::error_code ec;
   opened.library.load(candidate.path, ec,
-                      boost::dll::load_mode::rtld_lazy | boost::dll::load_mode::rtld_local);
+                      // rtld_now: an unresolved function is a refusal now, not a crash at its first call
+                      boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   if (ec || !opened.library.is_loaded()) {
     const char* loader_message = ::dlerror();
     return refused(std::move(opened), "cannot be loaded: " +

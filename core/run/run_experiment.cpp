@@ -5,12 +5,14 @@
 #include <fstream>
 #include <ostream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "config/config_error.h"
 #include "config/experiment_loader.h"
+#include <toml++/toml.h>
 #include "config/suggest.h"
 #include "config/toml_text.h"
 #include "data/dataset.h"
@@ -88,6 +90,42 @@ fs::path resume_checkpoint(const Experiment& e, const std::string& resume) {
     throw CheckpointError("--resume last: no " + (base / "version_*" / "checkpoints" / "last.ckpt").string() +
                           " found (has this experiment run with checkpoints?)");
   return newest;
+}
+
+// Keys that may differ between a run and its resumption: how long, where, how verbose, on
+// what hardware. Anything else (seed, data, batch, optimizer, model...) would make the resumed
+// run a different run, so it is refused.
+bool may_change_on_resume(const std::string& key) {
+  static const std::set<std::string> keys = {
+      "train.epochs",     "train.log_interval", "train.eval_every",  "train.threads",    "experiment.output",
+      "plugins.paths",    "backend.name",       "backend.prefer",    "backend.disable",  "backend.force_mps",
+      "backend.devices",  "data.path",          "data.test_batch_size", "data.test_subset"};
+  return keys.count(key) || key.rfind("checkpoint.", 0) == 0 || key.rfind("early_stopping.", 0) == 0;
+}
+
+std::string node_text(const toml::node& node) {
+  std::ostringstream out;
+  node.visit([&](const auto& v) { out << v; });
+  return out.str();
+}
+
+void check_resume_compatible(const std::string& saved, const std::string& current, const fs::path& checkpoint) {
+  const toml::table before = toml::parse(saved), now = toml::parse(current);
+  std::string differences;
+  for (auto&& [table_name, table] : before) {
+    if (!table.is_table()) continue;
+    for (auto&& [key, value] : *table.as_table()) {
+      const std::string path = std::string(table_name.str()) + "." + std::string(key.str());
+      if (may_change_on_resume(path)) continue;
+      const std::string was = node_text(value);
+      const toml::node* n = now.at_path(path).node();
+      const std::string is = n ? node_text(*n) : "unset";
+      if (was != is) differences += (differences.empty() ? "" : ", ") + path + " " + was + " -> " + is;
+    }
+  }
+  if (!differences.empty())
+    throw CheckpointError(checkpoint.string() + ": this experiment differs from the one that wrote the checkpoint (" +
+                          differences + "); resuming would not continue that run");
 }
 
 const RegisteredModel& find_model(const PluginHost& host, const ExperimentFile& file, const Experiment& e) {
@@ -191,6 +229,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
     if (info.model_name != e.model)
       throw CheckpointError(resume_from.string() + ": written for model '" + info.model_name + "', this experiment trains '" +
                             e.model + "'");
+    check_resume_compatible(info.experiment_json, resolved_toml(e), resume_from);
   }
 
   // The run's folder: a resumed run continues the folder its checkpoint lives in.

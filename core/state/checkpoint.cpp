@@ -38,6 +38,7 @@ void write_progress(torch::serialize::OutputArchive& a, const TrainingProgress& 
   a.write("progress.stopping_has_best", c10::IValue(p.stopping_has_best));
   a.write("progress.best_test_accuracy", c10::IValue(p.best_test_accuracy));
   a.write("progress.best_test_epoch", c10::IValue(p.best_test_epoch));
+  a.write("progress.finished", c10::IValue(p.finished));
 }
 
 c10::IValue read_value(torch::serialize::InputArchive& a, const std::string& key) {
@@ -61,6 +62,7 @@ TrainingProgress read_progress(torch::serialize::InputArchive& a) {
   p.stopping_has_best = read_value(a, "progress.stopping_has_best").toBool();
   p.best_test_accuracy = read_value(a, "progress.best_test_accuracy").toDouble();
   p.best_test_epoch = read_value(a, "progress.best_test_epoch").toInt();
+  p.finished = read_value(a, "progress.finished").toBool();
   return p;
 }
 
@@ -140,7 +142,9 @@ std::vector<char> plain_dict_from_python_state_dict(const std::vector<char>& fil
   caffe2::serialize::PyTorchStreamReader reader(&in);
   static const char head_bytes[] = "\x80\x02" "ccollections\nOrderedDict\n" "q\x00" ")R";
   static const std::string head(head_bytes, sizeof head_bytes - 1);  // holds a NUL: keep the length
-  static const std::string empty_ordered_dict("h\x00)R", 4);
+  // The hooks argument follows the requires_grad flag (NEWFALSE / NEWTRUE) in _rebuild_tensor_v2's
+  // argument tuple; anchoring on it keeps the edit away from bytes inside other arguments.
+  static const std::string hooks_after_false("\x89h\x00)R", 5), hooks_after_true("\x88h\x00)R", 5);
   static const std::string metadata_key("X\x09\x00\x00\x00_metadata", 14);
   std::string zip;
   caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, std::size_t size) {
@@ -155,17 +159,21 @@ std::vector<char> plain_dict_from_python_state_dict(const std::vector<char>& fil
     if (name == "data.pkl" && bytes.compare(0, head.size(), head) == 0) {
       std::string plain = std::string("\x80\x02", 2) + "}";
       for (std::size_t i = head.size(); i < bytes.size();) {
-        if (bytes.compare(i, empty_ordered_dict.size(), empty_ordered_dict) == 0) {
+        if (bytes.compare(i, hooks_after_false.size(), hooks_after_false) == 0 ||
+            bytes.compare(i, hooks_after_true.size(), hooks_after_true) == 0) {
+          plain += bytes[i];  // the requires_grad flag
           plain += 'N';
-          i += empty_ordered_dict.size();
+          i += hooks_after_false.size();
         } else {
           plain += bytes[i++];
         }
       }
-      // `... SETITEMS EMPTY_DICT BINPUT n '_metadata' ... BUILD STOP`: keep up to SETITEMS.
+      // `... SETITEMS (or SETITEM for a single item) EMPTY_DICT BINPUT n '_metadata' ... BUILD
+      // STOP`: keep up to the SETITEM(S).
       const std::size_t meta = plain.rfind(metadata_key);
       for (std::size_t back : {4, 7})  // BINPUT (2 bytes) or LONG_BINPUT (5 bytes) before the key
-        if (meta != std::string::npos && meta >= back && plain[meta - back] == 'u' && plain[meta - back + 1] == '}') {
+        if (meta != std::string::npos && meta >= back && (plain[meta - back] == 'u' || plain[meta - back] == 's') &&
+            plain[meta - back + 1] == '}') {
           plain.resize(meta - back + 1);
           plain += '.';
           break;

@@ -30,6 +30,7 @@ struct TrainingProgress {
   bool stopping_has_best = false;
   double best_test_accuracy = 0;
   std::int64_t best_test_epoch = 0;
+  bool finished = false;  // the run ended (all epochs, max_steps or early stopping)
 };
 
 struct CheckpointContent {

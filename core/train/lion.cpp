@@ -9,6 +9,34 @@ Lion::Lion(const std::vector<torch::Tensor>& params, LionOptions defaults)
     : torch::optim::Optimizer({torch::optim::OptimizerParamGroup(params)},
                               std::make_unique<LionOptions>(defaults)) {}
 
+void LionOptions::serialize(torch::serialize::OutputArchive& archive) const {
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(lr);
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(betas);
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(weight_decay);
+}
+
+void LionOptions::serialize(torch::serialize::InputArchive& archive) {
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(double, lr);
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(betas_t, betas);
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(double, weight_decay);
+}
+
+void LionParamState::serialize(torch::serialize::OutputArchive& archive) const {
+  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(exp_avg);
+}
+
+void LionParamState::serialize(torch::serialize::InputArchive& archive) {
+  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(torch::Tensor, exp_avg);
+}
+
+void Lion::save(torch::serialize::OutputArchive& archive) const {
+  torch::optim::serialize<LionParamState, LionOptions>(archive, *this);
+}
+
+void Lion::load(torch::serialize::InputArchive& archive) {
+  torch::optim::serialize<LionParamState, LionOptions>(archive, *this);
+}
+
 torch::Tensor Lion::step(LossClosure closure) {
   at::NoGradGuard no_grad;
   torch::Tensor loss;

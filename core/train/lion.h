@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include <torch/optim/optimizer.h>
+#include <torch/optim/serialize.h>
 
 namespace plugtrain {
 
@@ -16,18 +17,29 @@ struct LionOptions : public torch::optim::OptimizerCloneableOptions<LionOptions>
   TORCH_ARG(betas_t, betas) = std::make_tuple(0.9, 0.99);
   TORCH_ARG(double, weight_decay) = 0;
 
+
+ public:  // TORCH_ARG leaves the section private
   double get_lr() const override { return lr(); }
   void set_lr(const double lr) override { this->lr(lr); }
+  void serialize(torch::serialize::InputArchive& archive) override;
+  void serialize(torch::serialize::OutputArchive& archive) const override;
 };
 
 struct LionParamState : public torch::optim::OptimizerCloneableParamState<LionParamState> {
   TORCH_ARG(torch::Tensor, exp_avg);
+
+ public:
+  void serialize(torch::serialize::InputArchive& archive) override;
+  void serialize(torch::serialize::OutputArchive& archive) const override;
 };
 
 class Lion : public torch::optim::Optimizer {
  public:
   Lion(const std::vector<torch::Tensor>& params, LionOptions defaults);
   torch::Tensor step(LossClosure closure = nullptr) override;
+  // Checkpoints: the momentum buffers and group options (LibTorch's base versions save nothing).
+  void save(torch::serialize::OutputArchive& archive) const override;
+  void load(torch::serialize::InputArchive& archive) override;
 };
 
 }  // namespace plugtrain

@@ -42,6 +42,9 @@ data::Augmentation augmentation_of(const Experiment& e) {
   return a;
 }
 
+// Loss sums in float64 where the device has it (MPS has no float64).
+at::ScalarType sum_dtype(c10::Device device) { return device.is_mps() ? at::kFloat : at::kDouble; }
+
 std::optional<double> metric(const EpochMetrics& m, const std::string& name) {
   if (name == "train_loss") return m.train_loss;
   if (name == "train_accuracy") return m.train_accuracy;
@@ -94,7 +97,7 @@ Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t bat
   model.eval();
   data::BatchLoader batches(dataset, batch_size, /*shuffle=*/false, data::Augmentation{}, loader, device, 0);
   batches.start_epoch(0);
-  at::Tensor loss_sum = at::zeros({}, at::TensorOptions().dtype(at::kDouble).device(device));
+  at::Tensor loss_sum = at::zeros({}, at::TensorOptions().dtype(sum_dtype(device)).device(device));
   at::Tensor correct = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
   std::int64_t seen = 0;
   while (auto batch = batches.next()) {
@@ -103,7 +106,7 @@ Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t bat
       AutocastScope autocast(precision, device.type());
       logits = model.forward(batch->inputs);
     }
-    loss_sum += at::cross_entropy_loss(logits.to(at::kFloat), batch->targets, {}, at::Reduction::Sum).to(at::kDouble);
+    loss_sum += at::cross_entropy_loss(logits.to(at::kFloat), batch->targets, {}, at::Reduction::Sum);
     correct += logits.argmax(1).eq(batch->targets).sum();
     seen += batch->targets.size(0);
   }
@@ -145,6 +148,12 @@ TrainSummary Trainer::fit() {
   TrainingProgress progress;
   if (!files_.resume_from.empty()) {
     progress = load_checkpoint(files_.resume_from, model, *optimizer, device_).progress;
+    if (progress.finished)
+      throw CheckpointError(files_.resume_from.string() + ": that run ended by early stopping or max_steps after epoch " +
+                            std::to_string(progress.epochs_done) + "; there is nothing to resume");
+    if (progress.epochs_done >= e.epochs && progress.step_in_epoch == 0)
+      throw CheckpointError(files_.resume_from.string() + ": that run already trained all " +
+                            std::to_string(progress.epochs_done) + " epochs; raise train.epochs to train further");
     log_ << "resumed from " << files_.resume_from.string() << ": " << progress.epochs_done << " epochs and "
          << progress.step << " steps done"
          << (progress.step_in_epoch ? " (" + std::to_string(progress.step_in_epoch) + " steps into the next epoch)" : "")
@@ -170,7 +179,7 @@ TrainSummary Trainer::fit() {
     model.train();
     batches.start_epoch(epoch);
     // Running sums stay on the device: reading them every step would synchronise it.
-    at::Tensor loss_sum = at::full({}, progress.partial_loss_sum, at::TensorOptions().dtype(at::kDouble).device(device_));
+    at::Tensor loss_sum = at::full({}, progress.partial_loss_sum, at::TensorOptions().dtype(sum_dtype(device_)).device(device_));
     at::Tensor correct = at::full({}, progress.partial_correct, at::TensorOptions().dtype(at::kLong).device(device_));
     std::int64_t seen = progress.partial_seen, step_in_epoch = 0;
     // Resuming mid-epoch: the epoch's batches are a function of (seed, epoch), so replaying
@@ -338,13 +347,18 @@ TrainSummary Trainer::fit() {
         if (e.checkpoint_keep_last > 0) {
           std::vector<std::filesystem::path> old;
           for (const auto& f : std::filesystem::directory_iterator(files_.checkpoints))
-            if (f.path().filename().string().rfind("epoch-", 0) == 0) old.push_back(f.path());
+            if (f.path().filename().string().rfind("epoch-", 0) == 0 && f.path().extension() == ".ckpt")
+              old.push_back(f.path());
           std::sort(old.begin(), old.end());
           for (std::size_t i = 0; i + e.checkpoint_keep_last < old.size(); ++i) std::filesystem::remove(old[i]);
         }
       }
       save(files_.checkpoints / "last.ckpt");  // always: what --resume last continues from
     }
+  }
+  if (stop && !summary.interrupted && !files_.checkpoints.empty() && e.checkpoint_save != "none") {
+    progress.finished = true;  // early stopping or max_steps: --resume says so instead of training on
+    save(files_.checkpoints / "last.ckpt");
   }
   summary.skipped_steps = scaler.skipped_steps();
   summary.total_seconds = seconds_since(run_start);

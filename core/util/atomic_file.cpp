@@ -34,6 +34,13 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   }
   if (::close(fd) != 0) fail("cannot close");
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename into place");
+  // Make the rename itself durable: flush the folder's entry too.
+  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
 }
 
 }  // namespace plugtrain
