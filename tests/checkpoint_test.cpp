@@ -330,3 +330,18 @@ TEST_F(CheckpointTest, ResumeRefusesAChangedExperimentButAllowsMoreEpochs) {
 
 }  // namespace
 }  // namespace plugtrain
+
+namespace plugtrain {
+namespace {
+
+TEST_F(CheckpointTest, Fp16LossScaleSurvivesResumeBitwise) {
+  const std::string fp16 = "--set train.precision=\"fp16\" --set schedule.name=\"none\" ";
+  ASSERT_EQ(run(fp16).exit_code, 0);
+  ASSERT_EQ(run(fp16 + "--set train.epochs=2").exit_code, 0);
+  auto resumed = run(fp16 + "--resume last");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(exported(0) == exported(1)) << "fp16 run differs after resume";
+}
+
+}  // namespace
+}  // namespace plugtrain

@@ -39,6 +39,9 @@ void write_progress(torch::serialize::OutputArchive& a, const TrainingProgress& 
   a.write("progress.best_test_accuracy", c10::IValue(p.best_test_accuracy));
   a.write("progress.best_test_epoch", c10::IValue(p.best_test_epoch));
   a.write("progress.finished", c10::IValue(p.finished));
+  a.write("progress.loss_scale", c10::IValue(p.loss_scale));
+  a.write("progress.loss_scale_growth_tracker", c10::IValue(p.loss_scale_growth_tracker));
+  a.write("progress.skipped_steps", c10::IValue(p.skipped_steps));
 }
 
 c10::IValue read_value(torch::serialize::InputArchive& a, const std::string& key) {
@@ -63,6 +66,9 @@ TrainingProgress read_progress(torch::serialize::InputArchive& a) {
   p.best_test_accuracy = read_value(a, "progress.best_test_accuracy").toDouble();
   p.best_test_epoch = read_value(a, "progress.best_test_epoch").toInt();
   p.finished = read_value(a, "progress.finished").toBool();
+  p.loss_scale = read_value(a, "progress.loss_scale").toDouble();
+  p.loss_scale_growth_tracker = read_value(a, "progress.loss_scale_growth_tracker").toInt();
+  p.skipped_steps = read_value(a, "progress.skipped_steps").toInt();
   return p;
 }
 

@@ -30,7 +30,10 @@ struct TrainingProgress {
   bool stopping_has_best = false;
   double best_test_accuracy = 0;
   std::int64_t best_test_epoch = 0;
-  bool finished = false;  // the run ended (all epochs, max_steps or early stopping)
+  bool finished = false;  // the run ended by max_steps or early stopping
+  double loss_scale = 0;  // fp16 dynamic loss scaling (0: not used)
+  std::int64_t loss_scale_growth_tracker = 0;
+  std::int64_t skipped_steps = 0;
 };
 
 struct CheckpointContent {

@@ -53,4 +53,13 @@ void LossScaler::update() {
 
 double LossScaler::current_scale() const { return enabled_ ? scale_.item<double>() : 1.0; }
 
+std::int64_t LossScaler::growth_tracker() const { return enabled_ ? growth_tracker_.item<std::int64_t>() : 0; }
+
+void LossScaler::restore(double scale, std::int64_t growth_tracker, std::int64_t skipped) {
+  if (!enabled_) return;
+  scale_.fill_(scale);
+  growth_tracker_.fill_(growth_tracker);
+  skipped_ = skipped;
+}
+
 }  // namespace plugtrain

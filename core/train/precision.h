@@ -38,6 +38,9 @@ class LossScaler {
   void update();
   double current_scale() const;
   std::int64_t skipped_steps() const { return skipped_; }
+  std::int64_t growth_tracker() const;
+  // Back to a checkpointed state, so a resumed fp16 run scales exactly as the original.
+  void restore(double scale, std::int64_t growth_tracker, std::int64_t skipped);
 
  private:
   bool enabled_;

@@ -159,7 +159,14 @@ TrainSummary Trainer::fit() {
          << (progress.step_in_epoch ? " (" + std::to_string(progress.step_in_epoch) + " steps into the next epoch)" : "")
          << "\n";
   }
+  if (progress.loss_scale > 0)
+    scaler.restore(progress.loss_scale, progress.loss_scale_growth_tracker, progress.skipped_steps);
   auto save = [&](const std::filesystem::path& path) {
+    if (scaler.enabled()) {
+      progress.loss_scale = scaler.current_scale();
+      progress.loss_scale_growth_tracker = scaler.growth_tracker();
+      progress.skipped_steps = scaler.skipped_steps();
+    }
     save_checkpoint(path, model, *optimizer, {progress, files_.experiment_json, e.model, "", ""}, device_);
   };
   const bool checkpoint_max = maximise(e.checkpoint_monitor, e.checkpoint_mode);
