@@ -78,6 +78,14 @@ class CheckpointTest : public ::testing::Test {
     EXPECT_EQ(r.exit_code, 0) << r.out;
     return slurp(out);
   }
+  // 4 epochs in one go (version_0) against 2 epochs + --resume to 4 (version_1), same args.
+  void expect_resume_is_bitwise(const std::string& args, const std::string& what) {
+    ASSERT_EQ(run(args).exit_code, 0);
+    ASSERT_EQ(run(args + "--set train.epochs=2").exit_code, 0);
+    auto resumed = run(args + "--resume last");
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+    EXPECT_TRUE(exported(0) == exported(1)) << what << " differs after resume";
+  }
   fs::path dir_;
 };
 
@@ -291,12 +299,8 @@ namespace plugtrain {
 namespace {
 
 TEST_F(CheckpointTest, LionMomentumSurvivesResumeBitwise) {
-  const std::string lion = "--set optim.name=\"lion\" --set optim.lr=0.0005 --set schedule.name=\"none\" ";
-  ASSERT_EQ(run(lion).exit_code, 0);
-  ASSERT_EQ(run(lion + "--set train.epochs=2").exit_code, 0);
-  auto resumed = run(lion + "--resume last");
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-  EXPECT_TRUE(exported(0) == exported(1)) << "Lion state lost on resume";
+  expect_resume_is_bitwise("--set optim.name=\"lion\" --set optim.lr=0.0005 --set schedule.name=\"none\" ",
+                           "Lion state");
 }
 
 TEST_F(CheckpointTest, ResumingAFinishedRunSaysSo) {
@@ -335,12 +339,7 @@ namespace plugtrain {
 namespace {
 
 TEST_F(CheckpointTest, Fp16LossScaleSurvivesResumeBitwise) {
-  const std::string fp16 = "--set train.precision=\"fp16\" --set schedule.name=\"none\" ";
-  ASSERT_EQ(run(fp16).exit_code, 0);
-  ASSERT_EQ(run(fp16 + "--set train.epochs=2").exit_code, 0);
-  auto resumed = run(fp16 + "--resume last");
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-  EXPECT_TRUE(exported(0) == exported(1)) << "fp16 run differs after resume";
+  expect_resume_is_bitwise("--set train.precision=\"fp16\" --set schedule.name=\"none\" ", "fp16 run");
 }
 
 }  // namespace
