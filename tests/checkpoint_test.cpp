@@ -246,11 +246,6 @@ torch.save({"fc1.weight": torch.zeros(3, 3)}, sys.argv[3])
 }
 #endif
 
-}  // namespace
-}  // namespace plugtrain
-
-namespace plugtrain {
-namespace {
 
 TEST(Crc32c, MatchesTheStandardCheckValue) {
   EXPECT_EQ(crc32c("123456789", 9), 0xE3069283u);
@@ -292,11 +287,6 @@ print("STEPS", len(ea.Scalars("train/loss_step")))
 }
 #endif
 
-}  // namespace
-}  // namespace plugtrain
-
-namespace plugtrain {
-namespace {
 
 TEST_F(CheckpointTest, LionMomentumSurvivesResumeBitwise) {
   expect_resume_is_bitwise("--set optim.name=\"lion\" --set optim.lr=0.0005 --set schedule.name=\"none\" ",
@@ -314,11 +304,6 @@ TEST_F(CheckpointTest, ResumingAFinishedRunSaysSo) {
   EXPECT_NE(more.out.find("epoch 5/5"), std::string::npos) << more.out;
 }
 
-}  // namespace
-}  // namespace plugtrain
-
-namespace plugtrain {
-namespace {
 
 TEST_F(CheckpointTest, ResumeRefusesAChangedExperimentButAllowsMoreEpochs) {
   ASSERT_EQ(run("--set train.epochs=2").exit_code, 0);
@@ -332,11 +317,6 @@ TEST_F(CheckpointTest, ResumeRefusesAChangedExperimentButAllowsMoreEpochs) {
   EXPECT_EQ(longer.exit_code, 0) << longer.out;
 }
 
-}  // namespace
-}  // namespace plugtrain
-
-namespace plugtrain {
-namespace {
 
 TEST_F(CheckpointTest, Fp16LossScaleSurvivesResumeBitwise) {
   expect_resume_is_bitwise("--set train.precision=\"fp16\" --set schedule.name=\"none\" ", "fp16 run");

@@ -56,11 +56,6 @@ TEST(MpsAvailability, ThisMachineAgreesWithItsOwnFacts) {
 #endif
 }
 
-}  // namespace
-}  // namespace plugtrain::mps
-
-namespace plugtrain::mps {
-namespace {
 
 TEST(MpsPolicy, M1AndM2AreAvoidedInAutomaticSelection) {
   for (const char* chip : {"Apple M1", "Apple M1 Pro", "Apple M2 Max"}) {

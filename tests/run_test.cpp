@@ -198,11 +198,6 @@ TEST_F(RunTest, LabelNoiseAndAugmentationRun) {
   EXPECT_NE(r.out.find("label noise 0.2 replaced 160 training labels"), std::string::npos) << r.out;
 }
 
-}  // namespace
-}  // namespace plugtrain
-
-namespace plugtrain {
-namespace {
 
 TEST_F(RunTest, MixedPrecisionTrainsOnTheCpu) {
   fs::path exp = write("s.toml", kSynthetic);
@@ -216,11 +211,6 @@ TEST_F(RunTest, MixedPrecisionTrainsOnTheCpu) {
   }
 }
 
-}  // namespace
-}  // namespace plugtrain
-
-namespace plugtrain {
-namespace {
 
 // `script` gives the run a pseudo-terminal, as a person's shell would.
 TEST_F(RunTest, ProgressBarOnATerminalPlainLinesOtherwiseNoColorRespected) {
