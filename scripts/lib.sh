@@ -13,6 +13,7 @@ PLUGTRAIN_VENV_MARKER=$PLUGTRAIN_VENV/.plugtrain-ready
 PLUGTRAIN_APT_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config binutils
   libboost-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libgloo-dev  # declarations for c10d ProcessGroupGloo.hpp (the wheel lacks gloo headers)
   libgtest-dev libgmock-dev libbenchmark-dev
   dataset-fashion-mnist
 )

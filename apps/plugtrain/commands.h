@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,10 @@ void add_export_command(CLI::App& app);
 
 // Adds --plugin-path (repeatable) to a subcommand.
 void add_plugin_path_option(CLI::App& command, std::vector<std::filesystem::path>& paths);
+
+// This program's command line as main received it (ddp workers are started with it).
+const std::vector<std::string>& command_line();
+void set_command_line(int argc, char** argv);
 
 // The exit code the subcommand that ran asked for.
 int exit_code();

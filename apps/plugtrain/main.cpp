@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
                            std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." +
                            std::to_string(PLUGTRAIN_SDK_ABI_MINOR));
 
+  plugtrain::cli::set_command_line(argc, argv);
   plugtrain::cli::add_run_command(app);
   plugtrain::cli::add_export_command(app);
   plugtrain::cli::add_plugins_command(app);

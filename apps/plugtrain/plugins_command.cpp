@@ -8,7 +8,11 @@ namespace plugtrain::cli {
 
 namespace {
 int g_exit_code = 0;
+std::vector<std::string> g_command_line;
 }
+
+const std::vector<std::string>& command_line() { return g_command_line; }
+void set_command_line(int argc, char** argv) { g_command_line.assign(argv, argv + argc); }
 
 int exit_code() { return g_exit_code; }
 void set_exit_code(int code) { g_exit_code = code; }

@@ -21,8 +21,9 @@ void add_run_command(CLI::App& app) {
   add_plugin_path_option(*cmd, request->plugin_paths);
   cmd->callback([request] {
     try {
+      request->command_line = command_line();
       const RunResult result = run_experiment(*request, std::cout);
-      set_exit_code(result.summary.interrupted ? 130 : 0);
+      set_exit_code(result.launched_workers ? result.workers_exit_code : result.summary.interrupted ? 130 : 0);
     } catch (const ConfigError& e) {
       std::cerr << "plugtrain: error: " << e.what() << "\n";
       set_exit_code(2);

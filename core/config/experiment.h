@@ -23,7 +23,8 @@ struct Experiment {
   std::vector<std::string> prefer = {"cuda", "mps", "cpu"};
   std::vector<std::string> disable;
   bool force_mps = false;
-  std::int64_t devices = 1;
+  std::int64_t devices = 1;         // 0: "auto", every device the backend has
+  std::string strategy = "auto";   // auto, single, dp, ddp
 
   // [plugins]
   std::vector<std::string> plugin_paths;
@@ -36,7 +37,8 @@ struct Experiment {
   // [data]
   std::string dataset = "fashion-mnist";
   std::string data_path = "/usr/share/datasets/fashion-mnist";
-  std::int64_t batch_size = 100;
+  std::int64_t batch_size = 100;         // per device (per rank)
+  std::int64_t global_batch_size = 0;    // 0: batch_size x devices
   std::int64_t test_batch_size = 1000;
   std::vector<std::string> augmentation;
   std::int64_t crop_padding = 4;
@@ -57,6 +59,7 @@ struct Experiment {
   std::vector<double> betas;  // empty: the optimizer's own default
   double eps = 1e-8;
   double alpha = 0.99;
+  std::string lr_scaling = "none";  // none, linear, sqrt: lr x f(global batch / batch_size)
 
   // [schedule]
   std::string schedule = "none";
@@ -79,6 +82,10 @@ struct Experiment {
   std::string early_stopping_mode = "auto";
   std::int64_t early_stopping_patience = 0;
   double early_stopping_min_delta = 0.0;
+
+  // [distributed]
+  double distributed_timeout = 120;  // seconds a collective (or the rendezvous) may wait
+  std::int64_t bucket_mb = 25;       // DDP gradient bucket size
 
   // [train]
   std::int64_t epochs = 10;

@@ -71,6 +71,10 @@ std::optional<ConfigValue> convert(const toml::node& node, ConfigType type) {
     case ConfigType::integer_list: return list(std::int64_t{});
     case ConfigType::real_list: return list(double{});
     case ConfigType::string_list: return list(std::string{});
+    case ConfigType::count_or_auto:
+      if (auto v = node.as_integer()) return ConfigValue(v->get());
+      if (auto v = node.as_string(); v && v->get() == "auto") return ConfigValue(std::int64_t{0});
+      return std::nullopt;
   }
   return std::nullopt;
 }

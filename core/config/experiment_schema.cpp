@@ -14,6 +14,7 @@ const char* to_string(ConfigType t) {
     case ConfigType::integer_list: return "array of integers";
     case ConfigType::real_list: return "array of floats";
     case ConfigType::string_list: return "array of strings";
+    case ConfigType::count_or_auto: return "integer or \"auto\"";
   }
   return "?";
 }
@@ -52,6 +53,17 @@ ConfigKey key(std::string path, T Experiment::*field, std::string doc, Check che
   k.check = std::move(check);
   k.store = [field](Experiment& e, const ConfigValue& v) { e.*field = std::get<T>(v); };
   k.default_text = [field](const Experiment& e) { return text(e.*field); };
+  return k;
+}
+
+// A count that may also be "auto" (stored as 0).
+ConfigKey count_or_auto_key(std::string path, std::int64_t Experiment::*field, std::string doc) {
+  ConfigKey k = key(std::move(path), field, std::move(doc), [](const ConfigValue& v) -> std::optional<std::string> {
+    if (std::get<std::int64_t>(v) >= 0) return std::nullopt;
+    return "must be >= 1 or \"auto\"";
+  });
+  k.type = ConfigType::count_or_auto;
+  k.default_text = [field](const Experiment& e) { return e.*field == 0 ? std::string("\"auto\"") : text(e.*field); };
   return k;
 }
 
@@ -115,9 +127,9 @@ Check betas_check() {
 }  // namespace
 
 const std::vector<std::string>& experiment_tables() {
-  static const std::vector<std::string> tables = {"experiment", "backend", "plugins",    "model",
-                                                  "data",       "optim",   "schedule",   "train",
-                                                  "checkpoint", "early_stopping"};
+  static const std::vector<std::string> tables = {"experiment", "backend",        "plugins", "model",
+                                                  "data",       "optim",          "schedule", "train",
+                                                  "checkpoint", "early_stopping", "distributed"};
   return tables;
 }
 
@@ -133,7 +145,13 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("backend.disable", &E::disable, "backends never chosen (also --no-cuda, --no-mps)"),
       key("backend.force_mps", &E::force_mps,
           "choose MPS automatically even on Apple M1/M2, where the CPU is preferred by default"),
-      key("backend.devices", &E::devices, "number of devices", at_least(1)),
+      count_or_auto_key("backend.devices", &E::devices,
+                        "devices to train on: N, or \"auto\" (every GPU; one on the CPU); N > 1 starts N processes "
+                        "(ddp)"),
+      key("backend.strategy", &E::strategy,
+          "auto (ddp for several devices, else single), single, dp (one process, replicas on the GPUs), ddp (one "
+          "process per device)",
+          one_of({"auto", "single", "dp", "ddp"})),
 
       key("plugins.paths", &E::plugin_paths, "extra plugin files or folders, searched after --plugin-path"),
 
@@ -144,7 +162,10 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("data.dataset", &E::dataset, "fashion-mnist, mnist (IDX files) or synthetic",
           one_of({"fashion-mnist", "mnist", "synthetic"})),
       key("data.path", &E::data_path, "folder with the IDX files (plain or .gz)"),
-      key("data.batch_size", &E::batch_size, "training batch size", greater_than(0)),
+      key("data.batch_size", &E::batch_size, "training batch size per device (per process)", greater_than(0)),
+      key("data.global_batch_size", &E::global_batch_size,
+          "samples per optimizer step over all devices (0: batch_size x devices); sets the per-device batch",
+          at_least(0)),
       key("data.test_batch_size", &E::test_batch_size, "evaluation batch size", greater_than(0)),
       key("data.augmentation", &E::augmentation, "any of \"random_crop\", \"horizontal_flip\"",
           one_of({"random_crop", "horizontal_flip"})),
@@ -168,6 +189,10 @@ const std::vector<ConfigKey>& experiment_schema() {
           betas_check()),
       key("optim.eps", &E::eps, "adam, adamw, rmsprop: epsilon", greater_than(0)),
       key("optim.alpha", &E::alpha, "rmsprop: smoothing constant", between(0, 1)),
+      key("optim.lr_scaling", &E::lr_scaling,
+          "when the global batch exceeds batch_size: none, linear (lr x k) or sqrt (lr x sqrt(k)), k = global batch / "
+          "batch_size",
+          one_of({"none", "linear", "sqrt"})),
 
       key("schedule.name", &E::schedule, "none, step, multistep or cosine",
           one_of({"none", "step", "multistep", "cosine"})),
@@ -198,6 +223,13 @@ const std::vector<ConfigKey>& experiment_schema() {
           "stop after this many evaluated epochs without improvement (0: off)", at_least(0)),
       key("early_stopping.min_delta", &E::early_stopping_min_delta, "smallest change that counts as improvement",
           at_least(0)),
+
+      key("distributed.timeout", &E::distributed_timeout,
+          "seconds the ranks wait for each other (rendezvous, each collective) before naming the missing rank and "
+          "stopping",
+          greater_than(0)),
+      key("distributed.bucket_mb", &E::bucket_mb, "ddp: gradient bucket size in MiB (all-reduced as backward fills it)",
+          greater_than(0)),
 
       key("train.epochs", &E::epochs, "number of epochs", greater_than(0)),
       key("train.max_steps", &E::max_steps, "stop after this many optimizer steps (0: no limit)", at_least(0)),

@@ -28,6 +28,7 @@ struct BatchLoader::Impl {
   plugtrain::LoaderConfig config;
   c10::Device device;
   uint64_t seed;
+  Shard shard;
 
   // Epoch state. While the worker runs, only the worker touches `generator` and `produced`;
   // start_epoch and the destructor join it before touching them again.
@@ -55,17 +56,32 @@ struct BatchLoader::Impl {
   std::exception_ptr error;
 
   Impl(const Dataset& d, int64_t bs, bool sh, Augmentation aug, const plugtrain::LoaderConfig& cfg,
-       c10::Device dev, uint64_t s)
-      : data(d), batch_size(bs), shuffle(sh), augmentation(aug), config(cfg), device(dev), seed(s) {}
+       c10::Device dev, uint64_t s, Shard sd)
+      : data(d), batch_size(bs), shuffle(sh), augmentation(aug), config(cfg), device(dev), seed(s), shard(sd) {}
 
   bool prefetching() const { return config.prefetch_depth > 0; }
-  int64_t num_batches() const { return (data.size() + batch_size - 1) / batch_size; }
+  int64_t shard_samples() const {
+    if (shard.count == 1) return data.size();
+    if (shard.pad) return (data.size() + shard.count - 1) / shard.count;
+    return (data.size() - shard.rank + shard.count - 1) / shard.count;
+  }
+  int64_t num_batches() const { return (shard_samples() + batch_size - 1) / batch_size; }
+
+  // The epoch's permutation cut down to this rank's share (see Shard).
+  at::Tensor shard_of(const at::Tensor& all) const {
+    if (shard.count == 1) return all;
+    const int64_t n = all.size(0);
+    const int64_t total = shard.pad ? shard_samples() * shard.count : n;
+    const at::Tensor padded =
+        total == n ? all : all.index_select(0, at::arange(total, all.options()).remainder(n));
+    return padded.slice(0, shard.rank, total, shard.count);
+  }
 
   // The producer: one bulk gather, the augmentation, and pinning. Called in batch order,
   // either by the worker thread or (without prefetching) by next() itself.
   Batch produce(int64_t index) {
     const int64_t begin = index * batch_size;
-    const int64_t count = std::min(batch_size, data.size() - begin);
+    const int64_t count = std::min(batch_size, order.size(0) - begin);
     const at::Tensor idx = order.narrow(0, begin, count);
     Batch b{data.images.index_select(0, idx), data.labels.index_select(0, idx)};
     b.inputs = augment_batch(b.inputs, augmentation, generator);
@@ -150,12 +166,15 @@ struct BatchLoader::Impl {
 };
 
 BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, Augmentation augmentation,
-                         const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed) {
+                         const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed, Shard shard) {
   if (batch_size <= 0) throw DataError("batch size must be positive, got " + std::to_string(batch_size));
   if (!data.images.defined() || !data.labels.defined() || data.images.dim() < 1 ||
       data.images.size(0) != data.labels.size(0))
     throw DataError("batch loader: images and labels must be defined and have the same count");
-  impl_ = std::make_unique<Impl>(data, batch_size, shuffle, augmentation, config, device, seed);
+  if (shard.count < 1 || shard.rank < 0 || shard.rank >= shard.count)
+    throw DataError("batch loader: shard " + std::to_string(shard.rank) + " of " + std::to_string(shard.count) +
+                    " does not exist");
+  impl_ = std::make_unique<Impl>(data, batch_size, shuffle, augmentation, config, device, seed, shard);
 }
 
 BatchLoader::~BatchLoader() { impl_->stop_worker(); }
@@ -172,7 +191,11 @@ void BatchLoader::start_epoch(int64_t epoch) {
   s.produced = 0;
   s.generator = at::make_generator<at::CPUGeneratorImpl>(s.seed + static_cast<uint64_t>(epoch));
   const auto i64 = at::TensorOptions().dtype(at::kLong);
-  s.order = s.shuffle ? at::randperm(s.data.size(), s.generator, i64) : at::arange(s.data.size(), i64);
+  s.order = s.shard_of(s.shuffle ? at::randperm(s.data.size(), s.generator, i64) : at::arange(s.data.size(), i64));
+  // Same permutation on every rank, but each rank's own augmentation draws.
+  if (s.shard.count > 1)
+    s.generator = at::make_generator<at::CPUGeneratorImpl>((s.seed + static_cast<uint64_t>(epoch)) * 1000003u +
+                                                           static_cast<uint64_t>(s.shard.rank) + 1);
   s.started = true;
   if (s.prefetching()) {
     if (s.wants_side_stream() && !s.copy_stream)

@@ -21,6 +21,17 @@
 
 namespace plugtrain::data {
 
+// This process's share of the data in a multi-process run (rank `rank` of `count`), the way
+// PyTorch's DistributedSampler shards: every rank draws the same (seed, epoch) permutation,
+// pads it by wrapping around to a multiple of `count` (training; so every rank has as many
+// batches) and takes every count-th sample from position `rank`. Batch b of all ranks
+// together is then exactly batch b of one process with a batch `count` times larger.
+struct Shard {
+  int64_t rank = 0;
+  int64_t count = 1;
+  bool pad = true;  // false (evaluation): no sample twice, ranks may differ by one sample
+};
+
 struct Batch {
   at::Tensor inputs;   // float32 B,C,H,W on the loader's device
   at::Tensor targets;  // int64 B on the loader's device
@@ -32,12 +43,12 @@ class BatchLoader {
   // config.prefetch_depth > 0 one background thread prepares up to that many batches
   // ahead; config.workers is not used (one producer thread is enough for in-memory data).
   BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, Augmentation augmentation,
-              const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed);
+              const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed, Shard shard = {});
   ~BatchLoader();  // stops and joins the background thread
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
 
-  // ceil(N / batch_size): the last, partial batch is kept.
+  // ceil(samples of this shard / batch_size): the last, partial batch is kept.
   int64_t batches_per_epoch() const;
 
   // Begins epoch `epoch` (any previous epoch is abandoned, its prefetching stopped).

@@ -2,6 +2,8 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <cmath>
 #include <fstream>
 #include <ostream>
 #include <regex>
@@ -16,6 +18,9 @@
 #include "config/suggest.h"
 #include "config/toml_text.h"
 #include "data/dataset.h"
+#include "distributed/collectives.h"
+#include "distributed/launcher.h"
+#include "distributed/world.h"
 #include "plugins/plugin_error.h"
 #include "plugins/plugin_host.h"
 #include "select/backend_selection.h"
@@ -158,6 +163,62 @@ data::DatasetPair load_data(const Experiment& e) {
   return d;
 }
 
+// How many processes there will be and how each is fed: the global batch split over the
+// ranks, and the learning rate scaled for it when the experiment asks.
+struct BatchPlan {
+  std::int64_t per_device = 0, global = 0;
+  double lr_factor = 1;
+};
+
+BatchPlan batch_plan(const ExperimentFile& file, const Experiment& e, std::int64_t ranks) {
+  BatchPlan b;
+  b.global = e.global_batch_size > 0 ? e.global_batch_size : e.batch_size * ranks;
+  if (b.global % ranks != 0)
+    throw ConfigError(key_location(file, "data.global_batch_size") + ": data.global_batch_size " +
+                      std::to_string(b.global) + " does not split evenly over " + std::to_string(ranks) +
+                      " processes");
+  b.per_device = b.global / ranks;
+  const double k = double(b.global) / double(e.batch_size);
+  b.lr_factor = e.lr_scaling == "linear" ? k : e.lr_scaling == "sqrt" ? std::sqrt(k) : 1.0;
+  return b;
+}
+
+std::vector<int> first_devices(std::int64_t n) {
+  std::vector<int> v;
+  for (int i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+// The plan for this process: how many devices (processes) and which strategy.
+MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const std::optional<World>& world) {
+  const Strategy asked = e.strategy == "dp" ? Strategy::dp : e.strategy == "single" ? Strategy::single : Strategy::ddp;
+  if (world) {
+    // Under a launcher: one device per process, the one of this local rank.
+    if (e.strategy == "single" || e.strategy == "dp")
+      throw DistributedError("backend.strategy = \"" + e.strategy + "\" but " + world->source + " started " +
+                             std::to_string(world->world_size) + " processes; use \"ddp\" or \"auto\"");
+    MultiDevicePlan plan = backend.plan_multi_device({{world->local_rank}, Strategy::ddp});
+    if (plan.strategy != Strategy::ddp && world->world_size > 1)
+      throw DistributedError("backend '" + backend.name() + "' cannot train one process per device (ddp)" +
+                             (plan.warnings.empty() ? std::string() : ": " + plan.warnings.front()));
+    return plan;
+  }
+  std::int64_t n = e.devices;
+  if (n == 0) {  // "auto": every device the backend has (the CPU counts as one)
+    const ProbeResult& probe = backend.probe();
+    n = backend.device_type() == "cpu" ? 1 : std::max<std::int64_t>(1, std::int64_t(probe.devices.size()));
+  }
+  MultiDevicePlan plan = backend.plan_multi_device({first_devices(n), n > 1 || e.strategy != "auto" ? asked : Strategy::single});
+  if (plan.devices.empty()) plan.devices = {0};
+  return plan;
+}
+
+bool is_collective_failure(const std::exception& error) {
+  if (dynamic_cast<const c10::DistError*>(&error)) return true;
+  const std::string what = error.what();
+  return what.find("gloo") != std::string::npos || what.find("Connection") != std::string::npos;
+}
+
 nlohmann::json memory_json(const MemoryInfo& m) {
   auto bytes = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   return {{"total_bytes", bytes(m.total_bytes)},           {"free_bytes", bytes(m.free_bytes)},
@@ -200,6 +261,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"total_seconds", r.summary.total_seconds},
           {"samples_per_second", r.summary.samples_per_second},
           {"plugtrain", PLUGTRAIN_VERSION},
+          {"world_size", r.world_size},
           {"epochs", epochs}};
 }
 
@@ -232,31 +294,76 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
     check_resume_compatible(info.experiment_json, resolved_toml(e), resume_from);
   }
 
+  // 2. The device(s), and why. With devices = N and no launcher around us, this process only
+  //    starts N workers (copies of this command) and waits for them.
+  const std::optional<World> world = world_from_environment();
+  BackendChoice choice = select_backend(host, e);
+  BackendHandle& backend = *choice.backend;
+  const MultiDevicePlan plan = plan_devices(backend, e, world);
+  const bool ddp = world.has_value() || (plan.strategy == Strategy::ddp && plan.devices.size() > 1);
+  const std::int64_t ranks = world ? world->world_size : ddp ? std::int64_t(plan.devices.size()) : 1;
+  const BatchPlan batch = batch_plan(file, e, ranks);
+  if (ddp && !world) {
+    RunResult launched;
+    launched.launched_workers = true;
+    launched.world_size = int(ranks);
+    for (const auto& w : plan.warnings) console << "warning: " << w << "\n";
+    if (request.command_line.empty()) throw DistributedError("cannot start worker processes: no command line given");
+    LaunchRequest launch;
+    launch.command = request.command_line;
+    launch.workers = int(ranks);
+    // The workers notice a failed rank within the collective timeout; this is the backstop.
+    launch.grace = std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000) + 15000);
+    launched.workers_exit_code = launch_local_workers(launch, console);
+    return launched;
+  }
+  const int rank = world ? world->rank : 0;
+  const bool writes = rank == 0;  // only rank 0 prints, writes checkpoints, metrics and the summary
+
   // The run's folder: a resumed run continues the folder its checkpoint lives in.
   const fs::path run_folder = !resume_from.empty() && resume_from.parent_path().filename() == "checkpoints"
                                   ? resume_from.parent_path().parent_path()
                                   : new_run_folder(e);
-  fs::create_directories(run_folder);
   const std::string resolved = resolved_toml(e);
-  write_file_atomically(run_folder / "experiment.toml", resolved);
-  std::ofstream log_file(run_folder / "train.log", std::ios::app);
-  TeeBuffer tee(console.rdbuf(), log_file ? log_file.rdbuf() : nullptr);
+  std::ofstream log_file;
+  if (writes) {
+    fs::create_directories(run_folder);
+    write_file_atomically(run_folder / "experiment.toml", resolved);
+    log_file.open(run_folder / "train.log", std::ios::app);
+  }
+  TeeBuffer tee(writes ? console.rdbuf() : nullptr, log_file ? log_file.rdbuf() : nullptr);
   std::ostream log(&tee);
   log << "run folder: " << run_folder.string() << "\n";
-
-  // 2. The device, and why.
-  BackendChoice choice = select_backend(host, e);
   for (const auto& line : choice.reasons) log << "backend: " << line << "\n";
-  BackendHandle& backend = *choice.backend;
-  const MultiDevicePlan plan = backend.plan_multi_device({std::vector<int>(std::size_t(e.devices), 0), Strategy::single});
   for (const auto& w : plan.warnings) log << "warning: " << w << "\n";
   const std::string type = backend.device_type();
   const c10::Device device = type == "cpu" ? c10::Device(type) : c10::Device(type + ":" + std::to_string(plan.devices.at(0)));
   const LoaderConfig loader = backend.loader_config(plan.devices);
-  if (e.threads > 0) at::set_num_threads(int(e.threads));
+  if (e.threads > 0)
+    at::set_num_threads(int(e.threads));
+  else if (world && world->local_world_size > 1)  // the ranks on this machine share its cores
+    at::set_num_threads(std::max(1, at::get_num_threads() / world->local_world_size));
   log << "device: " << device.str() << " (intra-op threads " << at::get_num_threads() << "); loader: workers "
       << loader.workers << ", pin_memory " << (loader.pin_memory ? "on" : "off") << ", non_blocking "
       << (loader.non_blocking ? "on" : "off") << ", prefetch " << loader.prefetch_depth << "\n";
+  std::unique_ptr<Collectives> collectives;
+  if (world) {
+    collectives = std::make_unique<Collectives>(
+        *world, std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000)));
+    log << "ddp: " << world->world_size << " processes (" << world->source << ", rendezvous " << world->master_addr
+        << ":" << world->master_port << (world->agent_store ? ", torchrun's agent store" : "")
+        << "), gradients all-reduced through c10d Gloo in " << e.bucket_mb << " MiB buckets\n";
+  }
+  // Per-device batch and learning rate for this run (the experiment file keeps the user's values).
+  Experiment train = e;
+  train.batch_size = batch.per_device;
+  train.lr = e.lr * batch.lr_factor;
+  if (ranks > 1 || e.global_batch_size > 0)
+    log << "batch: " << batch.per_device << " per device x " << ranks << " = " << batch.global << " per step"
+        << (batch.lr_factor != 1.0 ? "; lr " + std::to_string(e.lr) + " x " + std::to_string(batch.lr_factor) + " (" +
+                                         e.lr_scaling + " scaling) = " + std::to_string(train.lr)
+                                   : std::string())
+        << "\n";
 
   // 3. Data and model, seeded.
   at::manual_seed(static_cast<std::uint64_t>(e.seed));
@@ -285,22 +392,35 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
 
   // 4. Train; SIGINT/SIGTERM stop after the current step with a checkpoint.
   RunResult result;
+  result.rank = rank;
+  result.world_size = int(ranks);
   result.backend = backend.name();
   result.device = device.str();
   result.run_folder = run_folder;
   RunFiles files;
-  if (e.checkpoint_save != "none") files.checkpoints = checkpoint_folder(e, run_folder);
-  files.metrics_csv = run_folder / "metrics.csv";
-  files.tensorboard = run_folder / "tensorboard";
-  if (&console == &std::cout && ProgressBar::wanted()) files.progress = &std::cout;
+  if (writes) {
+    if (e.checkpoint_save != "none") files.checkpoints = checkpoint_folder(e, run_folder);
+    files.metrics_csv = run_folder / "metrics.csv";
+    files.tensorboard = run_folder / "tensorboard";
+    if (&console == &std::cout && ProgressBar::wanted()) files.progress = &std::cout;
+  }
   files.experiment_json = resolved;
   files.resume_from = resume_from;
   const int memory_device = plan.devices.at(0);
-  {
+  try {
     InterruptScope interrupts;
-    result.summary = Trainer(e, model, data, device, loader, log, [&] { return backend.memory(memory_device); }, files)
+    result.summary = Trainer(train, model, data, device, loader, log, [&] { return backend.memory(memory_device); },
+                             files, collectives.get())
                          .fit();
+  } catch (const std::exception& error) {
+    if (!collectives) throw;
+    // Name the rank at fault: the one whose collective broke tells the others what it saw.
+    if (is_collective_failure(error)) throw DistributedError(collectives->explain_failure("training", error));
+    const std::string message = "rank " + std::to_string(rank) + ": " + error.what();
+    collectives->announce_failure(message);
+    throw DistributedError(message);
   }
+  if (!writes) return result;
 
   // 5. Summary, printed and written whole.
   result.summary_file = run_folder / "summary.json";

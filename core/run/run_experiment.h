@@ -18,6 +18,8 @@ struct RunRequest {
   bool no_cuda = false;  // no GPU at all
   bool no_mps = false;   // no Apple GPU
   std::string resume;    // "" (fresh run), "last", or a checkpoint path
+  // This program's own command line: with devices = N, N copies of it are started as workers.
+  std::vector<std::string> command_line;
 };
 
 struct RunResult {
@@ -26,6 +28,10 @@ struct RunResult {
   std::string device;
   std::filesystem::path run_folder;
   std::filesystem::path summary_file;
+  // This process only started and watched the worker processes (ddp on one machine).
+  bool launched_workers = false;
+  int workers_exit_code = 0;
+  int rank = 0, world_size = 1;
 };
 
 // Throws ConfigError for a bad experiment, std::runtime_error for anything else.

@@ -10,6 +10,8 @@
 #include <torch/nn/utils/clip_grad.h>
 
 #include "data/batch_loader.h"
+#include "distributed/collectives.h"
+#include "distributed/gradient_sync.h"
 #include "logging/progress_bar.h"
 #include "logging/tensorboard_writer.h"
 #include "state/checkpoint.h"
@@ -64,6 +66,27 @@ bool improves(double value, double best, bool has_best, bool max, double min_del
   return max ? value > best + min_delta : value < best - min_delta;
 }
 
+data::Shard shard_of(const Collectives* c, bool pad) {
+  return c ? data::Shard{c->rank(), c->size(), pad} : data::Shard{};
+}
+
+// Sums over all ranks of a few per-rank figures (one round trip; on the CPU, where Gloo is fastest).
+std::vector<double> summed(Collectives* c, std::vector<double> values) {
+  if (!c) return values;
+  std::vector<at::Tensor> t{at::tensor(values, at::TensorOptions().dtype(at::kDouble))};
+  c->all_reduce_sum(t);
+  const double* p = t[0].data_ptr<double>();
+  return std::vector<double>(p, p + values.size());
+}
+
+// The ranks must stop at the same step, so they agree on a SIGINT/SIGTERM that some of them got.
+// Asked every few steps only: each question is a collective.
+bool interrupt_agreed(Collectives* c, std::int64_t step_in_epoch) {
+  if (!c) return interrupt_requested();
+  if (step_in_epoch % 8 != 0) return false;
+  return summed(c, {interrupt_requested() ? 1.0 : 0.0})[0] > 0;
+}
+
 // One CSV row per logged step and per epoch; appended, so a resumed run continues the file.
 class MetricsCsv {
  public:
@@ -92,10 +115,11 @@ class MetricsCsv {
 }  // namespace
 
 Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t batch_size, c10::Device device,
-                    const LoaderConfig& loader, const std::string& precision) {
+                    const LoaderConfig& loader, const std::string& precision, Collectives* collectives) {
   at::NoGradGuard no_grad;
   model.eval();
-  data::BatchLoader batches(dataset, batch_size, /*shuffle=*/false, data::Augmentation{}, loader, device, 0);
+  data::BatchLoader batches(dataset, batch_size, /*shuffle=*/false, data::Augmentation{}, loader, device, 0,
+                            shard_of(collectives, /*pad=*/false));
   batches.start_epoch(0);
   at::Tensor loss_sum = at::zeros({}, at::TensorOptions().dtype(sum_dtype(device)).device(device));
   at::Tensor correct = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device));
@@ -110,17 +134,19 @@ Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t bat
     correct += logits.argmax(1).eq(batch->targets).sum();
     seen += batch->targets.size(0);
   }
+  const std::vector<double> total =
+      summed(collectives, {loss_sum.item<double>(), double(correct.item<std::int64_t>()), double(seen)});
   Evaluation e;
-  if (seen > 0) {
-    e.loss = loss_sum.item<double>() / double(seen);
-    e.accuracy = double(correct.item<std::int64_t>()) / double(seen);
+  if (total[2] > 0) {
+    e.loss = total[0] / total[2];
+    e.accuracy = total[1] / total[2];
   }
   return e;
 }
 
 Trainer::Trainer(const Experiment& experiment, std::shared_ptr<Model> model, const data::DatasetPair& data,
                  c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory,
-                 RunFiles files)
+                 RunFiles files, Collectives* collectives)
     : experiment_(experiment),
       model_(std::move(model)),
       data_(data),
@@ -128,14 +154,17 @@ Trainer::Trainer(const Experiment& experiment, std::shared_ptr<Model> model, con
       loader_(loader),
       log_(log),
       memory_(std::move(memory)),
-      files_(std::move(files)) {}
+      files_(std::move(files)),
+      collectives_(collectives) {}
 
 TrainSummary Trainer::fit() {
   const Experiment& e = experiment_;
   Model& model = *model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer = make_optimizer(e, model.parameters());
+  Collectives* dist = collectives_;
+  const int world = dist ? dist->size() : 1;
   data::BatchLoader batches(data_.train, e.batch_size, /*shuffle=*/true, augmentation_of(e), loader_, device_,
-                            static_cast<std::uint64_t>(e.seed));
+                            static_cast<std::uint64_t>(e.seed), shard_of(dist, /*pad=*/true));
   const std::int64_t steps_per_epoch = batches.batches_per_epoch();
   const std::vector<at::Tensor> parameters = model.parameters();
   LossScaler scaler(e.precision == "fp16", device_);
@@ -161,6 +190,11 @@ TrainSummary Trainer::fit() {
   }
   if (progress.loss_scale > 0)
     scaler.restore(progress.loss_scale, progress.loss_scale_growth_tracker, progress.skipped_steps);
+  // ddp: rank 0's weights everywhere, then gradients averaged in buckets during backward.
+  std::unique_ptr<GradientSync> sync;
+  if (dist) sync = std::make_unique<GradientSync>(*dist, parameters, model.buffers(), e.bucket_mb * 1024 * 1024);
+  // The partial sums of an interrupted epoch are totals over all ranks: one rank carries them.
+  const bool carries_partial = !dist || dist->rank() == 0;
   auto save = [&](const std::filesystem::path& path) {
     if (scaler.enabled()) {
       progress.loss_scale = scaler.current_scale();
@@ -186,9 +220,15 @@ TrainSummary Trainer::fit() {
     model.train();
     batches.start_epoch(epoch);
     // Running sums stay on the device: reading them every step would synchronise it.
-    at::Tensor loss_sum = at::full({}, progress.partial_loss_sum, at::TensorOptions().dtype(sum_dtype(device_)).device(device_));
-    at::Tensor correct = at::full({}, progress.partial_correct, at::TensorOptions().dtype(at::kLong).device(device_));
-    std::int64_t seen = progress.partial_seen, step_in_epoch = 0;
+    at::Tensor loss_sum = at::full({}, carries_partial ? progress.partial_loss_sum : 0.0,
+                                   at::TensorOptions().dtype(sum_dtype(device_)).device(device_));
+    at::Tensor correct = at::full({}, carries_partial ? progress.partial_correct : 0,
+                                  at::TensorOptions().dtype(at::kLong).device(device_));
+    std::int64_t seen = carries_partial ? progress.partial_seen : 0, step_in_epoch = 0;
+    // This epoch's totals over all ranks (loss sum, correct, seen), taken when it ends or stops.
+    auto epoch_totals = [&] {
+      return summed(dist, {loss_sum.item<double>(), double(correct.item<std::int64_t>()), double(seen)});
+    };
     // Resuming mid-epoch: the epoch's batches are a function of (seed, epoch), so replaying
     // the ones already trained on (without training) puts every generator where it was.
     for (; step_in_epoch < progress.step_in_epoch && batches.next(); ++step_in_epoch) {
@@ -204,11 +244,13 @@ TrainSummary Trainer::fit() {
       set_lr(*optimizer, lr);
       optimizer->zero_grad();
       at::Tensor logits, loss;
+      if (sync) sync->before_forward();
       {
         AutocastScope autocast(e.precision, device_.type());
         logits = model.forward(batch->inputs);
         loss = at::cross_entropy_loss(logits, batch->targets);
       }
+      if (sync) sync->before_backward();
       scaler.scale(loss).backward();
       if (scaler.unscale(parameters)) {  // false: fp16 gradients overflowed, skip this step
         if (e.grad_clip > 0) torch::nn::utils::clip_grad_norm_(parameters, e.grad_clip);
@@ -224,11 +266,13 @@ TrainSummary Trainer::fit() {
         correct.add_(logits.detach().argmax(1).eq(batch->targets).sum());
       }
       seen += n;
-      interval_samples += n;
+      interval_samples += n * world;
       ++step_in_epoch;
       ++summary.steps;
+      if (dist) dist->note_step(summary.steps);
 
-      if (bar && bar->due(step_in_epoch)) bar->update(step_in_epoch, loss.item<double>(), seen - progress.partial_seen);
+      if (bar && bar->due(step_in_epoch))
+        bar->update(step_in_epoch, loss.item<double>(), (seen - (carries_partial ? progress.partial_seen : 0)) * world);
       if (e.log_interval > 0 && summary.steps % e.log_interval == 0) {
         const double elapsed = seconds_since(interval_start);
         const double step_loss = loss.item<double>();
@@ -246,13 +290,14 @@ TrainSummary Trainer::fit() {
         interval_start = Clock::now();
         interval_samples = 0;
       }
-      if (interrupt_requested() && step_in_epoch < steps_per_epoch) {
+      if (step_in_epoch < steps_per_epoch && interrupt_agreed(dist, step_in_epoch)) {
         // Finish this step, save where we are inside the epoch, and stop.
+        const std::vector<double> totals = epoch_totals();
         progress.step = summary.steps;
         progress.step_in_epoch = step_in_epoch;
-        progress.partial_loss_sum = loss_sum.item<double>();
-        progress.partial_correct = correct.item<std::int64_t>();
-        progress.partial_seen = seen;
+        progress.partial_loss_sum = totals[0];
+        progress.partial_correct = static_cast<std::int64_t>(totals[1]);
+        progress.partial_seen = static_cast<std::int64_t>(totals[2]);
         summary.interrupted = true;
         summary.stop_reason = std::string(interrupt_signal_name()) + " received";
         if (!files_.checkpoints.empty()) save(files_.checkpoints / "last.ckpt");
@@ -269,8 +314,10 @@ TrainSummary Trainer::fit() {
     EpochMetrics m;
     m.epoch = epoch;
     m.lr = lr;
-    m.train_loss = seen ? loss_sum.item<double>() / double(seen) : 0;
-    m.train_accuracy = seen ? double(correct.item<std::int64_t>()) / double(seen) : 0;
+    const std::vector<double> totals = epoch_totals();
+    seen = static_cast<std::int64_t>(totals[2]);
+    m.train_loss = seen ? totals[0] / double(seen) : 0;
+    m.train_accuracy = seen ? totals[1] / double(seen) : 0;
     const double train_seconds = seconds_since(epoch_start);
     m.samples_per_second = train_seconds > 0 ? double(seen - progress.partial_seen) / train_seconds : 0;
     train_seconds_total += train_seconds;
@@ -281,7 +328,7 @@ TrainSummary Trainer::fit() {
 
     const bool last = stop || epoch == e.epochs;
     if (last || epoch % e.eval_every == 0) {
-      Evaluation test = evaluate(model, data_.test, e.test_batch_size, device_, loader_, e.precision);
+      Evaluation test = evaluate(model, data_.test, e.test_batch_size, device_, loader_, e.precision, dist);
       m.test_loss = test.loss;
       m.test_accuracy = test.accuracy;
       if (test.accuracy > summary.best_test_accuracy || summary.best_epoch == 0) {

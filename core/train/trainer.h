@@ -47,8 +47,13 @@ struct Evaluation {
   double loss = 0, accuracy = 0;
 };
 
+class Collectives;
+
+// With collectives, each rank evaluates its share of the data set and the sums are combined:
+// every rank gets the figures for the whole set.
 Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t batch_size, c10::Device device,
-                    const LoaderConfig& loader, const std::string& precision = "fp32");
+                    const LoaderConfig& loader, const std::string& precision = "fp32",
+                    Collectives* collectives = nullptr);
 
 // Where a run keeps its files and what it resumes from.
 struct RunFiles {
@@ -63,9 +68,12 @@ struct RunFiles {
 class Trainer {
  public:
   // memory: asked once per epoch for the device's memory figures (may be empty).
+  // collectives: set in a multi-process (ddp) run. Each rank then trains on its shard with
+  // experiment.batch_size samples per step, gradients are averaged over the ranks, and the
+  // figures are those of all ranks together. Only the rank given files and a real log writes.
   Trainer(const Experiment& experiment, std::shared_ptr<Model> model, const data::DatasetPair& data,
           c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory = {},
-          RunFiles files = {});
+          RunFiles files = {}, Collectives* collectives = nullptr);
   TrainSummary fit();
 
  private:
@@ -77,6 +85,7 @@ class Trainer {
   std::ostream& log_;
   std::function<MemoryInfo()> memory_;
   RunFiles files_;
+  Collectives* collectives_;
 };
 
 }  // namespace plugtrain

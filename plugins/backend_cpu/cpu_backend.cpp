@@ -59,13 +59,24 @@ class CpuBackend final : public Backend {
     return c;
   }
 
+  // ddp on the CPU: one process per "device", each with its share of the cores, gradients
+  // all-reduced through Gloo. dp (replicas in one process) would only split the same cores.
   MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) override {
     MultiDevicePlan plan;
+    if (request.strategy == Strategy::ddp) {
+      plan.strategy = Strategy::ddp;
+      plan.devices = request.devices.empty() ? std::vector<int>{0} : request.devices;
+      plan.collective = "gloo";
+      return plan;
+    }
     plan.strategy = Strategy::single;
     plan.devices = {0};
     plan.collective = "none";
-    if (request.devices.size() > 1 || request.strategy != Strategy::single)
-      plan.warnings.push_back("the CPU backend trains on one device in one process here; using cpu:0");
+    if (request.strategy == Strategy::dp)
+      plan.warnings.push_back("strategy dp replicates over GPUs; on the CPU it would only split the same cores, so "
+                              "one process trains (strategy = \"ddp\" runs one process per device)");
+    else if (request.devices.size() > 1)
+      plan.warnings.push_back("strategy single trains in one process on cpu:0");
     return plan;
   }
 

@@ -35,12 +35,29 @@ class CudaBackend final : public Backend {
 
   MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) override {
     MultiDevicePlan plan;
-    plan.strategy = Strategy::single;
-    plan.devices = {request.devices.empty() ? 0 : request.devices.front()};
-    plan.collective = "none";
-    if (request.devices.size() > 1 || request.strategy != Strategy::single)
-      plan.warnings.push_back("multi-device CUDA training is not available in this build; using cuda:" +
-                              std::to_string(plan.devices.front()));
+    const std::size_t available = probe().devices.size();
+    for (int d : request.devices)
+      if (d >= 0 && std::size_t(d) < available) plan.devices.push_back(d);
+    if (plan.devices.size() < request.devices.size())
+      plan.warnings.push_back("asked for " + std::to_string(request.devices.size()) + " CUDA devices, " +
+                              std::to_string(available) + " present; using " + std::to_string(plan.devices.size()));
+    if (plan.devices.empty()) plan.devices = {0};
+    plan.strategy = request.strategy;
+    if (plan.strategy == Strategy::dp) {
+      // DataParallel's single-process replication is what PyTorch itself advises against;
+      // one process per GPU does the same job faster.
+      plan.strategy = Strategy::ddp;
+      plan.warnings.push_back("strategy dp is served as ddp (one process per GPU, as PyTorch recommends)");
+    }
+    if (plan.strategy == Strategy::ddp) {
+      plan.collective = "gloo";
+      plan.warnings.push_back("ddp on CUDA all-reduces through c10d Gloo in this build (NCCL is not wired yet)");
+    } else {
+      plan.collective = "none";
+      plan.devices.resize(1);
+      if (request.devices.size() > 1)
+        plan.warnings.push_back("strategy single trains on one device: cuda:" + std::to_string(plan.devices.front()));
+    }
     return plan;
   }
 

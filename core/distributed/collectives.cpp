@@ -1,0 +1,133 @@
+#include "distributed/collectives.h"
+
+#include <thread>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "distributed/c10d_access.h"
+
+namespace plugtrain {
+
+namespace {
+
+std::string key(const char* what, int rank) { return std::string("plugtrain/") + what + "/" + std::to_string(rank); }
+
+std::vector<std::uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
+std::string text(const std::vector<std::uint8_t>& b) { return {b.begin(), b.end()}; }
+
+// One line of a c10d/Gloo error (they can span several lines with a C++ stack).
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+Collectives::Collectives(const World& world, std::chrono::milliseconds timeout)
+    : world_(world), timeout_(timeout), impl_(std::make_unique<Impl>()) {
+  const std::string where = world.master_addr + ":" + std::to_string(world.master_port);
+  try {
+    c10d::TCPStoreOptions options;
+    options.port = static_cast<std::uint16_t>(world.master_port);
+    // Under torchrun's agent the store already exists; otherwise rank 0 serves it.
+    options.isServer = !world.agent_store && world.rank == 0;
+    if (options.isServer) options.numWorkers = static_cast<std::size_t>(world.world_size);
+    options.waitWorkers = options.isServer;
+    options.timeout = timeout;
+    c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, options);
+    // The same prefix torch.distributed uses under torchrun, so a restarted attempt's keys stay apart.
+    impl_->store = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + world.restart_count, store);
+  } catch (const std::exception& e) {
+    throw DistributedError("rank " + std::to_string(world.rank) + ": cannot reach the rendezvous store at " + where +
+                           (world.rank == 0 && !world.agent_store ? " (serving it on that port failed)" : "") + ": " +
+                           first_line(e.what()));
+  }
+  try {
+    auto options = c10d::ProcessGroupGloo::Options::create_default(timeout);
+    auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, world.rank, world.world_size, options);
+    impl_->group = c10::make_intrusive<c10d::ProcessGroup>(impl_->store, world.rank, world.world_size);
+    impl_->group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
+    impl_->group->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, gloo);
+    impl_->group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+  } catch (const std::exception& e) {
+    throw DistributedError("rank " + std::to_string(world.rank) + ": the " + std::to_string(world.world_size) +
+                           " ranks did not all connect (Gloo, through " + where + ", within " +
+                           std::to_string(timeout.count() / 1000) + " s): " + first_line(e.what()));
+  }
+}
+
+Collectives::~Collectives() = default;
+
+void Collectives::all_reduce_sum(std::vector<at::Tensor>& tensors) {
+  if (tensors.empty()) return;
+  // One coalesced call: a single round trip for several small sums.
+  impl_->group->allreduce_coalesced(tensors)->wait(timeout_);
+}
+
+void Collectives::broadcast_from_rank0(std::vector<at::Tensor>& tensors) {
+  for (auto& t : tensors) {
+    std::vector<at::Tensor> one{t};
+    impl_->group->broadcast(one)->wait(timeout_);
+  }
+}
+
+std::string Collectives::share_from_rank0(const std::string& name, const std::string& value) {
+  const std::string k = "plugtrain/shared/" + name;
+  if (rank() == 0) impl_->store->set(k, bytes(value));
+  return text(impl_->store->get(k));
+}
+
+void Collectives::note_step(std::int64_t step) {
+  const auto now = std::chrono::steady_clock::now();
+  if (step == last_noted_step_ || now - last_note_ < std::chrono::milliseconds(500)) return;
+  impl_->store->set(key("step", rank()), bytes(std::to_string(step)));
+  last_noted_step_ = step;
+  last_note_ = now;
+}
+
+void Collectives::announce_failure(const std::string& message) noexcept {
+  try {
+    impl_->store->set(key("error", rank()), bytes(first_line(message)));
+  } catch (...) {
+  }
+}
+
+std::string Collectives::explain_failure(const std::string& what_failed, const std::exception& error) {
+  const std::string me = "rank " + std::to_string(rank());
+  const std::string cause = first_line(error.what());
+  try {
+    auto& store = *impl_->store;
+    store.set(key("noticed", rank()), bytes("1"));
+    // Every rank still running notices the same failure within moments; give them that long.
+    std::vector<int> silent;
+    std::string reasons;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    for (;;) {
+      silent.clear();
+      reasons.clear();
+      for (int r = 0; r < size(); ++r) {
+        if (r == rank()) continue;
+        if (store.check({key("error", r)}))
+          reasons += "; rank " + std::to_string(r) + " failed: " + text(store.get(key("error", r)));
+        else if (!store.check({key("noticed", r)}))
+          silent.push_back(r);
+      }
+      if (!reasons.empty() || silent.empty() || std::chrono::steady_clock::now() > deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::string out = me + ": " + what_failed + " failed";
+    if (!reasons.empty()) return out + reasons.substr(1) + " (" + cause + ")";
+    for (int r : silent) {
+      std::string last = "never reported a step";
+      if (store.check({key("step", r)})) last = "last reported step " + text(store.get(key("step", r)));
+      out += "; rank " + std::to_string(r) + " stopped answering (it died or hung; " + last + ")";
+    }
+    return out + " (" + cause + ")";
+  } catch (const std::exception&) {
+    if (!world_.agent_store && rank() != 0)
+      return me + ": " + what_failed + " failed and the rendezvous store is gone: rank 0, which serves it, has exited (" +
+             cause + ")";
+    return me + ": " + what_failed + " failed (" + cause + ")";
+  }
+}
+
+}  // namespace plugtrain

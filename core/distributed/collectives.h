@@ -1,0 +1,58 @@
+// The ranks of a multi-process run talking to each other: a c10d TCPStore for the
+// rendezvous and a c10d ProcessGroup with LibTorch's Gloo backend for the collectives.
+// No collective is home-made; this class only adds what a user needs around them:
+// one timeout for everything, and a message naming the rank that died or hung.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "distributed/world.h"
+
+namespace plugtrain {
+
+class Collectives {
+ public:
+  // Connects to the rendezvous and to every other rank (blocks until all have come, at
+  // most `timeout`). A collective that waits longer than `timeout` fails.
+  Collectives(const World& world, std::chrono::milliseconds timeout);
+  ~Collectives();
+  Collectives(const Collectives&) = delete;
+  Collectives& operator=(const Collectives&) = delete;
+
+  int rank() const { return world_.rank; }
+  int size() const { return world_.world_size; }
+  const World& world() const { return world_; }
+
+  // Element-wise sums over all ranks, in place. Works on CPU tensors (and CUDA ones through Gloo).
+  void all_reduce_sum(std::vector<at::Tensor>& tensors);
+  // Rank 0's values into every rank's tensors, in place.
+  void broadcast_from_rank0(std::vector<at::Tensor>& tensors);
+  // rank 0's string to every rank (through the store).
+  std::string share_from_rank0(const std::string& key, const std::string& value);
+
+  // This rank has reached training step `step` (cheap: written to the store at most twice a second).
+  void note_step(std::int64_t step);
+  // After a collective failed: asks the store which ranks are still there and returns one line
+  // naming the rank(s) that died or hung, with what this rank saw.
+  std::string explain_failure(const std::string& what_failed, const std::exception& error);
+  // This rank is about to exit because of `message`: the others will name it and say why.
+  void announce_failure(const std::string& message) noexcept;
+
+  struct Impl;  // c10d objects; see distributed/c10d_access.h
+  Impl& impl() { return *impl_; }
+
+ private:
+  World world_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<Impl> impl_;
+  std::int64_t last_noted_step_ = -1;
+  std::chrono::steady_clock::time_point last_note_{};
+};
+
+}  // namespace plugtrain

@@ -1,0 +1,84 @@
+#include "distributed/world.h"
+
+#include <cstdlib>
+
+extern char** environ;
+
+namespace plugtrain {
+
+namespace {
+
+const std::string* find(const Environment& env, const std::string& name) {
+  auto it = env.find(name);
+  return it == env.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+int integer(const Environment& env, const std::string& name, int min_value) {
+  const std::string* text = find(env, name);
+  if (!text) throw DistributedError("environment variable " + name + " is not set (needed for a multi-process run)");
+  try {
+    std::size_t used = 0;
+    const long v = std::stol(*text, &used);
+    if (used == text->size() && v >= min_value && v <= 1 << 20) return int(v);
+  } catch (const std::exception&) {
+  }
+  throw DistributedError("environment variable " + name + "='" + *text + "' is not an integer >= " +
+                         std::to_string(min_value));
+}
+
+// The first of `names` that is set, for launchers that spell the same fact differently.
+std::string first_set(const Environment& env, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (find(env, n)) return n;
+  return "";
+}
+
+}  // namespace
+
+Environment process_environment() {
+  Environment env;
+  for (char** p = environ; p && *p; ++p) {
+    const std::string entry = *p;
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+std::optional<World> world_from_environment(const Environment& env) {
+  const std::string rank = first_set(env, {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});
+  if (rank.empty()) return std::nullopt;
+  const std::string size = rank == "RANK"           ? "WORLD_SIZE"
+                           : rank == "SLURM_PROCID" ? "SLURM_NTASKS"
+                           : rank == "PMI_RANK"     ? "PMI_SIZE"
+                                                    : "OMPI_COMM_WORLD_SIZE";
+  World w;
+  w.source = rank == "RANK" ? "torchrun/env" : rank == "SLURM_PROCID" ? "slurm" : "mpi";
+  w.rank = integer(env, rank, 0);
+  w.world_size = integer(env, find(env, "WORLD_SIZE") ? "WORLD_SIZE" : size, 1);
+  if (w.rank >= w.world_size)
+    throw DistributedError("environment variable " + rank + "=" + std::to_string(w.rank) + " is not below the world size " +
+                           std::to_string(w.world_size));
+  const std::string local_rank = first_set(env, {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"});
+  w.local_rank = local_rank.empty() ? w.rank : integer(env, local_rank, 0);
+  const std::string local_size =
+      first_set(env, {"LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE", "OMPI_COMM_WORLD_LOCAL_SIZE"});
+  w.local_world_size = local_size.empty() ? w.world_size : integer(env, local_size, 1);
+  if (w.local_rank >= w.local_world_size)
+    throw DistributedError("environment variable " + local_rank + "=" + std::to_string(w.local_rank) +
+                           " is not below the local world size " + std::to_string(w.local_world_size));
+  const std::string* addr = find(env, "MASTER_ADDR");
+  if (!addr)
+    throw DistributedError("environment variable MASTER_ADDR is not set (the host of rank 0, e.g. 127.0.0.1; " + rank +
+                           " is set, so this is a multi-process run)");
+  w.master_addr = *addr;
+  w.master_port = integer(env, "MASTER_PORT", 1);
+  if (w.master_port > 65535)
+    throw DistributedError("environment variable MASTER_PORT='" + env.at("MASTER_PORT") + "' is not a TCP port");
+  if (const std::string* agent = find(env, "TORCHELASTIC_USE_AGENT_STORE"))
+    w.agent_store = *agent == "True" || *agent == "true" || *agent == "1";
+  if (const std::string* restarts = find(env, "TORCHELASTIC_RESTART_COUNT")) w.restart_count = *restarts;
+  return w;
+}
+
+}  // namespace plugtrain

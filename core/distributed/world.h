@@ -1,0 +1,39 @@
+// Where this process stands in a multi-process run: its rank, the world size, and where the
+// rendezvous is. Read from the variables torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK,
+// LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE), which our own
+// launcher sets too; Slurm's and Open MPI's own rank variables are accepted in their place.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace plugtrain {
+
+class DistributedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct World {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  std::string master_addr;
+  int master_port = 0;
+  // torchrun's agent already serves the store at MASTER_ADDR:MASTER_PORT: every rank is a client.
+  bool agent_store = false;
+  std::string restart_count = "0";  // TORCHELASTIC_RESTART_COUNT: keys of an earlier attempt stay apart
+  std::string source;               // "torchrun/env", "slurm", "open mpi": for messages
+};
+
+using Environment = std::map<std::string, std::string>;
+Environment process_environment();
+
+// nullopt when no launcher variables are set (a plain single-process run). Throws
+// DistributedError naming the variable when one is set but wrong or a needed one is missing.
+std::optional<World> world_from_environment(const Environment& env = process_environment());
+
+}  // namespace plugtrain
