@@ -30,8 +30,9 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout)
     options.port = static_cast<std::uint16_t>(world.master_port);
     // Under torchrun's agent the store already exists; otherwise rank 0 serves it.
     options.isServer = !world.agent_store && world.rank == 0;
-    if (options.isServer) options.numWorkers = static_cast<std::size_t>(world.world_size);
-    options.waitWorkers = options.isServer;
+    // As torch.distributed does: every rank checks in, and the server waits for all of them.
+    options.numWorkers = static_cast<std::size_t>(world.world_size);
+    options.waitWorkers = true;
     options.timeout = timeout;
     c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, options);
     // The same prefix torch.distributed uses under torchrun, so a restarted attempt's keys stay apart.

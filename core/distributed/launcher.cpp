@@ -95,7 +95,9 @@ int launch_local_workers(const LaunchRequest& request, std::ostream& log) {
     }
     running[pid] = rank;
   }
-  log << "ddp: started " << request.workers << " worker processes (rendezvous 127.0.0.1:" << port << ")\n" << std::flush;
+  log << "ddp: started " << request.workers << " worker processes (rendezvous 127.0.0.1:" << port << "):";
+  for (const auto& [pid, rank] : running) log << " rank " << rank << " pid " << pid << ";";
+  log << "\n" << std::flush;
 
   int result = 0;
   bool failing = false;

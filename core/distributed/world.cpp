@@ -53,7 +53,11 @@ std::optional<World> world_from_environment(const Environment& env) {
                            : rank == "PMI_RANK"     ? "PMI_SIZE"
                                                     : "OMPI_COMM_WORLD_SIZE";
   World w;
-  w.source = rank == "RANK" ? "torchrun/env" : rank == "SLURM_PROCID" ? "slurm" : "mpi";
+  w.source = find(env, "PLUGTRAIN_LAUNCHED")       ? "plugtrain"
+             : find(env, "TORCHELASTIC_RUN_ID")    ? "torchrun"
+             : rank == "RANK"                      ? "launcher variables"
+             : rank == "SLURM_PROCID"              ? "slurm"
+                                                   : "mpi";
   w.rank = integer(env, rank, 0);
   w.world_size = integer(env, find(env, "WORLD_SIZE") ? "WORLD_SIZE" : size, 1);
   if (w.rank >= w.world_size)

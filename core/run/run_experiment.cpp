@@ -313,7 +313,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
     launch.command = request.command_line;
     launch.workers = int(ranks);
     // The workers notice a failed rank within the collective timeout; this is the backstop.
-    launch.grace = std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000) + 15000);
+    launch.grace = std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000) + 5000);
     launched.workers_exit_code = launch_local_workers(launch, console);
     return launched;
   }
