@@ -472,5 +472,44 @@ TEST(BatchLoader, RejectsBadArguments) {
   EXPECT_THROW(BatchLoader(d, 0, true, Augmentation{}, LoaderConfig{}, at::kCPU, 0), DataError);
 }
 
+// ---------------------------------------------------------------- shards (ddp)
+
+
+TEST(ShardedBatchLoader, RanksTogetherSeeExactlyTheGlobalBatchesOfOneProcess) {
+  const Dataset d = index_dataset(120);
+  BatchLoader whole(d, 30, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 7);
+  BatchLoader rank0(d, 15, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 7, Shard{0, 2});
+  BatchLoader rank1(d, 15, true, Augmentation{}, config_with_prefetch(1), at::kCPU, 7, Shard{1, 2});
+  ASSERT_EQ(rank0.batches_per_epoch(), whole.batches_per_epoch());
+  for (int64_t epoch : {1, 2}) {
+    const auto all = epoch_targets(whole, epoch), a = epoch_targets(rank0, epoch), b = epoch_targets(rank1, epoch);
+    ASSERT_EQ(a.size(), all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const at::Tensor both = std::get<0>(at::cat({a[i], b[i]}).sort());
+      EXPECT_TRUE(both.equal(std::get<0>(all[i].sort()))) << "epoch " << epoch << " batch " << i;
+    }
+  }
+}
+
+TEST(ShardedBatchLoader, TrainingShardsArePaddedToTheSameLengthEvaluationShardsAreNot) {
+  const Dataset d = index_dataset(101);
+  BatchLoader pad0(d, 10, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 1, Shard{0, 3});
+  BatchLoader pad2(d, 10, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 1, Shard{2, 3});
+  EXPECT_EQ(concat(epoch_targets(pad0, 0)).size(0), 34);
+  EXPECT_EQ(concat(epoch_targets(pad2, 0)).size(0), 34);  // 101 -> 102, one sample seen twice
+  std::vector<at::Tensor> eval;
+  for (int64_t r = 0; r < 3; ++r) {
+    BatchLoader shard(d, 10, false, Augmentation{}, config_with_prefetch(0), at::kCPU, 0, Shard{r, 3, false});
+    eval.push_back(concat(epoch_targets(shard, 0)));
+  }
+  EXPECT_EQ(eval[0].size(0) + eval[1].size(0) + eval[2].size(0), 101);
+  EXPECT_TRUE(std::get<0>(at::cat(eval).sort()).equal(at::arange(101, at::kLong)));
+}
+
+TEST(ShardedBatchLoader, AShardThatDoesNotExistIsRefused) {
+  const Dataset d = index_dataset(10);
+  EXPECT_THROW(BatchLoader(d, 5, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 1, Shard{2, 2}), DataError);
+}
+
 }  // namespace
 }  // namespace plugtrain::data

@@ -358,12 +358,12 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   Experiment train = e;
   train.batch_size = batch.per_device;
   train.lr = e.lr * batch.lr_factor;
-  if (ranks > 1 || e.global_batch_size > 0)
-    log << "batch: " << batch.per_device << " per device x " << ranks << " = " << batch.global << " per step"
-        << (batch.lr_factor != 1.0 ? "; lr " + std::to_string(e.lr) + " x " + std::to_string(batch.lr_factor) + " (" +
-                                         e.lr_scaling + " scaling) = " + std::to_string(train.lr)
-                                   : std::string())
-        << "\n";
+  if (ranks > 1 || e.global_batch_size > 0) {
+    log << "batch: " << batch.per_device << " per device x " << ranks << " = " << batch.global << " per step";
+    if (batch.lr_factor != 1.0)
+      log << "; lr " << e.lr << " x " << batch.lr_factor << " (" << e.lr_scaling << " scaling) = " << train.lr;
+    log << "\n";
+  }
 
   // 3. Data and model, seeded.
   at::manual_seed(static_cast<std::uint64_t>(e.seed));

@@ -1,0 +1,300 @@
+// Multi-process training (ddp over c10d Gloo) as a user runs it: `devices = 2`, the launcher
+// variables set by hand, the real torchrun of the torch wheel, and ranks that die or hang.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <ATen/core/Dict.h>
+#include <torch/serialize.h>
+#include <nlohmann/json.hpp>
+
+#include "distributed/launcher.h"
+#include "distributed/world.h"
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace {
+
+using testing::run_process;
+using testing::shell_quote;
+namespace fs = std::filesystem;
+
+// No dropout and no augmentation: those draw per rank, so only without them is 2 x 30 the
+// same computation as 1 x 60.
+const std::string kExperiment = R"(
+[experiment]
+name = "ddp"
+seed = 11
+[model]
+name = "mlp"
+hidden = [32]
+dropout = 0.0
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 8, 8]
+synthetic_train_size = 1200
+synthetic_test_size = 200
+batch_size = 60
+[optim]
+name = "sgd"
+lr = 0.05
+momentum = 0.9
+[train]
+epochs = 2
+log_interval = 0
+)";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class DistributedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("plugtrain-ddp-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "exp.toml") << kExperiment;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string exe() const { return "env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE); }
+  std::string in_dir(const std::string& command) const {
+    return "cd " + shell_quote(dir_.string()) + " && { " + command + "; }";
+  }
+  testing::ProcessResult run(const std::string& args) { return run_process(in_dir(exe() + " run exp.toml " + args)); }
+  fs::path version(int n) const { return dir_ / "runs" / "ddp" / ("version_" + std::to_string(n)); }
+  int versions() const {
+    int n = 0;
+    if (fs::exists(dir_ / "runs" / "ddp"))
+      for (const auto& entry : fs::directory_iterator(dir_ / "runs" / "ddp")) n += entry.is_directory();
+    return n;
+  }
+  nlohmann::json summary(int n) const { return nlohmann::json::parse(slurp(version(n) / "summary.json")); }
+
+  // A run's final weights, name -> tensor, read from `plugtrain export`.
+  std::map<std::string, at::Tensor> weights(int n) {
+    const fs::path out = dir_ / ("weights-" + std::to_string(n) + ".pt");
+    auto r = run_process(exe() + " export " + shell_quote((version(n) / "checkpoints" / "last.ckpt").string()) + " " +
+                         shell_quote(out.string()));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const std::string bytes = slurp(out);
+    const c10::IValue value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+    std::map<std::string, at::Tensor> w;
+    for (const auto& item : value.toGenericDict()) w[item.key().toStringRef()] = item.value().toTensor();
+    return w;
+  }
+
+  void expect_same_weights(int a, int b, const std::string& what) {
+    const auto wa = weights(a), wb = weights(b);
+    ASSERT_EQ(wa.size(), wb.size());
+    ASSERT_FALSE(wa.empty());
+    for (const auto& [name, t] : wa) {
+      ASSERT_TRUE(wb.count(name)) << name;
+      EXPECT_TRUE(at::allclose(t, wb.at(name), 1e-4, 1e-5))
+          << what << ": " << name << " differs by " << (t - wb.at(name)).abs().max().item<double>();
+    }
+  }
+
+  // Starts `plugtrain run` with devices = 2 in the background, waits until both ranks train,
+  // runs `action` (shell, with $R0/$R1 the ranks' pids and $L the launcher's) and waits for
+  // the launcher. Prints EXIT=<code> SECONDS=<from the action to the end> and the pids.
+  testing::ProcessResult run_and_then(const std::string& args, const std::string& action) {
+    const std::string script =
+        exe() + " run exp.toml --set backend.devices=2 --set train.epochs=100000 " + args +
+        " > out.txt 2>&1 & L=$!\n"
+        "for i in $(seq 600); do grep -q '^model:' out.txt && break; sleep 0.1; done; sleep 1\n"
+        "R0=$(grep -o 'rank 0 pid [0-9]*' out.txt | awk '{print $4}'); "
+        "R1=$(grep -o 'rank 1 pid [0-9]*' out.txt | awk '{print $4}')\n"
+        "S=$(date +%s)\n" + action + "\n"
+        "wait $L; E=$?; echo \"EXIT=$E SECONDS=$(( $(date +%s) - S ))\"; cat out.txt\n"
+        "for p in $R0 $R1; do kill -0 $p 2>/dev/null && echo \"ORPHAN $p\"; done; true";
+    std::ofstream(dir_ / "scenario.sh") << script;
+    return run_process(in_dir("sh scenario.sh"));
+  }
+
+  fs::path dir_;
+};
+
+int seconds_in(const std::string& out) {
+  const auto at = out.find("SECONDS=");
+  return at == std::string::npos ? -1 : std::stoi(out.substr(at + 8));
+}
+
+TEST_F(DistributedTest, TwoProcessesGiveTheWeightsOfOneWithTheSameGlobalBatch) {
+  auto one = run("");
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  auto two = run("--set backend.devices=2 --set data.global_batch_size=60");
+  ASSERT_EQ(two.exit_code, 0) << two.out;
+  EXPECT_NE(two.out.find("ddp: started 2 worker processes"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("batch: 30 per device x 2 = 60 per step"), std::string::npos) << two.out;
+  EXPECT_EQ(versions(), 2) << "rank 1 must not create a run folder of its own";
+  EXPECT_EQ(summary(1)["world_size"], 2);
+  EXPECT_EQ(summary(1)["steps"], summary(0)["steps"]);
+  EXPECT_NEAR(summary(1)["final_test_loss"].get<double>(), summary(0)["final_test_loss"].get<double>(), 1e-4);
+  expect_same_weights(0, 1, "2 processes x 30 vs 1 x 60");
+}
+
+TEST_F(DistributedTest, DefaultGlobalBatchIsBatchPerDeviceTimesDevicesWithLrScaling) {
+  auto r = run("--set backend.devices=2 --set optim.lr_scaling=\"sqrt\" --set train.epochs=1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("batch: 60 per device x 2 = 120 per step; lr 0.05 x 1.41421 (sqrt scaling) = 0.0707107"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(summary(0)["steps"], 10);  // 1200 samples / 120
+}
+
+TEST_F(DistributedTest, LauncherVariablesSetByHandWork) {
+  const int port = free_local_port();
+  auto vars = [&](int rank) {
+    return "RANK=" + std::to_string(rank) + " WORLD_SIZE=2 LOCAL_RANK=" + std::to_string(rank) +
+           " LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " ";
+  };
+  auto r = run_process(in_dir(vars(1) + exe() + " run exp.toml > rank1.txt 2>&1 & P=$!; " + vars(0) + exe() +
+                              " run exp.toml > rank0.txt 2>&1; A=$?; wait $P; echo \"EXIT=$A,$?\""));
+  EXPECT_NE(r.out.find("EXIT=0,0"), std::string::npos) << r.out << slurp(dir_ / "rank0.txt") << slurp(dir_ / "rank1.txt");
+  EXPECT_NE(slurp(dir_ / "rank0.txt").find("ddp: 2 processes (launcher variables"), std::string::npos);
+  EXPECT_EQ(slurp(dir_ / "rank1.txt"), "") << "only rank 0 prints";
+  EXPECT_EQ(versions(), 1);
+  EXPECT_EQ(summary(0)["world_size"], 2);
+}
+
+#ifdef PLUGTRAIN_PYTHON
+TEST_F(DistributedTest, RunsUnderTheTorchrunOfTheTorchWheel) {
+  const fs::path torchrun = fs::path(PLUGTRAIN_PYTHON).parent_path() / "torchrun";
+  ASSERT_TRUE(fs::exists(torchrun)) << torchrun;
+  ASSERT_EQ(run("--set backend.devices=2").exit_code, 0);  // version_0: plugtrain's own launcher
+  auto r = run_process(in_dir("env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(torchrun.string()) +
+                              " --no-python --nproc-per-node 2 --master-port " + std::to_string(free_local_port()) +
+                              " " + shell_quote(PLUGTRAIN_EXE) + " run exp.toml"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("ddp: 2 processes (torchrun"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("torchrun's agent store"), std::string::npos) << r.out;
+  EXPECT_EQ(versions(), 2);
+  expect_same_weights(0, 1, "torchrun vs plugtrain's launcher");
+}
+#endif
+
+TEST_F(DistributedTest, ADeadRankIsNamedAndNoProcessIsLeftBehind) {
+  auto r = run_and_then("", "kill -KILL $R1");
+  EXPECT_NE(r.out.find("EXIT=137"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rank 1 (pid "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("was killed by signal 9"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rank 0: training failed; rank 1 stopped answering"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ORPHAN"), std::string::npos) << r.out;
+  EXPECT_LT(seconds_in(r.out), 20) << r.out;
+}
+
+TEST_F(DistributedTest, AHungRankIsNamedWithinTheTimeoutAndKilled) {
+  auto r = run_and_then("--set distributed.timeout=3", "kill -STOP $R1");
+  EXPECT_NE(r.out.find("EXIT=1 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rank 1 stopped answering (it died or hung"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did not stop within 8 s; killing it"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ORPHAN"), std::string::npos) << r.out;
+  EXPECT_LT(seconds_in(r.out), 30) << r.out;
+}
+
+TEST_F(DistributedTest, CtrlCStopsAllRanksAtTheSameStepWithACheckpoint) {
+  auto r = run_and_then("", "kill -INT $L");
+  EXPECT_NE(r.out.find("EXIT=130"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("resume with: plugtrain run exp.toml --resume last"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(version(0) / "checkpoints" / "last.ckpt"));
+  EXPECT_EQ(r.out.find("ORPHAN"), std::string::npos) << r.out;
+}
+
+TEST_F(DistributedTest, BadSettingsAreRefusedBeforeAnyWorkerStarts) {
+  auto uneven = run("--set backend.devices=3 --set data.global_batch_size=100");
+  EXPECT_EQ(uneven.exit_code, 2) << uneven.out;
+  EXPECT_NE(uneven.out.find("data.global_batch_size 100 does not split evenly over 3 processes"), std::string::npos)
+      << uneven.out;
+  EXPECT_EQ(uneven.out.find("started"), std::string::npos) << uneven.out;
+  auto word = run("--set backend.devices=\"two\"");
+  EXPECT_EQ(word.exit_code, 2);
+  EXPECT_NE(word.out.find("backend.devices must be an integer or \"auto\", got string"), std::string::npos) << word.out;
+  auto single = run("--set backend.devices=2 --set backend.strategy=\"single\" --set train.epochs=1");
+  EXPECT_EQ(single.exit_code, 0) << single.out;
+  EXPECT_NE(single.out.find("warning: strategy single trains in one process on cpu:0"), std::string::npos) << single.out;
+  EXPECT_EQ(single.out.find("ddp:"), std::string::npos) << single.out;
+}
+
+// ---------------------------------------------------------------- launcher variables
+
+TEST(World, NoLauncherVariablesMeansOneProcess) { EXPECT_FALSE(world_from_environment(Environment{}).has_value()); }
+
+TEST(World, ReadsTorchrunVariablesAndTheAgentStore) {
+  const auto w = world_from_environment({{"RANK", "3"},
+                                         {"WORLD_SIZE", "4"},
+                                         {"LOCAL_RANK", "1"},
+                                         {"LOCAL_WORLD_SIZE", "2"},
+                                         {"MASTER_ADDR", "node0"},
+                                         {"MASTER_PORT", "29500"},
+                                         {"TORCHELASTIC_RUN_ID", "x"},
+                                         {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                                         {"TORCHELASTIC_RESTART_COUNT", "2"}});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->rank, 3);
+  EXPECT_EQ(w->world_size, 4);
+  EXPECT_EQ(w->local_rank, 1);
+  EXPECT_EQ(w->local_world_size, 2);
+  EXPECT_EQ(w->master_addr, "node0");
+  EXPECT_EQ(w->master_port, 29500);
+  EXPECT_TRUE(w->agent_store);
+  EXPECT_EQ(w->restart_count, "2");
+  EXPECT_EQ(w->source, "torchrun");
+}
+
+TEST(World, ReadsSlurmRanks) {
+  const auto w = world_from_environment({{"SLURM_PROCID", "5"},
+                                         {"SLURM_NTASKS", "8"},
+                                         {"SLURM_LOCALID", "1"},
+                                         {"SLURM_NTASKS_PER_NODE", "4"},
+                                         {"MASTER_ADDR", "n1"},
+                                         {"MASTER_PORT", "1234"}});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->rank, 5);
+  EXPECT_EQ(w->world_size, 8);
+  EXPECT_EQ(w->local_rank, 1);
+  EXPECT_EQ(w->local_world_size, 4);
+  EXPECT_EQ(w->source, "slurm");
+  EXPECT_FALSE(w->agent_store);
+}
+
+TEST(World, BadOrMissingVariablesAreNamed) {
+  auto message = [](const Environment& env) {
+    try {
+      world_from_environment(env);
+    } catch (const DistributedError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const Environment good = {{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}};
+  auto with = [&](const std::string& k, const std::string& v) {
+    Environment env = good;
+    env[k] = v;
+    return env;
+  };
+  EXPECT_EQ(message(with("RANK", "x")), "environment variable RANK='x' is not an integer >= 0");
+  EXPECT_EQ(message(with("RANK", "2")), "environment variable RANK=2 is not below the world size 2");
+  EXPECT_EQ(message(with("MASTER_PORT", "70000")), "environment variable MASTER_PORT='70000' is not a TCP port");
+  Environment no_addr = good;
+  no_addr.erase("MASTER_ADDR");
+  EXPECT_NE(message(no_addr).find("environment variable MASTER_ADDR is not set"), std::string::npos);
+  Environment no_size = good;
+  no_size.erase("WORLD_SIZE");
+  EXPECT_NE(message(no_size).find("environment variable WORLD_SIZE is not set"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace plugtrain
