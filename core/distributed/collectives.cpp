@@ -1,5 +1,6 @@
 #include "distributed/collectives.h"
 
+#include <algorithm>
 #include <thread>
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -44,6 +45,11 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout)
   }
   try {
     auto options = c10d::ProcessGroupGloo::Options::create_default(timeout);
+    // Gloo's own worker threads (2 by default) compete with training for the cores the ranks
+    // of this machine share; measured on 2 cores with 2 ranks, 1 thread made a 1 MB
+    // all-reduce 3.4x faster (2.8 -> 0.83 ms).
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    options->threads = int(std::clamp<unsigned>(cores / unsigned(std::max(1, world.local_world_size)), 1u, 2u));
     auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, world.rank, world.world_size, options);
     impl_->group = c10::make_intrusive<c10d::ProcessGroup>(impl_->store, world.rank, world.world_size);
     impl_->group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
