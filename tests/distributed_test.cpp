@@ -155,6 +155,19 @@ TEST_F(DistributedTest, DefaultGlobalBatchIsBatchPerDeviceTimesDevicesWithLrScal
   EXPECT_EQ(summary(0)["steps"], 10);  // 1200 samples / 120
 }
 
+TEST_F(DistributedTest, ADdpCheckpointResumesInOneProcessOnlyAtTheSameGlobalBatch) {
+  auto ddp = run("--set backend.devices=2 --set train.epochs=1");
+  ASSERT_EQ(ddp.exit_code, 0) << ddp.out;
+  auto other = run("--resume last");  // one process: global batch 60, not 120
+  EXPECT_EQ(other.exit_code, 1) << other.out;
+  EXPECT_NE(other.out.find("data.global_batch_size 120 -> 60"), std::string::npos) << other.out;
+  auto same = run("--set data.global_batch_size=120 --resume last");
+  ASSERT_EQ(same.exit_code, 0) << same.out;
+  EXPECT_NE(same.out.find("resumed from"), std::string::npos) << same.out;
+  EXPECT_EQ(summary(0)["world_size"], 1);
+  EXPECT_EQ(summary(0)["steps"], 20);  // 2 epochs of 1200 / 120
+}
+
 TEST_F(DistributedTest, LauncherVariablesSetByHandWork) {
   const int port = free_local_port();
   auto vars = [&](int rank) {

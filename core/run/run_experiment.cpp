@@ -285,13 +285,14 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   if (!e.model_init.empty() && !fs::is_regular_file(e.model_init))
     throw ConfigError(key_location(file, "model.init") + ": model.init '" + e.model_init + "' does not exist");
   fs::path resume_from;
+  std::string resume_experiment;  // the resolved experiment stored in the checkpoint
   if (!request.resume.empty()) {
     resume_from = resume_checkpoint(e, request.resume);
     const CheckpointContent info = read_checkpoint_info(resume_from);
     if (info.model_name != e.model)
       throw CheckpointError(resume_from.string() + ": written for model '" + info.model_name + "', this experiment trains '" +
                             e.model + "'");
-    check_resume_compatible(info.experiment_json, resolved_toml(e), resume_from);
+    resume_experiment = info.experiment_json;
   }
 
   // 2. The device(s), and why. With devices = N and no launcher around us, this process only
@@ -303,6 +304,10 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   const bool ddp = world.has_value() || (plan.strategy == Strategy::ddp && plan.devices.size() > 1);
   const std::int64_t ranks = world ? world->world_size : ddp ? std::int64_t(plan.devices.size()) : 1;
   const BatchPlan batch = batch_plan(file, e, ranks);
+  // The run's record holds the global batch it really used: a resume with another number of
+  // processes is the same run only when the global batch stays the same.
+  e.global_batch_size = batch.global;
+  if (!resume_from.empty()) check_resume_compatible(resume_experiment, resolved_toml(e), resume_from);
   if (ddp && !world) {
     RunResult launched;
     launched.launched_workers = true;
@@ -358,7 +363,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   Experiment train = e;
   train.batch_size = batch.per_device;
   train.lr = e.lr * batch.lr_factor;
-  if (ranks > 1 || e.global_batch_size > 0) {
+  if (ranks > 1 || batch.per_device != e.batch_size) {
     log << "batch: " << batch.per_device << " per device x " << ranks << " = " << batch.global << " per step";
     if (batch.lr_factor != 1.0)
       log << "; lr " << e.lr << " x " << batch.lr_factor << " (" << e.lr_scaling << " scaling) = " << train.lr;
