@@ -21,6 +21,7 @@ namespace {
 
 using testing::run_process;
 using testing::shell_quote;
+using testing::slurp;
 namespace fs = std::filesystem;
 
 const std::string kExperiment = R"(
@@ -47,13 +48,6 @@ warmup_epochs = 1
 epochs = 4
 log_interval = 0
 )";
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class CheckpointTest : public ::testing::Test {
  protected:

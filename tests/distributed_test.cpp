@@ -24,6 +24,7 @@ namespace {
 
 using testing::run_process;
 using testing::shell_quote;
+using testing::slurp;
 namespace fs = std::filesystem;
 
 // No dropout and no augmentation: those draw per rank, so only without them is 2 x 30 the
@@ -50,13 +51,6 @@ momentum = 0.9
 epochs = 2
 log_interval = 0
 )";
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class DistributedTest : public ::testing::Test {
  protected:

@@ -1,6 +1,7 @@
-// Runs a shell command in a fresh process and captures what a user would see.
+// Runs a shell command in a fresh process and captures what a user would see; reads files back.
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 namespace plugtrain::testing {
@@ -12,6 +13,9 @@ struct ProcessResult {
 
 // Runs `command` with /bin/sh. merge_stderr: append 2>&1.
 ProcessResult run_process(const std::string& command, bool merge_stderr = true);
+
+// A whole file's bytes ("" when it cannot be read).
+std::string slurp(const std::filesystem::path& path);
 
 // Quotes a string for /bin/sh.
 std::string shell_quote(const std::string& s);
