@@ -215,6 +215,7 @@ TEST_F(DistributedTest, AHungRankIsNamedWithinTheTimeoutAndKilled) {
 TEST_F(DistributedTest, CtrlCStopsAllRanksAtTheSameStepWithACheckpoint) {
   auto r = run_and_then("", "kill -INT $L");
   EXPECT_NE(r.out.find("EXIT=130"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("error"), std::string::npos) << "an interrupt is not a failure: " << r.out;
   EXPECT_NE(r.out.find("resume with: plugtrain run exp.toml --resume last"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(version(0) / "checkpoints" / "last.ckpt"));
   EXPECT_EQ(r.out.find("ORPHAN"), std::string::npos) << r.out;

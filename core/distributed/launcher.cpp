@@ -100,12 +100,13 @@ int launch_local_workers(const LaunchRequest& request, std::ostream& log) {
   log << "\n" << std::flush;
 
   int result = 0;
-  bool failing = false;
+  bool failing = false, interrupted = false;
   std::chrono::steady_clock::time_point kill_at;
   while (!running.empty()) {
     if (g_forward_signal) {
       for (auto& [p, r] : running) ::kill(p, g_forward_signal);
       g_forward_signal = 0;
+      interrupted = true;
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
@@ -113,6 +114,11 @@ int launch_local_workers(const LaunchRequest& request, std::ostream& log) {
       const int rank = running[pid];
       running.erase(pid);
       const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      // 130: the worker stopped on the SIGINT/SIGTERM passed on to it, with its checkpoint.
+      if (interrupted && WIFEXITED(status) && WEXITSTATUS(status) == 130) {
+        result = result ? result : 130;
+        continue;
+      }
       if (!ok && !failing) {
         failing = true;
         result = exit_code_of(status);
