@@ -264,6 +264,7 @@ TEST(World, ReadsTorchrunVariablesAndTheAgentStore) {
 
 TEST(World, ReadsSlurmRanks) {
   const auto w = world_from_environment({{"SLURM_PROCID", "5"},
+                                         {"SLURM_STEP_ID", "0"},
                                          {"SLURM_NTASKS", "8"},
                                          {"SLURM_LOCALID", "1"},
                                          {"SLURM_NTASKS_PER_NODE", "4"},
@@ -276,6 +277,14 @@ TEST(World, ReadsSlurmRanks) {
   EXPECT_EQ(w->local_world_size, 4);
   EXPECT_EQ(w->source, "slurm");
   EXPECT_FALSE(w->agent_store);
+}
+
+TEST(World, ASlurmBatchShellOrASingleTaskIsOneProcess) {
+  // sbatch's own shell: SLURM_PROCID=0 but no job step (or the batch step's id).
+  EXPECT_FALSE(world_from_environment({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}}));
+  EXPECT_FALSE(world_from_environment({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_STEP_ID", "4294967294"}}));
+  EXPECT_FALSE(world_from_environment({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"SLURM_STEP_ID", "0"}}));
+  EXPECT_FALSE(world_from_environment({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "1"}}));
 }
 
 TEST(World, BadOrMissingVariablesAreNamed) {

@@ -10,7 +10,8 @@
 namespace plugtrain {
 
 struct Collectives::Impl {
-  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::Store> tcp_store;  // the connection
+  c10::intrusive_ptr<c10d::Store> store;      // the same, under this attempt's key prefix
   c10::intrusive_ptr<c10d::ProcessGroup> group;
 };
 

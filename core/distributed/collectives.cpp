@@ -18,6 +18,12 @@ std::string key(const char* what, int rank) { return std::string("plugtrain/") +
 std::vector<std::uint8_t> bytes(const std::string& s) { return {s.begin(), s.end()}; }
 std::string text(const std::vector<std::uint8_t>& b) { return {b.begin(), b.end()}; }
 
+// Starting takes as long as the slowest rank needs to load data and plugins: the rendezvous
+// gets at least a minute even when collectives may only wait a few seconds.
+std::chrono::milliseconds rendezvous_timeout(std::chrono::milliseconds collective) {
+  return std::max(collective, std::chrono::milliseconds(60000));
+}
+
 // One line of a c10d/Gloo error (they can span several lines with a C++ stack).
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
@@ -34,8 +40,9 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout)
     // As torch.distributed does: every rank checks in, and the server waits for all of them.
     options.numWorkers = static_cast<std::size_t>(world.world_size);
     options.waitWorkers = true;
-    options.timeout = timeout;
+    options.timeout = rendezvous_timeout(timeout);
     c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, options);
+    impl_->tcp_store = store;
     // The same prefix torch.distributed uses under torchrun, so a restarted attempt's keys stay apart.
     impl_->store = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + world.restart_count, store);
   } catch (const std::exception& e) {
@@ -44,7 +51,8 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout)
                            first_line(e.what()));
   }
   try {
-    auto options = c10d::ProcessGroupGloo::Options::create_default(timeout);
+    // Connecting waits for the slowest rank to start; a collective should not wait that long.
+    auto options = c10d::ProcessGroupGloo::Options::create_default(rendezvous_timeout(timeout));
     // Gloo's own worker threads (2 by default) compete with training for the cores the ranks
     // of this machine share; measured on 2 cores with 2 ranks, 1 thread made a 1 MB
     // all-reduce 3.4x faster (2.8 -> 0.83 ms).
@@ -55,10 +63,12 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout)
     impl_->group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
     impl_->group->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, gloo);
     impl_->group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+    gloo->setTimeout(timeout);
+    impl_->store->setTimeout(timeout);
   } catch (const std::exception& e) {
     throw DistributedError("rank " + std::to_string(world.rank) + ": the " + std::to_string(world.world_size) +
                            " ranks did not all connect (Gloo, through " + where + ", within " +
-                           std::to_string(timeout.count() / 1000) + " s): " + first_line(e.what()));
+                           std::to_string(rendezvous_timeout(timeout).count() / 1000) + " s): " + first_line(e.what()));
   }
 }
 
@@ -66,21 +76,12 @@ Collectives::~Collectives() = default;
 
 void Collectives::all_reduce_sum(std::vector<at::Tensor>& tensors) {
   if (tensors.empty()) return;
-  // One coalesced call: a single round trip for several small sums.
-  impl_->group->allreduce_coalesced(tensors)->wait(timeout_);
-}
-
-void Collectives::broadcast_from_rank0(std::vector<at::Tensor>& tensors) {
-  for (auto& t : tensors) {
-    std::vector<at::Tensor> one{t};
-    impl_->group->broadcast(one)->wait(timeout_);
+  try {
+    // One coalesced call: a single round trip for several small sums.
+    impl_->group->allreduce_coalesced(tensors)->wait(timeout_);
+  } catch (const std::exception& e) {
+    throw CollectiveError("all-reduce: " + first_line(e.what()));
   }
-}
-
-std::string Collectives::share_from_rank0(const std::string& name, const std::string& value) {
-  const std::string k = "plugtrain/shared/" + name;
-  if (rank() == 0) impl_->store->set(k, bytes(value));
-  return text(impl_->store->get(k));
 }
 
 void Collectives::note_step(std::int64_t step) {
@@ -102,6 +103,10 @@ std::string Collectives::explain_failure(const std::string& what_failed, const s
   const std::string me = "rank " + std::to_string(rank());
   const std::string cause = first_line(error.what());
   try {
+    // The store's server may be in a hung process (rank 0 serves it when launched by hand):
+    // ask it briefly.
+    impl_->store->setTimeout(std::chrono::seconds(3));
+    impl_->tcp_store->setTimeout(std::chrono::seconds(3));
     auto& store = *impl_->store;
     store.set(key("noticed", rank()), bytes("1"));
     // Every rank still running notices the same failure within moments; give them that long.
@@ -122,7 +127,7 @@ std::string Collectives::explain_failure(const std::string& what_failed, const s
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     std::string out = me + ": " + what_failed + " failed";
-    if (!reasons.empty()) return out + reasons.substr(1) + " (" + cause + ")";
+    if (!reasons.empty()) return out + reasons + " (here: " + cause + ")";
     for (int r : silent) {
       std::string last = "never reported a step";
       if (store.check({key("step", r)})) last = "last reported step " + text(store.get(key("step", r)));
@@ -131,7 +136,7 @@ std::string Collectives::explain_failure(const std::string& what_failed, const s
     return out + " (" + cause + ")";
   } catch (const std::exception&) {
     if (!world_.agent_store && rank() != 0)
-      return me + ": " + what_failed + " failed and the rendezvous store is gone: rank 0, which serves it, has exited (" +
+      return me + ": " + what_failed + " failed and the rendezvous store does not answer: rank 0, which serves it, died or hung (" +
              cause + ")";
     return me + ": " + what_failed + " failed (" + cause + ")";
   }

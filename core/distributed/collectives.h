@@ -16,6 +16,12 @@
 
 namespace plugtrain {
 
+// A collective of ours that failed or timed out (another rank died or hung, or the network broke).
+class CollectiveError : public DistributedError {
+ public:
+  using DistributedError::DistributedError;
+};
+
 class Collectives {
  public:
   // Connects to the rendezvous and to every other rank (blocks until all have come, at
@@ -30,11 +36,8 @@ class Collectives {
   const World& world() const { return world_; }
 
   // Element-wise sums over all ranks, in place. Works on CPU tensors (and CUDA ones through Gloo).
+  // Throws CollectiveError when the others do not take part within the timeout.
   void all_reduce_sum(std::vector<at::Tensor>& tensors);
-  // Rank 0's values into every rank's tensors, in place.
-  void broadcast_from_rank0(std::vector<at::Tensor>& tensors);
-  // rank 0's string to every rank (through the store).
-  std::string share_from_rank0(const std::string& key, const std::string& value);
 
   // This rank has reached training step `step` (cheap: written to the store at most twice a second).
   void note_step(std::int64_t step);

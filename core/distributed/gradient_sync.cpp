@@ -8,8 +8,10 @@
 namespace plugtrain {
 
 namespace {
-// PyTorch's DDP default: a small first bucket so the first all-reduce starts early in backward.
+// PyTorch's DDP defaults: a small first bucket so the first all-reduce starts early in
+// backward, and the chunk size for broadcasting the model's state.
 constexpr std::int64_t first_bucket_bytes = 1024 * 1024;
+constexpr std::size_t broadcast_bytes = 250 * 1024 * 1024;
 }  // namespace
 
 struct GradientSync::Impl {
@@ -24,7 +26,6 @@ GradientSync::GradientSync(Collectives& collectives, std::vector<at::Tensor> par
     : impl_(std::make_unique<Impl>()) {
   impl_->group = collectives.impl().group;
   impl_->buffers = std::move(buffers);
-  const std::size_t broadcast_bytes = 250 * 1024 * 1024;  // DDP's size for the initial state broadcast
   {
     // Same starting point everywhere, whatever each rank initialised or loaded.
     std::vector<at::Tensor> state = parameters;
@@ -50,11 +51,14 @@ GradientSync::GradientSync(Collectives& collectives, std::vector<at::Tensor> par
 GradientSync::~GradientSync() = default;
 
 void GradientSync::before_forward() {
-  if (!impl_->buffers.empty()) {
-    at::NoGradGuard no_grad;
-    c10d::broadcast_coalesced(impl_->group, impl_->buffers, 250 * 1024 * 1024, 0);
-  }
+  share_buffers();
   impl_->reducer->prepare_for_forward();
+}
+
+void GradientSync::share_buffers() {
+  if (impl_->buffers.empty()) return;
+  at::NoGradGuard no_grad;
+  c10d::broadcast_coalesced(impl_->group, impl_->buffers, broadcast_bytes, 0);
 }
 
 void GradientSync::before_backward() { impl_->reducer->prepare_for_backward({}); }

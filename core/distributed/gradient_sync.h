@@ -25,6 +25,7 @@ class GradientSync {
   GradientSync& operator=(const GradientSync&) = delete;
 
   void before_forward();   // buffers (e.g. batch-norm statistics) from rank 0, as DDP does
+  void share_buffers();    // the same, alone (before evaluation)
   void before_backward();  // arms the reducer for this step's backward pass
   std::size_t buckets() const;
 

@@ -8,11 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <ostream>
 #include <thread>
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "distributed/world.h"
 
@@ -56,16 +59,54 @@ int free_local_port() {
 }
 
 int launch_local_workers(const LaunchRequest& request, std::ostream& log) {
-  const int port = free_local_port();
+  // The rendezvous store lives here, as under torchrun's agent: it outlives any worker, so
+  // the survivors of a failure can still learn from it which rank failed and why. Port 0:
+  // the system picks a free one, no race with other programs.
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  try {
+    c10d::TCPStoreOptions options;
+    options.port = 0;
+    options.isServer = true;
+    options.waitWorkers = false;
+    options.timeout = request.grace;
+    store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
+  } catch (const std::exception& e) {
+    throw DistributedError(std::string("cannot serve the rendezvous store on 127.0.0.1: ") + e.what());
+  }
+  const int port = store->getPort();
+
+  // Everything the children need is built before fork(): between fork and exec a child of
+  // this multi-threaded process may not allocate.
   std::vector<char*> argv;
   for (const auto& a : request.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  const std::vector<std::string> ours = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+                                         "MASTER_PORT", "TORCHELASTIC_USE_AGENT_STORE", "PLUGTRAIN_LAUNCHED"};
+  std::vector<std::string> inherited;
+  for (const auto& [k, v] : process_environment())
+    if (std::find(ours.begin(), ours.end(), k) == ours.end()) inherited.push_back(k + "=" + v);
+  std::vector<std::vector<std::string>> env_text(std::size_t(request.workers), inherited);
+  std::vector<std::vector<char*>> envp(std::size_t(request.workers));
+  for (int rank = 0; rank < request.workers; ++rank) {
+    auto& text = env_text[std::size_t(rank)];
+    for (const std::string& kv :
+         {"RANK=" + std::to_string(rank), "WORLD_SIZE=" + std::to_string(request.workers),
+          "LOCAL_RANK=" + std::to_string(rank), "LOCAL_WORLD_SIZE=" + std::to_string(request.workers),
+          std::string("MASTER_ADDR=127.0.0.1"), "MASTER_PORT=" + std::to_string(port),
+          std::string("TORCHELASTIC_USE_AGENT_STORE=True"), std::string("PLUGTRAIN_LAUNCHED=1")})
+      text.push_back(kv);
+    for (auto& kv : text) envp[std::size_t(rank)].push_back(kv.data());
+    envp[std::size_t(rank)].push_back(nullptr);
+  }
 
-  struct sigaction forward {}, old_int {}, old_term {};
+  struct sigaction forward {}, old_int {}, old_term {}, default_child {}, old_child {};
   forward.sa_handler = remember_signal;
   sigemptyset(&forward.sa_mask);
   sigaction(SIGINT, &forward, &old_int);
   sigaction(SIGTERM, &forward, &old_term);
+  default_child.sa_handler = SIG_DFL;  // an inherited SIG_IGN would make waitpid() find no child
+  sigemptyset(&default_child.sa_mask);
+  sigaction(SIGCHLD, &default_child, &old_child);
 
   const pid_t launcher = ::getpid();
   std::map<pid_t, int> running;  // pid -> rank
@@ -82,15 +123,9 @@ int launch_local_workers(const LaunchRequest& request, std::ostream& log) {
       // Its own process group: a Ctrl-C reaches the launcher only, which passes it on once
       // (a second SIGINT would make a worker exit at once, without its checkpoint).
       ::setpgid(0, 0);
-      const std::map<std::string, std::string> vars = {
-          {"RANK", std::to_string(rank)},          {"WORLD_SIZE", std::to_string(request.workers)},
-          {"LOCAL_RANK", std::to_string(rank)},    {"LOCAL_WORLD_SIZE", std::to_string(request.workers)},
-          {"MASTER_ADDR", "127.0.0.1"},            {"MASTER_PORT", std::to_string(port)},
-          {"PLUGTRAIN_LAUNCHED", "1"}};
-      for (const auto& [k, v] : vars) ::setenv(k.c_str(), v.c_str(), 1);
-      ::unsetenv("TORCHELASTIC_USE_AGENT_STORE");
-      ::execv("/proc/self/exe", argv.data());
-      std::fprintf(stderr, "plugtrain: error: cannot start worker %d: %s\n", rank, std::strerror(errno));
+      ::execve("/proc/self/exe", argv.data(), envp[std::size_t(rank)].data());
+      static const char message[] = "plugtrain: error: cannot start a worker process (execve failed)\n";
+      [[maybe_unused]] const auto n = ::write(2, message, sizeof message - 1);
       ::_exit(127);
     }
     running[pid] = rank;
@@ -107,9 +142,11 @@ int launch_local_workers(const LaunchRequest& request, std::ostream& log) {
       for (auto& [p, r] : running) ::kill(p, g_forward_signal);
       g_forward_signal = 0;
       interrupted = true;
+      if (!failing) kill_at = std::chrono::steady_clock::now() + request.grace;  // a worker stuck for good
     }
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid < 0 && errno == ECHILD) break;
     if (pid > 0 && running.count(pid)) {
       const int rank = running[pid];
       running.erase(pid);
@@ -129,7 +166,7 @@ int launch_local_workers(const LaunchRequest& request, std::ostream& log) {
       }
       continue;
     }
-    if (failing && std::chrono::steady_clock::now() >= kill_at) {
+    if ((failing || interrupted) && std::chrono::steady_clock::now() >= kill_at) {
       for (auto& [p, r] : running) {
         log << "plugtrain: error: rank " << r << " (pid " << p << ") did not stop within "
             << request.grace.count() / 1000.0 << " s; killing it\n";
@@ -141,6 +178,7 @@ int launch_local_workers(const LaunchRequest& request, std::ostream& log) {
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGCHLD, &old_child, nullptr);
   return result;
 }
 

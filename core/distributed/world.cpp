@@ -1,5 +1,6 @@
 #include "distributed/world.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 extern char** environ;
@@ -45,9 +46,32 @@ Environment process_environment() {
   return env;
 }
 
+namespace {
+
+// Slurm and MPI variables also reach processes that are not ranks of a job step (a batch
+// script's own shell has SLURM_PROCID=0), so they count only inside a step of several tasks.
+bool slurm_or_mpi_world(const Environment& env, const std::string& rank_var) {
+  auto number = [&](const char* name) -> long {
+    const std::string* v = find(env, name);
+    try {
+      return v ? std::stol(*v) : -1;
+    } catch (const std::exception&) {
+      return -1;
+    }
+  };
+  if (rank_var == "SLURM_PROCID") {
+    const long step = std::max(number("SLURM_STEP_ID"), number("SLURM_STEPID"));
+    return step >= 0 && step < 0xFFFFFFF0L && number("SLURM_NTASKS") > 1;  // batch/extern steps use 0xFFFFFFFx
+  }
+  return number(rank_var == "PMI_RANK" ? "PMI_SIZE" : "OMPI_COMM_WORLD_SIZE") > 1;
+}
+
+}  // namespace
+
 std::optional<World> world_from_environment(const Environment& env) {
   const std::string rank = first_set(env, {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"});
   if (rank.empty()) return std::nullopt;
+  if (rank != "RANK" && !slurm_or_mpi_world(env, rank)) return std::nullopt;
   const std::string size = rank == "RANK"           ? "WORLD_SIZE"
                            : rank == "SLURM_PROCID" ? "SLURM_NTASKS"
                            : rank == "PMI_RANK"     ? "PMI_SIZE"

@@ -104,7 +104,8 @@ bool may_change_on_resume(const std::string& key) {
   static const std::set<std::string> keys = {
       "train.epochs",     "train.log_interval", "train.eval_every",  "train.threads",    "experiment.output",
       "plugins.paths",    "backend.name",       "backend.prefer",    "backend.disable",  "backend.force_mps",
-      "backend.devices",  "data.path",          "data.test_batch_size", "data.test_subset"};
+      "backend.devices",  "data.path",          "data.test_batch_size", "data.test_subset",
+      "backend.strategy", "distributed.timeout", "distributed.bucket_mb"};
   return keys.count(key) || key.rfind("checkpoint.", 0) == 0 || key.rfind("early_stopping.", 0) == 0;
 }
 
@@ -115,7 +116,12 @@ std::string node_text(const toml::node& node) {
 }
 
 void check_resume_compatible(const std::string& saved, const std::string& current, const fs::path& checkpoint) {
-  const toml::table before = toml::parse(saved), now = toml::parse(current);
+  toml::table before = toml::parse(saved);
+  const toml::table now = toml::parse(current);
+  // Checkpoints from before ddp ran one process: their global batch was the batch size.
+  if (!before.at_path("data.global_batch_size") && before.at_path("data.batch_size").is_integer())
+    if (auto* data = before["data"].as_table())
+      data->insert("global_batch_size", *before.at_path("data.batch_size").value<std::int64_t>());
   std::string differences;
   for (auto&& [table_name, table] : before) {
     if (!table.is_table()) continue;
@@ -213,8 +219,11 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
   return plan;
 }
 
+// A failure that comes from the other ranks (so this rank names them) rather than from this
+// rank's own work (which it then announces). Collectives inside backward (the Reducer's) fail
+// with c10d's or Gloo's own errors.
 bool is_collective_failure(const std::exception& error) {
-  if (dynamic_cast<const c10::DistError*>(&error)) return true;
+  if (dynamic_cast<const CollectiveError*>(&error) || dynamic_cast<const c10::DistError*>(&error)) return true;
   const std::string what = error.what();
   return what.find("gloo") != std::string::npos || what.find("Connection") != std::string::npos;
 }
@@ -356,7 +365,8 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
     collectives = std::make_unique<Collectives>(
         *world, std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000)));
     log << "ddp: " << world->world_size << " processes (" << world->source << ", rendezvous " << world->master_addr
-        << ":" << world->master_port << (world->agent_store ? ", torchrun's agent store" : "")
+        << ":" << world->master_port
+        << (!world->agent_store ? "" : world->source == "plugtrain" ? ", store in the launcher" : ", torchrun's agent store")
         << "), gradients all-reduced through c10d Gloo in " << e.bucket_mb << " MiB buckets\n";
   }
   // Per-device batch and learning rate for this run (the experiment file keeps the user's values).
@@ -370,7 +380,12 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
     log << "\n";
   }
 
-  // 3. Data and model, seeded.
+  // 3. Data and model, seeded. In a ddp run, from here on a failure of this rank is told to
+  //    the others through the store, so they can name it.
+  RunResult result;
+  RunFiles files;
+  std::int64_t parameters = 0;
+  try {
   at::manual_seed(static_cast<std::uint64_t>(e.seed));
   data::DatasetPair data = load_data(e);
   if (e.label_noise > 0) {
@@ -390,19 +405,16 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
     log << "model: initialised from " << e.model_init << "\n";
   }
   model->to(device);
-  std::int64_t parameters = 0;
   for (const auto& p : model->parameters()) parameters += p.numel();
   log << "model: " << e.model << " (" << model_entry.plugin << "), " << parameters << " parameters; optimizer "
       << e.optimizer << " lr " << e.lr << ", schedule " << e.schedule << ", precision " << e.precision << "\n";
 
   // 4. Train; SIGINT/SIGTERM stop after the current step with a checkpoint.
-  RunResult result;
   result.rank = rank;
   result.world_size = int(ranks);
   result.backend = backend.name();
   result.device = device.str();
   result.run_folder = run_folder;
-  RunFiles files;
   if (writes) {
     if (e.checkpoint_save != "none") files.checkpoints = checkpoint_folder(e, run_folder);
     files.metrics_csv = run_folder / "metrics.csv";
@@ -412,18 +424,18 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   files.experiment_json = resolved;
   files.resume_from = resume_from;
   const int memory_device = plan.devices.at(0);
-  try {
+  {
     InterruptScope interrupts;
     result.summary = Trainer(train, model, data, device, loader, log, [&] { return backend.memory(memory_device); },
                              files, collectives.get())
                          .fit();
+  }
   } catch (const std::exception& error) {
     if (!collectives) throw;
     // Name the rank at fault: the one whose collective broke tells the others what it saw.
     if (is_collective_failure(error)) throw DistributedError(collectives->explain_failure("training", error));
-    const std::string message = "rank " + std::to_string(rank) + ": " + error.what();
-    collectives->announce_failure(message);
-    throw DistributedError(message);
+    collectives->announce_failure(error.what());
+    throw DistributedError("rank " + std::to_string(rank) + ": " + error.what());
   }
   if (!writes) return result;
 

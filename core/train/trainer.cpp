@@ -79,13 +79,14 @@ std::vector<double> summed(Collectives* c, std::vector<double> values) {
   return std::vector<double>(p, p + values.size());
 }
 
-// The ranks must stop at the same step, so they agree on a SIGINT/SIGTERM that some of them got.
-// Asked every few steps only: each question is a collective.
-bool interrupt_agreed(Collectives* c, std::int64_t step_in_epoch) {
+// The ranks must stop at the same step, so they agree on a SIGINT/SIGTERM that some of them
+// got. Each question is a collective: during an epoch it is asked every 8th step (of the run,
+// so short epochs are covered too), and always at an epoch's end.
+bool interrupt_agreed(Collectives* c) {
   if (!c) return interrupt_requested();
-  if (step_in_epoch % 8 != 0) return false;
   return summed(c, {interrupt_requested() ? 1.0 : 0.0})[0] > 0;
 }
+bool interrupt_question_due(const Collectives* c, std::int64_t step) { return !c || step % 8 == 0; }
 
 // One CSV row per logged step and per epoch; appended, so a resumed run continues the file.
 class MetricsCsv {
@@ -290,7 +291,7 @@ TrainSummary Trainer::fit() {
         interval_start = Clock::now();
         interval_samples = 0;
       }
-      if (step_in_epoch < steps_per_epoch && interrupt_agreed(dist, step_in_epoch)) {
+      if (step_in_epoch < steps_per_epoch && interrupt_question_due(dist, summary.steps) && interrupt_agreed(dist)) {
         // Finish this step, save where we are inside the epoch, and stop.
         const std::vector<double> totals = epoch_totals();
         progress.step = summary.steps;
@@ -328,6 +329,7 @@ TrainSummary Trainer::fit() {
 
     const bool last = stop || epoch == e.epochs;
     if (last || epoch % e.eval_every == 0) {
+      if (sync) sync->share_buffers();  // every rank evaluates rank 0's model (batch-norm statistics)
       Evaluation test = evaluate(model, data_.test, e.test_batch_size, device_, loader_, e.precision, dist);
       m.test_loss = test.loss;
       m.test_accuracy = test.accuracy;
@@ -408,6 +410,13 @@ TrainSummary Trainer::fit() {
         }
       }
       save(files_.checkpoints / "last.ckpt");  // always: what --resume last continues from
+    }
+    // A SIGINT/SIGTERM during the epoch's last step (or during evaluation): the epoch's
+    // checkpoint is the place to resume from.
+    if (!stop && epoch < e.epochs && interrupt_agreed(dist)) {
+      summary.interrupted = true;
+      summary.stop_reason = std::string(interrupt_signal_name()) + " received";
+      break;
     }
   }
   if (stop && !summary.interrupted && !files_.checkpoints.empty() && e.checkpoint_save != "none") {
