@@ -22,7 +22,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_stats.h"
+
 namespace {
+
+using plugtrain::bench::median;
 
 namespace fs = std::filesystem;
 
@@ -81,11 +85,6 @@ void BM_Train(benchmark::State& state, const std::string& workload, bool ddp) {
     state.SetIterationTime(double(w.train_subset ? w.train_subset : 60000) / sps);
     state.counters["samples_per_s"] = sps;
   }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 }  // namespace

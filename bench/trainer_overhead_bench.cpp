@@ -17,11 +17,14 @@
 #include <map>
 #include <sstream>
 
+#include "bench_stats.h"
 #include "data/dataset.h"
 #include "plugins/plugin_host.h"
 #include "train/trainer.h"
 
 namespace {
+
+using plugtrain::bench::median;
 
 using namespace plugtrain;
 using Clock = std::chrono::steady_clock;
@@ -111,11 +114,6 @@ void WithPlugtrain(benchmark::State& state, std::string name) {
     g_samples_per_second[name + "/plugtrain"].push_back(sps);
     state.counters["samples_per_s"] = sps;
   }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 }  // namespace

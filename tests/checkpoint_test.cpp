@@ -52,9 +52,7 @@ log_interval = 0
 class CheckpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("plugtrain-ckpt-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    dir_ = testing::scratch_dir("ckpt");
     std::ofstream(dir_ / "exp.toml") << kExperiment;
   }
   void TearDown() override { fs::remove_all(dir_); }

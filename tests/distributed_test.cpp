@@ -55,10 +55,7 @@ log_interval = 0
 class DistributedTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("plugtrain-ddp-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = testing::scratch_dir("ddp");
     std::ofstream(dir_ / "exp.toml") << kExperiment;
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -22,9 +22,7 @@ const char* kFashion = "/usr/share/datasets/fashion-mnist";
 class RunTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("plugtrain-run-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    dir_ = testing::scratch_dir("run");
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -219,6 +219,28 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
   return plan;
 }
 
+std::chrono::milliseconds collective_timeout(const Experiment& e) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000));
+}
+
+// devices = N without a launcher around us: this process only starts N workers (copies of
+// this command) and waits for them; its exit code is theirs.
+RunResult launch_workers(const RunRequest& request, const Experiment& e, const MultiDevicePlan& plan,
+                         std::int64_t ranks, std::ostream& console) {
+  for (const auto& w : plan.warnings) console << "warning: " << w << "\n";
+  if (request.command_line.empty()) throw DistributedError("cannot start worker processes: no command line given");
+  LaunchRequest launch;
+  launch.command = request.command_line;
+  launch.workers = int(ranks);
+  // The workers notice a failed rank within the collective timeout; this is the backstop.
+  launch.grace = collective_timeout(e) + std::chrono::milliseconds(5000);
+  RunResult launched;
+  launched.launched_workers = true;
+  launched.world_size = int(ranks);
+  launched.workers_exit_code = launch_local_workers(launch, console);
+  return launched;
+}
+
 // A failure that comes from the other ranks (so this rank names them) rather than from this
 // rank's own work (which it then announces). Collectives inside backward (the Reducer's) fail
 // with c10d's or Gloo's own errors.
@@ -305,7 +327,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   }
 
   // 2. The device(s), and why. With devices = N and no launcher around us, this process only
-  //    starts N workers (copies of this command) and waits for them.
+  //    starts N workers (launch_workers).
   const std::optional<World> world = world_from_environment();
   BackendChoice choice = select_backend(host, e);
   BackendHandle& backend = *choice.backend;
@@ -317,20 +339,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   // processes is the same run only when the global batch stays the same.
   e.global_batch_size = batch.global;
   if (!resume_from.empty()) check_resume_compatible(resume_experiment, resolved_toml(e), resume_from);
-  if (ddp && !world) {
-    RunResult launched;
-    launched.launched_workers = true;
-    launched.world_size = int(ranks);
-    for (const auto& w : plan.warnings) console << "warning: " << w << "\n";
-    if (request.command_line.empty()) throw DistributedError("cannot start worker processes: no command line given");
-    LaunchRequest launch;
-    launch.command = request.command_line;
-    launch.workers = int(ranks);
-    // The workers notice a failed rank within the collective timeout; this is the backstop.
-    launch.grace = std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000) + 5000);
-    launched.workers_exit_code = launch_local_workers(launch, console);
-    return launched;
-  }
+  if (ddp && !world) return launch_workers(request, e, plan, ranks, console);
   const int rank = world ? world->rank : 0;
   const bool writes = rank == 0;  // only rank 0 prints, writes checkpoints, metrics and the summary
 
@@ -362,8 +371,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
       << (loader.non_blocking ? "on" : "off") << ", prefetch " << loader.prefetch_depth << "\n";
   std::unique_ptr<Collectives> collectives;
   if (world) {
-    collectives = std::make_unique<Collectives>(
-        *world, std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000)));
+    collectives = std::make_unique<Collectives>(*world, collective_timeout(e));
     log << "ddp: " << world->world_size << " processes (" << world->source << ", rendezvous " << world->master_addr
         << ":" << world->master_port
         << (!world->agent_store ? "" : world->source == "plugtrain" ? ", store in the launcher" : ", torchrun's agent store")
@@ -386,50 +394,49 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   RunFiles files;
   std::int64_t parameters = 0;
   try {
-  at::manual_seed(static_cast<std::uint64_t>(e.seed));
-  data::DatasetPair data = load_data(e);
-  if (e.label_noise > 0) {
-    const std::int64_t changed = data::apply_label_noise(data.train, e.label_noise, static_cast<std::uint64_t>(e.seed));
-    log << "data: label noise " << e.label_noise << " replaced " << changed << " training labels\n";
-  }
-  log << "data: " << e.dataset << ", " << data.train.labels.size(0) << " training and " << data.test.labels.size(0)
-      << " test samples, " << data.train.num_classes << " classes"
-      << (e.dataset == "synthetic" ? "" : " from " + e.data_path) << "\n";
-  ModelInputs inputs{data.train.sample_shape, data.train.num_classes};
-  std::shared_ptr<Model> model = call_plugin(model_entry.plugin, "building model", [&] {
-    return model_entry.spec.factory(inputs, e.model_options);
-  });
-  if (!model) throw PluginError(model_entry.plugin, "model factory for '" + e.model + "' returned nothing");
-  if (!e.model_init.empty()) {
-    load_python_state_dict(e.model_init, *model);
-    log << "model: initialised from " << e.model_init << "\n";
-  }
-  model->to(device);
-  for (const auto& p : model->parameters()) parameters += p.numel();
-  log << "model: " << e.model << " (" << model_entry.plugin << "), " << parameters << " parameters; optimizer "
-      << e.optimizer << " lr " << e.lr << ", schedule " << e.schedule << ", precision " << e.precision << "\n";
+    at::manual_seed(static_cast<std::uint64_t>(e.seed));
+    data::DatasetPair data = load_data(e);
+    if (e.label_noise > 0) {
+      const std::int64_t changed = data::apply_label_noise(data.train, e.label_noise, static_cast<std::uint64_t>(e.seed));
+      log << "data: label noise " << e.label_noise << " replaced " << changed << " training labels\n";
+    }
+    log << "data: " << e.dataset << ", " << data.train.labels.size(0) << " training and " << data.test.labels.size(0)
+        << " test samples, " << data.train.num_classes << " classes"
+        << (e.dataset == "synthetic" ? "" : " from " + e.data_path) << "\n";
+    ModelInputs inputs{data.train.sample_shape, data.train.num_classes};
+    std::shared_ptr<Model> model = call_plugin(model_entry.plugin, "building model", [&] {
+      return model_entry.spec.factory(inputs, e.model_options);
+    });
+    if (!model) throw PluginError(model_entry.plugin, "model factory for '" + e.model + "' returned nothing");
+    if (!e.model_init.empty()) {
+      load_python_state_dict(e.model_init, *model);
+      log << "model: initialised from " << e.model_init << "\n";
+    }
+    model->to(device);
+    for (const auto& p : model->parameters()) parameters += p.numel();
+    log << "model: " << e.model << " (" << model_entry.plugin << "), " << parameters << " parameters; optimizer "
+        << e.optimizer << " lr " << e.lr << ", schedule " << e.schedule << ", precision " << e.precision << "\n";
 
-  // 4. Train; SIGINT/SIGTERM stop after the current step with a checkpoint.
-  result.rank = rank;
-  result.world_size = int(ranks);
-  result.backend = backend.name();
-  result.device = device.str();
-  result.run_folder = run_folder;
-  if (writes) {
-    if (e.checkpoint_save != "none") files.checkpoints = checkpoint_folder(e, run_folder);
-    files.metrics_csv = run_folder / "metrics.csv";
-    files.tensorboard = run_folder / "tensorboard";
-    if (&console == &std::cout && ProgressBar::wanted()) files.progress = &std::cout;
-  }
-  files.experiment_json = resolved;
-  files.resume_from = resume_from;
-  const int memory_device = plan.devices.at(0);
-  {
-    InterruptScope interrupts;
-    result.summary = Trainer(train, model, data, device, loader, log, [&] { return backend.memory(memory_device); },
-                             files, collectives.get())
-                         .fit();
-  }
+    // 4. Train; SIGINT/SIGTERM stop after the current step with a checkpoint.
+    result.world_size = int(ranks);
+    result.backend = backend.name();
+    result.device = device.str();
+    result.run_folder = run_folder;
+    if (writes) {
+      if (e.checkpoint_save != "none") files.checkpoints = checkpoint_folder(e, run_folder);
+      files.metrics_csv = run_folder / "metrics.csv";
+      files.tensorboard = run_folder / "tensorboard";
+      if (&console == &std::cout && ProgressBar::wanted()) files.progress = &std::cout;
+    }
+    files.experiment_json = resolved;
+    files.resume_from = resume_from;
+    const int memory_device = plan.devices.at(0);
+    {
+      InterruptScope interrupts;
+      result.summary = Trainer(train, model, data, device, loader, log, [&] { return backend.memory(memory_device); },
+                               files, collectives.get())
+                           .fit();
+    }
   } catch (const std::exception& error) {
     if (!collectives) throw;
     // Name the rank at fault: the one whose collective broke tells the others what it saw.

@@ -31,7 +31,7 @@ struct RunResult {
   // This process only started and watched the worker processes (ddp on one machine).
   bool launched_workers = false;
   int workers_exit_code = 0;
-  int rank = 0, world_size = 1;
+  int world_size = 1;  // processes that trained together
 };
 
 // Throws ConfigError for a bad experiment, std::runtime_error for anything else.

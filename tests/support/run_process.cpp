@@ -1,6 +1,9 @@
 #include "support/run_process.h"
 
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
 
 #include <array>
 #include <cstdio>
@@ -20,6 +23,15 @@ ProcessResult run_process(const std::string& command, bool merge_stderr) {
   const int status = ::pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+std::filesystem::path scratch_dir(const std::string& prefix) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("plugtrain-" + prefix + "-" + std::to_string(::getpid()) + "-" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 std::string slurp(const std::filesystem::path& path) {

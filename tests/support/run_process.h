@@ -14,6 +14,10 @@ struct ProcessResult {
 // Runs `command` with /bin/sh. merge_stderr: append 2>&1.
 ProcessResult run_process(const std::string& command, bool merge_stderr = true);
 
+// An empty folder of this test's own under the system temp folder:
+// <temp>/plugtrain-<prefix>-<pid>-<test name>.
+std::filesystem::path scratch_dir(const std::string& prefix);
+
 // A whole file's bytes ("" when it cannot be read).
 std::string slurp(const std::filesystem::path& path);
 
