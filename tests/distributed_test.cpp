@@ -1,5 +1,6 @@
-// Multi-process training (ddp over c10d Gloo) as a user runs it: `devices = 2`, the launcher
-// variables set by hand, the real torchrun of the torch wheel, and ranks that die or hang.
+// Multi-device training as a user runs it: ddp over c10d Gloo with `devices = 2`, the launcher
+// variables set by hand, the real torchrun of the torch wheel, and ranks that die or hang; and
+// dp, the model replicated in one process.
 #include <signal.h>
 #include <unistd.h>
 
@@ -135,6 +136,26 @@ TEST_F(DistributedTest, TwoProcessesGiveTheWeightsOfOneWithTheSameGlobalBatch) {
   EXPECT_EQ(summary(1)["steps"], summary(0)["steps"]);
   EXPECT_NEAR(summary(1)["final_test_loss"].get<double>(), summary(0)["final_test_loss"].get<double>(), 1e-4);
   expect_same_weights(0, 1, "2 processes x 30 vs 1 x 60");
+}
+
+TEST_F(DistributedTest, DpOverTwoReplicasGivesTheWeightsOfOneWithTheSameGlobalBatch) {
+  auto one = run("");
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  auto dp = run("--set backend.devices=2 --set backend.strategy=\"dp\" --set data.global_batch_size=60");
+  ASSERT_EQ(dp.exit_code, 0) << dp.out;
+  EXPECT_NE(dp.out.find("dp: 2 replicas in this process on cpu, cpu; gradients summed on cpu"), std::string::npos)
+      << dp.out;
+  EXPECT_NE(dp.out.find("warning: strategy dp on the CPU runs 2 model replicas in one process"), std::string::npos);
+  EXPECT_NE(dp.out.find("batch: 30 per device x 2 = 60 per step"), std::string::npos) << dp.out;
+  EXPECT_EQ(dp.out.find("worker processes"), std::string::npos) << "dp must not start processes: " << dp.out;
+  EXPECT_EQ(summary(1)["world_size"], 1);
+  EXPECT_EQ(summary(1)["steps"], summary(0)["steps"]);
+  EXPECT_NEAR(summary(1)["final_test_loss"].get<double>(), summary(0)["final_test_loss"].get<double>(), 1e-4);
+  expect_same_weights(0, 1, "dp 2 x 30 vs 1 x 60");
+  // Its checkpoint is the plain model: it resumes in one process at the same global batch.
+  auto resumed = run("--set train.epochs=3 --resume last");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("resumed from"), std::string::npos) << resumed.out;
 }
 
 TEST_F(DistributedTest, DefaultGlobalBatchIsBatchPerDeviceTimesDevicesWithLrScaling) {

@@ -147,10 +147,10 @@ const std::vector<ConfigKey>& experiment_schema() {
           "choose MPS automatically even on Apple M1/M2, where the CPU is preferred by default"),
       count_or_auto_key("backend.devices", &E::devices,
                         "devices to train on: N, or \"auto\" (every GPU; one on the CPU); N > 1 starts N processes "
-                        "(ddp)"),
+                        "(ddp) or N replicas (dp)"),
       key("backend.strategy", &E::strategy,
-          "auto (ddp for several devices, else single), single, dp (one process, replicas on the GPUs), ddp (one "
-          "process per device)",
+          "auto (ddp for several devices, else single), single, dp (replicas in one process), ddp (one process per "
+          "device)",
           one_of({"auto", "single", "dp", "ddp"})),
 
       key("plugins.paths", &E::plugin_paths, "extra plugin files or folders, searched after --plugin-path"),

@@ -19,6 +19,7 @@
 #include "config/toml_text.h"
 #include "data/dataset.h"
 #include "distributed/collectives.h"
+#include "distributed/data_parallel.h"
 #include "distributed/launcher.h"
 #include "distributed/world.h"
 #include "plugins/plugin_error.h"
@@ -176,14 +177,14 @@ struct BatchPlan {
   double lr_factor = 1;
 };
 
-BatchPlan batch_plan(const ExperimentFile& file, const Experiment& e, std::int64_t ranks) {
+BatchPlan batch_plan(const ExperimentFile& file, const Experiment& e, std::int64_t devices) {
   BatchPlan b;
-  b.global = e.global_batch_size > 0 ? e.global_batch_size : e.batch_size * ranks;
-  if (b.global % ranks != 0)
+  b.global = e.global_batch_size > 0 ? e.global_batch_size : e.batch_size * devices;
+  if (b.global % devices != 0)
     throw ConfigError(key_location(file, "data.global_batch_size") + ": data.global_batch_size " +
-                      std::to_string(b.global) + " does not split evenly over " + std::to_string(ranks) +
-                      " processes");
-  b.per_device = b.global / ranks;
+                      std::to_string(b.global) + " does not split evenly over " + std::to_string(devices) +
+                      " devices");
+  b.per_device = b.global / devices;
   const double k = double(b.global) / double(e.batch_size);
   b.lr_factor = e.lr_scaling == "linear" ? k : e.lr_scaling == "sqrt" ? std::sqrt(k) : 1.0;
   return b;
@@ -217,6 +218,36 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
   MultiDevicePlan plan = backend.plan_multi_device({first_devices(n), n > 1 || e.strategy != "auto" ? asked : Strategy::single});
   if (plan.devices.empty()) plan.devices = {0};
   return plan;
+}
+
+c10::Device device_of(const std::string& type, int index) {
+  return type == "cpu" ? c10::Device(c10::kCPU) : c10::Device(type + ":" + std::to_string(index));
+}
+
+std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelInputs& inputs, const Experiment& e) {
+  std::shared_ptr<Model> model =
+      call_plugin(entry.plugin, "building model", [&] { return entry.spec.factory(inputs, e.model_options); });
+  if (!model) throw PluginError(entry.plugin, "model factory for '" + e.model + "' returned nothing");
+  return model;
+}
+
+// dp: `model` becomes replica 0; the factory builds the others, one per further device.
+std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const ModelInputs& inputs, const Experiment& e,
+                                            std::shared_ptr<Model> model, const std::string& type,
+                                            const std::vector<int>& indices, std::ostream& log) {
+  std::vector<std::shared_ptr<Model>> replicas{std::move(model)};
+  std::vector<c10::Device> devices{device_of(type, indices.at(0))};
+  std::string names = devices[0].str();
+  for (std::size_t i = 1; i < indices.size(); ++i) {
+    devices.push_back(device_of(type, indices[i]));
+    std::shared_ptr<Model> replica = build_model(entry, inputs, e);
+    replica->to(devices.back());
+    replicas.push_back(std::move(replica));
+    names += ", " + devices.back().str();
+  }
+  log << "dp: " << replicas.size() << " replicas in this process on " << names << "; gradients summed on "
+      << devices[0].str() << "\n";
+  return std::make_unique<DataParallel>(std::move(replicas), std::move(devices));
 }
 
 std::chrono::milliseconds collective_timeout(const Experiment& e) {
@@ -333,8 +364,10 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   BackendHandle& backend = *choice.backend;
   const MultiDevicePlan plan = plan_devices(backend, e, world);
   const bool ddp = world.has_value() || (plan.strategy == Strategy::ddp && plan.devices.size() > 1);
+  const bool dp = !world && plan.strategy == Strategy::dp && plan.devices.size() > 1;
   const std::int64_t ranks = world ? world->world_size : ddp ? std::int64_t(plan.devices.size()) : 1;
-  const BatchPlan batch = batch_plan(file, e, ranks);
+  const std::int64_t devices_used = dp ? std::int64_t(plan.devices.size()) : ranks;
+  const BatchPlan batch = batch_plan(file, e, devices_used);
   // The run's record holds the global batch it really used: a resume with another number of
   // processes is the same run only when the global batch stays the same.
   e.global_batch_size = batch.global;
@@ -360,7 +393,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   for (const auto& line : choice.reasons) log << "backend: " << line << "\n";
   for (const auto& w : plan.warnings) log << "warning: " << w << "\n";
   const std::string type = backend.device_type();
-  const c10::Device device = type == "cpu" ? c10::Device(type) : c10::Device(type + ":" + std::to_string(plan.devices.at(0)));
+  const c10::Device device = device_of(type, plan.devices.at(0));
   const LoaderConfig loader = backend.loader_config(plan.devices);
   if (e.threads > 0)
     at::set_num_threads(int(e.threads));
@@ -379,10 +412,10 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   }
   // Per-device batch and learning rate for this run (the experiment file keeps the user's values).
   Experiment train = e;
-  train.batch_size = batch.per_device;
+  train.batch_size = dp ? batch.global : batch.per_device;  // dp: one loader feeds every replica
   train.lr = e.lr * batch.lr_factor;
-  if (ranks > 1 || batch.per_device != e.batch_size) {
-    log << "batch: " << batch.per_device << " per device x " << ranks << " = " << batch.global << " per step";
+  if (devices_used > 1 || batch.per_device != e.batch_size) {
+    log << "batch: " << batch.per_device << " per device x " << devices_used << " = " << batch.global << " per step";
     if (batch.lr_factor != 1.0)
       log << "; lr " << e.lr << " x " << batch.lr_factor << " (" << e.lr_scaling << " scaling) = " << train.lr;
     log << "\n";
@@ -404,15 +437,14 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
         << " test samples, " << data.train.num_classes << " classes"
         << (e.dataset == "synthetic" ? "" : " from " + e.data_path) << "\n";
     ModelInputs inputs{data.train.sample_shape, data.train.num_classes};
-    std::shared_ptr<Model> model = call_plugin(model_entry.plugin, "building model", [&] {
-      return model_entry.spec.factory(inputs, e.model_options);
-    });
-    if (!model) throw PluginError(model_entry.plugin, "model factory for '" + e.model + "' returned nothing");
+    std::shared_ptr<Model> model = build_model(model_entry, inputs, e);
     if (!e.model_init.empty()) {
       load_python_state_dict(e.model_init, *model);
       log << "model: initialised from " << e.model_init << "\n";
     }
     model->to(device);
+    std::unique_ptr<DataParallel> replicas;
+    if (dp) replicas = make_replicas(model_entry, inputs, e, model, backend.device_type(), plan.devices, log);
     for (const auto& p : model->parameters()) parameters += p.numel();
     log << "model: " << e.model << " (" << model_entry.plugin << "), " << parameters << " parameters; optimizer "
         << e.optimizer << " lr " << e.lr << ", schedule " << e.schedule << ", precision " << e.precision << "\n";
@@ -434,7 +466,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
     {
       InterruptScope interrupts;
       result.summary = Trainer(train, model, data, device, loader, log, [&] { return backend.memory(memory_device); },
-                               files, collectives.get())
+                               files, collectives.get(), replicas.get())
                            .fit();
     }
   } catch (const std::exception& error) {

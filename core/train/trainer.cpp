@@ -11,6 +11,7 @@
 
 #include "data/batch_loader.h"
 #include "distributed/collectives.h"
+#include "distributed/data_parallel.h"
 #include "distributed/gradient_sync.h"
 #include "logging/progress_bar.h"
 #include "logging/tensorboard_writer.h"
@@ -116,7 +117,8 @@ class MetricsCsv {
 }  // namespace
 
 Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t batch_size, c10::Device device,
-                    const LoaderConfig& loader, const std::string& precision, Collectives* collectives) {
+                    const LoaderConfig& loader, const std::string& precision, Collectives* collectives,
+                    DataParallel* replicas) {
   at::NoGradGuard no_grad;
   model.eval();
   data::BatchLoader batches(dataset, batch_size, /*shuffle=*/false, data::Augmentation{}, loader, device, 0,
@@ -129,7 +131,7 @@ Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t bat
     at::Tensor logits;
     {
       AutocastScope autocast(precision, device.type());
-      logits = model.forward(batch->inputs);
+      logits = replicas ? replicas->forward(batch->inputs) : model.forward(batch->inputs);
     }
     loss_sum += at::cross_entropy_loss(logits.to(at::kFloat), batch->targets, {}, at::Reduction::Sum);
     correct += logits.argmax(1).eq(batch->targets).sum();
@@ -147,7 +149,7 @@ Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t bat
 
 Trainer::Trainer(const Experiment& experiment, std::shared_ptr<Model> model, const data::DatasetPair& data,
                  c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory,
-                 RunFiles files, Collectives* collectives)
+                 RunFiles files, Collectives* collectives, DataParallel* replicas)
     : experiment_(experiment),
       model_(std::move(model)),
       data_(data),
@@ -156,7 +158,8 @@ Trainer::Trainer(const Experiment& experiment, std::shared_ptr<Model> model, con
       log_(log),
       memory_(std::move(memory)),
       files_(std::move(files)),
-      collectives_(collectives) {}
+      collectives_(collectives),
+      replicas_(replicas) {}
 
 TrainSummary Trainer::fit() {
   const Experiment& e = experiment_;
@@ -248,11 +251,12 @@ TrainSummary Trainer::fit() {
       if (sync) sync->before_forward();
       {
         AutocastScope autocast(e.precision, device_.type());
-        logits = model.forward(batch->inputs);
+        logits = replicas_ ? replicas_->forward(batch->inputs) : model.forward(batch->inputs);
         loss = at::cross_entropy_loss(logits, batch->targets);
       }
       if (sync) sync->before_backward();
       scaler.scale(loss).backward();
+      if (replicas_) replicas_->gather_gradients();
       if (scaler.unscale(parameters)) {  // false: fp16 gradients overflowed, skip this step
         if (e.grad_clip > 0) torch::nn::utils::clip_grad_norm_(parameters, e.grad_clip);
         optimizer->step();
@@ -330,7 +334,7 @@ TrainSummary Trainer::fit() {
     const bool last = stop || epoch == e.epochs;
     if (last || epoch % e.eval_every == 0) {
       if (sync) sync->share_buffers();  // every rank evaluates rank 0's model (batch-norm statistics)
-      Evaluation test = evaluate(model, data_.test, e.test_batch_size, device_, loader_, e.precision, dist);
+      Evaluation test = evaluate(model, data_.test, e.test_batch_size, device_, loader_, e.precision, dist, replicas_);
       m.test_loss = test.loss;
       m.test_accuracy = test.accuracy;
       if (test.accuracy > summary.best_test_accuracy || summary.best_epoch == 0) {

@@ -48,12 +48,14 @@ struct Evaluation {
 };
 
 class Collectives;
+class DataParallel;
 
 // With collectives, each rank evaluates its share of the data set and the sums are combined:
-// every rank gets the figures for the whole set.
+// every rank gets the figures for the whole set. With replicas (dp), each batch is split over
+// them; `model` is replica 0.
 Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t batch_size, c10::Device device,
                     const LoaderConfig& loader, const std::string& precision = "fp32",
-                    Collectives* collectives = nullptr);
+                    Collectives* collectives = nullptr, DataParallel* replicas = nullptr);
 
 // Where a run keeps its files and what it resumes from.
 struct RunFiles {
@@ -71,9 +73,11 @@ class Trainer {
   // collectives: set in a multi-process (ddp) run. Each rank then trains on its shard with
   // experiment.batch_size samples per step, gradients are averaged over the ranks, and the
   // figures are those of all ranks together. Only the rank given files and a real log writes.
+  // replicas: set in a dp run (`model` is its replica 0). Each step's experiment.batch_size
+  // samples are split over the replicas, and their gradients summed into `model`'s.
   Trainer(const Experiment& experiment, std::shared_ptr<Model> model, const data::DatasetPair& data,
           c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory = {},
-          RunFiles files = {}, Collectives* collectives = nullptr);
+          RunFiles files = {}, Collectives* collectives = nullptr, DataParallel* replicas = nullptr);
   TrainSummary fit();
 
  private:
@@ -86,6 +90,7 @@ class Trainer {
   std::function<MemoryInfo()> memory_;
   RunFiles files_;
   Collectives* collectives_;
+  DataParallel* replicas_;
 };
 
 }  // namespace plugtrain

@@ -63,20 +63,24 @@ class CpuBackend final : public Backend {
   // all-reduced through Gloo. dp (replicas in one process) would only split the same cores.
   MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) override {
     MultiDevicePlan plan;
+    plan.strategy = request.strategy;
+    plan.devices = request.devices.empty() ? std::vector<int>{0} : request.devices;
     if (request.strategy == Strategy::ddp) {
-      plan.strategy = Strategy::ddp;
-      plan.devices = request.devices.empty() ? std::vector<int>{0} : request.devices;
       plan.collective = "gloo";
       return plan;
     }
+    plan.collective = "none";
+    if (request.strategy == Strategy::dp && plan.devices.size() > 1) {
+      // Every "device" is the same CPU: dp runs, so a laptop can check a dp experiment, but the
+      // replicas only share the cores one process would use.
+      plan.warnings.push_back("strategy dp on the CPU runs " + std::to_string(plan.devices.size()) +
+                              " model replicas in one process on the same cores: it checks a dp experiment, it "
+                              "does not train faster (strategy = \"ddp\" runs one process per device)");
+      return plan;
+    }
+    if (plan.devices.size() > 1) plan.warnings.push_back("strategy single trains in one process on cpu:0");
     plan.strategy = Strategy::single;
     plan.devices = {0};
-    plan.collective = "none";
-    if (request.strategy == Strategy::dp)
-      plan.warnings.push_back("strategy dp replicates over GPUs; on the CPU it would only split the same cores, so "
-                              "one process trains (strategy = \"ddp\" runs one process per device)");
-    else if (request.devices.size() > 1)
-      plan.warnings.push_back("strategy single trains in one process on cpu:0");
     return plan;
   }
 

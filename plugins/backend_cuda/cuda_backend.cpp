@@ -43,11 +43,11 @@ class CudaBackend final : public Backend {
                               std::to_string(available) + " present; using " + std::to_string(plan.devices.size()));
     if (plan.devices.empty()) plan.devices = {0};
     plan.strategy = request.strategy;
-    if (plan.strategy == Strategy::dp) {
-      // DataParallel's single-process replication is what PyTorch itself advises against;
-      // one process per GPU does the same job faster.
-      plan.strategy = Strategy::ddp;
-      plan.warnings.push_back("strategy dp is served as ddp (one process per GPU, as PyTorch recommends)");
+    if (plan.strategy == Strategy::dp && plan.devices.size() > 1) {
+      plan.collective = "none";  // one process: replicas on each GPU, gradients summed on the first
+      plan.warnings.push_back("strategy dp replicates the model in one process, as torch.nn.DataParallel does; "
+                              "ddp (one process per GPU) is faster, as PyTorch recommends");
+      return plan;
     }
     if (plan.strategy == Strategy::ddp) {
       plan.collective = "gloo";

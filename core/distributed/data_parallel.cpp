@@ -1,0 +1,101 @@
+#include "distributed/data_parallel.h"
+
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <ATen/ATen.h>
+#include <ATen/ThreadLocalState.h>
+#include <c10/core/DeviceGuard.h>
+
+namespace plugtrain {
+
+namespace {
+
+std::string shape_text(const at::Tensor& t) {
+  std::string s;
+  for (auto d : t.sizes()) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+}  // namespace
+
+DataParallel::DataParallel(std::vector<std::shared_ptr<Model>> replicas, std::vector<c10::Device> devices)
+    : replicas_(std::move(replicas)), devices_(std::move(devices)) {
+  if (replicas_.empty() || replicas_.size() != devices_.size())
+    throw std::invalid_argument("dp: " + std::to_string(replicas_.size()) + " replicas for " +
+                                std::to_string(devices_.size()) + " devices");
+  for (const auto& replica : replicas_) {
+    parameters_.push_back(replica->parameters());
+    buffers_.push_back(replica->buffers());
+  }
+  // The factory must build the same network every time, or weights cannot be copied across.
+  for (std::size_t r = 1; r < replicas_.size(); ++r) {
+    if (parameters_[r].size() != parameters_[0].size() || buffers_[r].size() != buffers_[0].size())
+      throw std::runtime_error("dp: the model factory built replica " + std::to_string(r) +
+                               " with a different number of tensors than replica 0");
+    for (std::size_t i = 0; i < parameters_[0].size(); ++i)
+      if (!parameters_[r][i].sizes().equals(parameters_[0][i].sizes()))
+        throw std::runtime_error("dp: replica " + std::to_string(r) + " parameter " + std::to_string(i) + " is " +
+                                 shape_text(parameters_[r][i]) + ", replica 0's is " + shape_text(parameters_[0][i]));
+  }
+}
+
+void DataParallel::copy_weights_to_replicas() {
+  at::NoGradGuard no_grad;
+  const bool training = replicas_[0]->is_training();
+  for (std::size_t r = 1; r < replicas_.size(); ++r) {
+    replicas_[r]->train(training);
+    for (std::size_t i = 0; i < parameters_[0].size(); ++i) {
+      parameters_[r][i].copy_(parameters_[0][i], /*non_blocking=*/true);
+      parameters_[r][i].mutable_grad().reset();
+    }
+    for (std::size_t i = 0; i < buffers_[0].size(); ++i) buffers_[r][i].copy_(buffers_[0][i], /*non_blocking=*/true);
+  }
+}
+
+at::Tensor DataParallel::forward(const at::Tensor& inputs) {
+  if (replicas_.size() == 1) return replicas_[0]->forward(inputs);
+  copy_weights_to_replicas();
+  // A batch smaller than the number of replicas leaves the last ones idle (torch.chunk's rule).
+  const std::vector<at::Tensor> parts = inputs.chunk(static_cast<std::int64_t>(replicas_.size()), 0);
+  std::vector<at::Tensor> outputs(parts.size());
+  std::vector<std::exception_ptr> errors(parts.size());
+  // The threads inherit this one's grad mode and autocast settings, as PyTorch's parallel_apply does.
+  const at::ThreadLocalState state;
+  auto run = [&](std::size_t r) {
+    try {
+      at::ThreadLocalStateGuard same_state(state);
+      c10::OptionalDeviceGuard on_device;
+      if (!devices_[r].is_cpu()) on_device.reset_device(devices_[r]);
+      outputs[r] = replicas_[r]->forward(parts[r].to(devices_[r], /*non_blocking=*/true)).to(devices_[0]);
+    } catch (...) {
+      errors[r] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t r = 1; r < parts.size(); ++r) threads.emplace_back(run, r);
+  run(0);
+  for (auto& t : threads) t.join();
+  for (const auto& error : errors)
+    if (error) std::rethrow_exception(error);
+  return at::cat(outputs, 0);
+}
+
+void DataParallel::gather_gradients() {
+  at::NoGradGuard no_grad;
+  for (std::size_t r = 1; r < replicas_.size(); ++r)
+    for (std::size_t i = 0; i < parameters_[0].size(); ++i) {
+      const at::Tensor& grad = parameters_[r][i].grad();
+      if (!grad.defined()) continue;  // this replica had no part of the batch, or the parameter was unused
+      at::Tensor& total = parameters_[0][i].mutable_grad();
+      const at::Tensor here = grad.to(devices_[0], /*non_blocking=*/true);
+      if (total.defined())
+        total.add_(here);
+      else
+        total = here.clone();
+    }
+}
+
+}  // namespace plugtrain
