@@ -242,7 +242,7 @@ TEST_F(DistributedTest, CtrlCStopsAllRanksAtTheSameStepWithACheckpoint) {
 TEST_F(DistributedTest, BadSettingsAreRefusedBeforeAnyWorkerStarts) {
   auto uneven = run("--set backend.devices=3 --set data.global_batch_size=100");
   EXPECT_EQ(uneven.exit_code, 2) << uneven.out;
-  EXPECT_NE(uneven.out.find("data.global_batch_size 100 does not split evenly over 3 processes"), std::string::npos)
+  EXPECT_NE(uneven.out.find("data.global_batch_size 100 does not split evenly over 3 devices"), std::string::npos)
       << uneven.out;
   EXPECT_EQ(uneven.out.find("started"), std::string::npos) << uneven.out;
   auto word = run("--set backend.devices=\"two\"");

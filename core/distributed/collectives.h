@@ -34,6 +34,7 @@ class Collectives {
   int rank() const { return world_.rank; }
   int size() const { return world_.world_size; }
   const World& world() const { return world_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
 
   // Element-wise sums over all ranks, in place. Works on CPU tensors (and CUDA ones through Gloo).
   // Throws CollectiveError when the others do not take part within the timeout.

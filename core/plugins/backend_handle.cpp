@@ -4,8 +4,9 @@
 
 namespace plugtrain {
 
-BackendHandle::BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend)
-    : name_(std::move(plugin_name)), backend_(std::move(backend)) {}
+BackendHandle::BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend,
+                             CreateCollective* create_collective)
+    : name_(std::move(plugin_name)), backend_(std::move(backend)), create_collective_(create_collective) {}
 
 const ProbeResult& BackendHandle::probe() {
   if (!probe_) {

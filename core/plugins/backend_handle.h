@@ -5,13 +5,24 @@
 #include <optional>
 #include <string>
 
+#include <c10/util/intrusive_ptr.h>
+
 #include "plugtrain/backend.h"
+
+namespace c10d {
+class Backend;
+}
 
 namespace plugtrain {
 
+struct CollectiveSetup;
+// The optional export of plugtrain/collective.h (kept out of this header: it pulls in ATen).
+using CreateCollective = c10::intrusive_ptr<c10d::Backend>(const CollectiveSetup& setup);
+
 class BackendHandle {
  public:
-  BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend);
+  // create_collective: the plugin's plugtrain_create_collective export, or null.
+  BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend, CreateCollective* create_collective = nullptr);
 
   const std::string& name() const { return name_; }
 
@@ -23,11 +34,14 @@ class BackendHandle {
   LoaderConfig loader_config(const std::vector<int>& devices) const;
   MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) const;
   MemoryInfo memory(int device) const;
+  // The plugin's own c10d backend for its device type (e.g. NCCL), or null when it has none.
+  CreateCollective* collective_factory() const { return create_collective_; }
 
  private:
   std::string name_;
   std::unique_ptr<Backend> backend_;
   std::optional<ProbeResult> probe_;
+  CreateCollective* create_collective_;
 };
 
 }  // namespace plugtrain

@@ -52,7 +52,11 @@ void PluginHost::import_backend(PluginRecord& record, boost::dll::shared_library
     auto& create = library.get_alias<std::unique_ptr<Backend>()>("plugtrain_create_backend");
     std::unique_ptr<Backend> backend = call_plugin(name, "create_backend", create);
     if (!backend) throw PluginError(name, "create_backend returned nothing");
-    backends_.emplace_back(name, std::move(backend));
+    // SDK 2.1: a plugin may bring its own collective for ddp (plugtrain/collective.h).
+    CreateCollective* create_collective = nullptr;
+    if (library.has("plugtrain_create_collective"))
+      create_collective = &library.get_alias<CreateCollective>("plugtrain_create_collective");
+    backends_.emplace_back(name, std::move(backend), create_collective);
   } catch (const std::exception& e) {
     record.status = PluginStatus::refused;
     record.reason = e.what();

@@ -20,6 +20,7 @@
 #include "data/dataset.h"
 #include "distributed/collectives.h"
 #include "distributed/data_parallel.h"
+#include "distributed/device_collective.h"
 #include "distributed/launcher.h"
 #include "distributed/world.h"
 #include "plugins/plugin_error.h"
@@ -278,7 +279,8 @@ RunResult launch_workers(const RunRequest& request, const Experiment& e, const M
 bool is_collective_failure(const std::exception& error) {
   if (dynamic_cast<const CollectiveError*>(&error) || dynamic_cast<const c10::DistError*>(&error)) return true;
   const std::string what = error.what();
-  return what.find("gloo") != std::string::npos || what.find("Connection") != std::string::npos;
+  return what.find("gloo") != std::string::npos || what.find("Connection") != std::string::npos ||
+         what.find("NCCL") != std::string::npos;
 }
 
 nlohmann::json memory_json(const MemoryInfo& m) {
@@ -405,10 +407,12 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   std::unique_ptr<Collectives> collectives;
   if (world) {
     collectives = std::make_unique<Collectives>(*world, collective_timeout(e));
+    const std::string carrier = attach_device_collective(*collectives, backend, plan.collective, device, log);
     log << "ddp: " << world->world_size << " processes (" << world->source << ", rendezvous " << world->master_addr
         << ":" << world->master_port
         << (!world->agent_store ? "" : world->source == "plugtrain" ? ", store in the launcher" : ", torchrun's agent store")
-        << "), gradients all-reduced through c10d Gloo in " << e.bucket_mb << " MiB buckets\n";
+        << "), gradients all-reduced through c10d " << (carrier == "gloo" ? "Gloo" : carrier == "nccl" ? "NCCL" : carrier)
+        << " in " << e.bucket_mb << " MiB buckets\n";
   }
   // Per-device batch and learning rate for this run (the experiment file keeps the user's values).
   Experiment train = e;

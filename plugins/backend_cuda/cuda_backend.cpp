@@ -50,8 +50,7 @@ class CudaBackend final : public Backend {
       return plan;
     }
     if (plan.strategy == Strategy::ddp) {
-      plan.collective = "gloo";
-      plan.warnings.push_back("ddp on CUDA all-reduces through c10d Gloo in this build (NCCL is not wired yet)");
+      plan.collective = "nccl";  // made by create_collective (cuda_collective.cpp)
     } else {
       plan.collective = "none";
       plan.devices.resize(1);

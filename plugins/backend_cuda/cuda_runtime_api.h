@@ -7,6 +7,7 @@
 #ifndef PLUGTRAIN_CUDA_RUNTIME_API_H
 #define PLUGTRAIN_CUDA_RUNTIME_API_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -25,8 +26,15 @@ typedef int (*plugtrain_cuda_runtime_version_fn)(void);
 /* 0 on success; otherwise out->error says why. */
 typedef int (*plugtrain_cuda_memory_query_fn)(int device, plugtrain_cuda_memory* out);
 
+/* ddp: a connected c10d ProcessGroupNCCL for `setup` (a const plugtrain::CollectiveSetup*),
+ * returned as a released c10d::Backend* (c10::intrusive_ptr<c10d::Backend>::reclaim takes it
+ * back); NULL with `error` filled when it cannot be made. C++ objects cross here because the
+ * plugin and its runtime part are one build. */
+typedef void* (*plugtrain_cuda_create_nccl_fn)(const void* setup, char* error, size_t error_size);
+
 #define PLUGTRAIN_CUDA_RUNTIME_VERSION_SYMBOL "plugtrain_cuda_runtime_version"
 #define PLUGTRAIN_CUDA_MEMORY_QUERY_SYMBOL "plugtrain_cuda_memory_query"
+#define PLUGTRAIN_CUDA_CREATE_NCCL_SYMBOL "plugtrain_cuda_create_nccl"
 
 #ifdef __cplusplus
 }

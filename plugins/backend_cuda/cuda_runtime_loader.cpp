@@ -31,7 +31,9 @@ CudaRuntime load() {
       ::dlsym(handle, PLUGTRAIN_CUDA_RUNTIME_VERSION_SYMBOL));
   r.memory_query =
       reinterpret_cast<plugtrain_cuda_memory_query_fn>(::dlsym(handle, PLUGTRAIN_CUDA_MEMORY_QUERY_SYMBOL));
-  if (!r.runtime_version || !r.memory_query) {
+  r.create_nccl =
+      reinterpret_cast<plugtrain_cuda_create_nccl_fn>(::dlsym(handle, PLUGTRAIN_CUDA_CREATE_NCCL_SYMBOL));
+  if (!r.runtime_version || !r.memory_query || !r.create_nccl) {
     r.error = r.path + " is not plugtrain's CUDA runtime part (symbols missing)";
     return r;
   }

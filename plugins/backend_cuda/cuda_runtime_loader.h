@@ -14,6 +14,7 @@ struct CudaRuntime {
   std::string path;
   plugtrain_cuda_runtime_version_fn runtime_version = nullptr;
   plugtrain_cuda_memory_query_fn memory_query = nullptr;
+  plugtrain_cuda_create_nccl_fn create_nccl = nullptr;
 };
 
 const CudaRuntime& cuda_runtime();
