@@ -58,7 +58,8 @@ void expect_dp_gradients_match(int replicas, std::int64_t batch) {
 
 TEST(DataParallel, GradientsOfSplitBatchesAddUpToTheWholeBatchs) {
   expect_dp_gradients_match(2, 8);
-  expect_dp_gradients_match(3, 10);  // parts of 4, 4 and 2
+  expect_dp_gradients_match(3, 10);  // parts of 4, 3 and 3
+  expect_dp_gradients_match(4, 10);  // 3, 3, 2, 2
 }
 
 TEST(DataParallel, ABatchSmallerThanTheReplicasLeavesSomeIdle) { expect_dp_gradients_match(3, 2); }

@@ -72,7 +72,16 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout)
   }
 }
 
-Collectives::~Collectives() = default;
+Collectives::~Collectives() {
+  if (!impl_->device_backend) return;
+  try {
+    if (impl_->failed)
+      impl_->device_backend->abort();  // its peers may be gone: do not wait for them
+    else
+      impl_->device_backend->shutdown();
+  } catch (...) {
+  }
+}
 
 void Collectives::all_reduce_sum(std::vector<at::Tensor>& tensors) {
   if (tensors.empty()) return;
@@ -93,6 +102,7 @@ void Collectives::note_step(std::int64_t step) {
 }
 
 void Collectives::announce_failure(const std::string& message) noexcept {
+  impl_->failed = true;
   try {
     impl_->store->set(key("error", rank()), bytes(first_line(message)));
   } catch (...) {
@@ -100,6 +110,7 @@ void Collectives::announce_failure(const std::string& message) noexcept {
 }
 
 std::string Collectives::explain_failure(const std::string& what_failed, const std::exception& error) {
+  impl_->failed = true;
   const std::string me = "rank " + std::to_string(rank());
   const std::string cause = first_line(error.what());
   try {

@@ -36,7 +36,8 @@ class Collectives {
   const World& world() const { return world_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
-  // Element-wise sums over all ranks, in place. Works on CPU tensors (and CUDA ones through Gloo).
+  // Element-wise sums over all ranks, in place (CPU tensors through Gloo; a device's through the
+  // collective attach_device_collective set for it).
   // Throws CollectiveError when the others do not take part within the timeout.
   void all_reduce_sum(std::vector<at::Tensor>& tensors);
 

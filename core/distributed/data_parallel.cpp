@@ -43,8 +43,12 @@ DataParallel::DataParallel(std::vector<std::shared_ptr<Model>> replicas, std::ve
 }
 
 void DataParallel::copy_weights_to_replicas() {
-  at::NoGradGuard no_grad;
   const bool training = replicas_[0]->is_training();
+  // Training changes the weights after every forward; evaluation does not, so one copy serves
+  // all of an evaluation's batches.
+  if (!training && copied_for_evaluation_) return;
+  copied_for_evaluation_ = !training;
+  at::NoGradGuard no_grad;
   for (std::size_t r = 1; r < replicas_.size(); ++r) {
     replicas_[r]->train(training);
     for (std::size_t i = 0; i < parameters_[0].size(); ++i) {
@@ -58,8 +62,10 @@ void DataParallel::copy_weights_to_replicas() {
 at::Tensor DataParallel::forward(const at::Tensor& inputs) {
   if (replicas_.size() == 1) return replicas_[0]->forward(inputs);
   copy_weights_to_replicas();
-  // A batch smaller than the number of replicas leaves the last ones idle (torch.chunk's rule).
-  const std::vector<at::Tensor> parts = inputs.chunk(static_cast<std::int64_t>(replicas_.size()), 0);
+  // Parts differ by one sample at most (a batch of 10 over 4 replicas: 3, 3, 2, 2); a batch
+  // smaller than the number of replicas leaves the last ones idle.
+  std::vector<at::Tensor> parts = inputs.tensor_split(static_cast<std::int64_t>(replicas_.size()), 0);
+  while (parts.size() > 1 && parts.back().size(0) == 0) parts.pop_back();
   std::vector<at::Tensor> outputs(parts.size());
   std::vector<std::exception_ptr> errors(parts.size());
   // The threads inherit this one's grad mode and autocast settings, as PyTorch's parallel_apply does.
@@ -75,8 +81,13 @@ at::Tensor DataParallel::forward(const at::Tensor& inputs) {
     }
   };
   std::vector<std::thread> threads;
-  for (std::size_t r = 1; r < parts.size(); ++r) threads.emplace_back(run, r);
-  run(0);
+  try {
+    for (std::size_t r = 1; r < parts.size(); ++r) threads.emplace_back(run, r);
+    run(0);
+  } catch (...) {  // a thread could not start: wait for those that did before giving up
+    for (auto& t : threads) t.join();
+    throw;
+  }
   for (auto& t : threads) t.join();
   for (const auto& error : errors)
     if (error) std::rethrow_exception(error);
@@ -87,14 +98,15 @@ void DataParallel::gather_gradients() {
   at::NoGradGuard no_grad;
   for (std::size_t r = 1; r < replicas_.size(); ++r)
     for (std::size_t i = 0; i < parameters_[0].size(); ++i) {
-      const at::Tensor& grad = parameters_[r][i].grad();
+      at::Tensor& grad = parameters_[r][i].mutable_grad();
       if (!grad.defined()) continue;  // this replica had no part of the batch, or the parameter was unused
       at::Tensor& total = parameters_[0][i].mutable_grad();
       const at::Tensor here = grad.to(devices_[0], /*non_blocking=*/true);
       if (total.defined())
         total.add_(here);
       else
-        total = here.clone();
+        total = here.is_same(grad) ? here.clone() : here;
+      grad.reset();  // frees the replica's device memory until the next backward
     }
 }
 

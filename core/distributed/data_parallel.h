@@ -3,11 +3,12 @@
 // optimizer steps and checkpoints hold, so nothing is wrapped.
 //
 // Each forward, as torch.nn.DataParallel does: the other replicas receive replica 0's
-// parameters and buffers, the batch is split along its first dimension, every replica runs on
-// its part in its own thread, and the outputs are gathered on device 0, where the loss is
-// taken. One backward then reaches every replica (on CUDA the autograd engine runs each
-// device's part on that device's thread); gather_gradients() adds the replicas' gradients
-// into replica 0's, which gives the gradient of the whole batch.
+// parameters and buffers (in evaluation, once: the weights do not change between its batches),
+// the batch is split along its first dimension, every replica runs on its part in its own
+// thread, and the outputs are gathered on device 0, where the loss is taken. One backward then
+// reaches every replica (on CUDA the autograd engine runs each device's part on that device's
+// thread); gather_gradients() adds the replicas' gradients into replica 0's, which gives the
+// gradient of the whole batch.
 //
 // As in PyTorch, batch-norm statistics are those of each replica's part, and only replica 0's
 // running statistics are kept.
@@ -42,6 +43,7 @@ class DataParallel {
   std::vector<std::shared_ptr<Model>> replicas_;
   std::vector<c10::Device> devices_;
   std::vector<std::vector<at::Tensor>> parameters_, buffers_;  // [replica][tensor]
+  bool copied_for_evaluation_ = false;  // the replicas hold replica 0's weights since training stopped
 };
 
 }  // namespace plugtrain

@@ -46,6 +46,7 @@ std::string attach_device_collective(Collectives& collectives, const BackendHand
       call_plugin(backend.name(), "create_collective", [&] { return (*create)(setup); });
   if (!made) throw PluginError(backend.name(), "create_collective returned no " + collective + " backend");
   impl.group->setBackend(device.type(), backend_type(collective), made);
+  impl.device_backend = made;
   return collective;
 }
 

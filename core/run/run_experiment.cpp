@@ -209,6 +209,12 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
     if (plan.strategy != Strategy::ddp && world->world_size > 1)
       throw DistributedError("backend '" + backend.name() + "' cannot train one process per device (ddp)" +
                              (plan.warnings.empty() ? std::string() : ": " + plan.warnings.front()));
+    // One device per rank: a launcher that starts more ranks on a node than it has devices
+    // would put two on one GPU, which NCCL refuses (as torch.distributed does).
+    if (plan.devices != std::vector<int>{world->local_rank})
+      throw DistributedError("LOCAL_RANK " + std::to_string(world->local_rank) + " has no device of its own: backend '" +
+                             backend.name() + "' has " + std::to_string(backend.probe().devices.size()) +
+                             "; start at most that many processes per node");
     return plan;
   }
   std::int64_t n = e.devices;
@@ -277,6 +283,7 @@ RunResult launch_workers(const RunRequest& request, const Experiment& e, const M
 // rank's own work (which it then announces). Collectives inside backward (the Reducer's) fail
 // with c10d's or Gloo's own errors.
 bool is_collective_failure(const std::exception& error) {
+  if (dynamic_cast<const PluginError*>(&error)) return false;  // e.g. this rank could not make NCCL
   if (dynamic_cast<const CollectiveError*>(&error) || dynamic_cast<const c10::DistError*>(&error)) return true;
   const std::string what = error.what();
   return what.find("gloo") != std::string::npos || what.find("Connection") != std::string::npos ||
@@ -407,12 +414,6 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   std::unique_ptr<Collectives> collectives;
   if (world) {
     collectives = std::make_unique<Collectives>(*world, collective_timeout(e));
-    const std::string carrier = attach_device_collective(*collectives, backend, plan.collective, device, log);
-    log << "ddp: " << world->world_size << " processes (" << world->source << ", rendezvous " << world->master_addr
-        << ":" << world->master_port
-        << (!world->agent_store ? "" : world->source == "plugtrain" ? ", store in the launcher" : ", torchrun's agent store")
-        << "), gradients all-reduced through c10d " << (carrier == "gloo" ? "Gloo" : carrier == "nccl" ? "NCCL" : carrier)
-        << " in " << e.bucket_mb << " MiB buckets\n";
   }
   // Per-device batch and learning rate for this run (the experiment file keeps the user's values).
   Experiment train = e;
@@ -425,12 +426,20 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
     log << "\n";
   }
 
-  // 3. Data and model, seeded. In a ddp run, from here on a failure of this rank is told to
-  //    the others through the store, so they can name it.
+  // 3. The device's collective, data and model, seeded. In a ddp run, from here on a failure
+  //    of this rank is told to the others through the store, so they can name it.
   RunResult result;
   RunFiles files;
   std::int64_t parameters = 0;
   try {
+    if (collectives) {
+      const std::string carrier = attach_device_collective(*collectives, backend, plan.collective, device, log);
+      log << "ddp: " << world->world_size << " processes (" << world->source << ", rendezvous " << world->master_addr
+          << ":" << world->master_port
+          << (!world->agent_store ? "" : world->source == "plugtrain" ? ", store in the launcher" : ", torchrun's agent store")
+          << "), gradients all-reduced through c10d " << (carrier == "gloo" ? "Gloo" : carrier == "nccl" ? "NCCL" : carrier)
+          << " in " << e.bucket_mb << " MiB buckets\n";
+    }
     at::manual_seed(static_cast<std::uint64_t>(e.seed));
     data::DatasetPair data = load_data(e);
     if (e.label_noise > 0) {

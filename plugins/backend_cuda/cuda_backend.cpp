@@ -50,12 +50,19 @@ class CudaBackend final : public Backend {
       return plan;
     }
     if (plan.strategy == Strategy::ddp) {
-      plan.collective = "nccl";  // made by create_collective (cuda_collective.cpp)
+      const CudaRuntime& runtime = cuda_runtime();
+      if (runtime.loaded && runtime.nccl_version() > 0) {
+        plan.collective = "nccl";  // made by create_collective (cuda_collective.cpp)
+      } else {
+        plan.collective = "gloo";
+        plan.warnings.push_back("this CUDA plugin was built without NCCL: ddp all-reduces through c10d Gloo");
+      }
     } else {
       plan.collective = "none";
       plan.devices.resize(1);
       if (request.devices.size() > 1)
-        plan.warnings.push_back("strategy single trains on one device: cuda:" + std::to_string(plan.devices.front()));
+        plan.warnings.push_back("strategy " + std::string(to_string(request.strategy)) + " trains on one device: cuda:" +
+                                std::to_string(plan.devices.front()));
     }
     return plan;
   }

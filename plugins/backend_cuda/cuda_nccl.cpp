@@ -25,6 +25,14 @@ void* fail(const std::string& message, char* error, size_t error_size) {
 
 }  // namespace
 
+extern "C" __attribute__((visibility("default"))) int plugtrain_cuda_nccl_version(void) {
+#ifdef USE_C10D_NCCL
+  return NCCL_VERSION_CODE;
+#else
+  return 0;
+#endif
+}
+
 extern "C" __attribute__((visibility("default"))) void* plugtrain_cuda_create_nccl(const void* setup_ptr, char* error,
                                                                                    size_t error_size) {
   const auto& setup = *static_cast<const plugtrain::CollectiveSetup*>(setup_ptr);

@@ -31,10 +31,13 @@ typedef int (*plugtrain_cuda_memory_query_fn)(int device, plugtrain_cuda_memory*
  * back); NULL with `error` filled when it cannot be made. C++ objects cross here because the
  * plugin and its runtime part are one build. */
 typedef void* (*plugtrain_cuda_create_nccl_fn)(const void* setup, char* error, size_t error_size);
+/* The NCCL version the runtime part was built with (NCCL_VERSION_CODE, e.g. 22809); 0: none. */
+typedef int (*plugtrain_cuda_nccl_version_fn)(void);
 
 #define PLUGTRAIN_CUDA_RUNTIME_VERSION_SYMBOL "plugtrain_cuda_runtime_version"
 #define PLUGTRAIN_CUDA_MEMORY_QUERY_SYMBOL "plugtrain_cuda_memory_query"
 #define PLUGTRAIN_CUDA_CREATE_NCCL_SYMBOL "plugtrain_cuda_create_nccl"
+#define PLUGTRAIN_CUDA_NCCL_VERSION_SYMBOL "plugtrain_cuda_nccl_version"
 
 #ifdef __cplusplus
 }

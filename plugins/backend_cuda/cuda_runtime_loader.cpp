@@ -33,7 +33,9 @@ CudaRuntime load() {
       reinterpret_cast<plugtrain_cuda_memory_query_fn>(::dlsym(handle, PLUGTRAIN_CUDA_MEMORY_QUERY_SYMBOL));
   r.create_nccl =
       reinterpret_cast<plugtrain_cuda_create_nccl_fn>(::dlsym(handle, PLUGTRAIN_CUDA_CREATE_NCCL_SYMBOL));
-  if (!r.runtime_version || !r.memory_query || !r.create_nccl) {
+  r.nccl_version =
+      reinterpret_cast<plugtrain_cuda_nccl_version_fn>(::dlsym(handle, PLUGTRAIN_CUDA_NCCL_VERSION_SYMBOL));
+  if (!r.runtime_version || !r.memory_query || !r.create_nccl || !r.nccl_version) {
     r.error = r.path + " is not plugtrain's CUDA runtime part (symbols missing)";
     return r;
   }

@@ -15,6 +15,7 @@ struct CudaRuntime {
   plugtrain_cuda_runtime_version_fn runtime_version = nullptr;
   plugtrain_cuda_memory_query_fn memory_query = nullptr;
   plugtrain_cuda_create_nccl_fn create_nccl = nullptr;
+  plugtrain_cuda_nccl_version_fn nccl_version = nullptr;
 };
 
 const CudaRuntime& cuda_runtime();
