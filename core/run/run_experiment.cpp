@@ -204,7 +204,8 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
     // Under a launcher: one device per process, the one of this local rank.
     if (e.strategy == "single" || e.strategy == "dp")
       throw DistributedError("backend.strategy = \"" + e.strategy + "\" but " + world->source + " started " +
-                             std::to_string(world->world_size) + " processes; use \"ddp\" or \"auto\"");
+                             std::to_string(world->world_size) + (world->world_size == 1 ? " process" : " processes") +
+                             "; use \"ddp\" or \"auto\"");
     MultiDevicePlan plan = backend.plan_multi_device({{world->local_rank}, Strategy::ddp});
     if (plan.strategy != Strategy::ddp && world->world_size > 1)
       throw DistributedError("backend '" + backend.name() + "' cannot train one process per device (ddp)" +
