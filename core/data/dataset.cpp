@@ -11,6 +11,7 @@
 
 #include "data/data_error.h"
 #include "data/idx_reader.h"
+#include "util/format.h"
 
 namespace plugtrain::data {
 namespace {
@@ -25,12 +26,6 @@ fs::path find_file(const fs::path& folder, const std::string& name) {
   throw DataError(folder.string() + ": missing " + name + " (or " + name + ".gz)");
 }
 
-std::string shape_string(const at::Tensor& t) {
-  std::string s;
-  for (auto d : t.sizes()) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
-}
-
 struct RawSplit {
   at::Tensor images;  // uint8 N,H,W
   at::Tensor labels;  // uint8 N
@@ -41,9 +36,9 @@ RawSplit read_split(const fs::path& folder, const std::string& prefix) {
   const fs::path labels_path = find_file(folder, prefix + "-labels-idx1-ubyte");
   RawSplit raw{read_idx(images_path), read_idx(labels_path)};
   if (raw.images.dim() != 3)
-    throw DataError(images_path.string() + ": expected 3 dims (N,H,W), got " + shape_string(raw.images));
+    throw DataError(images_path.string() + ": expected 3 dims (N,H,W), got " + shape_text(raw.images.sizes()));
   if (raw.labels.dim() != 1)
-    throw DataError(labels_path.string() + ": expected 1 dim (N), got " + shape_string(raw.labels));
+    throw DataError(labels_path.string() + ": expected 1 dim (N), got " + shape_text(raw.labels.sizes()));
   if (raw.images.size(0) != raw.labels.size(0)) {
     throw DataError(images_path.string() + " has " + std::to_string(raw.images.size(0)) + " images but " +
                     labels_path.string() + " has " + std::to_string(raw.labels.size(0)) + " labels");
@@ -102,8 +97,8 @@ DatasetPair load_idx_dataset(const fs::path& folder) {
   RawSplit train = read_split(folder, "train");
   RawSplit test = read_split(folder, "t10k");
   if (train.images.sizes().slice(1) != test.images.sizes().slice(1)) {
-    throw DataError(folder.string() + ": training images are " + shape_string(train.images) +
-                    " but test images are " + shape_string(test.images));
+    throw DataError(folder.string() + ": training images are " + shape_text(train.images.sizes()) +
+                    " but test images are " + shape_text(test.images.sizes()));
   }
 
   DatasetPair pair;

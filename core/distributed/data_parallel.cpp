@@ -9,17 +9,9 @@
 #include <ATen/ThreadLocalState.h>
 #include <c10/core/DeviceGuard.h>
 
+#include "util/format.h"
+
 namespace plugtrain {
-
-namespace {
-
-std::string shape_text(const at::Tensor& t) {
-  std::string s;
-  for (auto d : t.sizes()) s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
-}
-
-}  // namespace
 
 DataParallel::DataParallel(std::vector<std::shared_ptr<Model>> replicas, std::vector<c10::Device> devices)
     : replicas_(std::move(replicas)), devices_(std::move(devices)) {
@@ -38,7 +30,8 @@ DataParallel::DataParallel(std::vector<std::shared_ptr<Model>> replicas, std::ve
     for (std::size_t i = 0; i < parameters_[0].size(); ++i)
       if (!parameters_[r][i].sizes().equals(parameters_[0][i].sizes()))
         throw std::runtime_error("dp: replica " + std::to_string(r) + " parameter " + std::to_string(i) + " is " +
-                                 shape_text(parameters_[r][i]) + ", replica 0's is " + shape_text(parameters_[0][i]));
+                                 shape_text(parameters_[r][i].sizes()) + ", replica 0's is " +
+                                 shape_text(parameters_[0][i].sizes()));
   }
 }
 
@@ -51,10 +44,8 @@ void DataParallel::copy_weights_to_replicas() {
   at::NoGradGuard no_grad;
   for (std::size_t r = 1; r < replicas_.size(); ++r) {
     replicas_[r]->train(training);
-    for (std::size_t i = 0; i < parameters_[0].size(); ++i) {
+    for (std::size_t i = 0; i < parameters_[0].size(); ++i)
       parameters_[r][i].copy_(parameters_[0][i], /*non_blocking=*/true);
-      parameters_[r][i].mutable_grad().reset();
-    }
     for (std::size_t i = 0; i < buffers_[0].size(); ++i) buffers_[r][i].copy_(buffers_[0][i], /*non_blocking=*/true);
   }
 }

@@ -29,9 +29,6 @@ class DataParallel {
   // replicas[i] lives on devices[i]; all built by the same factory with the same options.
   DataParallel(std::vector<std::shared_ptr<Model>> replicas, std::vector<c10::Device> devices);
 
-  std::size_t size() const { return replicas_.size(); }
-  const std::vector<c10::Device>& devices() const { return devices_; }
-
   // The output for the whole batch, on devices[0]. Differentiable: backward reaches every replica.
   at::Tensor forward(const at::Tensor& inputs);
   // After backward: every replica's gradients added into replica 0's (the ones the optimizer steps).

@@ -4,6 +4,12 @@
 
 namespace plugtrain {
 
+std::string shape_text(c10::IntArrayRef sizes) {
+  std::string s;
+  for (auto d : sizes) s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
 std::string format_bytes(std::optional<std::uint64_t> bytes, const std::string& unknown) {
   if (!bytes) return unknown;
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
