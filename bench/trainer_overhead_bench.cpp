@@ -95,8 +95,7 @@ double trainer_loop(const std::string& name) {
   e.optimizer = "adam";
   e.lr = 1e-3;
   data::DatasetPair data{data::subset(f.data.train, samples_for(name)), f.data.test, f.data.mean, f.data.std};
-  std::ostringstream quiet;
-  TrainSummary s = Trainer(e, f.model(name), data, c10::Device("cpu"), f.loader, quiet).fit();
+  TrainSummary s = Trainer(single_device_parts(e, f.model(name), data, {c10::Device(c10::kCPU), f.loader})).fit();
   return s.samples_per_second;
 }
 

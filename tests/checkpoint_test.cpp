@@ -97,6 +97,33 @@ TEST_F(CheckpointTest, FourEpochsEqualTwoPlusResumePlusTwoBitwise) {
   EXPECT_TRUE(full == split) << "weights differ after resume";
 }
 
+// tests/data/checkpoint_v0.1: the first epoch of a 2-epoch run, written by plugtrain before its
+// training core was reshaped. Today's plugtrain resumes it and ends with the same weights as a
+// 2-epoch run of its own.
+TEST_F(CheckpointTest, ACheckpointWrittenBeforeTheReshapedCoreStillResumesExactly) {
+  const fs::path data = fs::path(PLUGTRAIN_SOURCE_DIR) / "tests" / "data" / "checkpoint_v0.1";
+  fs::copy_file(data / "experiment.toml", dir_ / "old.toml");
+  const fs::path old = dir_ / "runs" / "checkpoint-v0.1" / "version_0" / "checkpoints";
+  fs::create_directories(old);
+  fs::copy_file(data / "last.ckpt", old / "last.ckpt");
+  auto resumed = run_process(plugtrain("run old.toml --resume last"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("1 epochs and 8 steps done"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("epoch 2/2"), std::string::npos) << resumed.out;
+  auto fresh = run_process(plugtrain("run old.toml --set experiment.output=fresh"));
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.out;
+  auto export_of = [&](const fs::path& ckpt, const std::string& name) {
+    auto r = run_process(plugtrain("export " + shell_quote(ckpt.string()) + " " + name));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return slurp(dir_ / name);
+  };
+  const std::string continued = export_of(old / "last.ckpt", "continued.pt");
+  ASSERT_FALSE(continued.empty());
+  EXPECT_TRUE(continued ==
+              export_of(dir_ / "fresh" / "checkpoint-v0.1" / "version_0" / "checkpoints" / "last.ckpt", "fresh.pt"))
+      << "the old checkpoint resumed to other weights than a fresh run";
+}
+
 TEST_F(CheckpointTest, SigintFinishesTheStepWritesACheckpointAndResumesExactly) {
   const std::string args = "--set data.synthetic_train_size=60000 --set train.epochs=3";
   ASSERT_EQ(run(args).exit_code, 0);  // the uninterrupted reference, version_0

@@ -34,7 +34,7 @@ TEST(Cli, PluginsJsonReportsCpuUsableAndGpuBackendsWithReasons) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["libtorch"], TORCH_VERSION);
-  EXPECT_EQ(j["sdk_abi"], "2.1");
+  EXPECT_EQ(j["sdk_abi"], "3.0");
   ASSERT_FALSE(j["search_path"].empty());
   EXPECT_EQ(j["search_path"].back()["origin"], "beside executable");
 
@@ -47,6 +47,14 @@ TEST(Cli, PluginsJsonReportsCpuUsableAndGpuBackendsWithReasons) {
   EXPECT_GT(dev["total_memory_bytes"].get<std::uint64_t>(), 0u);
   EXPECT_GE(std::stoi(dev["details"]["cores"].get<std::string>()), 1);
   EXPECT_GE(std::stoi(dev["details"]["intra-op threads"].get<std::string>()), 1);
+  // What the host knows of a backend comes from its capabilities, never from its name.
+  EXPECT_EQ((*cpu)["capabilities"]["device_type"], "cpu");
+  EXPECT_EQ((*cpu)["capabilities"]["host_cpu"], true);
+  EXPECT_EQ((*cpu)["capabilities"]["strategies"], nlohmann::json({"single", "dp", "ddp"}));
+  if (const nlohmann::json* cuda = plugin_named(j, "cuda")) {
+    EXPECT_EQ((*cuda)["capabilities"]["host_cpu"], false);
+    EXPECT_GT((*cuda)["capabilities"]["priority"].get<int>(), (*cpu)["capabilities"]["priority"].get<int>());
+  }
 
   if (const nlohmann::json* cuda = plugin_named(j, "cuda")) {
     if (!machine_has_nvidia_driver()) {
@@ -96,7 +104,7 @@ TEST(Cli, VersionNamesPlugtrainLibTorchAndSdkAbi) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("plugtrain 0.1.0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("LibTorch " TORCH_VERSION), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("SDK ABI 2.1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SDK ABI 3.0"), std::string::npos) << r.out;
 }
 
 TEST(Cli, HelpListsCommandsAndEachCommandHasHelp) {

@@ -57,7 +57,8 @@ TEST(PluginHost, RefusesWrongAbiMajor) {
   EXPECT_EQ(r->status, PluginStatus::refused);
   // The test plugin keeps the SDK's minor and changes only the major.
   const std::string minor = std::to_string(PLUGTRAIN_SDK_ABI_MINOR);
-  EXPECT_NE(r->reason.find("SDK ABI major differs: plugin built for 99." + minor + ", host has 2." + minor),
+  const std::string major = std::to_string(PLUGTRAIN_SDK_ABI_MAJOR);
+  EXPECT_NE(r->reason.find("SDK ABI major differs: plugin built for 99." + minor + ", host has " + major + "." + minor),
             std::string::npos)
       << r->reason;
   EXPECT_EQ(host.backend("badabi"), nullptr);
@@ -69,7 +70,8 @@ TEST(PluginHost, RefusesNewerAbiMinor) {
   const PluginRecord* r = find_by_name(host, "newerminor");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->status, PluginStatus::refused);
-  EXPECT_NE(r->reason.find("needs SDK ABI 2.99"), std::string::npos) << r->reason;
+  EXPECT_NE(r->reason.find("needs SDK ABI " + std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + ".99"), std::string::npos)
+      << r->reason;
   expect_good_plugins_usable(host);
 }
 

@@ -50,7 +50,7 @@ TEST(Selection, ForceMpsOrNamingItChoosesMpsOnM2) {
   PluginHost host = host_with_fake_mps();
   Experiment forced;
   forced.prefer = {"mps", "cpu"};
-  forced.force_mps = true;
+  forced.force = {"mps"};
   EXPECT_EQ(select_backend(host, forced).backend->name(), "mps");
   Experiment named;
   named.backend = "mps";
@@ -61,7 +61,7 @@ TEST(Selection, DisabledBackendsAreSkipped) {
   PluginHost host = host_with_fake_mps();
   Experiment e;
   e.prefer = {"mps", "cpu"};
-  e.force_mps = true;
+  e.force = {"mps"};
   e.disable = {"mps"};
   BackendChoice c = select_backend(host, e);
   EXPECT_EQ(c.backend->name(), "cpu");

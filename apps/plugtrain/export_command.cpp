@@ -15,15 +15,9 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("checkpoint", args->checkpoint, "A plugtrain checkpoint (.ckpt)")->required();
   cmd->add_option("out", args->out, "Output file, e.g. model.pt")->required();
   cmd->callback([args] {
-    try {
-      export_state_dict(args->checkpoint, args->out);
-      std::cout << "wrote " << args->out.string() << " (Python: model.load_state_dict(torch.load(\""
-                << args->out.string() << "\")))\n";
-      set_exit_code(0);
-    } catch (const std::exception& e) {
-      std::cerr << "plugtrain: error: " << e.what() << "\n";
-      set_exit_code(1);
-    }
+    export_state_dict(args->checkpoint, args->out);
+    std::cout << "wrote " << args->out.string() << " (Python: model.load_state_dict(torch.load(\""
+              << args->out.string() << "\")))\n";
   });
 }
 

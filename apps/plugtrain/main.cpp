@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "plugtrain/abi.h"
 #include "plugins/plugin_loader.h"
+#include "util/error.h"
 #include "version.h"
 
 int main(int argc, char** argv) {
@@ -28,13 +29,16 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const plugtrain::Error& e) {  // every error of ours carries its exit code
+    std::cerr << "plugtrain: error: " << e.what() << "\n";
+    return e.exit_code();
   } catch (const std::exception& e) {
     std::cerr << "plugtrain: error: " << e.what() << "\n";
-    return 1;
+    return plugtrain::exit_failure;
   }
   if (app.get_subcommands().empty()) {
     std::cerr << "plugtrain: error: no command given (try: plugtrain plugins; see plugtrain --help)\n";
-    return 2;
+    return plugtrain::exit_bad_input;
   }
   return plugtrain::cli::exit_code();
 }

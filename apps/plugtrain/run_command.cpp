@@ -1,8 +1,8 @@
 #include <iostream>
 
 #include "commands.h"
-#include "config/config_error.h"
 #include "run/run_experiment.h"
+#include "util/error.h"
 
 namespace plugtrain::cli {
 
@@ -14,23 +14,20 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--set", request->overrides,
                   "Override a key, typed like a TOML value: --set optim.lr=0.01 --set model.hidden=[512,256] "
                   "(repeatable)");
-  cmd->add_flag("--no-cuda", request->no_cuda, "Use no GPU at all (disables cuda and mps)");
-  cmd->add_flag("--no-mps", request->no_mps, "Do not use the Apple GPU (mps)");
+  cmd->add_flag("--no-gpu,--no-cuda", request->host_cpu_only,
+                "Use no GPU at all: only the host CPU's backend may be chosen");
+  auto no_mps = std::make_shared<bool>(false);
+  cmd->add_flag("--no-mps", *no_mps, "Do not use the Apple GPU (mps)");
   cmd->add_option("--resume", request->resume,
                   "Continue exactly from a checkpoint: a .ckpt path, or 'last' (this experiment's newest last.ckpt)");
   add_plugin_path_option(*cmd, request->plugin_paths);
-  cmd->callback([request] {
-    try {
-      request->command_line = command_line();
-      const RunResult result = run_experiment(*request, std::cout);
-      set_exit_code(result.launched_workers ? result.workers_exit_code : result.summary.interrupted ? 130 : 0);
-    } catch (const ConfigError& e) {
-      std::cerr << "plugtrain: error: " << e.what() << "\n";
-      set_exit_code(2);
-    } catch (const std::exception& e) {
-      std::cerr << "plugtrain: error: " << e.what() << "\n";
-      set_exit_code(1);
-    }
+  cmd->callback([request, no_mps] {
+    if (*no_mps) request->disable_backends.push_back("mps");
+    request->command_line = command_line();
+    const RunResult result = run_experiment(*request, std::cout);
+    set_exit_code(result.launched_workers     ? result.workers_exit_code
+                  : result.summary.interrupted ? exit_interrupted
+                                               : exit_ok);
   });
 }
 

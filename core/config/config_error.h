@@ -1,14 +1,14 @@
-// A problem in an experiment file or a --set override: one line that names where.
+// A problem in an experiment file or a --set override: one line that names where. Found
+// before any work starts, so the command line exits with exit_bad_input.
 #pragma once
 
-#include <stdexcept>
-#include <string>
+#include "util/error.h"
 
 namespace plugtrain {
 
-class ConfigError : public std::runtime_error {
+class ConfigError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& message) : Error(message, exit_bad_input) {}
 };
 
 }  // namespace plugtrain

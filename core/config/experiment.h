@@ -1,5 +1,7 @@
-// A validated experiment: everything a run needs, typed, with defaults filled in.
-// Produced once from the TOML file and --set overrides; nothing downstream reads TOML.
+// A validated experiment: what the user wrote, typed, with defaults filled in. Produced once
+// from the TOML file and --set overrides (run/validate.h) and never changed afterwards: what a
+// run decides from it (backend, devices, per-device batch, learning rate) is the RunPlan's.
+// Nothing downstream reads TOML.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +22,9 @@ struct Experiment {
 
   // [backend]
   std::string backend = "auto";
-  std::vector<std::string> prefer = {"cuda", "mps", "cpu"};
+  std::vector<std::string> prefer;  // empty: every loaded backend, by the priority its plugin declares
   std::vector<std::string> disable;
-  bool force_mps = false;
+  std::vector<std::string> force;   // chosen automatically even where their probe advises against it
   std::int64_t devices = 1;         // 0: "auto", every device the backend has
   std::string strategy = "auto";   // auto, single, dp, ddp
 

@@ -6,6 +6,7 @@
 #include "config/config_error.h"
 #include "config/experiment_schema.h"
 #include "config/suggest.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
@@ -125,6 +126,13 @@ void assign_path(toml::table& table, const std::string& path, const toml::node& 
   }
 }
 
+// [backend] force_<name> = true: the same as naming <name> in backend.force (the M1/M2 guide
+// writes force_mps = true).
+std::optional<std::string> forced_backend_key(const std::string& table, const std::string& key) {
+  if (table != "backend" || key.rfind("force_", 0) != 0 || key.size() == 6) return std::nullopt;
+  return key.substr(6);
+}
+
 std::vector<std::string> keys_of_table(const std::string& table) {
   std::vector<std::string> keys;
   for (const auto& k : experiment_schema())
@@ -191,6 +199,11 @@ Experiment resolve_experiment(const ExperimentFile& file) {
     for (auto&& [key, node] : *table) {
       const std::string name(key.str());
       const std::string path = table_name + "." + name;
+      if (auto backend = forced_backend_key(table_name, name)) {
+        if (!node.is_boolean())
+          throw ConfigError(where(file, path, key.source()) + ": " + path + " must be a boolean, got " + type_name(node));
+        continue;
+      }
       if (std::find(known.begin(), known.end(), name) == known.end()) {
         const std::string guess = closest_match(name, known);
         throw ConfigError(where(file, path, key.source()) + ": unknown key '" + path + "'" +
@@ -212,6 +225,11 @@ Experiment resolve_experiment(const ExperimentFile& file) {
         throw ConfigError(at + ": " + k.path + " " + *problem);
     k.store(e, *value);
   }
+  if (const toml::table* backend = file.table["backend"].as_table())
+    for (auto&& [key, node] : *backend)
+      if (auto name = forced_backend_key("backend", std::string(key.str())))
+        if (node.value_or(false) && std::find(e.force.begin(), e.force.end(), *name) == e.force.end())
+          e.force.push_back(*name);
   if (e.model.empty())
     throw ConfigError(file.source + ": [model] name is required (see `plugtrain models`)");
   if (e.nesterov && e.momentum <= 0)
@@ -235,10 +253,8 @@ Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec)
     auto option = std::find_if(spec.options.begin(), spec.options.end(),
                                [&](const OptionSpec& o) { return o.name == name; });
     if (option == spec.options.end()) {
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
       throw ConfigError(at + ": model '" + spec.name + "' has no option '" + name + "'" + did_you_mean(name, names) +
-                        "; its options: " + (list.empty() ? "none" : list));
+                        "; its options: " + join(names, ", ", "none"));
     }
     std::optional<ConfigValue> value = convert(node, config_type(option->type));
     if (!value)

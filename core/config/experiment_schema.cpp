@@ -124,6 +124,12 @@ Check betas_check() {
   };
 }
 
+// Marks a key as one that may change when a run is resumed.
+ConfigKey resumable(ConfigKey k) {
+  k.may_change_on_resume = true;
+  return k;
+}
+
 }  // namespace
 
 const std::vector<std::string>& experiment_tables() {
@@ -138,22 +144,25 @@ const std::vector<ConfigKey>& experiment_schema() {
   static const std::vector<ConfigKey> schema = {
       key("experiment.name", &E::name, "run name; outputs go to the folder output/name"),
       key("experiment.seed", &E::seed, "seed for weights, shuffling, augmentation and label noise"),
-      key("experiment.output", &E::output, "folder for run outputs"),
+      resumable(key("experiment.output", &E::output, "folder for run outputs")),
 
-      key("backend.name", &E::backend, "\"auto\" (best usable in `prefer` order) or a backend plugin name"),
-      key("backend.prefer", &E::prefer, "automatic selection order among usable backends"),
-      key("backend.disable", &E::disable, "backends never chosen (also --no-cuda, --no-mps)"),
-      key("backend.force_mps", &E::force_mps,
-          "choose MPS automatically even on Apple M1/M2, where the CPU is preferred by default"),
-      count_or_auto_key("backend.devices", &E::devices,
+      resumable(key("backend.name", &E::backend, "\"auto\" (best usable in `prefer` order) or a backend plugin name")),
+      resumable(key("backend.prefer", &E::prefer,
+          "automatic selection order among usable backends (empty: every loaded backend by the priority its plugin "
+          "declares)")),
+      resumable(key("backend.disable", &E::disable, "backends never chosen (plugtrain run --no-gpu disables every one but the host CPU)")),
+      resumable(key("backend.force", &E::force,
+          "backends chosen automatically even where their plugin advises passing them over (the Apple GPU on M1/M2); "
+          "force_<name> = true is the same")),
+      resumable(count_or_auto_key("backend.devices", &E::devices,
                         "devices to train on: N, or \"auto\" (every GPU; one on the CPU); N > 1 starts N processes "
-                        "(ddp) or N replicas (dp)"),
-      key("backend.strategy", &E::strategy,
+                        "(ddp) or N replicas (dp)")),
+      resumable(key("backend.strategy", &E::strategy,
           "auto (ddp for several devices, else single), single, dp (replicas in one process), ddp (one process per "
           "device)",
-          one_of({"auto", "single", "dp", "ddp"})),
+          one_of({"auto", "single", "dp", "ddp"}))),
 
-      key("plugins.paths", &E::plugin_paths, "extra plugin files or folders, searched after --plugin-path"),
+      resumable(key("plugins.paths", &E::plugin_paths, "extra plugin files or folders, searched after --plugin-path")),
 
       key("model.name", &E::model, "architecture name (see `plugtrain models`); other [model] keys are its options"),
 
@@ -161,19 +170,19 @@ const std::vector<ConfigKey>& experiment_schema() {
 
       key("data.dataset", &E::dataset, "fashion-mnist, mnist (IDX files) or synthetic",
           one_of({"fashion-mnist", "mnist", "synthetic"})),
-      key("data.path", &E::data_path, "folder with the IDX files (plain or .gz)"),
+      resumable(key("data.path", &E::data_path, "folder with the IDX files (plain or .gz)")),
       key("data.batch_size", &E::batch_size, "training batch size per device (per process)", greater_than(0)),
       key("data.global_batch_size", &E::global_batch_size,
           "samples per optimizer step over all devices (0: batch_size x devices); sets the per-device batch",
           at_least(0)),
-      key("data.test_batch_size", &E::test_batch_size, "evaluation batch size", greater_than(0)),
+      resumable(key("data.test_batch_size", &E::test_batch_size, "evaluation batch size", greater_than(0))),
       key("data.augmentation", &E::augmentation, "any of \"random_crop\", \"horizontal_flip\"",
           one_of({"random_crop", "horizontal_flip"})),
       key("data.crop_padding", &E::crop_padding, "zero padding for random_crop, in pixels", at_least(0)),
       key("data.label_noise", &E::label_noise, "fraction of training labels replaced at random (seeded)",
           between(0, 1)),
       key("data.train_subset", &E::train_subset, "use only the first N training samples (0: all)", at_least(0)),
-      key("data.test_subset", &E::test_subset, "use only the first N test samples (0: all)", at_least(0)),
+      resumable(key("data.test_subset", &E::test_subset, "use only the first N test samples (0: all)", at_least(0))),
       key("data.synthetic_shape", &E::synthetic_shape, "synthetic: sample shape [C, H, W]", all_positive()),
       key("data.synthetic_classes", &E::synthetic_classes, "synthetic: number of classes", at_least(2)),
       key("data.synthetic_train_size", &E::synthetic_train_size, "synthetic: training samples", greater_than(0)),
@@ -203,42 +212,42 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("schedule.warmup_epochs", &E::warmup_epochs, "linear warm-up from 0 over this many epochs", at_least(0)),
       key("schedule.min_lr", &E::min_lr, "cosine: final learning rate", at_least(0)),
 
-      key("checkpoint.folder", &E::checkpoint_folder, "where checkpoints go (empty: the run folder's checkpoints/)"),
-      key("checkpoint.save", &E::checkpoint_save,
+      resumable(key("checkpoint.folder", &E::checkpoint_folder, "where checkpoints go (empty: the run folder's checkpoints/)")),
+      resumable(key("checkpoint.save", &E::checkpoint_save,
           "none; last (every epoch, last.ckpt); best (best.ckpt by monitor, plus last.ckpt); every (epoch-N.ckpt every N epochs, plus last.ckpt)",
-          one_of({"none", "last", "best", "every"})),
-      key("checkpoint.every_n_epochs", &E::checkpoint_every, "with save = \"every\": epochs between checkpoints", greater_than(0)),
-      key("checkpoint.monitor", &E::checkpoint_monitor, "metric for save = \"best\"",
-          one_of({"test_accuracy", "test_loss", "train_accuracy", "train_loss"})),
-      key("checkpoint.mode", &E::checkpoint_mode, "auto (max for accuracy, min for loss), max or min",
-          one_of({"auto", "max", "min"})),
-      key("checkpoint.keep_last", &E::checkpoint_keep_last, "with save = \"every\": keep the newest K epoch files (0: all)",
-          at_least(0)),
+          one_of({"none", "last", "best", "every"}))),
+      resumable(key("checkpoint.every_n_epochs", &E::checkpoint_every, "with save = \"every\": epochs between checkpoints", greater_than(0))),
+      resumable(key("checkpoint.monitor", &E::checkpoint_monitor, "metric for save = \"best\"",
+          one_of({"test_accuracy", "test_loss", "train_accuracy", "train_loss"}))),
+      resumable(key("checkpoint.mode", &E::checkpoint_mode, "auto (max for accuracy, min for loss), max or min",
+          one_of({"auto", "max", "min"}))),
+      resumable(key("checkpoint.keep_last", &E::checkpoint_keep_last, "with save = \"every\": keep the newest K epoch files (0: all)",
+          at_least(0))),
 
-      key("early_stopping.monitor", &E::early_stopping_monitor, "metric watched for early stopping",
-          one_of({"test_accuracy", "test_loss", "train_accuracy", "train_loss"})),
-      key("early_stopping.mode", &E::early_stopping_mode, "auto (max for accuracy, min for loss), max or min",
-          one_of({"auto", "max", "min"})),
-      key("early_stopping.patience", &E::early_stopping_patience,
-          "stop after this many evaluated epochs without improvement (0: off)", at_least(0)),
-      key("early_stopping.min_delta", &E::early_stopping_min_delta, "smallest change that counts as improvement",
-          at_least(0)),
+      resumable(key("early_stopping.monitor", &E::early_stopping_monitor, "metric watched for early stopping",
+          one_of({"test_accuracy", "test_loss", "train_accuracy", "train_loss"}))),
+      resumable(key("early_stopping.mode", &E::early_stopping_mode, "auto (max for accuracy, min for loss), max or min",
+          one_of({"auto", "max", "min"}))),
+      resumable(key("early_stopping.patience", &E::early_stopping_patience,
+          "stop after this many evaluated epochs without improvement (0: off)", at_least(0))),
+      resumable(key("early_stopping.min_delta", &E::early_stopping_min_delta, "smallest change that counts as improvement",
+          at_least(0))),
 
-      key("distributed.timeout", &E::distributed_timeout,
+      resumable(key("distributed.timeout", &E::distributed_timeout,
           "seconds the ranks wait for each other (rendezvous, each collective) before naming the missing rank and "
           "stopping",
-          greater_than(0)),
-      key("distributed.bucket_mb", &E::bucket_mb, "ddp: gradient bucket size in MiB (all-reduced as backward fills it)",
-          greater_than(0)),
+          greater_than(0))),
+      resumable(key("distributed.bucket_mb", &E::bucket_mb, "ddp: gradient bucket size in MiB (all-reduced as backward fills it)",
+          greater_than(0))),
 
-      key("train.epochs", &E::epochs, "number of epochs", greater_than(0)),
+      resumable(key("train.epochs", &E::epochs, "number of epochs", greater_than(0))),
       key("train.max_steps", &E::max_steps, "stop after this many optimizer steps (0: no limit)", at_least(0)),
-      key("train.log_interval", &E::log_interval, "print step loss and throughput every N steps (0: never)",
-          at_least(0)),
-      key("train.eval_every", &E::eval_every, "evaluate on the test set every N epochs (the last always)",
-          greater_than(0)),
+      resumable(key("train.log_interval", &E::log_interval, "print step loss and throughput every N steps (0: never)",
+          at_least(0))),
+      resumable(key("train.eval_every", &E::eval_every, "evaluate on the test set every N epochs (the last always)",
+          greater_than(0))),
       key("train.grad_clip", &E::grad_clip, "clip the gradient norm to this value (0: off)", at_least(0)),
-      key("train.threads", &E::threads, "LibTorch intra-op threads (0: LibTorch's default)", at_least(0)),
+      resumable(key("train.threads", &E::threads, "LibTorch intra-op threads (0: LibTorch's default)", at_least(0))),
       key("train.precision", &E::precision,
           "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)", one_of({"fp32", "bf16", "fp16"})),
   };

@@ -29,6 +29,9 @@ struct ConfigKey {
   std::function<std::optional<std::string>(const ConfigValue&)> check;
   std::function<void(Experiment&, const ConfigValue&)> store;
   std::function<std::string(const Experiment&)> default_text;
+  // The key may differ between a run and its resumption (how long, where, how verbose, on what
+  // hardware); any other change would make the resumed run a different run, so it is refused.
+  bool may_change_on_resume = false;
 };
 
 const std::vector<ConfigKey>& experiment_schema();

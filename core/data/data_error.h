@@ -2,14 +2,13 @@
 // message is a single line that names the file (or folder) it is about.
 #pragma once
 
-#include <stdexcept>
-#include <string>
+#include "util/error.h"
 
 namespace plugtrain::data {
 
-class DataError : public std::runtime_error {
+class DataError : public Error {
  public:
-  explicit DataError(const std::string& message) : std::runtime_error(message) {}
+  explicit DataError(const std::string& message) : Error(message) {}
 };
 
 }  // namespace plugtrain::data

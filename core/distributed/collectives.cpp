@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "distributed/c10d_access.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
@@ -24,12 +25,9 @@ std::chrono::milliseconds rendezvous_timeout(std::chrono::milliseconds collectiv
   return std::max(collective, std::chrono::milliseconds(60000));
 }
 
-// One line of a c10d/Gloo error (they can span several lines with a C++ stack).
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
 }  // namespace
 
-Collectives::Collectives(const World& world, std::chrono::milliseconds timeout)
+Collectives::Collectives(const World& world, std::chrono::milliseconds timeout, c10::DeviceType device_type)
     : world_(world), timeout_(timeout), impl_(std::make_unique<Impl>()) {
   const std::string where = world.master_addr + ":" + std::to_string(world.master_port);
   try {
@@ -61,7 +59,10 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout)
     auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, world.rank, world.world_size, options);
     impl_->group = c10::make_intrusive<c10d::ProcessGroup>(impl_->store, world.rank, world.world_size);
     impl_->group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
-    impl_->group->setBackend(c10::DeviceType::CUDA, c10d::ProcessGroup::BackendType::GLOO, gloo);
+    // Gloo carries the device's tensors too until the device's own collective is attached
+    // (attach_device_collective), or for good when its backend has none.
+    if (device_type != c10::DeviceType::CPU)
+      impl_->group->setBackend(device_type, c10d::ProcessGroup::BackendType::GLOO, gloo);
     impl_->group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
     gloo->setTimeout(timeout);
     impl_->store->setTimeout(timeout);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/DeviceType.h>
 
 #include "distributed/world.h"
 
@@ -26,7 +27,9 @@ class Collectives {
  public:
   // Connects to the rendezvous and to every other rank (blocks until all have come, at
   // most `timeout`). A collective that waits longer than `timeout` fails.
-  Collectives(const World& world, std::chrono::milliseconds timeout);
+  // `device_type`: the type of the devices the ranks train on (Gloo carries their tensors
+  // until a device collective is attached).
+  Collectives(const World& world, std::chrono::milliseconds timeout, c10::DeviceType device_type = c10::DeviceType::CPU);
   ~Collectives();
   Collectives(const Collectives&) = delete;
   Collectives& operator=(const Collectives&) = delete;

@@ -11,17 +11,6 @@
 
 namespace plugtrain {
 
-namespace {
-
-c10d::ProcessGroup::BackendType backend_type(const std::string& collective) {
-  if (collective == "nccl") return c10d::ProcessGroup::BackendType::NCCL;
-  if (collective == "ucc") return c10d::ProcessGroup::BackendType::UCC;
-  if (collective == "xccl") return c10d::ProcessGroup::BackendType::XCCL;
-  return c10d::ProcessGroup::BackendType::CUSTOM;
-}
-
-}  // namespace
-
 std::string attach_device_collective(Collectives& collectives, const BackendHandle& backend,
                                      const std::string& collective, c10::Device device, std::ostream& log) {
   if (collective == "gloo" || collective == "none" || device.is_cpu()) return "gloo";
@@ -45,7 +34,8 @@ std::string attach_device_collective(Collectives& collectives, const BackendHand
   c10::intrusive_ptr<c10d::Backend> made =
       call_plugin(backend.name(), "create_collective", [&] { return (*create)(setup); });
   if (!made) throw PluginError(backend.name(), "create_collective returned no " + collective + " backend");
-  impl.group->setBackend(device.type(), backend_type(collective), made);
+  // The backend says what it is (c10d's own names: "nccl", "ucc", ... or a custom one's).
+  impl.group->setBackend(device.type(), c10d::ProcessGroup::strToBackendType(made->getBackendName()), made);
   impl.device_backend = made;
   return collective;
 }

@@ -6,14 +6,15 @@
 
 #include <map>
 #include <optional>
-#include <stdexcept>
 #include <string>
+
+#include "util/error.h"
 
 namespace plugtrain {
 
-class DistributedError : public std::runtime_error {
+class DistributedError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit DistributedError(const std::string& message) : Error(message) {}
 };
 
 struct World {

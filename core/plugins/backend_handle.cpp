@@ -23,8 +23,13 @@ const ProbeResult& BackendHandle::probe() {
   return *probe_;
 }
 
-std::string BackendHandle::device_type() const {
-  return call_plugin(name_, "device_type", [&] { return backend_->device_type(); });
+const Capabilities& BackendHandle::capabilities() {
+  if (!capabilities_) {
+    Capabilities c = call_plugin(name_, "capabilities", [&] { return backend_->capabilities(); });
+    if (c.device_type.empty()) throw PluginError(name_, "capabilities name no device_type");
+    capabilities_ = std::move(c);
+  }
+  return *capabilities_;
 }
 
 LoaderConfig BackendHandle::loader_config(const std::vector<int>& devices) const {

@@ -30,7 +30,8 @@ class BackendHandle {
   const ProbeResult& probe();
 
   // These throw PluginError (naming the plugin) when the plugin throws.
-  std::string device_type() const;
+  // Asked once, then kept (they are constant for the life of the plugin).
+  const Capabilities& capabilities();
   LoaderConfig loader_config(const std::vector<int>& devices) const;
   MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) const;
   MemoryInfo memory(int device) const;
@@ -41,6 +42,7 @@ class BackendHandle {
   std::string name_;
   std::unique_ptr<Backend> backend_;
   std::optional<ProbeResult> probe_;
+  std::optional<Capabilities> capabilities_;
   CreateCollective* create_collective_;
 };
 

@@ -3,16 +3,17 @@
 #pragma once
 
 #include <exception>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "util/error.h"
+
 namespace plugtrain {
 
-class PluginError : public std::runtime_error {
+class PluginError : public Error {
  public:
   PluginError(std::string plugin, const std::string& message)
-      : std::runtime_error("plugin '" + plugin + "': " + message), plugin_(std::move(plugin)) {}
+      : Error("plugin '" + plugin + "': " + message), plugin_(std::move(plugin)) {}
   const std::string& plugin() const { return plugin_; }
 
  private:

@@ -6,6 +6,7 @@
 #include "plugtrain/abi.h"
 #include "plugins/plugin_loader.h"
 #include "util/format.h"
+#include "util/text.h"
 #include "version.h"
 
 namespace plugtrain {
@@ -73,14 +74,14 @@ std::string plugins_table(PluginHost& host) {
     if (status.word == "usable" || status.word == "unusable") {
       BackendHandle* backend = host.backend(record.handshake.name);
       std::string type = backend->name();
-      try { type = backend->device_type(); } catch (const std::exception&) {}
+      try { type = backend->capabilities().device_type; } catch (const std::exception&) {}
       for (const auto& d : backend->probe().devices) out << device_line(d, type) << "\n";
     }
     if (record.handshake.kind == "models" && record.status == PluginStatus::loaded) {
-      std::string names;
+      std::vector<std::string> names;
       for (const auto& m : host.models().all())
-        if (m.plugin == record.handshake.name) names += (names.empty() ? "" : ", ") + m.spec.name;
-      out << "      models " << (names.empty() ? "(none)" : names) << "\n";
+        if (m.plugin == record.handshake.name) names.push_back(m.spec.name);
+      out << "      models " << join(names, ", ", "(none)") << "\n";
     }
   }
   return out.str();
@@ -125,6 +126,15 @@ nlohmann::json plugins_json(PluginHost& host) {
                            {"free_memory_bytes", optional_bytes(d.free_memory_bytes)},
                            {"details", d.details}});
       p["probe"] = {{"code", to_string(probe.code)}, {"message", probe.message}, {"devices", devices}};
+      try {
+        const Capabilities& c = backend->capabilities();
+        nlohmann::json strategies = nlohmann::json::array();
+        for (Strategy s : c.strategies) strategies.push_back(to_string(s));
+        p["capabilities"] = {{"device_type", c.device_type}, {"host_cpu", c.host_cpu},     {"float64", c.float64},
+                             {"priority", c.priority},       {"strategies", strategies}, {"collective", c.collective}};
+      } catch (const std::exception& e) {
+        p["capabilities"] = {{"error", e.what()}};
+      }
     }
     if (record.handshake.kind == "models" && record.status == PluginStatus::loaded) {
       p["models"] = nlohmann::json::array();

@@ -1,16 +1,32 @@
 #include "select/backend_selection.h"
 
 #include <algorithm>
-#include <stdexcept>
+#include <limits>
+#include <optional>
 
 #include "config/suggest.h"
+#include "util/error.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
 namespace {
 
-bool disabled(const Experiment& e, const std::string& name) {
-  return std::find(e.disable.begin(), e.disable.end(), name) != e.disable.end();
+bool listed(const std::vector<std::string>& list, const std::string& name) {
+  return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+// Why `backend` may not be chosen at all, or nullopt.
+std::optional<std::string> disabled_because(BackendHandle& backend, const Experiment& e, const SelectionLimits& limits) {
+  if (listed(e.disable, backend.name()) || listed(limits.disable, backend.name())) return "disabled";
+  if (limits.host_cpu_only) {
+    try {
+      if (!backend.capabilities().host_cpu) return "disabled (no GPU asked for)";
+    } catch (const std::exception& error) {
+      return std::string(error.what());
+    }
+  }
+  return std::nullopt;
 }
 
 std::string probe_reason(const ProbeResult& p) { return std::string(to_string(p.code)) + ": " + p.message; }
@@ -21,39 +37,51 @@ std::vector<std::string> backend_names(PluginHost& host) {
   return names;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s.empty() ? "none" : s;
+int priority_of(BackendHandle& backend) {
+  try {
+    return backend.capabilities().priority;
+  } catch (const std::exception&) {
+    return std::numeric_limits<int>::min();  // a plugin that cannot say comes last
+  }
 }
 
 }  // namespace
 
-BackendChoice select_backend(PluginHost& host, const Experiment& e) {
+std::vector<std::string> automatic_order(PluginHost& host, const Experiment& e) {
+  if (!e.prefer.empty()) return e.prefer;
+  std::vector<std::pair<int, std::string>> ranked;
+  for (auto& b : host.backends()) ranked.emplace_back(-priority_of(b), b.name());
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::string> order;
+  for (const auto& r : ranked) order.push_back(r.second);
+  return order;
+}
+
+BackendChoice select_backend(PluginHost& host, const Experiment& e, const SelectionLimits& limits) {
   BackendChoice choice;
   if (e.backend != "auto") {
     BackendHandle* b = host.backend(e.backend);
     if (!b)
-      throw std::runtime_error("backend '" + e.backend + "' is not among the loaded backend plugins" +
-                               did_you_mean(e.backend, backend_names(host)) + "; loaded: " +
-                               joined(backend_names(host)) + " (see `plugtrain plugins`)");
-    if (disabled(e, e.backend))
-      throw std::runtime_error("backend '" + e.backend + "' is named in [backend] name but also disabled");
+      throw Error("backend '" + e.backend + "' is not among the loaded backend plugins" +
+                  did_you_mean(e.backend, backend_names(host)) + "; loaded: " + join(backend_names(host), ", ", "none") +
+                  " (see `plugtrain plugins`)");
+    if (auto why = disabled_because(*b, e, limits))
+      throw Error("backend '" + e.backend + "' is named in [backend] name but " + *why);
     const ProbeResult& probe = b->probe();
-    if (!probe.usable())
-      throw std::runtime_error("backend '" + e.backend + "' is unusable: " + probe_reason(probe));
+    if (!probe.usable()) throw Error("backend '" + e.backend + "' is unusable: " + probe_reason(probe));
     choice.backend = b;
     choice.reasons.push_back("chose " + e.backend + " (named in the experiment): " + probe.message);
     return choice;
   }
-  for (const std::string& name : e.prefer) {
-    if (disabled(e, name)) {
-      choice.reasons.push_back("skipped " + name + ": disabled");
-      continue;
-    }
+  const std::vector<std::string> order = automatic_order(host, e);
+  for (const std::string& name : order) {
     BackendHandle* b = host.backend(name);
     if (!b) {
       choice.reasons.push_back("skipped " + name + ": no such backend plugin loaded");
+      continue;
+    }
+    if (auto why = disabled_because(*b, e, limits)) {
+      choice.reasons.push_back("skipped " + name + ": " + *why);
       continue;
     }
     const ProbeResult& probe = b->probe();
@@ -61,17 +89,15 @@ BackendChoice select_backend(PluginHost& host, const Experiment& e) {
       choice.reasons.push_back("skipped " + name + ": " + probe_reason(probe));
       continue;
     }
-    if (probe.avoid_in_auto && !(name == "mps" && e.force_mps)) {
+    if (probe.avoid_in_auto && !listed(e.force, name)) {
       choice.reasons.push_back("skipped " + name + ": usable, but " + *probe.avoid_in_auto);
       continue;
     }
     choice.backend = b;
-    choice.reasons.push_back("chose " + name + " (first usable in order " + joined(e.prefer) + "): " + probe.message);
+    choice.reasons.push_back("chose " + name + " (first usable in order " + join(order) + "): " + probe.message);
     return choice;
   }
-  std::string why;
-  for (const auto& r : choice.reasons) why += "; " + r;
-  throw std::runtime_error("no usable backend" + why);
+  throw Error("no usable backend" + (choice.reasons.empty() ? std::string() : "; " + join(choice.reasons, "; ")));
 }
 
 }  // namespace plugtrain

@@ -13,6 +13,11 @@
 #include <torch/optim/optimizer.h>
 
 #include "plugtrain/model.h"
+#include "util/error.h"
+
+namespace torch::serialize {
+class InputArchive;
+}
 
 namespace plugtrain {
 
@@ -43,13 +48,16 @@ struct CheckpointContent {
   std::string plugtrain_version, libtorch_version;
 };
 
-class CheckpointError : public std::runtime_error {
+class CheckpointError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit CheckpointError(const std::string& message) : Error(message) {}
 };
 
 void save_checkpoint(const std::filesystem::path& path, Model& model, torch::optim::Optimizer& optimizer,
                      const CheckpointContent& content, c10::Device device);
+
+// Opens a checkpoint for reading, turning every LibTorch complaint into one line naming the file.
+void open_checkpoint(const std::filesystem::path& path, torch::serialize::InputArchive& archive, c10::Device device);
 
 // Reads only the metadata (cheap checks before building anything).
 CheckpointContent read_checkpoint_info(const std::filesystem::path& path);

@@ -20,43 +20,44 @@ std::tuple<double, double> betas_or(const Experiment& e, double b1, double b2) {
 
 }  // namespace
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, const std::vector<at::Tensor>& params) {
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, double lr,
+                                                       const std::vector<at::Tensor>& params) {
   if (e.optimizer == "sgd")
     return std::make_unique<torch::optim::SGD>(
-        params, torch::optim::SGDOptions(e.lr).momentum(e.momentum).nesterov(e.nesterov).weight_decay(e.weight_decay));
+        params, torch::optim::SGDOptions(lr).momentum(e.momentum).nesterov(e.nesterov).weight_decay(e.weight_decay));
   if (e.optimizer == "adam")
     return std::make_unique<torch::optim::Adam>(
-        params, torch::optim::AdamOptions(e.lr).betas(betas_or(e, 0.9, 0.999)).eps(e.eps).weight_decay(e.weight_decay));
+        params, torch::optim::AdamOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.eps).weight_decay(e.weight_decay));
   if (e.optimizer == "adamw")
     return std::make_unique<torch::optim::AdamW>(
-        params, torch::optim::AdamWOptions(e.lr).betas(betas_or(e, 0.9, 0.999)).eps(e.eps).weight_decay(e.weight_decay));
+        params, torch::optim::AdamWOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.eps).weight_decay(e.weight_decay));
   if (e.optimizer == "rmsprop")
     return std::make_unique<torch::optim::RMSprop>(
-        params, torch::optim::RMSpropOptions(e.lr).alpha(e.alpha).eps(e.eps).weight_decay(e.weight_decay).momentum(
+        params, torch::optim::RMSpropOptions(lr).alpha(e.alpha).eps(e.eps).weight_decay(e.weight_decay).momentum(
                     e.momentum));
   if (e.optimizer == "lion")
-    return std::make_unique<Lion>(params, LionOptions(e.lr).betas(betas_or(e, 0.9, 0.99)).weight_decay(e.weight_decay));
+    return std::make_unique<Lion>(params, LionOptions(lr).betas(betas_or(e, 0.9, 0.99)).weight_decay(e.weight_decay));
   throw std::invalid_argument("unknown optimizer '" + e.optimizer + "'");
 }
 
-double scheduled_lr(const Experiment& e, std::int64_t step, std::int64_t steps_per_epoch) {
+double scheduled_lr(const Experiment& e, double base_lr, std::int64_t step, std::int64_t steps_per_epoch) {
   const std::int64_t warmup_steps = e.warmup_epochs * steps_per_epoch;
-  if (step < warmup_steps) return e.lr * double(step + 1) / double(warmup_steps);
+  if (step < warmup_steps) return base_lr * double(step + 1) / double(warmup_steps);
   const std::int64_t epoch = step / std::max<std::int64_t>(1, steps_per_epoch);
-  if (e.schedule == "step") return e.lr * std::pow(e.gamma, double(epoch / e.step_size));
+  if (e.schedule == "step") return base_lr * std::pow(e.gamma, double(epoch / e.step_size));
   if (e.schedule == "multistep") {
     int passed = 0;
     for (auto m : e.milestones) passed += epoch >= m;
-    return e.lr * std::pow(e.gamma, passed);
+    return base_lr * std::pow(e.gamma, passed);
   }
   if (e.schedule == "cosine") {
     std::int64_t total = e.epochs * steps_per_epoch;
     if (e.max_steps > 0) total = std::min(total, e.max_steps);
     const double span = double(std::max<std::int64_t>(1, total - warmup_steps));
     const double t = std::min(1.0, double(step - warmup_steps) / span);
-    return e.min_lr + (e.lr - e.min_lr) * 0.5 * (1 + std::cos(M_PI * t));
+    return e.min_lr + (base_lr - e.min_lr) * 0.5 * (1 + std::cos(M_PI * t));
   }
-  return e.lr;
+  return base_lr;
 }
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr) {

@@ -10,11 +10,13 @@
 
 namespace plugtrain {
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, const std::vector<at::Tensor>& params);
+// `lr`: the run's base learning rate (optim.lr, scaled for the global batch by the plan).
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, double lr,
+                                                       const std::vector<at::Tensor>& params);
 
 // Learning rate for optimizer step `step` (0-based), given the epoch length in steps:
 // linear warm-up over warmup_epochs, then none / step / multistep / cosine (per step).
-double scheduled_lr(const Experiment& e, std::int64_t step, std::int64_t steps_per_epoch);
+double scheduled_lr(const Experiment& e, double base_lr, std::int64_t step, std::int64_t steps_per_epoch);
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr);
 

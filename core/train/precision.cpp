@@ -2,6 +2,10 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/optimizer.h>
+
+#include "state/checkpoint.h"
 
 namespace plugtrain {
 
@@ -60,6 +64,33 @@ void LossScaler::restore(double scale, std::int64_t growth_tracker, std::int64_t
   scale_.fill_(scale);
   growth_tracker_.fill_(growth_tracker);
   skipped_ = skipped;
+}
+
+Precision::Precision(std::string mode, c10::Device device)
+    : mode_(std::move(mode)), device_(device), scaler_(mode_ == "fp16", device) {}
+
+void Precision::backward(const at::Tensor& loss) { scaler_.scale(loss).backward(); }
+
+bool Precision::step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double grad_clip) {
+  const bool finite = scaler_.unscale(parameters);  // false: fp16 gradients overflowed
+  if (finite) {
+    if (grad_clip > 0) torch::nn::utils::clip_grad_norm_(parameters, grad_clip);
+    optimizer.step();
+  }
+  scaler_.update();
+  return finite;
+}
+
+void Precision::save_state(TrainingProgress& record) const {
+  if (!scaler_.enabled()) return;
+  record.loss_scale = scaler_.current_scale();
+  record.loss_scale_growth_tracker = scaler_.growth_tracker();
+  record.skipped_steps = scaler_.skipped_steps();
+}
+
+void Precision::load_state(const TrainingProgress& record) {
+  if (record.loss_scale > 0)
+    scaler_.restore(record.loss_scale, record.loss_scale_growth_tracker, record.skipped_steps);
 }
 
 }  // namespace plugtrain

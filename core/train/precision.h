@@ -1,5 +1,6 @@
 // Mixed precision: autocast for the forward pass, and dynamic loss scaling for fp16 (the
-// same rules as PyTorch's torch.autocast and torch.amp.GradScaler).
+// same rules as PyTorch's torch.autocast and torch.amp.GradScaler), behind one object the
+// training step uses (Lightning's Precision plugin).
 #pragma once
 
 #include <string>
@@ -7,6 +8,10 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+
+namespace torch::optim {
+class Optimizer;
+}
 
 namespace plugtrain {
 
@@ -47,6 +52,34 @@ class LossScaler {
   at::Tensor scale_, growth_tracker_, found_inf_;
   std::int64_t growth_interval_;
   std::int64_t skipped_ = 0;
+};
+
+struct TrainingProgress;
+
+// "fp32", "bf16" or "fp16" for a run on `device`.
+class Precision {
+ public:
+  Precision(std::string mode, c10::Device device);
+  const std::string& mode() const { return mode_; }
+
+  // The forward pass (and loss) run inside this scope.
+  AutocastScope autocast() const { return AutocastScope(mode_, device_.type()); }
+  // Backward of the (fp16: scaled) loss.
+  void backward(const at::Tensor& loss);
+  // Unscales, clips the gradient norm to `grad_clip` (0: off) and steps, unless fp16
+  // gradients overflowed: then the step is skipped. Returns whether it stepped.
+  bool step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double grad_clip);
+  std::int64_t skipped_steps() const { return scaler_.skipped_steps(); }
+
+  // Its part of a checkpoint (the loss scaler's state), so a resumed fp16 run scales exactly
+  // as the original.
+  void save_state(TrainingProgress& record) const;
+  void load_state(const TrainingProgress& record);
+
+ private:
+  std::string mode_;
+  c10::Device device_;
+  LossScaler scaler_;
 };
 
 }  // namespace plugtrain

@@ -1,33 +1,30 @@
-// The training loop: epochs of training and evaluation, per-step and per-epoch figures,
-// and a summary. The model, data, device and loader settings come in ready-made.
+// The fit loop (Lightning's fit): epochs of the epoch loop and an evaluation, callbacks at
+// each stage, and one done() that names every reason to stop. Everything it works with comes
+// in built (run/build.h): model, optimizer, strategy, precision, callbacks.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
-#include <functional>
-#include <iosfwd>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include <c10/core/Device.h>
-
 #include "config/experiment.h"
 #include "data/dataset.h"
-#include "plugtrain/backend.h"
 #include "plugtrain/model.h"
+#include "strategy/training_strategy.h"
+#include "train/best_so_far.h"
+#include "train/callback.h"
+#include "train/device_context.h"
+#include "train/precision.h"
+
+namespace torch::optim {
+class Optimizer;
+}
 
 namespace plugtrain {
 
-struct EpochMetrics {
-  std::int64_t epoch = 0;  // 1-based
-  double train_loss = 0, train_accuracy = 0;
-  std::optional<double> test_loss, test_accuracy;
-  double samples_per_second = 0;  // training samples over training time
-  double seconds = 0;             // the whole epoch, evaluation included
-  double lr = 0;                  // at the end of the epoch
-  MemoryInfo memory;              // the backend's memory figures at the end of the epoch
-};
+struct EpochTotals;
 
 struct TrainSummary {
   std::vector<EpochMetrics> epochs;  // this process's epochs (a resumed run starts later)
@@ -43,54 +40,52 @@ struct TrainSummary {
   double samples_per_second = 0;  // all training samples over all training time
 };
 
-struct Evaluation {
-  double loss = 0, accuracy = 0;
-};
-
-class Collectives;
-class DataParallel;
-
-// With collectives, each rank evaluates its share of the data set and the sums are combined:
-// every rank gets the figures for the whole set. With replicas (dp), each batch is split over
-// them; `model` is replica 0.
-Evaluation evaluate(Model& model, const data::Dataset& dataset, std::int64_t batch_size, c10::Device device,
-                    const LoaderConfig& loader, const std::string& precision = "fp32",
-                    Collectives* collectives = nullptr, DataParallel* replicas = nullptr);
-
-// Where a run keeps its files and what it resumes from.
-struct RunFiles {
-  std::filesystem::path checkpoints;  // folder; empty: no checkpoints
-  std::filesystem::path metrics_csv;  // empty: none
-  std::filesystem::path tensorboard;  // folder for event files; empty: none
-  std::string experiment_json;        // stored in checkpoints
+struct TrainerParts {
+  const Experiment* experiment = nullptr;  // what the user wrote
+  std::int64_t batch_size = 0;             // samples per step for this process's loader (the plan's)
+  double lr = 0;                           // base learning rate (the plan's, scaled for the global batch)
+  std::shared_ptr<Model> model;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<Precision> precision;
+  std::unique_ptr<TrainingStrategy> strategy;
+  const data::DatasetPair* data = nullptr;
+  DeviceContext device;
+  std::vector<std::unique_ptr<Callback>> callbacks;
   std::filesystem::path resume_from;  // empty: a fresh start
-  std::ostream* progress = nullptr;   // the terminal, for a progress bar; null: none
+  std::string experiment_record;      // the resolved experiment, stored in checkpoints
+
+  TrainerParts();
+  TrainerParts(TrainerParts&&) noexcept;
+  ~TrainerParts();
 };
+
+// The parts of a single-device run as the experiment describes it (its batch and lr, its
+// optimizer and precision), without callbacks: for tests, benchmarks and `bench`-like commands.
+TrainerParts single_device_parts(const Experiment& experiment, std::shared_ptr<Model> model,
+                                 const data::DatasetPair& data, DeviceContext device);
 
 class Trainer {
  public:
-  // memory: asked once per epoch for the device's memory figures (may be empty).
-  // collectives: set in a multi-process (ddp) run. Each rank then trains on its shard with
-  // experiment.batch_size samples per step, gradients are averaged over the ranks, and the
-  // figures are those of all ranks together. Only the rank given files and a real log writes.
-  // replicas: set in a dp run (`model` is its replica 0). Each step's experiment.batch_size
-  // samples are split over the replicas, and their gradients summed into `model`'s.
-  Trainer(const Experiment& experiment, std::shared_ptr<Model> model, const data::DatasetPair& data,
-          c10::Device device, LoaderConfig loader, std::ostream& log, std::function<MemoryInfo()> memory = {},
-          RunFiles files = {}, Collectives* collectives = nullptr, DataParallel* replicas = nullptr);
+  explicit Trainer(TrainerParts parts);
+  ~Trainer();
   TrainSummary fit();
 
+  const LoopState& state() const { return state_; }
+  TrainingStrategy& strategy() { return *parts_.strategy; }
+
  private:
-  const Experiment& experiment_;
-  std::shared_ptr<Model> model_;
-  const data::DatasetPair& data_;
-  c10::Device device_;
-  LoaderConfig loader_;
-  std::ostream& log_;
-  std::function<MemoryInfo()> memory_;
-  RunFiles files_;
-  Collectives* collectives_;
-  DataParallel* replicas_;
+  void restore();
+  bool done();
+  EpochMetrics finish_epoch(const EpochTotals& totals);
+  void save_checkpoint(const std::filesystem::path& path) const;
+
+  TrainerParts parts_;
+  LoopState state_;
+  BestSoFar best_test_;               // the summary's best test accuracy
+  TrainSummary summary_;
+  std::int64_t first_epoch_ = 1;      // of this fit (a resumed run starts later)
+  double train_seconds_ = 0;          // over this fit's epochs
+  std::int64_t train_samples_ = 0;
 };
 
 }  // namespace plugtrain

@@ -35,6 +35,7 @@ InterruptScope::InterruptScope() {
 InterruptScope::~InterruptScope() {
   ::sigaction(SIGINT, &g_previous_int, nullptr);
   ::sigaction(SIGTERM, &g_previous_term, nullptr);
+  g_signal.store(0);  // the scope's interrupt has been dealt with
 }
 
 bool interrupt_requested() { return g_signal.load() != 0; }

@@ -10,6 +10,10 @@ namespace plugtrain {
 class TeeBuffer : public std::streambuf {
  public:
   TeeBuffer(std::streambuf* a, std::streambuf* b) : a_(a), b_(b) {}
+  void set(std::streambuf* a, std::streambuf* b) {
+    a_ = a;
+    b_ = b;
+  }
 
  protected:
   int overflow(int c) override {

@@ -25,7 +25,15 @@ std::string instruction_set() {
 
 class CpuBackend final : public Backend {
  public:
-  std::string device_type() const override { return "cpu"; }
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.device_type = "cpu";
+    c.host_cpu = true;
+    c.priority = 0;  // the fallback: any accelerator that is usable comes first
+    c.strategies = {Strategy::single, Strategy::dp, Strategy::ddp};
+    c.collective = "gloo";
+    return c;
+  }
 
   ProbeResult probe() override {
     const SystemMemory mem = system_memory();

@@ -11,7 +11,14 @@ namespace plugtrain::cuda {
 
 class CudaBackend final : public Backend {
  public:
-  std::string device_type() const override { return "cuda"; }
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.device_type = "cuda";
+    c.priority = 200;
+    c.strategies = {Strategy::single, Strategy::dp, Strategy::ddp};
+    c.collective = "nccl";  // plugtrain_create_collective (cuda_collective.cpp); Gloo when built without NCCL
+    return c;
+  }
 
   ProbeResult probe() override {
     const CudaRuntime& runtime = cuda_runtime();

@@ -24,7 +24,15 @@ std::optional<std::uint64_t> unified_memory_bytes() {
 
 class MpsBackend final : public Backend {
  public:
-  std::string device_type() const override { return "mps"; }
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.device_type = "mps";
+    c.float64 = false;  // Metal has no float64
+    c.priority = 100;
+    c.strategies = {Strategy::single};  // one GPU, no collective
+    c.collective = "none";
+    return c;
+  }
 
   ProbeResult probe() override {
     const PlatformFacts facts = current_platform();

@@ -6,7 +6,12 @@ namespace {
 
 class FakeMps final : public plugtrain::Backend {
  public:
-  std::string device_type() const override { return "cpu"; }
+  plugtrain::Capabilities capabilities() const override {
+    plugtrain::Capabilities c;
+    c.device_type = "cpu";  // trains on the CPU device, but stands for a GPU
+    c.priority = 100;
+    return c;
+  }
   plugtrain::ProbeResult probe() override {
     plugtrain::DeviceInfo d;
     d.name = "Apple M2 GPU (fake)";

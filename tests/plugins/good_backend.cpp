@@ -5,7 +5,7 @@ namespace {
 
 class GoodBackend final : public plugtrain::Backend {
  public:
-  std::string device_type() const override { return "cpu"; }
+  plugtrain::Capabilities capabilities() const override { return {"cpu"}; }
   plugtrain::ProbeResult probe() override {
     plugtrain::DeviceInfo d;
     d.name = "test device";

@@ -7,7 +7,7 @@ namespace {
 
 class ThrowingBackend final : public plugtrain::Backend {
  public:
-  std::string device_type() const override { return "cpu"; }
+  plugtrain::Capabilities capabilities() const override { return {"cpu"}; }
   plugtrain::ProbeResult probe() override { throw std::runtime_error("sensor exploded"); }
   plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
   plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest&) override { return {}; }

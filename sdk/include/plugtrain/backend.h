@@ -1,8 +1,10 @@
 // plugtrain SDK — the Backend interface a compute-backend plugin implements.
 //
-// A backend answers four questions about its hardware: probe (is it usable, which devices),
-// loader config (how to feed it data), multi-device plan (how to spread over devices) and
-// memory (how much there is and how much this process uses). The host calls these only
+// A backend says what its devices can do (capabilities) and answers four questions about its
+// hardware: probe (is it usable, which devices), loader config (how to feed it data),
+// multi-device plan (how to spread over devices) and memory (how much there is and how much
+// this process uses). The host knows no device by name: everything it treats differently
+// per device comes from these answers. The host calls these only
 // after the plain-C handshake in abi.h matched, and wraps every call so an exception
 // thrown here becomes an error naming the plugin rather than a crash of the host.
 //
@@ -111,12 +113,33 @@ struct MemoryInfo {
   std::string note;
 };
 
+// What the host needs to know about a backend's devices, asked once when the plugin loads.
+// Everything the host does differently for one device than for another comes from here.
+struct Capabilities {
+  // The LibTorch device type this backend trains on ("cpu", "cuda", "mps", or the name a
+  // PrivateUse1 backend registered).
+  std::string device_type;
+  // The host's own processor rather than an accelerator: what `plugtrain run --no-gpu`
+  // (--no-cuda) leaves usable.
+  bool host_cpu = false;
+  // The device computes in float64 (MPS does not): running sums use float32 where it cannot.
+  bool float64 = true;
+  // Automatic selection (backend.name = "auto" with no backend.prefer) tries usable backends
+  // from the highest priority down; ties go by name. The bundled ones: cuda 200, mps 100, cpu 0.
+  int priority = 0;
+  // How plan_multi_device can spread a run over several devices (single is always possible),
+  // and the c10d collective its ddp uses: "gloo", or one this plugin exports through
+  // plugtrain/collective.h. Shown by `plugtrain plugins`; the plan of a run is still asked.
+  std::vector<Strategy> strategies = {Strategy::single};
+  std::string collective = "gloo";
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
 
-  // The LibTorch device type this backend trains on: "cpu", "cuda", "mps".
-  virtual std::string device_type() const = 0;
+  // Constant for the life of the plugin; may be asked before probe and on unusable backends.
+  virtual Capabilities capabilities() const = 0;
 
   // Cheap, side-effect free, creates no device context. Must not abort the process.
   virtual ProbeResult probe() = 0;

@@ -1,0 +1,81 @@
+#include "config/resolved_experiment.h"
+
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "config/experiment_schema.h"
+#include "config/toml_text.h"
+#include "state/checkpoint.h"
+#include "util/text.h"
+#include "version.h"
+
+namespace plugtrain {
+
+namespace {
+
+std::string node_text(const toml::node& node) {
+  std::ostringstream out;
+  node.visit([&](const auto& v) { out << v; });
+  return out.str();
+}
+
+const ConfigKey* schema_key(const std::string& path) {
+  for (const ConfigKey& k : experiment_schema())
+    if (k.path == path) return &k;
+  return nullptr;
+}
+
+// Keys compared on resume: every key of the schema that may not change, and every model
+// option. A key the schema no longer has (written by an older plugtrain) means nothing now.
+bool compared_on_resume(const std::string& table, const std::string& path) {
+  if (table == "model") return true;
+  const ConfigKey* k = schema_key(path);
+  return k && !k->may_change_on_resume;
+}
+
+}  // namespace
+
+std::string resolved_toml(const Experiment& e, const std::map<std::string, std::string>& decided) {
+  std::string out = "# resolved by plugtrain " PLUGTRAIN_VERSION " from " + e.source + "\n";
+  std::string table;
+  for (const ConfigKey& k : experiment_schema()) {
+    const std::string t = k.path.substr(0, k.path.find('.'));
+    if (t != table) {
+      out += "\n[" + t + "]\n";
+      table = t;
+      if (t == "model")
+        for (const auto& [name, value] : e.model_options.values()) out += name + " = " + toml_text(value) + "\n";
+    }
+    const auto d = decided.find(k.path);
+    out += k.path.substr(t.size() + 1) + " = " + (d != decided.end() ? d->second : k.default_text(e)) + "\n";
+  }
+  return out;
+}
+
+void check_resume_compatible(const std::string& saved, const std::string& current,
+                             const std::filesystem::path& checkpoint) {
+  toml::table before = toml::parse(saved);
+  const toml::table now = toml::parse(current);
+  // Checkpoints from before ddp ran one process: their global batch was the batch size.
+  if (!before.at_path("data.global_batch_size") && before.at_path("data.batch_size").is_integer())
+    if (auto* data = before["data"].as_table())
+      data->insert("global_batch_size", *before.at_path("data.batch_size").value<std::int64_t>());
+  std::vector<std::string> differences;
+  for (auto&& [table_name, table] : before) {
+    if (!table.is_table()) continue;
+    for (auto&& [key, value] : *table.as_table()) {
+      const std::string path = std::string(table_name.str()) + "." + std::string(key.str());
+      if (!compared_on_resume(std::string(table_name.str()), path)) continue;
+      const std::string was = node_text(value);
+      const toml::node* n = now.at_path(path).node();
+      const std::string is = n ? node_text(*n) : "unset";
+      if (was != is) differences.push_back(path + " " + was + " -> " + is);
+    }
+  }
+  if (!differences.empty())
+    throw CheckpointError(checkpoint.string() + ": this experiment differs from the one that wrote the checkpoint (" +
+                          join(differences) + "); resuming would not continue that run");
+}
+
+}  // namespace plugtrain

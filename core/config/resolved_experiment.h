@@ -1,0 +1,23 @@
+// The experiment as a run used it, every key with its value (defaults included), as TOML: the
+// run folder's experiment.toml and the record each checkpoint stores; and the check that a
+// resumed run is the same run as the one that wrote its checkpoint.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "config/experiment.h"
+
+namespace plugtrain {
+
+// `decided`: keys whose value the run decided rather than the user (key path -> TOML text),
+// e.g. data.global_batch_size.
+std::string resolved_toml(const Experiment& e, const std::map<std::string, std::string>& decided = {});
+
+// Throws CheckpointError listing every key that differs between `saved` (the checkpoint's
+// record) and `current`, except those the schema lets change on resume.
+void check_resume_compatible(const std::string& saved, const std::string& current,
+                             const std::filesystem::path& checkpoint);
+
+}  // namespace plugtrain

@@ -1,0 +1,153 @@
+#include "run/build.h"
+
+#include <ostream>
+
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+
+#include "distributed/collectives.h"
+#include "distributed/data_parallel.h"
+#include "distributed/device_collective.h"
+#include "plugins/plugin_error.h"
+#include "state/checkpoint.h"
+#include "strategy/ddp_strategy.h"
+#include "strategy/dp_strategy.h"
+#include "strategy/single_device.h"
+#include "train/callbacks/checkpoint_saver.h"
+#include "train/callbacks/console_log.h"
+#include "train/callbacks/early_stopping.h"
+#include "train/callbacks/metrics_csv.h"
+#include "train/callbacks/progress_bar_callback.h"
+#include "train/callbacks/tensorboard_logger.h"
+#include "train/optimizers.h"
+
+namespace plugtrain {
+
+namespace {
+
+data::DatasetPair load_data(const Experiment& e) {
+  data::DatasetPair d = e.dataset == "synthetic"
+                            ? data::make_synthetic(e.synthetic_shape, e.synthetic_classes, e.synthetic_train_size,
+                                                   e.synthetic_test_size, static_cast<std::uint64_t>(e.seed))
+                            : data::load_idx_dataset(e.data_path);
+  d.train = data::subset(d.train, e.train_subset);
+  d.test = data::subset(d.test, e.test_subset);
+  return d;
+}
+
+std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelInputs& inputs, const Experiment& e) {
+  std::shared_ptr<Model> model =
+      call_plugin(entry.plugin, "building model", [&] { return entry.spec.factory(inputs, e.model_options); });
+  if (!model) throw PluginError(entry.plugin, "model factory for '" + e.model + "' returned nothing");
+  return model;
+}
+
+// dp: `model` is replica 0; the factory builds the others, one per further device.
+std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const ModelInputs& inputs,
+                                            const Experiment& e, std::shared_ptr<Model> model, const RunPlan& plan,
+                                            std::ostream& log) {
+  std::vector<std::shared_ptr<Model>> replicas{std::move(model)};
+  std::vector<c10::Device> devices{plan.device};
+  std::string names = plan.device.str();
+  for (std::size_t i = 1; i < plan.devices.devices.size(); ++i) {
+    devices.push_back(device_of(plan.capabilities.device_type, plan.devices.devices[i]));
+    std::shared_ptr<Model> replica = build_model(entry, inputs, e);
+    replica->to(devices.back());
+    replicas.push_back(std::move(replica));
+    names += ", " + devices.back().str();
+  }
+  log << "dp: " << replicas.size() << " replicas in this process on " << names << "; gradients summed on "
+      << devices[0].str() << "\n";
+  return std::make_unique<DataParallel>(std::move(replicas), std::move(devices));
+}
+
+std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const RunOutputs* outputs, std::ostream& log) {
+  std::vector<std::unique_ptr<Callback>> callbacks;
+  // The order matters: the bar clears before a line is printed, and early stopping decides
+  // before the checkpoint of the epoch is written.
+  if (outputs && outputs->terminal) callbacks.push_back(std::make_unique<ProgressBarCallback>(*outputs->terminal));
+  callbacks.push_back(std::make_unique<ConsoleLog>(log));
+  if (outputs && !outputs->metrics_csv.empty()) callbacks.push_back(std::make_unique<MetricsCsv>(outputs->metrics_csv));
+  if (outputs && !outputs->tensorboard.empty())
+    callbacks.push_back(std::make_unique<TensorBoardLogger>(outputs->tensorboard));
+  if (e.early_stopping_patience > 0)
+    callbacks.push_back(std::make_unique<EarlyStopping>(e.early_stopping_monitor, e.early_stopping_mode,
+                                                        e.early_stopping_patience, e.early_stopping_min_delta));
+  if (outputs && !outputs->checkpoints.empty())
+    callbacks.push_back(std::make_unique<CheckpointSaver>(outputs->checkpoints, e));
+  return callbacks;
+}
+
+std::chrono::milliseconds collective_timeout(const Experiment& e) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000));
+}
+
+}  // namespace
+
+std::unique_ptr<Collectives> connect_ranks(const RunPlan& plan, const Experiment& e) {
+  if (!plan.world) return nullptr;
+  return std::make_unique<Collectives>(*plan.world, collective_timeout(e), plan.device.type());
+}
+
+std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan, Collectives* collectives,
+                                    const RunOutputs* outputs, std::ostream& log) {
+  const Experiment& e = run.experiment;
+  BackendHandle& backend = *plan.choice.backend;
+  if (plan.threads > 0) at::set_num_threads(plan.threads);
+  if (collectives) {
+    const World& world = *plan.world;
+    const std::string carrier = attach_device_collective(*collectives, backend, plan.devices.collective, plan.device, log);
+    log << "ddp: " << world.world_size << " processes (" << world.source << ", rendezvous " << world.master_addr << ":"
+        << world.master_port
+        << (!world.agent_store ? "" : world.source == "plugtrain" ? ", store in the launcher" : ", torchrun's agent store")
+        << "), gradients all-reduced through c10d " << carrier << " in " << e.bucket_mb << " MiB buckets\n";
+  }
+  auto built = std::make_unique<BuiltRun>();
+  at::manual_seed(static_cast<std::uint64_t>(e.seed));
+  built->data = load_data(e);
+  if (e.label_noise > 0) {
+    const std::int64_t changed =
+        data::apply_label_noise(built->data.train, e.label_noise, static_cast<std::uint64_t>(e.seed));
+    log << "data: label noise " << e.label_noise << " replaced " << changed << " training labels\n";
+  }
+  log << "data: " << e.dataset << ", " << built->data.train.labels.size(0) << " training and "
+      << built->data.test.labels.size(0) << " test samples, " << built->data.train.num_classes << " classes"
+      << (e.dataset == "synthetic" ? "" : " from " + e.data_path) << "\n";
+
+  const ModelInputs inputs{built->data.train.sample_shape, built->data.train.num_classes};
+  built->model = build_model(*run.model, inputs, e);
+  if (!e.model_init.empty()) {
+    load_python_state_dict(e.model_init, *built->model);
+    log << "model: initialised from " << e.model_init << "\n";
+  }
+  built->model->to(plan.device);
+
+  TrainerParts parts;
+  parts.experiment = &e;
+  parts.batch_size = plan.batch.loader;
+  parts.lr = plan.batch.lr;
+  parts.model = built->model;
+  if (plan.strategy == Strategy::dp)
+    parts.strategy = std::make_unique<DpStrategy>(*built->model, make_replicas(*run.model, inputs, e, built->model, plan, log));
+  else if (collectives)
+    parts.strategy = std::make_unique<DdpStrategy>(*built->model, *collectives, e.bucket_mb * 1024 * 1024);
+  else
+    parts.strategy = std::make_unique<SingleDevice>(*built->model);
+  for (const auto& p : built->model->parameters()) built->parameters += p.numel();
+  log << "model: " << e.model << " (" << run.model->plugin << "), " << built->parameters << " parameters; optimizer "
+      << e.optimizer << " lr " << e.lr << ", schedule " << e.schedule << ", precision " << e.precision << "\n";
+
+  parts.optimizer = make_optimizer(e, plan.batch.lr, built->model->parameters());
+  parts.precision = std::make_unique<Precision>(e.precision, plan.device);
+  parts.data = &built->data;
+  const int memory_device = plan.devices.devices.at(0);
+  parts.device = {plan.device, plan.loader, plan.capabilities.float64,
+                  [&backend, memory_device] { return backend.memory(memory_device); }};
+  parts.callbacks = make_callbacks(e, outputs, log);
+  parts.resume_from = run.resume_from;
+  parts.experiment_record = plan.record;
+  built->trainer = std::make_unique<Trainer>(std::move(parts));
+  return built;
+}
+
+}  // namespace plugtrain

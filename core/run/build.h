@@ -1,0 +1,35 @@
+// Stage 4 of a run: the data (seeded), the model (and its replicas for dp), the optimizer,
+// the strategy, the precision and the callbacks, ready for Trainer::fit(). Without outputs
+// (a command that only times a few steps) no file-writing callback is made.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+
+#include "data/dataset.h"
+#include "run/outputs.h"
+#include "run/plan.h"
+#include "run/validate.h"
+#include "train/trainer.h"
+
+namespace plugtrain {
+
+class Collectives;
+
+struct BuiltRun {
+  data::DatasetPair data;
+  std::shared_ptr<Model> model;
+  std::int64_t parameters = 0;
+  std::unique_ptr<Trainer> trainer;
+};
+
+// ddp: connects this rank to the others (blocks until every rank has come, at most the
+// distributed timeout). Null for a run of one process.
+std::unique_ptr<Collectives> connect_ranks(const RunPlan& plan, const Experiment& e);
+
+// `collectives`: this rank's connection in a ddp run, else null. `outputs`: null for no files.
+std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan, Collectives* collectives,
+                                    const RunOutputs* outputs, std::ostream& log);
+
+}  // namespace plugtrain

@@ -1,0 +1,119 @@
+#include "run/plan.h"
+
+#include <cmath>
+#include <ostream>
+
+#include <ATen/Parallel.h>
+
+#include "config/config_error.h"
+#include "config/resolved_experiment.h"
+
+namespace plugtrain {
+
+namespace {
+
+BatchPlan batch_plan(const ExperimentFile& file, const Experiment& e, std::int64_t devices, bool one_loader) {
+  BatchPlan b;
+  b.global = e.global_batch_size > 0 ? e.global_batch_size : e.batch_size * devices;
+  if (b.global % devices != 0)
+    throw ConfigError(key_location(file, "data.global_batch_size") + ": data.global_batch_size " +
+                      std::to_string(b.global) + " does not split evenly over " + std::to_string(devices) +
+                      " devices");
+  b.per_device = b.global / devices;
+  b.loader = one_loader ? b.global : b.per_device;
+  const double k = double(b.global) / double(e.batch_size);
+  b.lr_factor = e.lr_scaling == "linear" ? k : e.lr_scaling == "sqrt" ? std::sqrt(k) : 1.0;
+  b.lr = e.lr * b.lr_factor;
+  return b;
+}
+
+std::vector<int> first_devices(std::int64_t n) {
+  std::vector<int> v;
+  for (int i = 0; i < n; ++i) v.push_back(i);
+  return v;
+}
+
+// How the backend serves the devices asked for.
+MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const std::optional<World>& world) {
+  if (world) {
+    // Under a launcher: one device per process, the one of this local rank.
+    if (e.strategy == "single" || e.strategy == "dp")
+      throw DistributedError("backend.strategy = \"" + e.strategy + "\" but " + world->source + " started " +
+                             std::to_string(world->world_size) + (world->world_size == 1 ? " process" : " processes") +
+                             "; use \"ddp\" or \"auto\"");
+    MultiDevicePlan plan = backend.plan_multi_device({{world->local_rank}, Strategy::ddp});
+    if (plan.strategy != Strategy::ddp && world->world_size > 1)
+      throw DistributedError("backend '" + backend.name() + "' cannot train one process per device (ddp)" +
+                             (plan.warnings.empty() ? std::string() : ": " + plan.warnings.front()));
+    // One device per rank: a launcher that starts more ranks on a node than it has devices
+    // would put two on one device, which device collectives refuse (as torch.distributed does).
+    if (plan.devices != std::vector<int>{world->local_rank})
+      throw DistributedError("LOCAL_RANK " + std::to_string(world->local_rank) + " has no device of its own: backend '" +
+                             backend.name() + "' has " + std::to_string(backend.probe().devices.size()) +
+                             "; start at most that many processes per node");
+    return plan;
+  }
+  const Strategy asked = e.strategy == "dp" ? Strategy::dp : e.strategy == "single" ? Strategy::single : Strategy::ddp;
+  // "auto": every device the backend lists (the host CPU lists one).
+  const std::int64_t n = e.devices > 0 ? e.devices : std::max<std::int64_t>(1, std::int64_t(backend.probe().devices.size()));
+  MultiDevicePlan plan = backend.plan_multi_device({first_devices(n), n > 1 || e.strategy != "auto" ? asked : Strategy::single});
+  if (plan.devices.empty()) plan.devices = {0};
+  return plan;
+}
+
+}  // namespace
+
+c10::Device device_of(const std::string& type, int index) {
+  const c10::Device base(type);
+  // The host CPU is one device, written "cpu" as LibTorch does.
+  return base.is_cpu() ? base : c10::Device(base.type(), static_cast<c10::DeviceIndex>(index));
+}
+
+RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::optional<World>& world) {
+  const Experiment& e = run.experiment;
+  RunPlan p;
+  p.world = world;
+  p.choice = select_backend(*run.host, e, limits);
+  BackendHandle& backend = *p.choice.backend;
+  p.capabilities = backend.capabilities();
+  p.devices = plan_devices(backend, e, world);
+  const bool several = p.devices.devices.size() > 1;
+  p.strategy = world ? Strategy::ddp : several ? p.devices.strategy : Strategy::single;
+  p.launches_workers = !world && p.strategy == Strategy::ddp;
+  p.processes = world ? world->world_size : p.launches_workers ? int(p.devices.devices.size()) : 1;
+  p.devices_used = p.strategy == Strategy::dp ? std::int64_t(p.devices.devices.size()) : p.processes;
+  p.rank = world ? world->rank : 0;
+  p.batch = batch_plan(run.file, e, p.devices_used, /*one_loader=*/p.strategy == Strategy::dp);
+  // The run's record holds the global batch it really used: a resume with another number of
+  // processes is the same run only when the global batch stays the same.
+  p.record = resolved_toml(e, {{"data.global_batch_size", std::to_string(p.batch.global)}});
+  if (!run.resume_from.empty()) check_resume_compatible(run.resume_record, p.record, run.resume_from);
+  if (p.launches_workers) return p;  // the workers plan the rest for themselves
+
+  p.device = device_of(p.capabilities.device_type, p.devices.devices.at(0));
+  p.loader = backend.loader_config(p.devices.devices);
+  if (e.threads > 0)
+    p.threads = int(e.threads);
+  else if (world && world->local_world_size > 1)  // the ranks on this machine share its cores
+    p.threads = std::max(1, at::get_num_threads() / world->local_world_size);
+  return p;
+}
+
+void print_plan(const RunPlan& plan, const Experiment& e, std::ostream& log) {
+  for (const auto& line : plan.choice.reasons) log << "backend: " << line << "\n";
+  for (const auto& w : plan.devices.warnings) log << "warning: " << w << "\n";
+  const LoaderConfig& loader = plan.loader;
+  log << "device: " << plan.device.str() << " (intra-op threads "
+      << (plan.threads > 0 ? plan.threads : at::get_num_threads()) << "); loader: workers " << loader.workers
+      << ", pin_memory " << (loader.pin_memory ? "on" : "off") << ", non_blocking "
+      << (loader.non_blocking ? "on" : "off") << ", prefetch " << loader.prefetch_depth << "\n";
+  const BatchPlan& b = plan.batch;
+  if (plan.devices_used > 1 || b.per_device != e.batch_size) {
+    log << "batch: " << b.per_device << " per device x " << plan.devices_used << " = " << b.global << " per step";
+    if (b.lr_factor != 1.0) log << "; lr " << e.lr << " x " << b.lr_factor << " (" << e.lr_scaling << " scaling) = " << b.lr;
+    log << "\n";
+  }
+}
+
+}  // namespace plugtrain
+

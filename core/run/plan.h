@@ -1,0 +1,58 @@
+// Stage 2 of a run: everything the run decides, as a pure function of the validated
+// experiment, the probed backends and the process world — backend and devices, strategy,
+// per-device and global batch, the learning rate, loader settings, threads — each with the
+// reason a person reads. The experiment itself stays as the user wrote it.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <c10/core/Device.h>
+
+#include "distributed/world.h"
+#include "run/validate.h"
+#include "select/backend_selection.h"
+
+namespace plugtrain {
+
+// The global batch split over the devices, and the learning rate scaled for it.
+struct BatchPlan {
+  std::int64_t per_device = 0;  // samples each device trains on per step
+  std::int64_t global = 0;      // samples per optimizer step over all devices
+  std::int64_t loader = 0;      // samples this process's loader gives per step (dp: the global batch)
+  double lr_factor = 1;         // optim.lr_scaling applied to global / data.batch_size
+  double lr = 0;                // optim.lr x lr_factor
+};
+
+struct RunPlan {
+  BackendChoice choice;           // the backend and why
+  Capabilities capabilities;      // what the host knows about its devices
+  MultiDevicePlan devices;        // the backend's plan: strategy, device indices, collective, warnings
+  Strategy strategy = Strategy::single;  // single, dp (replicas here) or ddp (one process per device)
+  std::optional<World> world;     // set when a launcher started this process as one rank
+  bool launches_workers = false;  // ddp without a launcher: this process starts `processes` workers
+  int processes = 1;              // ranks that train together
+  std::int64_t devices_used = 1;  // devices over which a step's global batch is split
+  int rank = 0;
+  c10::Device device = c10::Device(c10::kCPU);  // this process's (dp: the first replica's)
+  LoaderConfig loader;
+  int threads = 0;                // LibTorch intra-op threads to set (0: leave LibTorch's default)
+  BatchPlan batch;
+  std::string record;             // the resolved experiment with what the run decided (global batch)
+
+  bool writes_outputs() const { return rank == 0; }  // only rank 0 prints and writes files
+};
+
+// Throws ConfigError for a batch that does not split, Error when no backend can be used or a
+// resume would not continue the same run, DistributedError for a launcher it cannot serve.
+RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::optional<World>& world);
+
+// The plan's lines, as a run prints them: backend choice and warnings, device and loader, batch.
+void print_plan(const RunPlan& plan, const Experiment& e, std::ostream& log);
+
+c10::Device device_of(const std::string& type, int index);
+
+}  // namespace plugtrain

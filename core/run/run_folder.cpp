@@ -1,0 +1,60 @@
+#include "run/run_folder.h"
+
+#include <regex>
+
+#include "state/checkpoint.h"
+
+namespace plugtrain {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int version_number(const fs::path& p) {
+  static const std::regex pattern("version_([0-9]+)");
+  std::smatch m;
+  const std::string name = p.filename().string();
+  return std::regex_match(name, m, pattern) ? std::stoi(m[1]) : -1;
+}
+
+}  // namespace
+
+fs::path new_run_folder(const Experiment& e) {
+  const fs::path base = fs::path(e.output) / e.name;
+  int next = 0;
+  if (fs::is_directory(base))
+    for (const auto& entry : fs::directory_iterator(base)) next = std::max(next, version_number(entry.path()) + 1);
+  return base / ("version_" + std::to_string(next));
+}
+
+fs::path run_folder_for(const Experiment& e, const fs::path& resume_from) {
+  if (!resume_from.empty() && resume_from.parent_path().filename() == "checkpoints")
+    return resume_from.parent_path().parent_path();
+  return new_run_folder(e);
+}
+
+fs::path checkpoint_folder(const Experiment& e, const fs::path& run_folder) {
+  return e.checkpoint_folder.empty() ? run_folder / "checkpoints" : fs::path(e.checkpoint_folder);
+}
+
+fs::path resume_checkpoint(const Experiment& e, const std::string& resume) {
+  if (resume != "last") return resume;
+  if (!e.checkpoint_folder.empty()) return fs::path(e.checkpoint_folder) / "last.ckpt";
+  const fs::path base = fs::path(e.output) / e.name;
+  fs::path newest;
+  int newest_version = -1;
+  if (fs::is_directory(base))
+    for (const auto& entry : fs::directory_iterator(base)) {
+      const int v = version_number(entry.path());
+      if (v > newest_version && fs::exists(entry.path() / "checkpoints" / "last.ckpt")) {
+        newest_version = v;
+        newest = entry.path() / "checkpoints" / "last.ckpt";
+      }
+    }
+  if (newest.empty())
+    throw CheckpointError("--resume last: no " + (base / "version_*" / "checkpoints" / "last.ckpt").string() +
+                          " found (has this experiment run with checkpoints?)");
+  return newest;
+}
+
+}  // namespace plugtrain

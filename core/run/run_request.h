@@ -1,0 +1,35 @@
+// What `plugtrain run` is asked to do, and what it did.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "train/trainer.h"
+
+namespace plugtrain {
+
+struct RunRequest {
+  std::filesystem::path experiment_file;
+  std::vector<std::string> overrides;  // "key.path=value"
+  std::vector<std::filesystem::path> plugin_paths;
+  bool host_cpu_only = false;                // --no-gpu: only the host CPU's backend may be chosen
+  std::vector<std::string> disable_backends;  // e.g. --no-mps
+  std::string resume;                        // "" (fresh run), "last", or a checkpoint path
+  // This program's own command line: with devices = N, N copies of it are started as workers.
+  std::vector<std::string> command_line;
+};
+
+struct RunResult {
+  TrainSummary summary;
+  std::string backend;
+  std::string device;
+  std::filesystem::path run_folder;
+  std::filesystem::path summary_file;
+  // This process only started and watched the worker processes (ddp on one machine).
+  bool launched_workers = false;
+  int workers_exit_code = 0;
+  int world_size = 1;  // processes that trained together
+};
+
+}  // namespace plugtrain

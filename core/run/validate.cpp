@@ -1,0 +1,60 @@
+#include "run/validate.h"
+
+#include "config/config_error.h"
+#include "config/suggest.h"
+#include "run/run_folder.h"
+#include "state/checkpoint.h"
+#include "util/text.h"
+
+namespace plugtrain {
+
+namespace {
+
+const RegisteredModel& find_model(const PluginHost& host, const ExperimentFile& file, const Experiment& e) {
+  if (const RegisteredModel* m = host.models().find(e.model)) return *m;
+  std::vector<std::string> names;
+  for (const auto& m : host.models().all()) names.push_back(m.spec.name);
+  throw ConfigError(key_location(file, "model.name") + ": unknown model '" + e.model + "'" + did_you_mean(e.model, names) +
+                    "; available: " + join(names, ", ", "none (no models plugin loaded, see `plugtrain plugins`)"));
+}
+
+void check_data_path(const ExperimentFile& file, const Experiment& e) {
+  if (e.dataset == "synthetic") return;
+  if (!std::filesystem::is_directory(e.data_path))
+    throw ConfigError(key_location(file, "data.path") + ": data.path '" + e.data_path +
+                      "' does not exist or is not a folder" +
+                      (e.data_path == "/usr/share/datasets/fashion-mnist"
+                           ? " (install the Debian package dataset-fashion-mnist)"
+                           : ""));
+}
+
+}  // namespace
+
+ValidatedRun validate(const RunRequest& request) {
+  ValidatedRun v;
+  v.file = parse_experiment_file(request.experiment_file);
+  for (const auto& o : request.overrides) apply_override(v.file, o);
+  Experiment e = resolve_experiment(v.file);
+
+  SearchOptions search;
+  search.cli_paths = request.plugin_paths;
+  for (const auto& p : e.plugin_paths) search.experiment_paths.emplace_back(p);
+  v.host = std::make_unique<PluginHost>(search);
+  v.model = &find_model(*v.host, v.file, e);
+  e.model_options = resolve_model_options(v.file, v.model->spec);
+  check_data_path(v.file, e);
+  if (!e.model_init.empty() && !std::filesystem::is_regular_file(e.model_init))
+    throw ConfigError(key_location(v.file, "model.init") + ": model.init '" + e.model_init + "' does not exist");
+  if (!request.resume.empty()) {
+    v.resume_from = resume_checkpoint(e, request.resume);
+    const CheckpointContent info = read_checkpoint_info(v.resume_from);
+    if (info.model_name != e.model)
+      throw CheckpointError(v.resume_from.string() + ": written for model '" + info.model_name +
+                            "', this experiment trains '" + e.model + "'");
+    v.resume_record = info.experiment_json;
+  }
+  v.experiment = std::move(e);
+  return v;
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,30 @@
+// Stage 1 of a run: everything the user gave is checked before any work starts — TOML syntax,
+// keys and types, ranges, the model's own options (so the plugins are loaded here), the data
+// folder, [model] init, and the checkpoint a resume names. The Experiment it returns is what
+// the user wrote and is never changed afterwards.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "config/experiment.h"
+#include "config/experiment_loader.h"
+#include "plugins/plugin_host.h"
+#include "run/run_request.h"
+
+namespace plugtrain {
+
+struct ValidatedRun {
+  ExperimentFile file;  // where each key came from, for messages
+  Experiment experiment;
+  std::unique_ptr<PluginHost> host;
+  const RegisteredModel* model = nullptr;
+  std::filesystem::path resume_from;  // empty: a fresh start
+  std::string resume_record;          // the resolved experiment stored in that checkpoint
+};
+
+// Throws ConfigError (exit 2) for a bad experiment, another Error for a bad checkpoint.
+ValidatedRun validate(const RunRequest& request);
+
+}  // namespace plugtrain

@@ -1,0 +1,70 @@
+#include "strategy/ddp_strategy.h"
+
+#include <ATen/ATen.h>
+#include <c10/util/Exception.h>
+
+#include "util/text.h"
+
+namespace plugtrain {
+
+namespace {
+
+// Runs a part of the step that waits on the other processes. Running out of memory is this
+// rank's own failure; anything else there means a peer died, hung or the network broke.
+template <class Fn>
+auto collectively(const char* what, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const c10::OutOfMemoryError&) {
+    throw;
+  } catch (const CollectiveError&) {
+    throw;
+  } catch (const std::exception& error) {
+    throw CollectiveError(std::string(what) + ": " + first_line(error.what()));
+  }
+}
+
+}  // namespace
+
+DdpStrategy::DdpStrategy(Model& model, Collectives& collectives, std::int64_t bucket_bytes)
+    : model_(model), collectives_(collectives), bucket_bytes_(bucket_bytes) {}
+
+DdpStrategy::~DdpStrategy() = default;
+
+void DdpStrategy::prepare() {
+  collectively("sharing rank 0's weights", [&] {
+    sync_ = std::make_unique<GradientSync>(collectives_, model_.parameters(), model_.buffers(), bucket_bytes_);
+  });
+}
+
+at::Tensor DdpStrategy::forward(const at::Tensor& inputs) {
+  collectively("sharing rank 0's buffers", [&] { sync_->before_forward(); });
+  return model_.forward(inputs);
+}
+
+void DdpStrategy::before_evaluation() {
+  // Every rank evaluates rank 0's model (batch-norm statistics included).
+  collectively("sharing rank 0's buffers", [&] { sync_->share_buffers(); });
+}
+
+void DdpStrategy::backward(const std::function<void()>& backward) {
+  sync_->before_backward();
+  // In backward the reducer's all-reduce is the only part that waits on the other ranks.
+  collectively("gradient all-reduce", backward);
+}
+
+std::vector<double> DdpStrategy::sum(std::vector<double> values) {
+  // One round trip on the CPU, where Gloo is fastest for a few numbers.
+  std::vector<at::Tensor> t{at::tensor(values, at::TensorOptions().dtype(at::kDouble))};
+  collectives_.all_reduce_sum(t);
+  const double* p = t[0].data_ptr<double>();
+  return std::vector<double>(p, p + values.size());
+}
+
+void DdpStrategy::note_step(std::int64_t step) {
+  collectively("reporting the step to the rendezvous store", [&] { collectives_.note_step(step); });
+}
+
+bool DdpStrategy::agree_to_stop(bool this_process_wants) { return sum({this_process_wants ? 1.0 : 0.0})[0] > 0; }
+
+}  // namespace plugtrain

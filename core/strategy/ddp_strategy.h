@@ -1,0 +1,43 @@
+// ddp: one process per device (PyTorch's DistributedDataParallel recipe on c10d). Every
+// failure that involves the other processes leaves here as a CollectiveError, so the run
+// recognises it by its type and asks the rendezvous store which rank is at fault.
+#pragma once
+
+#include <memory>
+
+#include "distributed/collectives.h"
+#include "distributed/gradient_sync.h"
+#include "plugtrain/model.h"
+#include "strategy/training_strategy.h"
+
+namespace plugtrain {
+
+class DdpStrategy final : public TrainingStrategy {
+ public:
+  DdpStrategy(Model& model, Collectives& collectives, std::int64_t bucket_bytes);
+  ~DdpStrategy() override;
+
+  const char* name() const override { return "ddp"; }
+  void prepare() override;
+  at::Tensor forward(const at::Tensor& inputs) override;
+  at::Tensor evaluate(const at::Tensor& inputs) override { return model_.forward(inputs); }
+  void before_evaluation() override;
+  void backward(const std::function<void()>& backward) override;
+  std::vector<double> sum(std::vector<double> values) override;
+  // Asking is a round trip: every 8th step of the run (short epochs are covered too), and at
+  // every epoch's end.
+  bool stop_question_due(std::int64_t step) const override { return step % 8 == 0; }
+  bool agree_to_stop(bool this_process_wants) override;
+  void note_step(std::int64_t step) override;
+  data::Shard shard(bool pad) const override { return {collectives_.rank(), collectives_.size(), pad}; }
+  bool is_rank_zero() const override { return collectives_.rank() == 0; }
+  int processes() const override { return collectives_.size(); }
+
+ private:
+  Model& model_;
+  Collectives& collectives_;
+  std::int64_t bucket_bytes_;
+  std::unique_ptr<GradientSync> sync_;
+};
+
+}  // namespace plugtrain

@@ -1,0 +1,54 @@
+// How one training step is spread over devices and processes (Lightning's Strategy): a single
+// device, dp (replicas in one process) or ddp (one process per device). The loop calls these
+// and nothing else about devices or processes; a single-device run is a world of one whose
+// operations do nothing, so the loop has no special cases.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "data/batch_loader.h"
+
+namespace plugtrain {
+
+class TrainingStrategy {
+ public:
+  virtual ~TrainingStrategy() = default;
+
+  virtual const char* name() const = 0;
+
+  // Once the model's weights are final (after [model] init and a resume): ddp copies rank 0's
+  // weights and buffers to every rank and hooks gradient averaging into backward.
+  virtual void prepare() {}
+
+  // The forward pass over this process's batch, in training (dp splits it over the replicas;
+  // ddp takes rank 0's buffers first).
+  virtual at::Tensor forward(const at::Tensor& inputs) = 0;
+  // The same in evaluation, after before_evaluation().
+  virtual at::Tensor evaluate(const at::Tensor& inputs) = 0;
+  virtual void before_evaluation() {}
+
+  // Runs `backward` (the precision's) so that the model's gradients afterwards are those of
+  // the whole step: dp sums the replicas' into the model's; ddp all-reduces them in buckets
+  // while backward runs.
+  virtual void backward(const std::function<void()>& backward) = 0;
+
+  // Element-wise sums of per-process figures over all processes (a world of one: unchanged).
+  virtual std::vector<double> sum(std::vector<double> values) = 0;
+  // Whether the processes should be asked about stopping after `step` (asking is a collective).
+  virtual bool stop_question_due(std::int64_t step) const = 0;
+  // True when any process wants to stop: every process stops at the same step.
+  virtual bool agree_to_stop(bool this_process_wants) = 0;
+  // This process has reached `step` (ddp: so a failure can name the rank that hung).
+  virtual void note_step(std::int64_t) {}
+
+  // Which part of the data this process reads (pad: every process gets the same count).
+  virtual data::Shard shard(bool pad) const = 0;
+  virtual bool is_rank_zero() const = 0;
+  virtual int processes() const = 0;
+};
+
+}  // namespace plugtrain

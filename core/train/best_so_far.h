@@ -1,0 +1,53 @@
+// The best value of a monitored metric so far, and when it came. One type for everything that
+// tracks one: the best test accuracy of the summary, the checkpoint monitor of save = "best",
+// early stopping's monitor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace plugtrain {
+
+class BestSoFar {
+ public:
+  // maximise: higher is better. min_delta: how much better a value must be to count.
+  explicit BestSoFar(bool maximise = true, double min_delta = 0.0) : maximise_(maximise), min_delta_(min_delta) {}
+
+  // mode "max", "min" or "auto" (max for an accuracy, min for a loss).
+  static bool maximises(const std::string& metric, const std::string& mode) {
+    if (mode == "max") return true;
+    if (mode == "min") return false;
+    return metric.find("accuracy") != std::string::npos;
+  }
+
+  // True (and kept) when `value` is the first one or beats the best by more than min_delta.
+  bool offer(double value, std::int64_t epoch) {
+    const bool better = !has_value_ || (maximise_ ? value > best_ + min_delta_ : value < best_ - min_delta_);
+    if (better) {
+      best_ = value;
+      epoch_ = epoch;
+      has_value_ = true;
+    }
+    return better;
+  }
+
+  bool has_value() const { return has_value_; }
+  double value() const { return best_; }
+  std::int64_t epoch() const { return epoch_; }  // 0 when there is none (or it was not recorded)
+
+  // Back to a checkpointed state.
+  void restore(bool has_value, double value, std::int64_t epoch) {
+    has_value_ = has_value;
+    best_ = value;
+    epoch_ = epoch;
+  }
+
+ private:
+  bool maximise_;
+  double min_delta_;
+  bool has_value_ = false;
+  double best_ = 0;
+  std::int64_t epoch_ = 0;
+};
+
+}  // namespace plugtrain

@@ -1,0 +1,34 @@
+// The loop's extension point (Lightning's Callback): everything that watches or records a fit —
+// console lines, the progress bar, metrics.csv, TensorBoard, early stopping, checkpoints — is
+// one Callback in core/train/callbacks/. Callbacks run in the order they were given.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include "train/loop_state.h"
+
+namespace plugtrain {
+
+class Callback {
+ public:
+  virtual ~Callback() = default;
+
+  // After a resume restored the state, before the first step.
+  virtual void on_train_start(LoopState&) {}
+  virtual void on_epoch_start(const LoopState&) {}
+  // After every optimizer step. `loss` is still on the device: reading it synchronises, so
+  // only do it now and then.
+  virtual void on_step_end(const LoopState&, const at::Tensor& /*loss*/) {}
+  // Every train.log_interval steps.
+  virtual void on_log_step(const LoopState&, const StepFigures&) {}
+  // After the epoch's training and evaluation. May stop the fit (state.request_stop).
+  virtual void on_epoch_end(LoopState&, const EpochMetrics&) {}
+  // Once, whatever the reason the fit ended (state.stop says which).
+  virtual void on_train_end(LoopState&) {}
+
+  // Its part of a checkpoint, so a resumed run continues where this one stood.
+  virtual void save_state(TrainingProgress&) const {}
+  virtual void load_state(const TrainingProgress&) {}
+};
+
+}  // namespace plugtrain

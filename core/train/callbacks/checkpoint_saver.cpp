@@ -1,0 +1,58 @@
+#include "train/callbacks/checkpoint_saver.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "config/experiment.h"
+
+namespace plugtrain {
+
+CheckpointSaver::CheckpointSaver(std::filesystem::path folder, const Experiment& e)
+    : folder_(std::move(folder)),
+      save_(e.checkpoint_save),
+      every_(e.checkpoint_every),
+      keep_last_(e.checkpoint_keep_last),
+      monitor_(e.checkpoint_monitor),
+      best_(BestSoFar::maximises(e.checkpoint_monitor, e.checkpoint_mode)) {}
+
+void CheckpointSaver::on_epoch_end(LoopState& state, const EpochMetrics& m) {
+  // Epochs without the monitored metric (a test metric between evaluations) do not count.
+  const std::optional<double> value = m.metric(monitor_);
+  const bool new_best = value && best_.offer(*value, m.epoch);
+  if (save_ == "best" && new_best) state.save_checkpoint(folder_ / "best.ckpt");
+  const bool ending = state.stopping() || m.epoch == state.epochs;
+  if (save_ == "every" && (m.epoch % every_ == 0 || ending)) {
+    char name[32];
+    std::snprintf(name, sizeof name, "epoch-%04lld.ckpt", static_cast<long long>(m.epoch));
+    state.save_checkpoint(folder_ / name);
+    keep_newest_epoch_files(folder_, keep_last_);
+  }
+  state.save_checkpoint(folder_ / "last.ckpt");
+}
+
+void CheckpointSaver::on_train_end(LoopState& state) {
+  const bool mid_epoch_interrupt = state.stop == StopReason::interrupted && state.progress.step_in_epoch > 0;
+  if (mid_epoch_interrupt || state.progress.finished) state.save_checkpoint(folder_ / "last.ckpt");
+}
+
+void CheckpointSaver::save_state(TrainingProgress& record) const {
+  record.best_value = best_.value();
+  record.best_epoch = best_.epoch();
+}
+
+void CheckpointSaver::load_state(const TrainingProgress& record) {
+  best_.restore(record.best_epoch > 0, record.best_value, record.best_epoch);
+}
+
+void CheckpointSaver::keep_newest_epoch_files(const std::filesystem::path& folder, std::int64_t keep) {
+  if (keep <= 0) return;
+  std::vector<std::filesystem::path> files;
+  for (const auto& f : std::filesystem::directory_iterator(folder))
+    if (f.path().filename().string().rfind("epoch-", 0) == 0 && f.path().extension() == ".ckpt")
+      files.push_back(f.path());
+  std::sort(files.begin(), files.end());  // epoch-NNNN: by name is by epoch
+  for (std::size_t i = 0; i + std::size_t(keep) < files.size(); ++i) std::filesystem::remove(files[i]);
+}
+
+}  // namespace plugtrain

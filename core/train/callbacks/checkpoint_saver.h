@@ -1,0 +1,36 @@
+// [checkpoint]: last.ckpt after every epoch (what --resume last continues from), best.ckpt when
+// the monitored metric improves (save = "best"), epoch-NNNN.ckpt every N epochs keeping the
+// newest K (save = "every"); and at the end, last.ckpt of a run stopped mid-epoch by an
+// interrupt or finished by early stopping or max_steps.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "train/best_so_far.h"
+#include "train/callback.h"
+
+namespace plugtrain {
+
+struct Experiment;
+
+class CheckpointSaver final : public Callback {
+ public:
+  CheckpointSaver(std::filesystem::path folder, const Experiment& experiment);
+  void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
+  void on_train_end(LoopState& state) override;
+  void save_state(TrainingProgress& record) const override;
+  void load_state(const TrainingProgress& record) override;
+
+  // Removes all but the newest `keep` epoch-NNNN.ckpt files of `folder` (keep 0: none removed).
+  static void keep_newest_epoch_files(const std::filesystem::path& folder, std::int64_t keep);
+
+ private:
+  std::filesystem::path folder_;
+  std::string save_;  // "last", "best", "every"
+  std::int64_t every_, keep_last_;
+  std::string monitor_;
+  BestSoFar best_;
+};
+
+}  // namespace plugtrain

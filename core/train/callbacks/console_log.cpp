@@ -1,0 +1,45 @@
+#include "train/callbacks/console_log.h"
+
+#include <cstdio>
+#include <ostream>
+
+#include "util/format.h"
+
+namespace plugtrain {
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace
+
+void ConsoleLog::on_train_start(LoopState& state) {
+  if (state.resumed_from.empty()) return;
+  const TrainingProgress& p = state.progress;
+  log_ << "resumed from " << state.resumed_from.string() << ": " << p.epochs_done << " epochs and " << p.step
+       << " steps done"
+       << (p.step_in_epoch ? " (" + std::to_string(p.step_in_epoch) + " steps into the next epoch)" : "") << "\n";
+}
+
+void ConsoleLog::on_log_step(const LoopState& state, const StepFigures& f) {
+  log_ << "  epoch " << state.epoch << " step " << state.step_in_epoch << "/" << state.steps_per_epoch << "  loss "
+       << fixed(f.loss, 4) << "  lr " << f.lr << "  " << fixed(f.samples_per_second, 0) << " samples/s\n"
+       << std::flush;
+}
+
+void ConsoleLog::on_epoch_end(LoopState& state, const EpochMetrics& m) {
+  log_ << "epoch " << m.epoch << "/" << state.epochs << "  train loss " << fixed(m.train_loss, 4) << " acc "
+       << fixed(m.train_accuracy, 4);
+  if (m.test_accuracy) log_ << " | test loss " << fixed(*m.test_loss, 4) << " acc " << fixed(*m.test_accuracy, 4);
+  log_ << " | " << fixed(m.samples_per_second, 0) << " samples/s | " << fixed(m.seconds, 1) << " s";
+  if (m.memory.process_used_bytes)
+    log_ << " | mem " << format_bytes(m.memory.process_used_bytes) << " (peak "
+         << format_bytes(m.memory.process_peak_bytes) << ")";
+  log_ << "\n" << std::flush;
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,22 @@
+// The lines a person reads: where a resumed run continues, the loss every train.log_interval
+// steps, and one line per epoch.
+#pragma once
+
+#include <iosfwd>
+
+#include "train/callback.h"
+
+namespace plugtrain {
+
+class ConsoleLog final : public Callback {
+ public:
+  explicit ConsoleLog(std::ostream& log) : log_(log) {}
+  void on_train_start(LoopState& state) override;
+  void on_log_step(const LoopState& state, const StepFigures& figures) override;
+  void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
+
+ private:
+  std::ostream& log_;
+};
+
+}  // namespace plugtrain

@@ -1,0 +1,26 @@
+#include "train/callbacks/tensorboard_logger.h"
+
+namespace plugtrain {
+
+void TensorBoardLogger::on_log_step(const LoopState& state, const StepFigures& f) {
+  writer_.add_scalar("train/loss_step", f.loss, state.step);
+  writer_.add_scalar("train/lr", f.lr, state.step);
+  writer_.add_scalar("train/samples_per_second", f.samples_per_second, state.step);
+  writer_.flush();
+}
+
+void TensorBoardLogger::on_epoch_end(LoopState&, const EpochMetrics& m) {
+  writer_.add_scalar("epoch/train_loss", m.train_loss, m.epoch);
+  writer_.add_scalar("epoch/train_accuracy", m.train_accuracy, m.epoch);
+  if (m.test_loss) writer_.add_scalar("epoch/test_loss", *m.test_loss, m.epoch);
+  if (m.test_accuracy) writer_.add_scalar("epoch/test_accuracy", *m.test_accuracy, m.epoch);
+  writer_.add_scalar("epoch/lr", m.lr, m.epoch);
+  writer_.add_scalar("epoch/samples_per_second", m.samples_per_second, m.epoch);
+  if (m.memory.process_used_bytes)
+    writer_.add_scalar("epoch/memory_used_bytes", double(*m.memory.process_used_bytes), m.epoch);
+  if (m.memory.process_peak_bytes)
+    writer_.add_scalar("epoch/memory_peak_bytes", double(*m.memory.process_peak_bytes), m.epoch);
+  writer_.flush();
+}
+
+}  // namespace plugtrain

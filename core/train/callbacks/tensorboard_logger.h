@@ -1,0 +1,22 @@
+// TensorBoard event files: step loss, lr and throughput every logged step; the epoch figures
+// (and memory, where the backend knows it) every epoch.
+#pragma once
+
+#include <filesystem>
+
+#include "logging/tensorboard_writer.h"
+#include "train/callback.h"
+
+namespace plugtrain {
+
+class TensorBoardLogger final : public Callback {
+ public:
+  explicit TensorBoardLogger(const std::filesystem::path& folder) : writer_(folder) {}
+  void on_log_step(const LoopState& state, const StepFigures& figures) override;
+  void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
+
+ private:
+  TensorBoardWriter writer_;
+};
+
+}  // namespace plugtrain

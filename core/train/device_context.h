@@ -1,0 +1,19 @@
+// The device a process trains on, as its backend plugin described it.
+#pragma once
+
+#include <functional>
+
+#include <c10/core/Device.h>
+
+#include "plugtrain/backend.h"
+
+namespace plugtrain {
+
+struct DeviceContext {
+  c10::Device device = c10::Device(c10::kCPU);
+  LoaderConfig loader;   // how batches reach it
+  bool float64 = true;   // whether running sums can be float64 on it (Capabilities::float64)
+  std::function<MemoryInfo()> memory;  // its memory figures, asked once per epoch (may be empty)
+};
+
+}  // namespace plugtrain

@@ -1,0 +1,111 @@
+#include "train/epoch_loop.h"
+
+#include <chrono>
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include "strategy/training_strategy.h"
+#include "train/optimizers.h"
+#include "train/train_step.h"
+#include "util/interrupt.h"
+
+namespace plugtrain {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+}  // namespace
+
+EpochLoop::EpochLoop(const Experiment& experiment, double base_lr, data::BatchLoader& batches, TrainStep& step,
+                     TrainingStrategy& strategy, const DeviceContext& device,
+                     std::vector<std::unique_ptr<Callback>>& callbacks)
+    : experiment_(experiment),
+      base_lr_(base_lr),
+      batches_(batches),
+      step_(step),
+      strategy_(strategy),
+      device_(device),
+      callbacks_(callbacks) {}
+
+EpochTotals EpochLoop::run(LoopState& state) {
+  const auto start = Clock::now();
+  TrainingProgress& progress = state.progress;
+  const int processes = strategy_.processes();
+  // The sums of an interrupted epoch are totals over all processes: one of them carries them.
+  const bool carries_partial = strategy_.is_rank_zero();
+  const std::int64_t carried_seen = carries_partial ? progress.partial_seen : 0;
+  // Running sums stay on the device: reading them every step would synchronise it.
+  const at::ScalarType sum_type = device_.float64 ? at::kDouble : at::kFloat;
+  at::Tensor loss_sum = at::full({}, carries_partial ? progress.partial_loss_sum : 0.0,
+                                 at::TensorOptions().dtype(sum_type).device(device_.device));
+  at::Tensor correct = at::full({}, carries_partial ? progress.partial_correct : 0,
+                                at::TensorOptions().dtype(at::kLong).device(device_.device));
+  std::int64_t seen = carried_seen;
+  auto totals = [&] {
+    const std::vector<double> t =
+        strategy_.sum({loss_sum.item<double>(), double(correct.item<std::int64_t>()), double(seen)});
+    return EpochTotals{t[0], t[1], t[2], seconds_since(start)};
+  };
+
+  batches_.start_epoch(state.epoch);
+  // Resuming mid-epoch: the epoch's batches are a function of (seed, epoch), so replaying the
+  // ones already trained on (without training) puts every generator where it was.
+  state.step_in_epoch = 0;
+  for (; state.step_in_epoch < progress.step_in_epoch && batches_.next(); ++state.step_in_epoch) {
+  }
+  progress.step_in_epoch = 0;
+  state.epoch_samples = 0;
+  for (auto& c : callbacks_) c->on_epoch_start(state);
+
+  auto interval_start = Clock::now();
+  std::int64_t interval_samples = 0;
+  const std::int64_t log_interval = experiment_.log_interval;
+  while (auto batch = batches_.next()) {
+    state.lr = scheduled_lr(experiment_, base_lr_, state.step, state.steps_per_epoch);
+    const StepOutput out = step_.run(*batch, state.lr);
+    const std::int64_t n = batch->targets.size(0);
+    {
+      // As few small ops as possible: each costs a dispatch on the hot path.
+      at::NoGradGuard no_grad;
+      loss_sum.add_(out.loss.detach(), double(n));
+      correct.add_(out.logits.detach().argmax(1).eq(batch->targets).sum());
+    }
+    seen += n;
+    interval_samples += n * processes;
+    state.epoch_samples = (seen - carried_seen) * processes;
+    ++state.step_in_epoch;
+    ++state.step;
+    strategy_.note_step(state.step);
+
+    for (auto& c : callbacks_) c->on_step_end(state, out.loss);
+    if (log_interval > 0 && state.step % log_interval == 0) {
+      const StepFigures figures{out.loss.item<double>(), state.lr, interval_samples / seconds_since(interval_start)};
+      for (auto& c : callbacks_) c->on_log_step(state, figures);
+      interval_start = Clock::now();
+      interval_samples = 0;
+    }
+    if (state.step_in_epoch < state.steps_per_epoch && strategy_.stop_question_due(state.step) &&
+        strategy_.agree_to_stop(interrupt_requested())) {
+      // Finish this step, record where we are inside the epoch, and stop.
+      const EpochTotals partial = totals();
+      progress.step_in_epoch = state.step_in_epoch;
+      progress.partial_loss_sum = partial.loss_sum;
+      progress.partial_correct = static_cast<std::int64_t>(partial.correct);
+      progress.partial_seen = static_cast<std::int64_t>(partial.seen);
+      progress.step = state.step;
+      state.request_stop(StopReason::interrupted, std::string(interrupt_signal_name()) + " received");
+      return partial;
+    }
+    if (experiment_.max_steps > 0 && state.step >= experiment_.max_steps) {
+      state.request_stop(StopReason::max_steps);
+      break;
+    }
+  }
+  return totals();
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,74 @@
+// What the training loop knows at any moment, shared with its callbacks: where the run stands
+// (epoch, step), why it is stopping, and the record a checkpoint stores.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plugtrain/backend.h"
+#include "state/checkpoint.h"
+
+namespace plugtrain {
+
+struct EpochMetrics {
+  std::int64_t epoch = 0;  // 1-based
+  double train_loss = 0, train_accuracy = 0;
+  std::optional<double> test_loss, test_accuracy;
+  double samples_per_second = 0;  // training samples over training time
+  double seconds = 0;             // the whole epoch, evaluation included
+  double lr = 0;                  // at the end of the epoch
+  MemoryInfo memory;              // the backend's memory figures at the end of the epoch
+
+  // "train_loss", "train_accuracy", "test_loss" or "test_accuracy"; nullopt in an epoch without it.
+  std::optional<double> metric(const std::string& name) const;
+};
+
+// Every reason a fit ends; the fit loop's done() decides them in one place.
+enum class StopReason {
+  none,            // still training
+  epochs_done,     // train.epochs reached
+  max_steps,       // train.max_steps reached
+  early_stopping,  // the monitored metric stopped improving
+  interrupted      // SIGINT/SIGTERM: stopped after the current step with a checkpoint
+};
+
+// Figures of one logged step (every train.log_interval steps), read back from the device once.
+struct StepFigures {
+  double loss = 0;
+  double lr = 0;
+  double samples_per_second = 0;  // since the previous logged step, over all processes
+};
+
+struct LoopState {
+  std::int64_t epochs = 0;           // planned (train.epochs)
+  std::int64_t epoch = 0;            // the current one, 1-based
+  std::int64_t step = 0;             // optimizer steps of the whole run so far
+  std::int64_t step_in_epoch = 0;    // steps of the current epoch so far
+  std::int64_t steps_per_epoch = 0;
+  std::int64_t epoch_samples = 0;    // training samples of this epoch so far (since a resume), all processes
+  double lr = 0;                     // the learning rate of the last step
+  std::filesystem::path resumed_from;  // empty: a fresh start
+
+  // Where the run stands as a checkpoint records it. The loop keeps its own fields current;
+  // callbacks and the precision add theirs when a checkpoint is written (save_state).
+  TrainingProgress progress;
+
+  StopReason stop = StopReason::none;
+  std::string stop_message;  // for a person: why early stopping stopped, which signal came
+
+  // Writes a checkpoint of everything (weights, optimizer, this record, every callback's state).
+  std::function<void(const std::filesystem::path&)> save_checkpoint;
+
+  bool stopping() const { return stop != StopReason::none; }
+  void request_stop(StopReason reason, std::string message = "") {
+    if (stop != StopReason::none) return;  // the first reason stands
+    stop = reason;
+    stop_message = std::move(message);
+  }
+};
+
+}  // namespace plugtrain

@@ -1,0 +1,34 @@
+#include "train/train_step.h"
+
+#include <ATen/ATen.h>
+#include <torch/optim/optimizer.h>
+
+#include "strategy/training_strategy.h"
+#include "train/optimizers.h"
+#include "train/precision.h"
+
+namespace plugtrain {
+
+TrainStep::TrainStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
+                     std::vector<at::Tensor> parameters, double grad_clip)
+    : strategy_(strategy),
+      precision_(precision),
+      optimizer_(optimizer),
+      parameters_(std::move(parameters)),
+      grad_clip_(grad_clip) {}
+
+StepOutput TrainStep::run(const data::Batch& batch, double lr) {
+  set_lr(optimizer_, lr);
+  optimizer_.zero_grad();
+  StepOutput out;
+  {
+    const AutocastScope autocast = precision_.autocast();
+    out.logits = strategy_.forward(batch.inputs);
+    out.loss = at::cross_entropy_loss(out.logits, batch.targets);
+  }
+  strategy_.backward([&] { precision_.backward(out.loss); });
+  precision_.step(optimizer_, parameters_, grad_clip_);
+  return out;
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,41 @@
+// One training step: forward and loss under the precision's autocast, backward through the
+// strategy (gradient sync), then the optimizer step the precision allows. A CUDA-graph step,
+// an out-of-memory retry or a per-phase timer replaces or wraps this one class.
+#pragma once
+
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "data/batch_loader.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace plugtrain {
+
+class Precision;
+class TrainingStrategy;
+
+struct StepOutput {
+  at::Tensor loss;    // scalar, on the device
+  at::Tensor logits;  // (batch, classes), on the device
+};
+
+class TrainStep {
+ public:
+  TrainStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
+            std::vector<at::Tensor> parameters, double grad_clip);
+
+  StepOutput run(const data::Batch& batch, double lr);
+
+ private:
+  TrainingStrategy& strategy_;
+  Precision& precision_;
+  torch::optim::Optimizer& optimizer_;
+  std::vector<at::Tensor> parameters_;
+  double grad_clip_;
+};
+
+}  // namespace plugtrain

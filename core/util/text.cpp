@@ -1,0 +1,14 @@
+#include "util/text.h"
+
+namespace plugtrain {
+
+std::string join(const std::vector<std::string>& items, const std::string& separator, const std::string& if_empty) {
+  if (items.empty()) return if_empty;
+  std::string out = items.front();
+  for (std::size_t i = 1; i < items.size(); ++i) out += separator + items[i];
+  return out;
+}
+
+std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
+
+}  // namespace plugtrain

@@ -1,0 +1,16 @@
+// Small text helpers used across the host for one-line messages.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace plugtrain {
+
+// {"a", "b"} -> "a, b"; an empty list gives `if_empty`.
+std::string join(const std::vector<std::string>& items, const std::string& separator = ", ",
+                 const std::string& if_empty = "");
+
+// The first line of a message (LibTorch and c10d errors often carry a C++ stack below it).
+std::string first_line(const std::string& message);
+
+}  // namespace plugtrain

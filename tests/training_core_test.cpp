@@ -1,0 +1,254 @@
+// The parts of the training core on their own, without the executable: the best-so-far
+// tracker, early stopping, checkpoint retention, each callback's checkpoint state, the
+// strategy of one, and the fit loop's reasons to stop.
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/optim/sgd.h>
+
+#include "data/dataset.h"
+#include "strategy/single_device.h"
+#include "support/run_process.h"
+#include "train/best_so_far.h"
+#include "train/callbacks/checkpoint_saver.h"
+#include "train/callbacks/early_stopping.h"
+#include "train/precision.h"
+#include "train/trainer.h"
+#include "util/interrupt.h"
+
+namespace plugtrain {
+namespace {
+
+namespace fs = std::filesystem;
+
+EpochMetrics epoch_with(std::int64_t epoch, std::optional<double> test_accuracy, double train_loss = 1.0) {
+  EpochMetrics m;
+  m.epoch = epoch;
+  m.test_accuracy = test_accuracy;
+  m.test_loss = test_accuracy ? std::optional<double>(1 - *test_accuracy) : std::nullopt;
+  m.train_loss = train_loss;
+  return m;
+}
+
+TEST(BestSoFar, MaximisesOrMinimisesWithMinDelta) {
+  BestSoFar acc(BestSoFar::maximises("test_accuracy", "auto"), 0.01);
+  EXPECT_TRUE(acc.offer(0.50, 1));
+  EXPECT_FALSE(acc.offer(0.505, 2)) << "within min_delta";
+  EXPECT_TRUE(acc.offer(0.52, 3));
+  EXPECT_EQ(acc.epoch(), 3);
+  EXPECT_DOUBLE_EQ(acc.value(), 0.52);
+  BestSoFar loss(BestSoFar::maximises("test_loss", "auto"));
+  EXPECT_TRUE(loss.offer(2.0, 1));
+  EXPECT_FALSE(loss.offer(2.5, 2));
+  EXPECT_TRUE(loss.offer(1.5, 3));
+  EXPECT_FALSE(BestSoFar::maximises("test_accuracy", "min"));
+  EXPECT_TRUE(BestSoFar::maximises("train_loss", "max"));
+}
+
+TEST(EarlyStopping, StopsAfterPatienceEvaluatedEpochsWithoutImprovement) {
+  EarlyStopping stopping("test_accuracy", "auto", 2, 0.0);
+  LoopState state;
+  stopping.on_epoch_end(state, epoch_with(1, 0.6));
+  stopping.on_epoch_end(state, epoch_with(2, 0.5));
+  stopping.on_epoch_end(state, epoch_with(3, std::nullopt));  // no evaluation: does not count
+  EXPECT_FALSE(state.stopping());
+  stopping.on_epoch_end(state, epoch_with(4, 0.55));
+  EXPECT_EQ(state.stop, StopReason::early_stopping);
+  EXPECT_EQ(state.stop_message, "early stopping: test_accuracy did not improve for 2 evaluated epochs");
+}
+
+TEST(EarlyStopping, ItsStateSurvivesACheckpoint) {
+  EarlyStopping before("test_accuracy", "auto", 3, 0.0);
+  LoopState state;
+  before.on_epoch_end(state, epoch_with(1, 0.7));
+  before.on_epoch_end(state, epoch_with(2, 0.6));
+  TrainingProgress record;
+  before.save_state(record);
+  EarlyStopping after("test_accuracy", "auto", 3, 0.0);
+  after.load_state(record);
+  EXPECT_EQ(after.epochs_without_improvement(), 1);
+  after.on_epoch_end(state, epoch_with(3, 0.65));  // still below 0.7: the restored best counts
+  EXPECT_EQ(after.epochs_without_improvement(), 2);
+  after.on_epoch_end(state, epoch_with(4, 0.69));
+  EXPECT_EQ(state.stop, StopReason::early_stopping);
+}
+
+class CheckpointSaverTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::scratch_dir("saver"); }
+  void TearDown() override { fs::remove_all(dir_); }
+  // A LoopState whose "checkpoints" are empty files, so the saver's choices can be seen.
+  LoopState state_writing_files(std::int64_t epochs) {
+    LoopState s;
+    s.epochs = epochs;
+    s.save_checkpoint = [this](const fs::path& p) {
+      std::ofstream(p) << "x";
+      saved_.push_back(p.filename().string());
+    };
+    return s;
+  }
+  fs::path dir_;
+  std::vector<std::string> saved_;
+};
+
+TEST_F(CheckpointSaverTest, EveryNEpochsKeepsTheNewestK) {
+  Experiment e;
+  e.checkpoint_save = "every";
+  e.checkpoint_every = 2;
+  e.checkpoint_keep_last = 2;
+  CheckpointSaver saver(dir_, e);
+  LoopState state = state_writing_files(7);
+  for (int epoch = 1; epoch <= 7; ++epoch) saver.on_epoch_end(state, epoch_with(epoch, 0.5));
+  std::vector<std::string> files;
+  for (const auto& f : fs::directory_iterator(dir_)) files.push_back(f.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"epoch-0006.ckpt", "epoch-0007.ckpt", "last.ckpt"}))
+      << "every 2nd epoch, the last epoch too, the newest 2 kept";
+}
+
+TEST_F(CheckpointSaverTest, BestFollowsTheMonitorAndItsStateSurvivesACheckpoint) {
+  Experiment e;
+  e.checkpoint_save = "best";
+  e.checkpoint_monitor = "test_loss";
+  CheckpointSaver saver(dir_, e);
+  LoopState state = state_writing_files(5);
+  saver.on_epoch_end(state, epoch_with(1, 0.5));  // loss 0.5: best
+  saver.on_epoch_end(state, epoch_with(2, 0.4));  // loss 0.6: not
+  EXPECT_EQ(std::count(saved_.begin(), saved_.end(), "best.ckpt"), 1);
+  TrainingProgress record;
+  saver.save_state(record);
+  EXPECT_EQ(record.best_epoch, 1);
+  CheckpointSaver resumed(dir_, e);
+  resumed.load_state(record);
+  resumed.on_epoch_end(state, epoch_with(3, 0.45));  // loss 0.55: worse than the restored 0.5
+  EXPECT_EQ(std::count(saved_.begin(), saved_.end(), "best.ckpt"), 1);
+  resumed.on_epoch_end(state, epoch_with(4, 0.8));
+  EXPECT_EQ(std::count(saved_.begin(), saved_.end(), "best.ckpt"), 2);
+}
+
+TEST(Precision, LossScaleStateSurvivesACheckpoint) {
+  Precision fp16("fp16", c10::Device(c10::kCPU));
+  at::Tensor p = at::ones({2}).requires_grad_();
+  fp16.backward(p.sum() * std::numeric_limits<float>::infinity());
+  torch::optim::SGD sgd({p}, torch::optim::SGDOptions(0.1));
+  EXPECT_FALSE(fp16.step(sgd, {p}, 0.0)) << "an overflowing fp16 step is skipped";
+  TrainingProgress record;
+  fp16.save_state(record);
+  EXPECT_DOUBLE_EQ(record.loss_scale, 32768.0);
+  EXPECT_EQ(record.skipped_steps, 1);
+  Precision resumed("fp16", c10::Device(c10::kCPU));
+  resumed.load_state(record);
+  TrainingProgress again;
+  resumed.save_state(again);
+  EXPECT_DOUBLE_EQ(again.loss_scale, 32768.0);
+  EXPECT_EQ(resumed.skipped_steps(), 1);
+}
+
+class Tiny : public Model {
+ public:
+  Tiny() : fc(register_module("fc", torch::nn::Linear(16, 3))) {}
+  torch::Tensor forward(torch::Tensor x) override { return fc(x.flatten(1)); }
+  torch::nn::Linear fc;
+};
+
+TEST(SingleDevice, IsAWorldOfOneWhoseOperationsDoNothing) {
+  Tiny model;
+  SingleDevice one(model);
+  EXPECT_EQ(one.processes(), 1);
+  EXPECT_TRUE(one.is_rank_zero());
+  EXPECT_EQ(one.sum({1.5, 2.0}), (std::vector<double>{1.5, 2.0}));
+  EXPECT_TRUE(one.stop_question_due(3));
+  EXPECT_TRUE(one.agree_to_stop(true));
+  EXPECT_FALSE(one.agree_to_stop(false));
+  EXPECT_EQ(one.shard(true).count, 1);
+  bool ran = false;
+  one.backward([&] { ran = true; });
+  EXPECT_TRUE(ran);
+  const at::Tensor x = at::randn({4, 1, 4, 4});
+  EXPECT_TRUE(at::equal(one.forward(x), model.forward(x)));
+}
+
+// A fit of the Tiny model on synthetic data, with `configure` applied to the experiment.
+class FitLoopTest : public ::testing::Test {
+ protected:
+  TrainSummary fit(const std::function<void(Experiment&)>& configure,
+                   std::vector<std::unique_ptr<Callback>> callbacks = {}) {
+    e_.epochs = 4;
+    e_.batch_size = 20;
+    e_.log_interval = 0;
+    e_.seed = 3;
+    configure(e_);
+    data_ = data::make_synthetic({1, 4, 4}, 3, 100, 40, 3);
+    at::manual_seed(3);
+    TrainerParts parts = single_device_parts(e_, std::make_shared<Tiny>(), data_, {});
+    parts.callbacks = std::move(callbacks);
+    trainer_ = std::make_unique<Trainer>(std::move(parts));
+    return trainer_->fit();
+  }
+  Experiment e_;
+  data::DatasetPair data_;
+  std::unique_ptr<Trainer> trainer_;
+};
+
+TEST_F(FitLoopTest, StopsWhenTheEpochsAreDone) {
+  const TrainSummary s = fit([](Experiment&) {});
+  EXPECT_EQ(trainer_->state().stop, StopReason::epochs_done);
+  EXPECT_EQ(s.epochs.size(), 4u);
+  EXPECT_EQ(s.steps, 20);
+  EXPECT_FALSE(s.interrupted || s.stopped_early);
+  EXPECT_GT(s.final_test_accuracy, 0.0);
+}
+
+TEST_F(FitLoopTest, StopsMidEpochAtMaxStepsAndStillEvaluates) {
+  const TrainSummary s = fit([](Experiment& e) { e.max_steps = 7; });
+  EXPECT_EQ(trainer_->state().stop, StopReason::max_steps);
+  EXPECT_EQ(s.steps, 7);
+  ASSERT_EQ(s.epochs.size(), 2u);
+  EXPECT_TRUE(s.epochs.back().test_accuracy.has_value()) << "the last epoch is evaluated";
+  EXPECT_TRUE(trainer_->state().progress.finished) << "a run ended by max_steps is not resumed";
+}
+
+TEST_F(FitLoopTest, StopsEarlyWhenACallbackAsks) {
+  std::vector<std::unique_ptr<Callback>> callbacks;
+  // A metric that never improves after the first epoch: min_delta 1 on an accuracy.
+  callbacks.push_back(std::make_unique<EarlyStopping>("test_accuracy", "max", 1, 1.0));
+  const TrainSummary s = fit([](Experiment&) {}, std::move(callbacks));
+  EXPECT_EQ(trainer_->state().stop, StopReason::early_stopping);
+  EXPECT_TRUE(s.stopped_early);
+  EXPECT_EQ(s.epochs.size(), 2u);
+  EXPECT_NE(s.stop_reason.find("early stopping: test_accuracy"), std::string::npos) << s.stop_reason;
+}
+
+// Raises SIGINT after the given step, as a user's Ctrl-C would.
+class InterruptAt : public Callback {
+ public:
+  explicit InterruptAt(std::int64_t step) : step_(step) {}
+  void on_step_end(const LoopState& state, const at::Tensor&) override {
+    if (state.step == step_) std::raise(SIGINT);
+  }
+
+ private:
+  std::int64_t step_;
+};
+
+TEST_F(FitLoopTest, StopsAfterTheStepInWhichAnInterruptCame) {
+  InterruptScope interrupts;
+  std::vector<std::unique_ptr<Callback>> callbacks;
+  callbacks.push_back(std::make_unique<InterruptAt>(7));
+  const TrainSummary s = fit([](Experiment&) {}, std::move(callbacks));
+  EXPECT_EQ(trainer_->state().stop, StopReason::interrupted);
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_EQ(s.steps, 7);
+  EXPECT_EQ(s.epochs.size(), 1u) << "the interrupted epoch has no figures";
+  EXPECT_EQ(trainer_->state().progress.step_in_epoch, 2) << "where a resume continues inside epoch 2";
+  EXPECT_EQ(s.stop_reason, "SIGINT received");
+}
+
+}  // namespace
+}  // namespace plugtrain
