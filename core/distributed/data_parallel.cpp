@@ -10,13 +10,14 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "util/format.h"
+#include "util/error.h"
 
 namespace plugtrain {
 
 DataParallel::DataParallel(std::vector<std::shared_ptr<Model>> replicas, std::vector<c10::Device> devices)
     : replicas_(std::move(replicas)), devices_(std::move(devices)) {
   if (replicas_.empty() || replicas_.size() != devices_.size())
-    throw std::invalid_argument("dp: " + std::to_string(replicas_.size()) + " replicas for " +
+    throw Error("dp: " + std::to_string(replicas_.size()) + " replicas for " +
                                 std::to_string(devices_.size()) + " devices");
   for (const auto& replica : replicas_) {
     parameters_.push_back(replica->parameters());
@@ -25,11 +26,11 @@ DataParallel::DataParallel(std::vector<std::shared_ptr<Model>> replicas, std::ve
   // The factory must build the same network every time, or weights cannot be copied across.
   for (std::size_t r = 1; r < replicas_.size(); ++r) {
     if (parameters_[r].size() != parameters_[0].size() || buffers_[r].size() != buffers_[0].size())
-      throw std::runtime_error("dp: the model factory built replica " + std::to_string(r) +
+      throw Error("dp: the model factory built replica " + std::to_string(r) +
                                " with a different number of tensors than replica 0");
     for (std::size_t i = 0; i < parameters_[0].size(); ++i)
       if (!parameters_[r][i].sizes().equals(parameters_[0][i].sizes()))
-        throw std::runtime_error("dp: replica " + std::to_string(r) + " parameter " + std::to_string(i) + " is " +
+        throw Error("dp: replica " + std::to_string(r) + " parameter " + std::to_string(i) + " is " +
                                  shape_text(parameters_[r][i].sizes()) + ", replica 0's is " +
                                  shape_text(parameters_[0][i].sizes()));
   }

@@ -66,7 +66,7 @@ BackendChoice select_backend(PluginHost& host, const Experiment& e, const Select
                   did_you_mean(e.backend, backend_names(host)) + "; loaded: " + join(backend_names(host), ", ", "none") +
                   " (see `plugtrain plugins`)");
     if (auto why = disabled_because(*b, e, limits))
-      throw Error("backend '" + e.backend + "' is named in [backend] name but " + *why);
+      throw Error("backend '" + e.backend + "' is named in [backend] name but also " + *why);
     const ProbeResult& probe = b->probe();
     if (!probe.usable()) throw Error("backend '" + e.backend + "' is unusable: " + probe_reason(probe));
     choice.backend = b;

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
+#include <gloo/common/error.h>
 
 #include "util/text.h"
 
@@ -9,17 +10,20 @@ namespace plugtrain {
 
 namespace {
 
-// Runs a part of the step that waits on the other processes. Running out of memory is this
-// rank's own failure; anything else there means a peer died, hung or the network broke.
+// Runs a part of the step that waits on the other processes. A failure of the collective
+// itself — c10d's distributed errors (store, network, NCCL), Gloo's own exceptions — becomes a
+// CollectiveError, which the run answers by asking which rank is at fault. Anything else (this
+// rank's own autograd, device or plugin error) passes unchanged: this rank then tells the
+// others why it stops.
 template <class Fn>
 auto collectively(const char* what, Fn&& fn) -> decltype(fn()) {
   try {
     return fn();
-  } catch (const c10::OutOfMemoryError&) {
-    throw;
   } catch (const CollectiveError&) {
     throw;
-  } catch (const std::exception& error) {
+  } catch (const c10::DistError& error) {
+    throw CollectiveError(std::string(what) + ": " + first_line(error.what()));
+  } catch (const ::gloo::Exception& error) {
     throw CollectiveError(std::string(what) + ": " + first_line(error.what()));
   }
 }
@@ -38,16 +42,19 @@ void DdpStrategy::prepare() {
 }
 
 at::Tensor DdpStrategy::forward(const at::Tensor& inputs) {
+  if (!sync_) prepare();
   collectively("sharing rank 0's buffers", [&] { sync_->before_forward(); });
   return model_.forward(inputs);
 }
 
 void DdpStrategy::before_evaluation() {
   // Every rank evaluates rank 0's model (batch-norm statistics included).
+  if (!sync_) prepare();
   collectively("sharing rank 0's buffers", [&] { sync_->share_buffers(); });
 }
 
 void DdpStrategy::backward(const std::function<void()>& backward) {
+  if (!sync_) prepare();
   sync_->before_backward();
   // In backward the reducer's all-reduce is the only part that waits on the other ranks.
   collectively("gradient all-reduce", backward);

@@ -83,10 +83,15 @@ EpochTotals EpochLoop::run(LoopState& state) {
 
     for (auto& c : callbacks_) c->on_step_end(state, out.loss);
     if (log_interval > 0 && state.step % log_interval == 0) {
-      const StepFigures figures{out.loss.item<double>(), state.lr, interval_samples / seconds_since(interval_start)};
+      const double elapsed = seconds_since(interval_start);  // before item(), which waits for the device
+      const StepFigures figures{out.loss.item<double>(), state.lr, interval_samples / elapsed};
       for (auto& c : callbacks_) c->on_log_step(state, figures);
       interval_start = Clock::now();
       interval_samples = 0;
+    }
+    if (experiment_.max_steps > 0 && state.step >= experiment_.max_steps) {
+      state.request_stop(StopReason::max_steps);
+      break;
     }
     if (state.step_in_epoch < state.steps_per_epoch && strategy_.stop_question_due(state.step) &&
         strategy_.agree_to_stop(interrupt_requested())) {
@@ -99,10 +104,6 @@ EpochTotals EpochLoop::run(LoopState& state) {
       progress.step = state.step;
       state.request_stop(StopReason::interrupted, std::string(interrupt_signal_name()) + " received");
       return partial;
-    }
-    if (experiment_.max_steps > 0 && state.step >= experiment_.max_steps) {
-      state.request_stop(StopReason::max_steps);
-      break;
     }
   }
   return totals();

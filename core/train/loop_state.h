@@ -64,8 +64,10 @@ struct LoopState {
   std::function<void(const std::filesystem::path&)> save_checkpoint;
 
   bool stopping() const { return stop != StopReason::none; }
+  // The first reason stands, except that early stopping decided at the end of the epoch in
+  // which max_steps was reached is the one reported (both end the run for good).
   void request_stop(StopReason reason, std::string message = "") {
-    if (stop != StopReason::none) return;  // the first reason stands
+    if (stop != StopReason::none && !(stop == StopReason::max_steps && reason == StopReason::early_stopping)) return;
     stop = reason;
     stop_message = std::move(message);
   }

@@ -8,6 +8,7 @@
 #include <torch/optim/sgd.h>
 
 #include "train/lion.h"
+#include "util/error.h"
 
 namespace plugtrain {
 
@@ -37,7 +38,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, dou
                     e.momentum));
   if (e.optimizer == "lion")
     return std::make_unique<Lion>(params, LionOptions(lr).betas(betas_or(e, 0.9, 0.99)).weight_decay(e.weight_decay));
-  throw std::invalid_argument("unknown optimizer '" + e.optimizer + "'");
+  throw Error("unknown optimizer '" + e.optimizer + "'");
 }
 
 double scheduled_lr(const Experiment& e, double base_lr, std::int64_t step, std::int64_t steps_per_epoch) {

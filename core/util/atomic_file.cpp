@@ -1,5 +1,7 @@
 #include "util/atomic_file.h"
 
+#include "util/error.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,7 +16,7 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
   auto fail = [&](const std::string& what) {
     const std::string why = std::strerror(errno);
     ::unlink(tmp.c_str());
-    throw std::runtime_error(path.string() + ": " + what + ": " + why);
+    throw Error(path.string() + ": " + what + ": " + why);
   };
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) fail("cannot create");

@@ -7,7 +7,7 @@
 
 namespace plugtrain {
 
-// Throws std::runtime_error naming the path when any step fails.
+// Throws Error naming the path when any step fails.
 void write_file_atomically(const std::filesystem::path& path, const std::string& content);
 
 }  // namespace plugtrain
