@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   plugtrain::cli::set_command_line(argc, argv);
   plugtrain::cli::add_run_command(app);
   plugtrain::cli::add_export_command(app);
+  plugtrain::cli::add_sweep_command(app);
+  plugtrain::cli::add_report_command(app);
   plugtrain::cli::add_plugins_command(app);
   plugtrain::cli::add_models_command(app);
 

@@ -21,6 +21,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--resume", request->resume,
                   "Continue exactly from a checkpoint: a .ckpt path, or 'last' (this experiment's newest last.ckpt)");
   add_plugin_path_option(*cmd, request->plugin_paths);
+  // Set by `plugtrain sweep` for each trial it starts: the file's [sweep] table is the sweep's.
+  cmd->add_flag("--sweep-trial", request->sweep_trial)->group("");
   cmd->callback([request, no_mps] {
     if (*no_mps) request->disable_backends.push_back("mps");
     request->command_line = command_line();

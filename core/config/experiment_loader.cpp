@@ -194,7 +194,8 @@ Experiment resolve_experiment(const ExperimentFile& file) {
     if (!table)
       throw ConfigError(where(file, table_name, table_key.source()) + ": '" + table_name +
                         "' must be a table ([" + table_name + "]), not a " + type_name(table_node));
-    if (table_name == "model") continue;  // its keys are the model's options, checked later
+    // [model] holds the model's options, checked later; [sweep] is read by `plugtrain sweep`.
+    if (table_name == "model" || table_name == "sweep") continue;
     const std::vector<std::string> known = keys_of_table(table_name);
     for (auto&& [key, node] : *table) {
       const std::string name(key.str());

@@ -135,7 +135,7 @@ ConfigKey resumable(ConfigKey k) {
 const std::vector<std::string>& experiment_tables() {
   static const std::vector<std::string> tables = {"experiment", "backend",        "plugins", "model",
                                                   "data",       "optim",          "schedule", "train",
-                                                  "checkpoint", "early_stopping", "distributed"};
+                                                  "checkpoint", "early_stopping", "distributed", "sweep"};
   return tables;
 }
 

@@ -14,12 +14,6 @@ namespace plugtrain {
 
 namespace {
 
-std::string node_text(const toml::node& node) {
-  std::ostringstream out;
-  node.visit([&](const auto& v) { out << v; });
-  return out.str();
-}
-
 const ConfigKey* schema_key(const std::string& path) {
   for (const ConfigKey& k : experiment_schema())
     if (k.path == path) return &k;
@@ -67,9 +61,9 @@ void check_resume_compatible(const std::string& saved, const std::string& curren
     for (auto&& [key, value] : *table.as_table()) {
       const std::string path = std::string(table_name.str()) + "." + std::string(key.str());
       if (!compared_on_resume(std::string(table_name.str()), path)) continue;
-      const std::string was = node_text(value);
+      const std::string was = toml_text(value);
       const toml::node* n = now.at_path(path).node();
-      const std::string is = n ? node_text(*n) : "unset";
+      const std::string is = n ? toml_text(*n) : "unset";
       if (was != is) differences.push_back(path + " " + was + " -> " + is);
     }
   }

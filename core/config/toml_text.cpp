@@ -26,4 +26,32 @@ std::string toml_text(const OptionValue& value) {
       value);
 }
 
+std::string toml_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+std::string toml_text(const toml::node& node) {
+  if (auto v = node.as_string()) return toml_quoted(v->get());
+  if (auto v = node.as_integer()) return std::to_string(v->get());
+  if (auto v = node.as_boolean()) return v->get() ? "true" : "false";
+  if (auto v = node.as_floating_point()) {
+    std::ostringstream out;
+    out.precision(15);
+    out << v->get();
+    std::string text = out.str();
+    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";  // stays a float
+    return text;
+  }
+  if (auto a = node.as_array()) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < a->size(); ++i) out += (i ? ", " : "") + toml_text((*a)[i]);
+    return out + "]";
+  }
+  std::ostringstream out;
+  node.visit([&](const auto& v) { out << v; });
+  return out.str();
+}
+
 }  // namespace plugtrain

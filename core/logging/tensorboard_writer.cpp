@@ -7,40 +7,14 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "logging/protobuf_wire.h"
+#include "util/error.h"
+
 namespace plugtrain {
 
 namespace {
 
-// --- protobuf wire format: just what Event and Summary need ---
-void varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out += char((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  out += char(v);
-}
-void tag(std::string& out, int field, int wire_type) { varint(out, (std::uint64_t(field) << 3) | wire_type); }
-void field_double(std::string& out, int field, double v) {
-  tag(out, field, 1);
-  char b[8];
-  std::memcpy(b, &v, 8);  // little-endian, as protobuf
-  out.append(b, 8);
-}
-void field_float(std::string& out, int field, float v) {
-  tag(out, field, 5);
-  char b[4];
-  std::memcpy(b, &v, 4);
-  out.append(b, 4);
-}
-void field_int64(std::string& out, int field, std::int64_t v) {
-  tag(out, field, 0);
-  varint(out, std::uint64_t(v));
-}
-void field_bytes(std::string& out, int field, const std::string& v) {
-  tag(out, field, 2);
-  varint(out, v.size());
-  out += v;
-}
+using namespace wire;
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -79,14 +53,15 @@ std::uint32_t crc32c(const void* data, std::size_t size) {
   return c ^ 0xffffffffu;
 }
 
-TensorBoardWriter::TensorBoardWriter(const std::filesystem::path& folder) {
+TensorBoardWriter::TensorBoardWriter(const std::filesystem::path& folder, const std::string& file_name) {
   std::filesystem::create_directories(folder);
   char host[256] = "localhost";
   ::gethostname(host, sizeof host - 1);
-  file_ = folder / ("events.out.tfevents." + std::to_string(std::int64_t(now_seconds())) + "." + host + "." +
-                    std::to_string(::getpid()) + ".plugtrain");
+  file_ = folder / (!file_name.empty() ? file_name
+                                       : "events.out.tfevents." + std::to_string(std::int64_t(now_seconds())) + "." +
+                                             host + "." + std::to_string(::getpid()) + ".plugtrain");
   out_.open(file_, std::ios::binary);
-  if (!out_) throw std::runtime_error(file_.string() + ": cannot create the TensorBoard event file");
+  if (!out_) throw Error(file_.string() + ": cannot create the TensorBoard event file");
   std::string first = event(now_seconds(), 0);
   field_bytes(first, 3, "brain.Event:2");
   write_event(first);
@@ -98,6 +73,32 @@ void TensorBoardWriter::add_scalar(const std::string& name, double value, std::i
   std::string v;
   field_bytes(v, 1, name);
   field_float(v, 2, float(value));
+  std::string summary;
+  field_bytes(summary, 1, v);
+  std::string e = event(now_seconds(), step);
+  field_bytes(e, 5, summary);
+  write_event(e);
+}
+
+void TensorBoardWriter::add_plugin_summary(const std::string& name, const std::string& plugin_name,
+                                           const std::string& content, std::int64_t step) {
+  // SummaryMetadata { PluginData plugin_data = 1; }  PluginData { string plugin_name = 1; bytes content = 2; }
+  std::string plugin_data;
+  field_bytes(plugin_data, 1, plugin_name);
+  field_bytes(plugin_data, 2, content);
+  std::string metadata;
+  field_bytes(metadata, 1, plugin_data);
+  // TensorProto { DataType dtype = 1 (DT_FLOAT = 1); TensorShapeProto tensor_shape = 2 { Dim dim = 2 {} } }:
+  // an empty float vector, TensorBoard's own "null tensor".
+  std::string dim, shape, tensor;
+  field_bytes(shape, 2, dim);
+  field_int64(tensor, 1, 1);
+  field_bytes(tensor, 2, shape);
+  // Summary.Value { string tag = 1; TensorProto tensor = 8; SummaryMetadata metadata = 9; }
+  std::string v;
+  field_bytes(v, 1, name);
+  field_bytes(v, 8, tensor);
+  field_bytes(v, 9, metadata);
   std::string summary;
   field_bytes(summary, 1, v);
   std::string e = event(now_seconds(), step);

@@ -17,8 +17,14 @@ namespace plugtrain {
 
 class TensorBoardWriter {
  public:
-  explicit TensorBoardWriter(const std::filesystem::path& folder);
+  // `file_name`: empty for a new events.out.tfevents.<time>.<host>.<pid> file; else this
+  // name in `folder`, written anew (for summaries that are rewritten whole, e.g. hparams).
+  explicit TensorBoardWriter(const std::filesystem::path& folder, const std::string& file_name = "");
   void add_scalar(const std::string& tag, double value, std::int64_t step);
+  // A summary that only carries a plugin's data (tensor left empty), as TensorBoard's plugins
+  // (hparams) write theirs.
+  void add_plugin_summary(const std::string& tag, const std::string& plugin_name, const std::string& content,
+                          std::int64_t step = 0);
   void flush();
   const std::filesystem::path& file() const { return file_; }
 

@@ -33,6 +33,9 @@ void check_data_path(const ExperimentFile& file, const Experiment& e) {
 ValidatedRun validate(const RunRequest& request) {
   ValidatedRun v;
   v.file = parse_experiment_file(request.experiment_file);
+  if (v.file.table.contains("sweep") && !request.sweep_trial)
+    throw ConfigError(key_location(v.file, "sweep") + ": this file has a [sweep] table: run it with `plugtrain sweep " +
+                      v.file.source + "` (or remove the table to train one run)");
   for (const auto& o : request.overrides) apply_override(v.file, o);
   Experiment e = resolve_experiment(v.file);
 

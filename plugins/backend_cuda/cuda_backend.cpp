@@ -17,6 +17,7 @@ class CudaBackend final : public Backend {
     c.priority = 200;
     c.strategies = {Strategy::single, Strategy::dp, Strategy::ddp};
     c.collective = "nccl";  // plugtrain_create_collective (cuda_collective.cpp); Gloo when built without NCCL
+    c.visible_devices_variable = "CUDA_VISIBLE_DEVICES";
     return c;
   }
 

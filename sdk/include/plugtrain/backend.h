@@ -132,6 +132,9 @@ struct Capabilities {
   // plugtrain/collective.h. Shown by `plugtrain plugins`; the plan of a run is still asked.
   std::vector<Strategy> strategies = {Strategy::single};
   std::string collective = "gloo";
+  // The environment variable that limits which of its devices a process sees (device i of the
+  // probe is then its device 0), so a sweep can give each trial its own device. Empty: none.
+  std::string visible_devices_variable;
 };
 
 class Backend {

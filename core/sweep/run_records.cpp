@@ -1,0 +1,130 @@
+#include "sweep/run_records.h"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include "config/experiment_schema.h"
+#include "config/toml_text.h"
+#include "util/error.h"
+
+namespace plugtrain {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::map<std::string, std::string> flat_settings(const fs::path& file) {
+  std::map<std::string, std::string> out;
+  toml::table t;
+  try {
+    t = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    throw Error(file.string() + ": cannot be read: " + std::string(e.description()));
+  }
+  for (auto&& [table, node] : t)
+    if (const toml::table* keys = node.as_table())
+      for (auto&& [key, value] : *keys) {
+        out[std::string(table.str()) + "." + std::string(key.str())] = toml_text(value);
+      }
+  return out;
+}
+
+// metrics.csv epoch rows: kind,epoch,step,loss,accuracy,test_loss,test_accuracy,lr,samples_per_second,seconds.
+// After a kill and a resume an epoch can appear twice: the later row stands.
+void read_epochs(const fs::path& csv, RunRecord& r) {
+  std::ifstream in(csv);
+  std::map<std::int64_t, std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("epoch,", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream s(line);
+    for (std::string cell; std::getline(s, cell, ',');) cells.push_back(cell);
+    if (cells.size() >= 10) rows[std::stoll(cells[1])] = cells;
+  }
+  double seconds = 0, throughput = 0;
+  for (const auto& [epoch, cells] : rows) {
+    if (!cells[6].empty()) r.test_accuracy.emplace_back(epoch, std::stod(cells[6]));
+    throughput += std::stod(cells[8]);
+    seconds += std::stod(cells[9]);
+  }
+  r.epochs = std::int64_t(rows.size());
+  if (!rows.empty()) {
+    r.seconds_per_epoch = seconds / double(rows.size());
+    r.samples_per_second = throughput / double(rows.size());
+  }
+}
+
+int version_of(const fs::path& folder) {
+  static const std::regex pattern("version_([0-9]+)");
+  std::smatch m;
+  const std::string name = folder.filename().string();
+  return std::regex_match(name, m, pattern) ? std::stoi(m[1]) : -1;
+}
+
+}  // namespace
+
+std::vector<RunRecord> read_run_records(const fs::path& root) {
+  if (!fs::is_directory(root)) throw Error(root.string() + ": no such folder");
+  // The newest version holding a summary, per run folder.
+  std::map<fs::path, fs::path> newest;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    if (it->path().filename() != "summary.json") continue;
+    const fs::path folder = it->path().parent_path();
+    const fs::path parent = folder.parent_path();
+    auto& best = newest[parent];
+    if (best.empty() || version_of(folder) > version_of(best)) best = folder;
+  }
+  std::vector<RunRecord> runs;
+  for (const auto& [parent, folder] : newest) {
+    RunRecord r;
+    r.folder = folder;
+    nlohmann::json s;
+    try {
+      s = nlohmann::json::parse(std::ifstream(folder / "summary.json"));
+    } catch (const std::exception& e) {
+      throw Error((folder / "summary.json").string() + ": not valid JSON: " + e.what());
+    }
+    r.interrupted = s.value("interrupted", false);
+    r.best_test_accuracy = s.value("best_test_accuracy", 0.0);
+    r.final_test_accuracy = s.value("final_test_accuracy", 0.0);
+    r.final_test_loss = s.value("final_test_loss", 0.0);
+    if (fs::exists(folder / "experiment.toml")) r.settings = flat_settings(folder / "experiment.toml");
+    read_epochs(folder / "metrics.csv", r);
+    runs.push_back(std::move(r));
+  }
+  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.folder < b.folder; });
+  return runs;
+}
+
+std::vector<std::string> varied_keys(const std::vector<RunRecord>& runs) {
+  std::set<std::string> all;
+  for (const auto& r : runs)
+    for (const auto& [k, v] : r.settings) all.insert(k);
+  std::vector<std::string> varied;
+  for (const auto& key : all) {
+    if (key == "experiment.name" || key == "experiment.output") continue;
+    std::set<std::string> values;
+    for (const auto& r : runs) {
+      auto it = r.settings.find(key);
+      values.insert(it == r.settings.end() ? "" : it->second);
+    }
+    if (values.size() > 1) varied.push_back(key);
+  }
+  // Schema order reads as the experiment file does; model options (not in the schema) last.
+  auto rank = [](const std::string& key) {
+    const auto& schema = experiment_schema();
+    for (std::size_t i = 0; i < schema.size(); ++i)
+      if (schema[i].path == key) return i;
+    return schema.size();
+  };
+  std::stable_sort(varied.begin(), varied.end(), [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
+  return varied;
+}
+
+}  // namespace plugtrain

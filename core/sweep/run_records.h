@@ -1,0 +1,33 @@
+// The finished (or interrupted) runs under a folder, read back from what each run wrote:
+// summary.json, the resolved experiment.toml and metrics.csv. A sweep's report and
+// `plugtrain report` are built from these alone, so they can be rebuilt at any time.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace plugtrain {
+
+struct RunRecord {
+  std::filesystem::path folder;                 // .../version_N
+  std::map<std::string, std::string> settings;  // resolved experiment: key path -> TOML text
+  bool interrupted = false;                     // it has not finished yet
+  double best_test_accuracy = 0, final_test_accuracy = 0, final_test_loss = 0;
+  std::int64_t epochs = 0;         // epochs done (metrics.csv, over every resume)
+  double seconds_per_epoch = 0;    // mean over its epochs
+  double samples_per_second = 0;   // mean over its epochs
+  std::vector<std::pair<std::int64_t, double>> test_accuracy;  // (epoch, test accuracy) curve
+};
+
+// Every run folder below `root` that holds a summary.json, newest version of each run folder's
+// parent only (a trial resumed into version_1 counts once). Sorted by path.
+std::vector<RunRecord> read_run_records(const std::filesystem::path& root);
+
+// The keys whose values differ between the runs (what was varied), in schema order, leaving
+// out where each run wrote (experiment.name, experiment.output).
+std::vector<std::string> varied_keys(const std::vector<RunRecord>& runs);
+
+}  // namespace plugtrain

@@ -1,0 +1,154 @@
+#include "sweep/sweep_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include <boost/math/distributions/students_t.hpp>
+
+#include "logging/tensorboard_hparams.h"
+#include "sweep/sweep_figure.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/text.h"
+
+namespace plugtrain {
+
+namespace {
+
+std::string setting(const RunRecord& r, const std::string& key) {
+  auto it = r.settings.find(key);
+  if (it == r.settings.end()) return "";
+  std::string v = it->second;
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+  return v;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string pm(const MeanStd& m, int digits) { return fixed(m.mean, digits) + " ± " + fixed(m.std, digits); }
+
+std::string p_text(const std::optional<double>& p) {
+  if (!p) return "—";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, *p < 0.001 ? "%.1e" : "%.3f", *p);
+  return buf;
+}
+
+std::string run_label(const RunRecord& r, const std::vector<std::string>& keys) {
+  std::vector<std::string> parts;
+  for (const auto& k : keys) parts.push_back(k + "=" + setting(r, k));
+  return join(parts, ", ", "(all runs alike)");
+}
+
+template <class F>
+std::vector<double> each(const RunGroup& g, F f) {
+  std::vector<double> v;
+  for (const RunRecord* r : g.runs) v.push_back(f(*r));
+  return v;
+}
+
+}  // namespace
+
+MeanStd mean_std(const std::vector<double>& values) {
+  MeanStd m;
+  if (values.empty()) return m;
+  for (double v : values) m.mean += v;
+  m.mean /= double(values.size());
+  if (values.size() < 2) return m;
+  double ss = 0;
+  for (double v : values) ss += (v - m.mean) * (v - m.mean);
+  m.std = std::sqrt(ss / double(values.size() - 1));
+  return m;
+}
+
+std::optional<double> welch_p_value(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || b.size() < 2) return std::nullopt;
+  const MeanStd ma = mean_std(a), mb = mean_std(b);
+  const double va = ma.std * ma.std / double(a.size()), vb = mb.std * mb.std / double(b.size());
+  if (va + vb <= 0) return std::nullopt;
+  const double t = (ma.mean - mb.mean) / std::sqrt(va + vb);
+  // Welch–Satterthwaite degrees of freedom.
+  const double df = (va + vb) * (va + vb) / (va * va / double(a.size() - 1) + vb * vb / double(b.size() - 1));
+  const boost::math::students_t dist(df);
+  return 2 * boost::math::cdf(boost::math::complement(dist, std::fabs(t)));
+}
+
+SweepReport build_report(const std::filesystem::path& root) {
+  SweepReport report;
+  report.runs = read_run_records(root);
+  if (report.runs.empty()) throw Error(root.string() + ": no run with a summary.json below it");
+  report.varied = varied_keys(report.runs);
+  std::vector<std::string> group_keys;
+  for (const auto& k : report.varied)
+    if (k != "experiment.seed") group_keys.push_back(k);
+  std::map<std::string, RunGroup> groups;
+  for (const RunRecord& r : report.runs) {
+    if (r.interrupted) continue;  // not finished: listed per run, kept out of the statistics
+    RunGroup& g = groups[run_label(r, group_keys)];
+    g.label = run_label(r, group_keys);
+    g.runs.push_back(&r);
+  }
+  for (auto& [label, g] : groups) {
+    g.best_accuracy = mean_std(each(g, [](const RunRecord& r) { return r.best_test_accuracy; }));
+    g.final_accuracy = mean_std(each(g, [](const RunRecord& r) { return r.final_test_accuracy; }));
+    g.seconds_per_epoch = mean_std(each(g, [](const RunRecord& r) { return r.seconds_per_epoch; }));
+    g.samples_per_second = mean_std(each(g, [](const RunRecord& r) { return r.samples_per_second; }));
+    report.groups.push_back(g);
+  }
+  std::sort(report.groups.begin(), report.groups.end(),
+            [](const RunGroup& a, const RunGroup& b) { return a.final_accuracy.mean > b.final_accuracy.mean; });
+  if (!report.groups.empty()) {
+    const auto best = each(report.groups.front(), [](const RunRecord& r) { return r.final_test_accuracy; });
+    for (std::size_t i = 1; i < report.groups.size(); ++i)
+      report.groups[i].p_value =
+          welch_p_value(each(report.groups[i], [](const RunRecord& r) { return r.final_test_accuracy; }), best);
+  }
+  return report;
+}
+
+void write_report(const SweepReport& report, const std::filesystem::path& folder, std::ostream& out) {
+  std::ostringstream md;
+  md << "## Groups (runs that differ only in their seed), best first\n\n"
+     << "| group | n | final test acc | best test acc | s/epoch | samples/s | p vs best (Welch) |\n"
+     << "| --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const RunGroup& g : report.groups)
+    md << "| " << g.label << " | " << g.runs.size() << " | " << pm(g.final_accuracy, 4) << " | "
+       << pm(g.best_accuracy, 4) << " | " << pm(g.seconds_per_epoch, 2) << " | " << pm(g.samples_per_second, 0)
+       << " | " << p_text(g.p_value) << " |\n";
+  md << "\n## Runs\n\n| run | ";
+  for (const auto& k : report.varied) md << k << " | ";
+  md << "final test acc | best test acc | final test loss | epochs | s/epoch | samples/s | state |\n|";
+  for (std::size_t i = 0; i < report.varied.size() + 8; ++i) md << " --- |";
+  md << "\n";
+  std::ostringstream csv;
+  csv << "run," << join(report.varied, ",") << (report.varied.empty() ? "" : ",")
+      << "final_test_accuracy,best_test_accuracy,final_test_loss,epochs,seconds_per_epoch,samples_per_second,finished\n";
+  for (const RunRecord& r : report.runs) {
+    const std::string name = std::filesystem::relative(r.folder, folder).string();
+    md << "| " << name << " | ";
+    for (const auto& k : report.varied) md << setting(r, k) << " | ";
+    md << fixed(r.final_test_accuracy, 4) << " | " << fixed(r.best_test_accuracy, 4) << " | "
+       << fixed(r.final_test_loss, 4) << " | " << r.epochs << " | " << fixed(r.seconds_per_epoch, 2) << " | "
+       << fixed(r.samples_per_second, 0) << " | " << (r.interrupted ? "interrupted" : "finished") << " |\n";
+    csv << name << ",";
+    for (const auto& k : report.varied) csv << setting(r, k) << ",";
+    csv << r.final_test_accuracy << "," << r.best_test_accuracy << "," << r.final_test_loss << "," << r.epochs << ","
+        << r.seconds_per_epoch << "," << r.samples_per_second << "," << (r.interrupted ? "false" : "true") << "\n";
+  }
+  write_file_atomically(folder / "sweep.md", md.str());
+  write_file_atomically(folder / "sweep.csv", csv.str());
+  write_file_atomically(folder / "sweep.svg", accuracy_figure_svg(report));
+  write_hparams(report, folder);
+  out << md.str() << "\nreport: " << (folder / "sweep.md").string() << ", sweep.csv, sweep.svg (TensorBoard: "
+      << "tensorboard --logdir " << folder.string() << ", HPARAMS tab)\n";
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,238 @@
+#include "sweep/sweep_spec.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <sstream>
+
+#include "config/config_error.h"
+#include "config/toml_text.h"
+#include "util/text.h"
+
+namespace plugtrain {
+
+namespace {
+
+const char* const kReserved[] = {"method", "trials", "seed", "repeat_seeds", "when"};
+
+bool reserved(const std::string& key) {
+  for (const char* r : kReserved)
+    if (key == r) return true;
+  return false;
+}
+
+std::string at(const ExperimentFile& file, const toml::node& node) {
+  const auto& r = node.source();
+  return r.begin.line == 0 ? file.source : file.source + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
+}
+
+double number(const ExperimentFile& file, const toml::node& node, const std::string& what) {
+  if (auto v = node.value<double>()) return *v;
+  throw ConfigError(at(file, node) + ": " + what + " must be a number");
+}
+
+// A distribution for random search: { uniform = [a, b] }, { log_uniform = [a, b] }, { int = [a, b] }.
+bool read_distribution(const ExperimentFile& file, const std::string& key, const toml::table& t, SweepSpec::Axis& axis) {
+  if (t.size() != 1) return false;
+  const auto first = t.begin();  // toml++ iterators hand out pairs that live inside them
+  const std::string kind(first->first.str());
+  const toml::node& node = first->second;
+  if (kind != "uniform" && kind != "log_uniform" && kind != "int") return false;
+  const toml::array* range = node.as_array();
+  if (!range || range->size() != 2)
+    throw ConfigError(at(file, node) + ": sweep." + key + "." + kind + " must be [low, high]");
+  axis.distribution = kind;
+  axis.low = number(file, (*range)[0], "sweep." + key + "." + kind + " low");
+  axis.high = number(file, (*range)[1], "sweep." + key + "." + kind + " high");
+  if (!(axis.low < axis.high)) throw ConfigError(at(file, node) + ": sweep." + key + "." + kind + " needs low < high");
+  if (kind == "log_uniform" && axis.low <= 0)
+    throw ConfigError(at(file, node) + ": sweep." + key + ".log_uniform needs low > 0");
+  return true;
+}
+
+// Flattens dotted keys (optim.name = [...] is the table optim with key name) into paths.
+void read_axes(const ExperimentFile& file, const toml::table& table, const std::string& prefix, SweepSpec& spec) {
+  for (auto&& [k, node] : table) {
+    const std::string name(k.str());
+    if (prefix.empty() && reserved(name)) continue;
+    const std::string key = prefix.empty() ? name : prefix + "." + name;
+    SweepSpec::Axis axis;
+    axis.key = key;
+    axis.line = node.source().begin.line;
+    axis.column = node.source().begin.column;
+    if (const toml::array* values = node.as_array()) {
+      if (values->empty()) throw ConfigError(at(file, node) + ": sweep." + key + " lists no value");
+      for (const toml::node& v : *values) axis.values.push_back(toml_text(v));
+    } else if (const toml::table* t = node.as_table()) {
+      if (!read_distribution(file, key, *t, axis)) {
+        read_axes(file, *t, key, spec);
+        continue;
+      }
+    } else {
+      throw ConfigError(at(file, node) + ": sweep." + key +
+                        " must be a list of values (or, with method = \"random\", { uniform | log_uniform | int = [low, high] })");
+    }
+    if (key.find('.') == std::string::npos)
+      throw ConfigError(at(file, node) + ": sweep." + key + " is not a key path (write table.key, e.g. optim.lr)");
+    spec.axes.push_back(std::move(axis));
+  }
+}
+
+// "\"sgd\"" -> "sgd": a string value as a person reads it.
+std::string plain(const std::string& toml_text) {
+  if (toml_text.size() >= 2 && toml_text.front() == '"' && toml_text.back() == '"')
+    return toml_text.substr(1, toml_text.size() - 2);
+  return toml_text;
+}
+
+std::string folder_safe(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || std::string("._=,+-").find(c) != std::string::npos) ? c : '_';
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> Trial::set_arguments() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : overrides) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::string Trial::label() const {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : overrides) parts.push_back(k + "=" + plain(v));
+  return join(parts, ", ");
+}
+
+bool has_sweep(const ExperimentFile& file) { return file.table.contains("sweep"); }
+
+SweepSpec read_sweep(const ExperimentFile& file) {
+  SweepSpec spec;
+  const toml::node* node = file.table.get("sweep");
+  const toml::table* sweep = node ? node->as_table() : nullptr;
+  if (!sweep) throw ConfigError(file.source + ": no [sweep] table (see docs/sweeps.md)");
+  if (const toml::node* m = sweep->get("method")) {
+    spec.method = m->value_or(std::string());
+    if (spec.method != "grid" && spec.method != "random")
+      throw ConfigError(at(file, *m) + ": sweep.method must be \"grid\" or \"random\"");
+  }
+  if (const toml::node* t = sweep->get("trials")) {
+    spec.trials = t->value_or(std::int64_t{0});
+    if (spec.trials <= 0) throw ConfigError(at(file, *t) + ": sweep.trials must be a positive integer");
+  }
+  if (const toml::node* s = sweep->get("seed")) spec.seed = s->value_or(std::int64_t{0});
+  if (spec.method == "random" && spec.trials == 0)
+    throw ConfigError(at(file, *node) + ": sweep.method = \"random\" needs sweep.trials");
+  read_axes(file, *sweep, "", spec);
+  if (const toml::node* r = sweep->get("repeat_seeds")) {
+    const toml::array* seeds = r->as_array();
+    if (!seeds || seeds->empty()) throw ConfigError(at(file, *r) + ": sweep.repeat_seeds must be a list of seeds");
+    SweepSpec::Axis axis;
+    axis.key = "experiment.seed";
+    axis.line = r->source().begin.line;
+    axis.column = r->source().begin.column;
+    for (const toml::node& v : *seeds) {
+      if (!v.is_integer()) throw ConfigError(at(file, v) + ": sweep.repeat_seeds holds integers");
+      axis.values.push_back(toml_text(v));
+    }
+    spec.axes.push_back(std::move(axis));
+  }
+  // The axes in the order the file lists them (toml++ keeps a table's keys sorted).
+  std::stable_sort(spec.axes.begin(), spec.axes.end(), [](const SweepSpec::Axis& a, const SweepSpec::Axis& b) {
+    return std::make_pair(a.line, a.column) < std::make_pair(b.line, b.column);
+  });
+  for (const auto& a : spec.axes)
+    if (!a.distribution.empty() && spec.method != "random")
+      throw ConfigError(file.source + ": sweep." + a.key + " is a range: only method = \"random\" draws from ranges");
+  if (spec.axes.empty()) throw ConfigError(at(file, *node) + ": [sweep] varies no key");
+  if (const toml::node* w = sweep->get("when")) {
+    const toml::table* when = w->as_table();
+    if (!when) throw ConfigError(at(file, *w) + ": sweep.when must be a table of \"key=value\" tables");
+    for (auto&& [condition, body] : *when) {
+      const std::string c(condition.str());
+      const std::size_t eq = c.find('=');
+      const toml::table* overrides = body.as_table();
+      if (eq == std::string::npos || !overrides)
+        throw ConfigError(at(file, body) + ": [sweep.when.\"" + c + "\"] must be named key=value and hold keys to set");
+      SweepSpec::When rule;
+      rule.key = c.substr(0, eq);
+      // The condition's value as TOML text: a bare word is a string (optim.name=sgd).
+      std::string value = c.substr(eq + 1);
+      try {
+        toml::table parsed = toml::parse("v = " + value);
+        value = toml_text(*parsed.get("v"));
+      } catch (const toml::parse_error&) {
+        value = toml_quoted(value);
+      }
+      rule.value = value;
+      std::vector<std::pair<std::string, std::string>> flat;
+      std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& p) {
+        for (auto&& [k, n] : t) {
+          const std::string key = p.empty() ? std::string(k.str()) : p + "." + std::string(k.str());
+          if (const toml::table* sub = n.as_table()) walk(*sub, key);
+          else rule.overrides.emplace_back(key, toml_text(n));
+        }
+      };
+      walk(*overrides, "");
+      spec.when.push_back(std::move(rule));
+    }
+  }
+  return spec;
+}
+
+std::vector<Trial> SweepSpec::expand() const {
+  std::vector<Trial> trials;
+  if (method == "grid") {
+    std::vector<std::size_t> index(axes.size(), 0);
+    for (;;) {
+      Trial t;
+      for (std::size_t a = 0; a < axes.size(); ++a) t.overrides.emplace_back(axes[a].key, axes[a].values[index[a]]);
+      trials.push_back(std::move(t));
+      std::size_t a = axes.size();
+      while (a > 0 && ++index[a - 1] == axes[a - 1].values.size()) index[--a] = 0;
+      if (a == 0) break;
+    }
+  } else {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+    for (std::int64_t i = 0; i < this->trials; ++i) {
+      Trial t;
+      for (const Axis& axis : axes) {
+        std::ostringstream v;
+        v.precision(6);
+        if (axis.distribution.empty()) {
+          t.overrides.emplace_back(axis.key, axis.values[std::uniform_int_distribution<std::size_t>(0, axis.values.size() - 1)(rng)]);
+          continue;
+        }
+        if (axis.distribution == "int") {
+          v << std::uniform_int_distribution<std::int64_t>(std::int64_t(std::ceil(axis.low)), std::int64_t(std::floor(axis.high)))(rng);
+        } else {
+          const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+          const double x = axis.distribution == "uniform"
+                               ? axis.low + u * (axis.high - axis.low)
+                               : std::exp(std::log(axis.low) + u * (std::log(axis.high) - std::log(axis.low)));
+          v << std::scientific << x;
+        }
+        t.overrides.emplace_back(axis.key, v.str());
+      }
+      trials.push_back(std::move(t));
+    }
+  }
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    Trial& t = trials[i];
+    std::string name;
+    for (const auto& [k, v] : t.overrides) name += (name.empty() ? "" : ",") + k + "=" + plain(v);
+    // A random trial's values can repeat: its number keeps the folders apart.
+    t.name = (method == "random" ? "trial-" + std::to_string(i + 1) + "," : "") + folder_safe(name);
+    const auto base = t.overrides;
+    for (const When& rule : when)
+      for (const auto& [k, v] : base)
+        if (k == rule.key && v == rule.value)
+          t.overrides.insert(t.overrides.end(), rule.overrides.begin(), rule.overrides.end());
+  }
+  return trials;
+}
+
+}  // namespace plugtrain

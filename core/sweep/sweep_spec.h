@@ -1,0 +1,60 @@
+// The [sweep] table of an experiment file: which keys vary and how, expanded into trials.
+//
+//   [sweep]
+//   optim.name = ["sgd", "adam"]          # a key path with a list: one axis of the grid
+//   "data.label_noise" = [0.0, 0.2]       # quoted key paths are the same
+//   repeat_seeds = [1, 2, 3]              # shorthand for experiment.seed = [1, 2, 3]
+//   method = "grid"                       # the product (default), or "random"
+//   trials = 20                           # random: how many trials
+//   seed = 0                              # random: the draws' seed
+//   optim.lr = { log_uniform = [1e-4, 1e-1] }   # random: also uniform, int
+//   [sweep.when."optim.name=sgd"]         # overrides for the trials where optim.name is sgd
+//   optim.momentum = 0.9
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/experiment_loader.h"
+
+namespace plugtrain {
+
+// One trial: key path -> value as TOML text ("0.1", "\"sgd\""), in the order of the axes,
+// then the `when` overrides that apply.
+struct Trial {
+  std::vector<std::pair<std::string, std::string>> overrides;
+  std::string name;  // folder name: the overrides that vary, safe for a file system
+  std::vector<std::string> set_arguments() const;  // "key=value" for --set
+  std::string label() const;                       // "optim.name=sgd, experiment.seed=1"
+};
+
+struct SweepSpec {
+  std::string method = "grid";
+  std::int64_t trials = 0;  // random
+  std::int64_t seed = 0;    // random
+  std::vector<Trial> expand() const;
+
+  struct Axis {
+    std::string key;
+    std::vector<std::string> values;  // TOML text; grid, or random's list to draw from
+    std::string distribution;         // random: "", "uniform", "log_uniform", "int"
+    double low = 0, high = 0;
+    std::uint32_t line = 0, column = 0;  // where the file lists it
+  };
+  std::vector<Axis> axes;
+  struct When {
+    std::string key, value;  // the trial's value of key, as TOML text
+    std::vector<std::pair<std::string, std::string>> overrides;
+  };
+  std::vector<When> when;
+};
+
+// True when the file has a [sweep] table.
+bool has_sweep(const ExperimentFile& file);
+
+// Reads [sweep]; every problem is a ConfigError naming file:line:col.
+SweepSpec read_sweep(const ExperimentFile& file);
+
+}  // namespace plugtrain
