@@ -8,22 +8,18 @@ namespace plugtrain {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-int version_number(const fs::path& p) {
+int run_version(const fs::path& folder) {
   static const std::regex pattern("version_([0-9]+)");
   std::smatch m;
-  const std::string name = p.filename().string();
+  const std::string name = folder.filename().string();
   return std::regex_match(name, m, pattern) ? std::stoi(m[1]) : -1;
 }
-
-}  // namespace
 
 fs::path new_run_folder(const Experiment& e) {
   const fs::path base = fs::path(e.output) / e.name;
   int next = 0;
   if (fs::is_directory(base))
-    for (const auto& entry : fs::directory_iterator(base)) next = std::max(next, version_number(entry.path()) + 1);
+    for (const auto& entry : fs::directory_iterator(base)) next = std::max(next, run_version(entry.path()) + 1);
   return base / ("version_" + std::to_string(next));
 }
 
@@ -45,7 +41,7 @@ fs::path resume_checkpoint(const Experiment& e, const std::string& resume) {
   int newest_version = -1;
   if (fs::is_directory(base))
     for (const auto& entry : fs::directory_iterator(base)) {
-      const int v = version_number(entry.path());
+      const int v = run_version(entry.path());
       if (v > newest_version && fs::exists(entry.path() / "checkpoints" / "last.ckpt")) {
         newest_version = v;
         newest = entry.path() / "checkpoints" / "last.ckpt";

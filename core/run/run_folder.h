@@ -9,6 +9,9 @@
 
 namespace plugtrain {
 
+// N of a folder named version_N; -1 for any other name.
+int run_version(const std::filesystem::path& folder);
+
 // runs/<name>/version_N with the next free N.
 std::filesystem::path new_run_folder(const Experiment& e);
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -11,6 +10,7 @@
 
 #include "config/experiment_schema.h"
 #include "config/toml_text.h"
+#include "run/run_folder.h"
 #include "util/error.h"
 
 namespace plugtrain {
@@ -60,13 +60,6 @@ void read_epochs(const fs::path& csv, RunRecord& r) {
   }
 }
 
-int version_of(const fs::path& folder) {
-  static const std::regex pattern("version_([0-9]+)");
-  std::smatch m;
-  const std::string name = folder.filename().string();
-  return std::regex_match(name, m, pattern) ? std::stoi(m[1]) : -1;
-}
-
 }  // namespace
 
 std::vector<RunRecord> read_run_records(const fs::path& root) {
@@ -78,7 +71,7 @@ std::vector<RunRecord> read_run_records(const fs::path& root) {
     const fs::path folder = it->path().parent_path();
     const fs::path parent = folder.parent_path();
     auto& best = newest[parent];
-    if (best.empty() || version_of(folder) > version_of(best)) best = folder;
+    if (best.empty() || run_version(folder) > run_version(best)) best = folder;
   }
   std::vector<RunRecord> runs;
   for (const auto& [parent, folder] : newest) {

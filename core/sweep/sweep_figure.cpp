@@ -33,7 +33,12 @@ std::string escape(const std::string& s) {
 }  // namespace
 
 std::string accuracy_figure_svg(const SweepReport& report) {
-  const double width = 760, height = 420, left = 60, right = 260, top = 30, bottom = 50;
+  // Room on the right for the longest legend label (about 7 px a character at 12 px).
+  std::size_t longest = 0;
+  for (const RunGroup& g : report.groups) longest = std::max(longest, g.label.size() + 8);
+  const double right = std::max(200.0, 7.0 * double(longest) + 60);
+  const double height = std::max(420.0, 60 + 18.0 * double(report.groups.size())), left = 60, top = 30, bottom = 50;
+  const double width = 500 + right;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
   // Per group: epoch -> the accuracies of its runs.
   std::vector<std::map<std::int64_t, std::vector<double>>> curves;
