@@ -15,23 +15,41 @@ namespace {
 // Every rewrite replaces the file with this name, so a report can be rebuilt any number of times.
 const char* const kFile = "events.out.tfevents.0.plugtrain-hparams";
 
+// How a setting reads: tensorboard.hparams.DataType DATA_TYPE_STRING = 1, DATA_TYPE_BOOL = 2,
+// DATA_TYPE_FLOAT64 = 3.
+int data_type_of(const std::string& toml_text) {
+  if (toml_text == "true" || toml_text == "false") return 2;
+  char* end = nullptr;
+  std::strtod(toml_text.c_str(), &end);
+  return !toml_text.empty() && end && *end == '\0' ? 3 : 1;
+}
+
 // google.protobuf.Value { double number_value = 2; string string_value = 3; bool bool_value = 4; }
 std::string value_message(const std::string& toml_text) {
   std::string v;
-  if (toml_text == "true" || toml_text == "false") {
-    field_int64(v, 4, toml_text == "true");
-    return v;
+  switch (data_type_of(toml_text)) {
+    case 2: field_int64(v, 4, toml_text == "true"); break;
+    case 3: field_double(v, 2, std::strtod(toml_text.c_str(), nullptr)); break;
+    default: {
+      std::string text = toml_text;
+      if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
+      field_bytes(v, 3, text);
+    }
   }
-  char* end = nullptr;
-  const double number = std::strtod(toml_text.c_str(), &end);
-  if (!toml_text.empty() && end && *end == '\0') {
-    field_double(v, 2, number);
-    return v;
-  }
-  std::string text = toml_text;
-  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
-  field_bytes(v, 3, text);
   return v;
+}
+
+// The type of a varied key over all runs (strings when they differ).
+int data_type(const SweepReport& report, const std::string& key) {
+  int type = 0;
+  for (const RunRecord& run : report.runs) {
+    auto it = run.settings.find(key);
+    if (it == run.settings.end()) continue;
+    const int t = data_type_of(it->second);
+    if (type != 0 && type != t) return 1;
+    type = t;
+  }
+  return type == 0 ? 1 : type;
 }
 
 // HParamsPluginData { int32 version = 1; Experiment experiment = 2; SessionStartInfo session_start_info = 3;
@@ -49,8 +67,10 @@ void write_hparams(const SweepReport& report, const std::filesystem::path& folde
   // HParamInfo { string name = 1; }  MetricInfo { MetricName name = 1; }  MetricName { string tag = 2; }
   std::string experiment;
   for (const auto& key : report.varied) {
+    // HParamInfo { string name = 1; DataType type = 4; }
     std::string info;
     field_bytes(info, 1, key);
+    field_int64(info, 4, data_type(report, key));
     field_bytes(experiment, 4, info);
   }
   for (const char* tag : {"epoch/test_accuracy", "epoch/test_loss", "epoch/train_loss", "epoch/samples_per_second"}) {

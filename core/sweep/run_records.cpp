@@ -48,12 +48,19 @@ void read_epochs(const fs::path& csv, RunRecord& r) {
     if (cells.size() >= 10) rows[std::stoll(cells[1])] = cells;
   }
   double seconds = 0, throughput = 0;
+  bool has_loss = false;
   for (const auto& [epoch, cells] : rows) {
     if (!cells[6].empty()) r.test_accuracy.emplace_back(epoch, std::stod(cells[6]));
+    if (!cells[5].empty()) {
+      const double loss = std::stod(cells[5]);
+      r.best_test_loss = has_loss ? std::min(r.best_test_loss, loss) : loss;
+      has_loss = true;
+    }
     throughput += std::stod(cells[8]);
     seconds += std::stod(cells[9]);
   }
   r.epochs = std::int64_t(rows.size());
+  r.seconds = seconds;
   if (!rows.empty()) {
     r.seconds_per_epoch = seconds / double(rows.size());
     r.samples_per_second = throughput / double(rows.size());

@@ -16,7 +16,9 @@ struct RunRecord {
   std::map<std::string, std::string> settings;  // resolved experiment: key path -> TOML text
   bool interrupted = false;                     // it has not finished yet
   double best_test_accuracy = 0, final_test_accuracy = 0, final_test_loss = 0;
+  double best_test_loss = 0;       // the lowest of its evaluated epochs
   std::int64_t epochs = 0;         // epochs done (metrics.csv, over every resume)
+  double seconds = 0;              // all its epochs, evaluation included
   double seconds_per_epoch = 0;    // mean over its epochs
   double samples_per_second = 0;   // mean over its epochs
   std::vector<std::pair<std::int64_t, double>> test_accuracy;  // (epoch, test accuracy) curve

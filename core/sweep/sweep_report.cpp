@@ -125,23 +125,26 @@ void write_report(const SweepReport& report, const std::filesystem::path& folder
        << " | " << p_text(g.p_value) << " |\n";
   md << "\n## Runs\n\n| run | ";
   for (const auto& k : report.varied) md << k << " | ";
-  md << "final test acc | best test acc | final test loss | epochs | s/epoch | samples/s | state |\n|";
-  for (std::size_t i = 0; i < report.varied.size() + 8; ++i) md << " --- |";
+  md << "final test acc | best test acc | final test loss | best test loss | epochs | time | s/epoch | samples/s | "
+        "state |\n|";
+  for (std::size_t i = 0; i < report.varied.size() + 10; ++i) md << " --- |";
   md << "\n";
   std::ostringstream csv;
   csv << "run," << join(report.varied, ",") << (report.varied.empty() ? "" : ",")
-      << "final_test_accuracy,best_test_accuracy,final_test_loss,epochs,seconds_per_epoch,samples_per_second,finished\n";
+      << "final_test_accuracy,best_test_accuracy,final_test_loss,best_test_loss,epochs,seconds,seconds_per_epoch,"
+         "samples_per_second,finished\n";
   for (const RunRecord& r : report.runs) {
     const std::string name = std::filesystem::relative(r.folder, folder).string();
     md << "| " << name << " | ";
     for (const auto& k : report.varied) md << setting(r, k) << " | ";
     md << fixed(r.final_test_accuracy, 4) << " | " << fixed(r.best_test_accuracy, 4) << " | "
-       << fixed(r.final_test_loss, 4) << " | " << r.epochs << " | " << fixed(r.seconds_per_epoch, 2) << " | "
+       << fixed(r.final_test_loss, 4) << " | " << fixed(r.best_test_loss, 4) << " | " << r.epochs << " | "
+       << fixed(r.seconds, 1) << " s | " << fixed(r.seconds_per_epoch, 2) << " | "
        << fixed(r.samples_per_second, 0) << " | " << (r.interrupted ? "interrupted" : "finished") << " |\n";
     csv << name << ",";
     for (const auto& k : report.varied) csv << setting(r, k) << ",";
-    csv << r.final_test_accuracy << "," << r.best_test_accuracy << "," << r.final_test_loss << "," << r.epochs << ","
-        << r.seconds_per_epoch << "," << r.samples_per_second << "," << (r.interrupted ? "false" : "true") << "\n";
+    csv << r.final_test_accuracy << "," << r.best_test_accuracy << "," << r.final_test_loss << "," << r.best_test_loss
+        << "," << r.epochs << "," << r.seconds << "," << r.seconds_per_epoch << "," << r.samples_per_second << "," << (r.interrupted ? "false" : "true") << "\n";
   }
   write_file_atomically(folder / "sweep.md", md.str());
   write_file_atomically(folder / "sweep.csv", csv.str());
