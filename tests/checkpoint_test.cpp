@@ -168,6 +168,14 @@ TEST_F(CheckpointTest, RunFolderHoldsResolvedExperimentLogMetricsAndSummary) {
   EXPECT_EQ(epochs, 4);
   EXPECT_EQ(steps, 12);  // 240 steps, one row every 20
   EXPECT_NE(slurp(version(0) / "train.log").find("done: final test accuracy"), std::string::npos);
+  // Where each epoch's step time went, in the epoch line and in summary.json.
+  EXPECT_NE(r.out.find("| data "), std::string::npos) << r.out;
+  const auto summary = nlohmann::json::parse(std::ifstream(version(0) / "summary.json"));
+  const auto& phases = summary["epochs"][0]["phases"];
+  EXPECT_EQ(phases["timed_steps"], 60);
+  double shares = 0;
+  for (const char* p : {"data", "copy", "fwd", "bwd", "opt", "other"}) shares += phases[p]["share"].get<double>();
+  EXPECT_NEAR(shares, 1.0, 1e-9);
   ASSERT_EQ(run("").exit_code, 0);
   EXPECT_TRUE(fs::exists(version(1) / "summary.json")) << "a second run gets the next version";
 }
@@ -289,7 +297,7 @@ print("STEPS", len(ea.Scalars("train/loss_step")))
                         shell_quote((version(0) / "tensorboard").string()) + " 2>/dev/null",
                         false);
   ASSERT_EQ(py.exit_code, 0) << py.out;
-  for (const char* t : {"epoch/test_accuracy", "epoch/test_loss", "epoch/train_loss", "epoch/lr",
+  for (const char* t : {"epoch/test_accuracy", "epoch/test_loss", "epoch/train_loss", "epoch/lr", "phase/fwd_share",
                         "epoch/samples_per_second", "epoch/memory_used_bytes", "train/loss_step"})
     EXPECT_NE(py.out.find(t), std::string::npos) << t << "\n" << py.out;
   EXPECT_NE(py.out.find("STEPS 8"), std::string::npos) << py.out;  // 240 steps, every 30

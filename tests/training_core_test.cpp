@@ -205,6 +205,21 @@ TEST_F(FitLoopTest, StopsWhenTheEpochsAreDone) {
   EXPECT_GT(s.final_test_accuracy, 0.0);
 }
 
+TEST_F(FitLoopTest, EveryStepOnTheCpuIsSplitIntoPhasesWhoseSharesAddUp) {
+  const TrainSummary s = fit([](Experiment&) {});
+  const PhaseTimes& p = s.epochs.front().phases;
+  EXPECT_EQ(p.timed_steps, 5) << "100 samples in batches of 20";
+  double shares = 0;
+  for (int i = 0; i < kPhases; ++i) shares += p.share(Phase(i));
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+  EXPECT_GT(p.share(Phase::forward) + p.share(Phase::backward), 0.0);
+  EXPECT_EQ(p.text().rfind("data ", 0), 0u) << p.text();
+  EXPECT_NE(p.text().find(" fwd "), std::string::npos) << p.text();
+  const TrainSummary off = fit([](Experiment& e) { e.phase_timing = false; });
+  EXPECT_EQ(off.epochs.front().phases.timed_steps, 0);
+  EXPECT_EQ(off.epochs.front().phases.text(), "");
+}
+
 TEST_F(FitLoopTest, StopsMidEpochAtMaxStepsAndStillEvaluates) {
   const TrainSummary s = fit([](Experiment& e) { e.max_steps = 7; });
   EXPECT_EQ(trainer_->state().stop, StopReason::max_steps);

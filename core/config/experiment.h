@@ -97,6 +97,7 @@ struct Experiment {
   double grad_clip = 0.0;
   std::int64_t threads = 0;
   std::string precision = "fp32";
+  bool phase_timing = true;  // the per-epoch split of step time into data, copy, fwd, bwd, opt, other
 };
 
 }  // namespace plugtrain

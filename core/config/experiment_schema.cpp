@@ -248,6 +248,9 @@ const std::vector<ConfigKey>& experiment_schema() {
           greater_than(0))),
       key("train.grad_clip", &E::grad_clip, "clip the gradient norm to this value (0: off)", at_least(0)),
       resumable(key("train.threads", &E::threads, "LibTorch intra-op threads (0: LibTorch's default)", at_least(0))),
+      resumable(key("train.phase_timing", &E::phase_timing,
+                    "time the phases of the training steps (data, copy, fwd, bwd, opt, other) and show their "
+                    "shares each epoch")),
       key("train.precision", &E::precision,
           "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)", one_of({"fp32", "bf16", "fp16"})),
   };

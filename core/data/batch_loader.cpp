@@ -1,5 +1,6 @@
 #include "data/batch_loader.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -51,6 +52,7 @@ struct BatchLoader::Impl {
   // GPU only: the worker copies the next batch on this stream while the current one trains.
   // Device-generic c10 stream API, so the host library needs no CUDA at link time.
   std::optional<c10::Stream> copy_stream;
+  double last_copy_seconds = 0;
   bool stop = false;
   bool worker_done = false;
   std::exception_ptr error;
@@ -204,12 +206,21 @@ void BatchLoader::start_epoch(int64_t epoch) {
   }
 }
 
+// How long the training thread spent copying (or waiting for a side-stream copy to be
+// ordered before compute) for the batch next() returned last.
+double BatchLoader::last_copy_seconds() const { return impl_->last_copy_seconds; }
+
 std::optional<Batch> BatchLoader::next() {
   Impl& s = *impl_;
   if (!s.started) start_epoch(0);
+  using Clock = std::chrono::steady_clock;
   if (!s.prefetching()) {
     if (s.produced == s.num_batches()) return std::nullopt;
-    return s.to_device(s.produce(s.produced++));
+    Batch b = s.produce(s.produced++);
+    const auto copy_start = Clock::now();
+    b = s.to_device(std::move(b));
+    s.last_copy_seconds = std::chrono::duration<double>(Clock::now() - copy_start).count();
+    return b;
   }
   std::unique_lock<std::mutex> lock(s.mutex);
   s.cv.wait(lock, [&] { return !s.queue.empty() || s.worker_done; });
@@ -224,7 +235,10 @@ std::optional<Batch> BatchLoader::next() {
   s.queue.pop_front();
   lock.unlock();
   s.cv.notify_all();
-  return s.ready_for_compute(std::move(p));
+  const auto copy_start = Clock::now();
+  Batch b = s.ready_for_compute(std::move(p));
+  s.last_copy_seconds = std::chrono::duration<double>(Clock::now() - copy_start).count();
+  return b;
 }
 
 }  // namespace plugtrain::data

@@ -58,6 +58,8 @@ class BatchLoader {
   // before start_epoch starts epoch 0. An exception thrown while preparing a batch on the
   // background thread is rethrown here, after the batches prepared before it.
   std::optional<Batch> next();
+  // Of the last batch next() returned: the training thread's time copying it to the device.
+  double last_copy_seconds() const;
 
  private:
   struct Impl;

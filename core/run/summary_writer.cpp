@@ -32,6 +32,14 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
     row["test_loss"] = m.test_loss ? nlohmann::json(*m.test_loss) : nlohmann::json(nullptr);
     row["test_accuracy"] = m.test_accuracy ? nlohmann::json(*m.test_accuracy) : nlohmann::json(nullptr);
     row["memory"] = memory_json(m.memory);
+    if (m.phases.timed_steps > 0) {
+      nlohmann::json phases = {{"timed_steps", m.phases.timed_steps}};
+      for (int p = 0; p < kPhases; ++p) {
+        const Phase phase = Phase(p);
+        phases[to_string(phase)] = {{"seconds", m.phases.seconds[p]}, {"share", m.phases.share(phase)}};
+      }
+      row["phases"] = phases;
+    }
     epochs.push_back(row);
   }
   return {{"experiment", e.name},

@@ -29,7 +29,8 @@ EpochLoop::EpochLoop(const Experiment& experiment, double base_lr, data::BatchLo
       step_(step),
       strategy_(strategy),
       device_(device),
-      callbacks_(callbacks) {}
+      callbacks_(callbacks),
+      timer_(device.device, experiment.phase_timing) {}
 
 EpochTotals EpochLoop::run(LoopState& state) {
   const auto start = Clock::now();
@@ -48,7 +49,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
   auto totals = [&] {
     const std::vector<double> t =
         strategy_.sum({loss_sum.item<double>(), double(correct.item<std::int64_t>()), double(seen)});
-    return EpochTotals{t[0], t[1], t[2], seconds_since(start)};
+    return EpochTotals{t[0], t[1], t[2], seconds_since(start), timer_.take()};
   };
 
   batches_.start_epoch(state.epoch);
@@ -64,9 +65,15 @@ EpochTotals EpochLoop::run(LoopState& state) {
   auto interval_start = Clock::now();
   std::int64_t interval_samples = 0;
   const std::int64_t log_interval = experiment_.log_interval;
-  while (auto batch = batches_.next()) {
+  timer_.take();  // a new epoch's figures
+  for (;;) {
+    timer_.start_step(state.step);
+    const std::optional<data::Batch> batch = batches_.next();
+    if (!batch) break;
+    timer_.mark(Phase::data);
+    timer_.add(Phase::copy, batches_.last_copy_seconds(), Phase::data);
     state.lr = scheduled_lr(experiment_, base_lr_, state.step, state.steps_per_epoch);
-    const StepOutput out = step_.run(*batch, state.lr);
+    const StepOutput out = step_.run(*batch, state.lr, &timer_);
     const std::int64_t n = batch->targets.size(0);
     {
       // As few small ops as possible: each costs a dispatch on the hot path.
@@ -89,6 +96,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
       interval_start = Clock::now();
       interval_samples = 0;
     }
+    timer_.end_step();
     if (experiment_.max_steps > 0 && state.step >= experiment_.max_steps) {
       state.request_stop(StopReason::max_steps);
       break;

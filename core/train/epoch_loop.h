@@ -12,6 +12,7 @@
 #include "train/callback.h"
 #include "train/device_context.h"
 #include "train/loop_state.h"
+#include "train/phase_timer.h"
 
 namespace plugtrain {
 
@@ -22,6 +23,7 @@ class TrainingStrategy;
 struct EpochTotals {
   double loss_sum = 0, correct = 0, seen = 0;
   double seconds = 0;
+  PhaseTimes phases;  // this process's
 };
 
 class EpochLoop {
@@ -42,6 +44,7 @@ class EpochLoop {
   TrainingStrategy& strategy_;
   const DeviceContext& device_;
   std::vector<std::unique_ptr<Callback>>& callbacks_;
+  PhaseTimer timer_;
 };
 
 }  // namespace plugtrain

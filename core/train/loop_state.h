@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plugtrain/backend.h"
+#include "train/phase_timer.h"
 #include "state/checkpoint.h"
 
 namespace plugtrain {
@@ -22,6 +23,7 @@ struct EpochMetrics {
   double seconds = 0;             // the whole epoch, evaluation included
   double lr = 0;                  // at the end of the epoch
   MemoryInfo memory;              // the backend's memory figures at the end of the epoch
+  PhaseTimes phases;              // where the training steps' time went
 
   // "train_loss", "train_accuracy", "test_loss" or "test_accuracy"; nullopt in an epoch without it.
   std::optional<double> metric(const std::string& name) const;

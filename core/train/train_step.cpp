@@ -4,6 +4,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "strategy/training_strategy.h"
+#include "train/phase_timer.h"
 #include "train/optimizers.h"
 #include "train/precision.h"
 
@@ -17,7 +18,7 @@ TrainStep::TrainStep(TrainingStrategy& strategy, Precision& precision, torch::op
       parameters_(std::move(parameters)),
       grad_clip_(grad_clip) {}
 
-StepOutput TrainStep::run(const data::Batch& batch, double lr) {
+StepOutput TrainStep::run(const data::Batch& batch, double lr, PhaseTimer* timer) {
   set_lr(optimizer_, lr);
   optimizer_.zero_grad();
   StepOutput out;
@@ -26,8 +27,11 @@ StepOutput TrainStep::run(const data::Batch& batch, double lr) {
     out.logits = strategy_.forward(batch.inputs);
     out.loss = at::cross_entropy_loss(out.logits, batch.targets);
   }
+  if (timer) timer->mark(Phase::forward);
   strategy_.backward([&] { precision_.backward(out.loss); });
+  if (timer) timer->mark(Phase::backward);
   precision_.step(optimizer_, parameters_, grad_clip_);
+  if (timer) timer->mark(Phase::optimizer);
   return out;
 }
 

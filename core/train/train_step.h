@@ -15,6 +15,7 @@ class Optimizer;
 
 namespace plugtrain {
 
+class PhaseTimer;
 class Precision;
 class TrainingStrategy;
 
@@ -28,7 +29,8 @@ class TrainStep {
   TrainStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
             std::vector<at::Tensor> parameters, double grad_clip);
 
-  StepOutput run(const data::Batch& batch, double lr);
+  // `timer` (may be null) is told where forward, backward and the optimizer step end.
+  StepOutput run(const data::Batch& batch, double lr, PhaseTimer* timer = nullptr);
 
  private:
   TrainingStrategy& strategy_;

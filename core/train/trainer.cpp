@@ -130,6 +130,7 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   EpochMetrics m;
   m.epoch = state_.epoch;
   m.lr = state_.lr;
+  m.phases = totals.phases;
   m.train_loss = totals.seen > 0 ? totals.loss_sum / totals.seen : 0;
   m.train_accuracy = totals.seen > 0 ? totals.correct / totals.seen : 0;
   // A resumed epoch's first part was trained (and timed) before.

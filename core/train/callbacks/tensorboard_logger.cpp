@@ -20,6 +20,9 @@ void TensorBoardLogger::on_epoch_end(LoopState&, const EpochMetrics& m) {
     writer_.add_scalar("epoch/memory_used_bytes", double(*m.memory.process_used_bytes), m.epoch);
   if (m.memory.process_peak_bytes)
     writer_.add_scalar("epoch/memory_peak_bytes", double(*m.memory.process_peak_bytes), m.epoch);
+  if (m.phases.timed_steps > 0)
+    for (int p = 0; p < kPhases; ++p)
+      writer_.add_scalar(std::string("phase/") + to_string(Phase(p)) + "_share", m.phases.share(Phase(p)), m.epoch);
   writer_.flush();
 }
 
