@@ -15,6 +15,8 @@ void add_run_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_doctor_command(CLI::App& app);
 
 // Adds --plugin-path (repeatable) to a subcommand.
 void add_plugin_path_option(CLI::App& command, std::vector<std::filesystem::path>& paths);

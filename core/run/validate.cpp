@@ -42,7 +42,7 @@ ValidatedRun validate(const RunRequest& request) {
   SearchOptions search;
   search.cli_paths = request.plugin_paths;
   for (const auto& p : e.plugin_paths) search.experiment_paths.emplace_back(p);
-  v.host = std::make_unique<PluginHost>(search);
+  v.host = std::make_shared<PluginHost>(search);
   v.model = &find_model(*v.host, v.file, e);
   e.model_options = resolve_model_options(v.file, v.model->spec);
   check_data_path(v.file, e);

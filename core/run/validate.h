@@ -18,7 +18,7 @@ namespace plugtrain {
 struct ValidatedRun {
   ExperimentFile file;  // where each key came from, for messages
   Experiment experiment;
-  std::unique_ptr<PluginHost> host;
+  std::shared_ptr<PluginHost> host;  // shared: a command may plan several runs on one host
   const RegisteredModel* model = nullptr;
   std::filesystem::path resume_from;  // empty: a fresh start
   std::string resume_record;          // the resolved experiment stored in that checkpoint

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include <ATen/ATen.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/optim/optimizer.h>
 
 #include "state/checkpoint.h"
@@ -55,13 +56,45 @@ TrainerParts single_device_parts(const Experiment& experiment, std::shared_ptr<M
 Trainer::Trainer(TrainerParts parts) : parts_(std::move(parts)) {}
 Trainer::~Trainer() = default;
 
+std::unique_ptr<data::BatchLoader> Trainer::make_loader() const {
+  const Experiment& e = *parts_.experiment;
+  return std::make_unique<data::BatchLoader>(parts_.data->train, parts_.batch_size, /*shuffle=*/true,
+                                             augmentation_of(e), parts_.device.loader, parts_.device.device,
+                                             static_cast<std::uint64_t>(e.seed), parts_.strategy->shard(/*pad=*/true));
+}
+
+std::vector<double> Trainer::time_steps(std::int64_t steps) {
+  Model& model = *parts_.model;
+  const std::unique_ptr<data::BatchLoader> batches = make_loader();
+  TrainStep step(*parts_.strategy, *parts_.precision, *parts_.optimizer, model.parameters(),
+                 parts_.experiment->grad_clip);
+  const c10::Device device = parts_.device.device;
+  parts_.strategy->prepare();
+  model.train();
+  std::vector<double> seconds;
+  std::int64_t epoch = 0;
+  batches->start_epoch(epoch);
+  while (std::int64_t(seconds.size()) < steps) {
+    const auto start = Clock::now();
+    std::optional<data::Batch> batch = batches->next();
+    if (!batch) {  // a short data set: the next epoch
+      batches->start_epoch(++epoch);
+      continue;
+    }
+    step.run(*batch, parts_.lr);
+    if (!device.is_cpu())
+      c10::impl::VirtualGuardImpl(device.type()).synchronizeDevice(device.index() < 0 ? 0 : device.index());
+    seconds.push_back(seconds_since(start));
+  }
+  return seconds;
+}
+
 TrainSummary Trainer::fit() {
   const Experiment& e = *parts_.experiment;
   Model& model = *parts_.model;
   TrainingStrategy& strategy = *parts_.strategy;
-  data::BatchLoader batches(parts_.data->train, parts_.batch_size, /*shuffle=*/true, augmentation_of(e),
-                            parts_.device.loader, parts_.device.device, static_cast<std::uint64_t>(e.seed),
-                            strategy.shard(/*pad=*/true));
+  const std::unique_ptr<data::BatchLoader> loader = make_loader();
+  data::BatchLoader& batches = *loader;
   TrainStep step(strategy, *parts_.precision, *parts_.optimizer, model.parameters(), e.grad_clip);
   EpochLoop epoch_loop(e, parts_.lr, batches, step, strategy, parts_.device, parts_.callbacks);
   state_.epochs = e.epochs;

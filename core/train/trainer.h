@@ -70,10 +70,16 @@ class Trainer {
   ~Trainer();
   TrainSummary fit();
 
+  // `steps` training steps of the built run and nothing else (no evaluation, no callbacks, no
+  // checkpoint), each ended by a device synchronisation; their wall times, in seconds. For
+  // commands that time a run (bench, fastest-backend selection).
+  std::vector<double> time_steps(std::int64_t steps);
+
   const LoopState& state() const { return state_; }
   TrainingStrategy& strategy() { return *parts_.strategy; }
 
  private:
+  std::unique_ptr<data::BatchLoader> make_loader() const;
   void restore();
   bool done();
   EpochMetrics finish_epoch(const EpochTotals& totals);

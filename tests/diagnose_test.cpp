@@ -1,0 +1,99 @@
+// `plugtrain doctor` and `plugtrain bench` as a user runs them: what they print, their JSON, and
+// their exit codes, with a backend that probes usable but cannot train (test plugin smokefail).
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <torch/version.h>
+
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace {
+
+using testing::run_process;
+using testing::shell_quote;
+namespace fs = std::filesystem;
+
+const std::string kSmokeFailing = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/smoke_failing";
+
+std::string plugtrain(const std::string& args) {
+  return "env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) + " " + args;
+}
+
+TEST(Doctor, ChecksVersionsPluginsAndPassesTheCpuSmokeTest) {
+  auto r = run_process(plugtrain("doctor"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("LibTorch: " TORCH_VERSION), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SDK ABI: 3.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cores: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu         backend"), std::string::npos) << "the plugin list: " << r.out;
+  EXPECT_NE(r.out.find("  PASS  cpu        1 device         loss "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("doctor: every usable backend passed"), std::string::npos) << r.out;
+}
+
+TEST(Doctor, ABackendThatCannotTrainFailsWithItsReason) {
+  auto r = run_process(plugtrain("doctor --plugin-path " + shell_quote(kSmokeFailing)));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("  FAIL  smokefail"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  PASS  cpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("doctor: failed: smokefail (1 device): "), std::string::npos) << r.out;
+
+  auto json = run_process(plugtrain("doctor --json --plugin-path " + shell_quote(kSmokeFailing)), false);
+  EXPECT_EQ(json.exit_code, 1);
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["ok"], false);
+  ASSERT_EQ(j["smoke_tests"].size(), 2u);
+  EXPECT_EQ(j["smoke_tests"][0]["backend"], "smokefail");
+  EXPECT_EQ(j["smoke_tests"][0]["passed"], false);
+  EXPECT_FALSE(j["smoke_tests"][0]["reason"].get<std::string>().empty());
+  EXPECT_EQ(j["smoke_tests"][1]["passed"], true);
+  EXPECT_LT(j["smoke_tests"][1]["last_loss"].get<double>(), j["smoke_tests"][1]["first_loss"].get<double>());
+}
+
+TEST(Doctor, WithAnExperimentOnlyItsBackendIsJudged) {
+  const fs::path dir = testing::scratch_dir("doctor");
+  std::ofstream(dir / "exp.toml") << "[backend]\nname = \"cpu\"\n[model]\nname = \"mlp\"\n[data]\ndataset = \"synthetic\"\n";
+  auto r = run_process(plugtrain("doctor " + shell_quote((dir / "exp.toml").string()) + " --plugin-path " +
+                                 shell_quote(kSmokeFailing)));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("doctor: the experiment's backend, cpu, passed"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+TEST(Bench, TimesEachBatchSizeOnEachBackendAndSaysWhichFailed) {
+  const fs::path dir = testing::scratch_dir("bench");
+  std::ofstream(dir / "exp.toml") << "[model]\nname = \"mlp\"\nhidden = [32]\n[data]\ndataset = \"synthetic\"\n";
+  auto r = run_process(plugtrain("bench " + shell_quote((dir / "exp.toml").string()) +
+                                 " --backends cpu,smokefail --batch-sizes 16,64 --steps 4 --warmup 1 --json --plugin-path " +
+                                 shell_quote(kSmokeFailing)),
+                       false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  for (const auto& row : rows) {
+    if (row["backend"] == "smokefail") {
+      EXPECT_FALSE(row["error"].get<std::string>().empty()) << row;
+      continue;
+    }
+    EXPECT_EQ(row["device"], "cpu");
+    EXPECT_GT(row["samples_per_second"].get<double>(), 0) << row;
+    EXPECT_LE(row["step_ms"]["p10"].get<double>(), row["step_ms"]["median"].get<double>());
+    EXPECT_LE(row["step_ms"]["median"].get<double>(), row["step_ms"]["p90"].get<double>());
+    EXPECT_DOUBLE_EQ(row["vs_cpu"].get<double>(), 1.0);
+  }
+  EXPECT_EQ(rows[0]["batch_size"], 16);
+  EXPECT_EQ(rows[2]["batch_size"], 64);
+  auto table = run_process(plugtrain("bench " + shell_quote((dir / "exp.toml").string()) + " --steps 3 --warmup 0"));
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("BACKEND    DEVICE    BATCH    SAMPLES/S"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("1.00x"), std::string::npos) << table.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace plugtrain
