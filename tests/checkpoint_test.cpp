@@ -180,6 +180,21 @@ TEST_F(CheckpointTest, RunFolderHoldsResolvedExperimentLogMetricsAndSummary) {
   EXPECT_TRUE(fs::exists(version(1) / "summary.json")) << "a second run gets the next version";
 }
 
+TEST_F(CheckpointTest, ProfileWritesAChromeTraceAndTheTopOperators) {
+  auto r = run("--set train.epochs=1 --profile --profile-steps 4");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("profile: recording 4 steps"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("profile: top operators by self CPU time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("aten::"), std::string::npos) << r.out;
+  const fs::path trace = version(0) / "profile" / "trace.json";
+  ASSERT_TRUE(fs::exists(trace)) << r.out;
+  const auto j = nlohmann::json::parse(std::ifstream(trace));
+  ASSERT_TRUE(j.contains("traceEvents"));
+  int ops = 0;
+  for (const auto& e : j["traceEvents"]) ops += e.value("name", "").rfind("aten::", 0) == 0;
+  EXPECT_GT(ops, 10) << "LibTorch operators in the trace";
+}
+
 TEST_F(CheckpointTest, SaveEveryKeepsTheLastKAndBestFollowsTheMonitor) {
   ASSERT_EQ(run("--set checkpoint.save=\"every\" --set checkpoint.keep_last=2").exit_code, 0);
   EXPECT_FALSE(fs::exists(version(0) / "checkpoints" / "epoch-0002.ckpt"));

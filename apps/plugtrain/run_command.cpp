@@ -20,11 +20,18 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--no-mps", *no_mps, "Do not use the Apple GPU (mps)");
   cmd->add_option("--resume", request->resume,
                   "Continue exactly from a checkpoint: a .ckpt path, or 'last' (this experiment's newest last.ckpt)");
+  auto profile = std::make_shared<bool>(false);
+  auto profile_steps = std::make_shared<std::int64_t>(0);
+  cmd->add_flag("--profile", *profile,
+                "Record steps with LibTorch's profiler: <run folder>/profile/trace.json and the top operators");
+  cmd->add_option("--profile-steps", *profile_steps, "Steps the profiler records (default 20)")->check(CLI::PositiveNumber);
   add_plugin_path_option(*cmd, request->plugin_paths);
   // Set by `plugtrain sweep` for each trial it starts: the file's [sweep] table is the sweep's.
   cmd->add_flag("--sweep-trial", request->sweep_trial)->group("");
-  cmd->callback([request, no_mps] {
+  cmd->callback([request, no_mps, profile, profile_steps] {
     if (*no_mps) request->disable_backends.push_back("mps");
+    if (*profile) request->overrides.push_back("train.profile=true");
+    if (*profile_steps > 0) request->overrides.push_back("train.profile_steps=" + std::to_string(*profile_steps));
     request->command_line = command_line();
     const RunResult result = run_experiment(*request, std::cout);
     set_exit_code(result.launched_workers     ? result.workers_exit_code

@@ -97,7 +97,10 @@ struct Experiment {
   double grad_clip = 0.0;
   std::int64_t threads = 0;
   std::string precision = "fp32";
-  bool phase_timing = true;  // the per-epoch split of step time into data, copy, fwd, bwd, opt, other
+  bool phase_timing = true;
+  bool profile = false;               // LibTorch's profiler over profile_steps steps after profile_warmup
+  std::int64_t profile_steps = 20;
+  std::int64_t profile_warmup = 5;  // the per-epoch split of step time into data, copy, fwd, bwd, opt, other
 };
 
 }  // namespace plugtrain

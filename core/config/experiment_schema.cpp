@@ -251,6 +251,12 @@ const std::vector<ConfigKey>& experiment_schema() {
       resumable(key("train.phase_timing", &E::phase_timing,
                     "time the phases of the training steps (data, copy, fwd, bwd, opt, other) and show their "
                     "shares each epoch")),
+      resumable(key("train.profile", &E::profile,
+                    "record train.profile_steps steps with LibTorch's profiler (Kineto) after train.profile_warmup: a "
+                    "Chrome trace in <run folder>/profile/trace.json and the top operators (also --profile)")),
+      resumable(key("train.profile_steps", &E::profile_steps, "steps the profiler records (also --profile-steps)",
+                    greater_than(0))),
+      resumable(key("train.profile_warmup", &E::profile_warmup, "steps before the profiler starts", at_least(0))),
       key("train.precision", &E::precision,
           "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)", one_of({"fp32", "bf16", "fp16"})),
   };

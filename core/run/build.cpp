@@ -17,6 +17,7 @@
 #include "train/callbacks/console_log.h"
 #include "train/callbacks/early_stopping.h"
 #include "train/callbacks/metrics_csv.h"
+#include "train/callbacks/profiler_callback.h"
 #include "train/callbacks/progress_bar_callback.h"
 #include "train/callbacks/tensorboard_logger.h"
 #include "train/optimizers.h"
@@ -61,7 +62,8 @@ std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const 
   return std::make_unique<DataParallel>(std::move(replicas), std::move(devices));
 }
 
-std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const RunOutputs* outputs, std::ostream& log) {
+std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const RunPlan& plan, const RunOutputs* outputs,
+                                                      std::ostream& log) {
   std::vector<std::unique_ptr<Callback>> callbacks;
   // The order matters: the bar clears before a line is printed, and early stopping decides
   // before the checkpoint of the epoch is written.
@@ -75,6 +77,9 @@ std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const
                                                         e.early_stopping_patience, e.early_stopping_min_delta));
   if (outputs && !outputs->checkpoints.empty())
     callbacks.push_back(std::make_unique<CheckpointSaver>(outputs->checkpoints, e));
+  if (outputs && e.profile)
+    callbacks.push_back(std::make_unique<ProfilerCallback>(outputs->run_folder / "profile", e.profile_warmup,
+                                                           e.profile_steps, plan.capabilities.profiler_activity, log));
   return callbacks;
 }
 
@@ -143,7 +148,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   const int memory_device = plan.devices.devices.at(0);
   parts.device = {plan.device, plan.loader, plan.capabilities.float64,
                   [&backend, memory_device] { return backend.memory(memory_device); }};
-  parts.callbacks = make_callbacks(e, outputs, log);
+  parts.callbacks = make_callbacks(e, plan, outputs, log);
   parts.resume_from = run.resume_from;
   parts.experiment_record = plan.record;
   built->trainer = std::make_unique<Trainer>(std::move(parts));

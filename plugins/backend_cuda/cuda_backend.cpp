@@ -18,6 +18,7 @@ class CudaBackend final : public Backend {
     c.strategies = {Strategy::single, Strategy::dp, Strategy::ddp};
     c.collective = "nccl";  // plugtrain_create_collective (cuda_collective.cpp); Gloo when built without NCCL
     c.visible_devices_variable = "CUDA_VISIBLE_DEVICES";
+    c.profiler_activity = "cuda";
     return c;
   }
 

@@ -135,6 +135,9 @@ struct Capabilities {
   // The environment variable that limits which of its devices a process sees (device i of the
   // probe is then its device 0), so a sweep can give each trial its own device. Empty: none.
   std::string visible_devices_variable;
+  // LibTorch's profiler (Kineto) activity that records this device's kernels, as LibTorch
+  // names it in lower case ("cuda", "xpu", "mtia", "privateuse1"). Empty: the CPU's only.
+  std::string profiler_activity;
 };
 
 class Backend {
