@@ -177,6 +177,34 @@ TEST_F(SweepTest, AFailingTrialIsReportedAndTheOthersFinish) {
   EXPECT_NE(r.out.find("not-weights.pt"), std::string::npos) << r.out;
 }
 
+TEST_F(SweepTest, ADivergedTrialAndListValuesStillGiveAWellFormedReport) {
+  std::string text = kGrid;
+  text = text.substr(0, text.find("[sweep]")) +
+         "[sweep]\nmodel.hidden = [[16], [16, 8]]\noptim.lr = [0.01, 1e30]\n";  // 1e30: the loss becomes NaN
+  write("diverge.toml", text);
+  auto r = run("sweep diverge.toml");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("4 of 4 trials finished"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("## Groups"), std::string::npos) << r.out;
+  // Every CSV row has as many cells as the header once quoted cells ("[16, 8]") are read as one.
+  std::ifstream csv(sweep_folder() / "sweep.csv");
+  auto cells = [](const std::string& line) {
+    int n = 1;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      n += c == ',' && !quoted;
+    }
+    return n;
+  };
+  std::string header;
+  std::getline(csv, header);
+  int rows = 0;
+  for (std::string line; std::getline(csv, line); ++rows) EXPECT_EQ(cells(line), cells(header)) << line;
+  EXPECT_EQ(rows, 4);
+  EXPECT_NE(slurp(sweep_folder() / "sweep.csv").find("\"[16, 8]\""), std::string::npos);
+}
+
 TEST_F(SweepTest, RandomSearchIsReproducibleWithItsSeed) {
   const std::string random = R"(
 [experiment]

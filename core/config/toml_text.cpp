@@ -28,7 +28,13 @@ std::string toml_text(const OptionValue& value) {
 
 std::string toml_quoted(const std::string& text) {
   std::string out = "\"";
-  for (char c : text) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += std::string("\\") + c;
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else out += c;
+  }
   return out + "\"";
 }
 

@@ -1,6 +1,7 @@
 #include "sweep/run_records.h"
 
 #include <algorithm>
+#include <limits>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -71,17 +72,13 @@ void read_epochs(const fs::path& csv, RunRecord& r) {
 
 std::vector<RunRecord> read_run_records(const fs::path& root) {
   if (!fs::is_directory(root)) throw Error(root.string() + ": no such folder");
-  // The newest version holding a summary, per run folder.
-  std::map<fs::path, fs::path> newest;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
-    if (it->path().filename() != "summary.json") continue;
-    const fs::path folder = it->path().parent_path();
-    const fs::path parent = folder.parent_path();
-    auto& best = newest[parent];
-    if (best.empty() || run_version(folder) > run_version(best)) best = folder;
-  }
+  // Every run folder (version_N) holding a summary: each is a run of its own.
+  std::vector<fs::path> folders;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it)
+    if (it->path().filename() == "summary.json" && run_version(it->path().parent_path()) >= 0)
+      folders.push_back(it->path().parent_path());
   std::vector<RunRecord> runs;
-  for (const auto& [parent, folder] : newest) {
+  for (const fs::path& folder : folders) {
     RunRecord r;
     r.folder = folder;
     nlohmann::json s;
@@ -90,10 +87,15 @@ std::vector<RunRecord> read_run_records(const fs::path& root) {
     } catch (const std::exception& e) {
       throw Error((folder / "summary.json").string() + ": not valid JSON: " + e.what());
     }
+    // A diverged run writes NaN as null: it reads back as NaN, not as an error.
+    auto number = [&](const char* key) {
+      const auto it = s.find(key);
+      return it != s.end() && it->is_number() ? it->get<double>() : std::numeric_limits<double>::quiet_NaN();
+    };
     r.interrupted = s.value("interrupted", false);
-    r.best_test_accuracy = s.value("best_test_accuracy", 0.0);
-    r.final_test_accuracy = s.value("final_test_accuracy", 0.0);
-    r.final_test_loss = s.value("final_test_loss", 0.0);
+    r.best_test_accuracy = number("best_test_accuracy");
+    r.final_test_accuracy = number("final_test_accuracy");
+    r.final_test_loss = number("final_test_loss");
     if (fs::exists(folder / "experiment.toml")) r.settings = flat_settings(folder / "experiment.toml");
     read_epochs(folder / "metrics.csv", r);
     runs.push_back(std::move(r));
@@ -108,7 +110,8 @@ std::vector<std::string> varied_keys(const std::vector<RunRecord>& runs) {
     for (const auto& [k, v] : r.settings) all.insert(k);
   std::vector<std::string> varied;
   for (const auto& key : all) {
-    if (key == "experiment.name" || key == "experiment.output") continue;
+    // Where a run wrote and how many threads it used do not make it another experiment.
+    if (key == "experiment.name" || key == "experiment.output" || key == "train.threads") continue;
     std::set<std::string> values;
     for (const auto& r : runs) {
       auto it = r.settings.find(key);

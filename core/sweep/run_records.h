@@ -24,8 +24,8 @@ struct RunRecord {
   std::vector<std::pair<std::int64_t, double>> test_accuracy;  // (epoch, test accuracy) curve
 };
 
-// Every run folder below `root` that holds a summary.json, newest version of each run folder's
-// parent only (a trial resumed into version_1 counts once). Sorted by path.
+// Every run folder (version_N) below `root` that holds a summary.json. Sorted by path. Figures a
+// diverged run left as null read as NaN.
 std::vector<RunRecord> read_run_records(const std::filesystem::path& root);
 
 // The keys whose values differ between the runs (what was varied), in schema order, leaving

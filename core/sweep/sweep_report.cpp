@@ -27,6 +27,14 @@ std::string setting(const RunRecord& r, const std::string& key) {
   return v;
 }
 
+// A CSV cell, quoted when it holds a comma, a quote or a line break (RFC 4180).
+std::string csv_cell(const std::string& v) {
+  if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 std::string fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -103,8 +111,10 @@ SweepReport build_report(const std::filesystem::path& root) {
     g.samples_per_second = mean_std(each(g, [](const RunRecord& r) { return r.samples_per_second; }));
     report.groups.push_back(g);
   }
-  std::sort(report.groups.begin(), report.groups.end(),
-            [](const RunGroup& a, const RunGroup& b) { return a.final_accuracy.mean > b.final_accuracy.mean; });
+  // Best first; a group whose accuracy is NaN (a diverged run) last.
+  auto key = [](const RunGroup& g) { return std::isnan(g.final_accuracy.mean) ? -1.0 : g.final_accuracy.mean; };
+  std::stable_sort(report.groups.begin(), report.groups.end(),
+                   [&](const RunGroup& a, const RunGroup& b) { return key(a) > key(b); });
   if (!report.groups.empty()) {
     const auto best = each(report.groups.front(), [](const RunRecord& r) { return r.final_test_accuracy; });
     for (std::size_t i = 1; i < report.groups.size(); ++i)
@@ -130,7 +140,9 @@ void write_report(const SweepReport& report, const std::filesystem::path& folder
   for (std::size_t i = 0; i < report.varied.size() + 10; ++i) md << " --- |";
   md << "\n";
   std::ostringstream csv;
-  csv << "run," << join(report.varied, ",") << (report.varied.empty() ? "" : ",")
+  csv << "run,";
+  for (const auto& k : report.varied) csv << csv_cell(k) << ",";
+  csv
       << "final_test_accuracy,best_test_accuracy,final_test_loss,best_test_loss,epochs,seconds,seconds_per_epoch,"
          "samples_per_second,finished\n";
   for (const RunRecord& r : report.runs) {
@@ -141,8 +153,8 @@ void write_report(const SweepReport& report, const std::filesystem::path& folder
        << fixed(r.final_test_loss, 4) << " | " << fixed(r.best_test_loss, 4) << " | " << r.epochs << " | "
        << fixed(r.seconds, 1) << " s | " << fixed(r.seconds_per_epoch, 2) << " | "
        << fixed(r.samples_per_second, 0) << " | " << (r.interrupted ? "interrupted" : "finished") << " |\n";
-    csv << name << ",";
-    for (const auto& k : report.varied) csv << setting(r, k) << ",";
+    csv << csv_cell(name) << ",";
+    for (const auto& k : report.varied) csv << csv_cell(setting(r, k)) << ",";
     csv << r.final_test_accuracy << "," << r.best_test_accuracy << "," << r.final_test_loss << "," << r.best_test_loss
         << "," << r.epochs << "," << r.seconds << "," << r.seconds_per_epoch << "," << r.samples_per_second << "," << (r.interrupted ? "false" : "true") << "\n";
   }

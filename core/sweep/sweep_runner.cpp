@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <deque>
 #include <map>
 #include <fstream>
 #include <ostream>
+#include <sstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -64,11 +66,12 @@ TrialState state_of(const fs::path& trial_folder) {
 RunRequest trial_request(const SweepRequest& sweep, const Trial& trial, const fs::path& folder, int threads) {
   RunRequest r;
   r.experiment_file = sweep.experiment_file;
-  r.overrides = sweep.overrides;
+  // The cores' share first: a thread count the experiment, --set or the trial names wins.
+  if (threads > 0) r.overrides.push_back("train.threads=" + std::to_string(threads));
+  for (const auto& o : sweep.overrides) r.overrides.push_back(o);
   for (const auto& a : trial.set_arguments()) r.overrides.push_back(a);
   r.overrides.push_back("experiment.name=" + toml_quoted(trial.name));
   r.overrides.push_back("experiment.output=" + toml_quoted(folder.string()));
-  if (threads > 0) r.overrides.push_back("train.threads=" + std::to_string(threads));
   r.plugin_paths = sweep.plugin_paths;
   r.host_cpu_only = sweep.host_cpu_only;
   r.sweep_trial = true;
@@ -84,9 +87,11 @@ std::vector<std::string> child_argv(const SweepRequest& sweep, const RunRequest&
   return argv;
 }
 
-// The last "plugtrain: error: ..." line a failed trial printed.
-std::string failure_reason(const fs::path& log, int exit_code) {
+// The last "plugtrain: error: ..." line a failed trial printed (after `offset`: its log is
+// appended to by every attempt).
+std::string failure_reason(const fs::path& log, std::uintmax_t offset, int exit_code) {
   std::ifstream in(log);
+  in.seekg(std::streamoff(offset));
   std::string reason;
   for (std::string line; std::getline(in, line);)
     if (line.rfind("plugtrain: error: ", 0) == 0) reason = line.substr(18);
@@ -125,7 +130,22 @@ struct Running {
   std::size_t trial;
   int slot;
   Clock::time_point start;
+  std::uintmax_t log_offset;  // where this attempt's output starts in the trial's log
 };
+
+// The devices a process may use, as the backend's variable lists them for this process
+// ("2,3" when the sweep itself was given those), so trial k gets the k-th of them.
+std::vector<std::string> visible_devices(const std::string& variable, std::size_t count) {
+  std::vector<std::string> ids;
+  if (const char* set = std::getenv(variable.c_str()); set && *set) {
+    std::stringstream s(set);
+    for (std::string id; std::getline(s, id, ',');)
+      if (!id.empty()) ids.push_back(id);
+  } else {
+    for (std::size_t i = 0; i < count; ++i) ids.push_back(std::to_string(i));
+  }
+  return ids;
+}
 
 }  // namespace
 
@@ -140,7 +160,8 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
   // Every trial is checked before the first starts; the first one's plan says how many run
   // at a time and on which devices.
   int jobs = request.jobs;
-  std::string device_variable;
+  std::string device_variable;         // set: each trial gets its own device through it
+  std::vector<std::string> device_ids;  // what the variable is set to, per job slot
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   for (std::size_t i = 0; i < trials.size(); ++i) {
     try {
@@ -149,8 +170,13 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
         const RunPlan plan = plan_run(run, {request.host_cpu_only, {}}, std::nullopt);
         const std::size_t devices = plan.choice.backend->probe().devices.size();
         if (jobs == 0) jobs = plan.capabilities.host_cpu ? 1 : int(std::max<std::size_t>(1, devices));
-        if (!plan.capabilities.host_cpu && jobs > 1) device_variable = plan.capabilities.visible_devices_variable;
-        if (plan.capabilities.host_cpu || device_variable.empty()) device_variable.clear();
+        if (!plan.capabilities.host_cpu && jobs > 1) {
+          device_variable = plan.capabilities.visible_devices_variable;
+          if (!device_variable.empty()) device_ids = visible_devices(device_variable, devices);
+          if (std::size_t(jobs) > std::max<std::size_t>(devices, 1))
+            throw ConfigError("--jobs " + std::to_string(jobs) + " trials at a time on " + plan.choice.backend->name() +
+                              ", which has " + std::to_string(devices) + " device(s): one trial per device at most");
+        }
       }
     } catch (const Error& e) {
       throw ConfigError("sweep trial " + std::to_string(i + 1) + " of " + std::to_string(trials.size()) + " (" +
@@ -174,6 +200,8 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
   }
 
   const int lock = lock_folder(folder);
+  // Finished children must be reaped here, even when the sweep was started with SIGCHLD ignored.
+  ::signal(SIGCHLD, SIG_DFL);
   fs::create_directories(folder / "logs");
   std::deque<std::size_t> pending;
   for (std::size_t i = 0; i < trials.size(); ++i)
@@ -198,11 +226,15 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
       const int slot = free_slots.back();
       free_slots.pop_back();
       std::vector<std::pair<std::string, std::string>> env;
-      if (!device_variable.empty()) env.emplace_back(device_variable, std::to_string(slot));
+      if (!device_variable.empty() && std::size_t(slot) < device_ids.size())
+        env.emplace_back(device_variable, device_ids[std::size_t(slot)]);
       const RunRequest r = trial_request(request, trials[i], folder, threads);
-      const pid_t pid = start_process(child_argv(request, r, state_of(folder / trials[i].name) == TrialState::resume),
-                                      env, folder / "logs" / (trials[i].name + ".log"));
-      running[pid] = {i, slot, Clock::now()};
+      const fs::path log = folder / "logs" / (trials[i].name + ".log");
+      std::error_code ec;
+      const std::uintmax_t offset = fs::exists(log) ? fs::file_size(log, ec) : 0;
+      const pid_t pid =
+          start_process(child_argv(request, r, state_of(folder / trials[i].name) == TrialState::resume), env, log);
+      running[pid] = {i, slot, Clock::now(), ec ? 0 : offset};
     }
     const Finished f = poll_finished();
     if (f.pid == 0 || !running.count(f.pid)) {
@@ -229,7 +261,7 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
       ++interrupted;
       what = "interrupted (its checkpoint resumes it)";
     } else {
-      const std::string reason = failure_reason(folder / "logs" / (t.name + ".log"), f.exit_code);
+      const std::string reason = failure_reason(folder / "logs" / (t.name + ".log"), r.log_offset, f.exit_code);
       failures.push_back("trial " + std::to_string(r.trial + 1) + " (" + t.label() + "): " + reason);
       what = "FAILED: " + reason;
     }
@@ -247,8 +279,8 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
 
   try {
     write_report(build_report(folder), folder, out);
-  } catch (const Error& e) {
-    out << "sweep: no report: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    out << "sweep: no report: " << first_line(e.what()) << "\n";
   }
   out << "sweep: " << done << " of " << trials.size() << " trials finished, " << failures.size() << " failed, "
       << interrupted << " interrupted; " << duration_text(total) << " with " << jobs << " at a time\n";

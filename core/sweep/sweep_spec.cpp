@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <functional>
+#include <set>
 #include <random>
 #include <sstream>
 
 #include "config/config_error.h"
+#include "config/suggest.h"
 #include "config/toml_text.h"
 #include "util/text.h"
 
@@ -49,6 +52,8 @@ bool read_distribution(const ExperimentFile& file, const std::string& key, const
   if (!(axis.low < axis.high)) throw ConfigError(at(file, node) + ": sweep." + key + "." + kind + " needs low < high");
   if (kind == "log_uniform" && axis.low <= 0)
     throw ConfigError(at(file, node) + ": sweep." + key + ".log_uniform needs low > 0");
+  if (kind == "int" && std::ceil(axis.low) > std::floor(axis.high))
+    throw ConfigError(at(file, node) + ": sweep." + key + ".int holds no integer");
   return true;
 }
 
@@ -67,6 +72,13 @@ void read_axes(const ExperimentFile& file, const toml::table& table, const std::
       for (const toml::node& v : *values) axis.values.push_back(toml_text(v));
     } else if (const toml::table* t = node.as_table()) {
       if (!read_distribution(file, key, *t, axis)) {
+        // { loguniform = [a, b] } (an inline table, not dotted keys): a range with a misspelt kind.
+        if (t->is_inline() && t->size() == 1 && t->begin()->second.is_array() &&
+            t->begin()->second.as_array()->size() == 2) {
+          const std::string kind(t->begin()->first.str());
+          throw ConfigError(at(file, node) + ": sweep." + key + ": '" + kind + "' is not a range" +
+                            did_you_mean(kind, {"uniform", "log_uniform", "int"}) + "; write { uniform | log_uniform | int = [low, high] }");
+        }
         read_axes(file, *t, key, spec);
         continue;
       }
@@ -78,6 +90,16 @@ void read_axes(const ExperimentFile& file, const toml::table& table, const std::
       throw ConfigError(at(file, node) + ": sweep." + key + " is not a key path (write table.key, e.g. optim.lr)");
     spec.axes.push_back(std::move(axis));
   }
+}
+
+// FNV-1a: a stable checksum for names cut short (the same in every build, so a resumed sweep
+// finds its folders).
+std::string fnv1a_hex(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 // "\"sgd\"" -> "sgd": a string value as a person reads it.
@@ -123,9 +145,15 @@ SweepSpec read_sweep(const ExperimentFile& file) {
     spec.trials = t->value_or(std::int64_t{0});
     if (spec.trials <= 0) throw ConfigError(at(file, *t) + ": sweep.trials must be a positive integer");
   }
-  if (const toml::node* s = sweep->get("seed")) spec.seed = s->value_or(std::int64_t{0});
+  if (const toml::node* s = sweep->get("seed")) {
+    if (!s->is_integer()) throw ConfigError(at(file, *s) + ": sweep.seed (the random draws' seed) must be an integer");
+    spec.seed = s->value_or(std::int64_t{0});
+  }
   if (spec.method == "random" && spec.trials == 0)
     throw ConfigError(at(file, *node) + ": sweep.method = \"random\" needs sweep.trials");
+  if (spec.method == "grid" && (sweep->contains("trials") || sweep->contains("seed")))
+    throw ConfigError(at(file, *(sweep->contains("trials") ? sweep->get("trials") : sweep->get("seed"))) +
+                      ": sweep.trials and sweep.seed belong to method = \"random\" (a grid trains every combination)");
   read_axes(file, *sweep, "", spec);
   if (const toml::node* r = sweep->get("repeat_seeds")) {
     const toml::array* seeds = r->as_array();
@@ -138,15 +166,28 @@ SweepSpec read_sweep(const ExperimentFile& file) {
       if (!v.is_integer()) throw ConfigError(at(file, v) + ": sweep.repeat_seeds holds integers");
       axis.values.push_back(toml_text(v));
     }
-    spec.axes.push_back(std::move(axis));
+    // A grid's seed axis; a random search repeats each drawn trial with every seed.
+    if (spec.method == "random")
+      spec.repeat_seeds = axis.values;
+    else
+      spec.axes.push_back(std::move(axis));
   }
   // The axes in the order the file lists them (toml++ keeps a table's keys sorted).
   std::stable_sort(spec.axes.begin(), spec.axes.end(), [](const SweepSpec::Axis& a, const SweepSpec::Axis& b) {
     return std::make_pair(a.line, a.column) < std::make_pair(b.line, b.column);
   });
-  for (const auto& a : spec.axes)
+  auto where_axis = [&](const SweepSpec::Axis& a) {
+    return file.source + ":" + std::to_string(a.line) + ":" + std::to_string(a.column);
+  };
+  for (std::size_t i = 0; i < spec.axes.size(); ++i) {
+    const auto& a = spec.axes[i];
     if (!a.distribution.empty() && spec.method != "random")
-      throw ConfigError(file.source + ": sweep." + a.key + " is a range: only method = \"random\" draws from ranges");
+      throw ConfigError(where_axis(a) + ": sweep." + a.key + " is a range: only method = \"random\" draws from ranges");
+    for (std::size_t j = 0; j < i; ++j)
+      if (spec.axes[j].key == a.key)
+        throw ConfigError(where_axis(a) + ": sweep." + a.key + " is varied twice (also at " + where_axis(spec.axes[j]) +
+                          (a.key == "experiment.seed" ? "; repeat_seeds is experiment.seed" : "") + ")");
+  }
   if (spec.axes.empty()) throw ConfigError(at(file, *node) + ": [sweep] varies no key");
   if (const toml::node* w = sweep->get("when")) {
     const toml::table* when = w->as_table();
@@ -177,6 +218,19 @@ SweepSpec read_sweep(const ExperimentFile& file) {
         }
       };
       walk(*overrides, "");
+      // The condition must be able to match, and must not set what the sweep varies.
+      const auto axis = std::find_if(spec.axes.begin(), spec.axes.end(), [&](const auto& a) { return a.key == rule.key; });
+      if (axis == spec.axes.end())
+        throw ConfigError(at(file, body) + ": [sweep.when.\"" + c + "\"]: " + rule.key + " is not varied by the sweep");
+      if (std::find(axis->values.begin(), axis->values.end(), rule.value) == axis->values.end()) {
+        std::vector<std::string> listed;
+        for (const auto& v : axis->values) listed.push_back(plain(v));
+        throw ConfigError(at(file, body) + ": [sweep.when.\"" + c + "\"] matches no trial: " + rule.key +
+                          " takes " + join(listed, ", ", "values drawn from a range (a condition needs a listed value)"));
+      }
+      for (const auto& [k, v] : rule.overrides)
+        if (std::any_of(spec.axes.begin(), spec.axes.end(), [&](const auto& a) { return a.key == k; }))
+          throw ConfigError(at(file, body) + ": [sweep.when.\"" + c + "\"] sets " + k + ", which the sweep varies");
       spec.when.push_back(std::move(rule));
     }
   }
@@ -199,6 +253,7 @@ std::vector<Trial> SweepSpec::expand() const {
     std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
     for (std::int64_t i = 0; i < this->trials; ++i) {
       Trial t;
+      t.draw = i + 1;
       for (const Axis& axis : axes) {
         std::ostringstream v;
         v.precision(6);
@@ -217,15 +272,32 @@ std::vector<Trial> SweepSpec::expand() const {
         }
         t.overrides.emplace_back(axis.key, v.str());
       }
-      trials.push_back(std::move(t));
+      if (repeat_seeds.empty()) {
+        trials.push_back(std::move(t));
+        continue;
+      }
+      for (const std::string& s : repeat_seeds) {
+        Trial seeded = t;
+        seeded.overrides.emplace_back("experiment.seed", s);
+        trials.push_back(std::move(seeded));
+      }
     }
   }
+  std::set<std::string> names;
   for (std::size_t i = 0; i < trials.size(); ++i) {
     Trial& t = trials[i];
     std::string name;
     for (const auto& [k, v] : t.overrides) name += (name.empty() ? "" : ",") + k + "=" + plain(v);
-    // A random trial's values can repeat: its number keeps the folders apart.
-    t.name = (method == "random" ? "trial-" + std::to_string(i + 1) + "," : "") + folder_safe(name);
+    // A random trial's values can repeat: the number of its draw keeps the folders apart.
+    name = (t.draw > 0 ? "trial-" + std::to_string(t.draw) + "," : "") + folder_safe(name);
+    // Folder names stay well under the file system's 255 bytes; the rest becomes a checksum.
+    if (name.size() > 150) name = name.substr(0, 130) + "~" + fnv1a_hex(name);
+    // Values that differ only in characters a folder name cannot hold (or a value listed twice).
+    if (!names.insert(name).second) {
+      name += ",trial-" + std::to_string(i + 1);
+      names.insert(name);
+    }
+    t.name = name;
     const auto base = t.overrides;
     for (const When& rule : when)
       for (const auto& [k, v] : base)

@@ -26,6 +26,7 @@ namespace plugtrain {
 struct Trial {
   std::vector<std::pair<std::string, std::string>> overrides;
   std::string name;  // folder name: the overrides that vary, safe for a file system
+  std::int64_t draw = 0;  // random: the number of the draw (1-based); 0 in a grid
   std::vector<std::string> set_arguments() const;  // "key=value" for --set
   std::string label() const;                       // "optim.name=sgd, experiment.seed=1"
 };
@@ -34,6 +35,7 @@ struct SweepSpec {
   std::string method = "grid";
   std::int64_t trials = 0;  // random
   std::int64_t seed = 0;    // random
+  std::vector<std::string> repeat_seeds;  // random: every drawn trial once per seed
   std::vector<Trial> expand() const;
 
   struct Axis {
