@@ -95,5 +95,28 @@ TEST(Bench, TimesEachBatchSizeOnEachBackendAndSaysWhichFailed) {
   fs::remove_all(dir);
 }
 
+TEST(Fastest, MeasuresEveryUsableBackendChoosesTheFastestAndRemembersIt) {
+  const fs::path dir = testing::scratch_dir("fastest");
+  std::ofstream(dir / "exp.toml") << "[experiment]\noutput = " << shell_quote((dir / "runs").string())
+                                  << "\n[backend]\nselect = \"fastest\"\n[model]\nname = \"mlp\"\nhidden = [16]\n"
+                                     "[data]\ndataset = \"synthetic\"\nsynthetic_train_size = 256\n[train]\nepochs = 1\n";
+  const std::string run = "env XDG_CACHE_HOME=" + shell_quote((dir / "cache").string()) + " " +
+                          plugtrain("run " + shell_quote((dir / "exp.toml").string()) + " --plugin-path " +
+                                    shell_quote(kSmokeFailing));
+  auto first = run_process(run);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("backend: measured smokefail: it failed: "), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("backend: measured cpu: "), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("backend: chose cpu (fastest of smokefail, cpu)"), std::string::npos) << first.out;
+  ASSERT_TRUE(fs::exists(dir / "cache" / "plugtrain" / "fastest.json"));
+  auto second = run_process(run);
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_EQ(second.out.find("backend: measured"), std::string::npos) << "the cached choice: " << second.out;
+  EXPECT_NE(second.out.find("measured before on this machine"), std::string::npos) << second.out;
+  auto again = run_process(run + " --no-cache");
+  EXPECT_NE(again.out.find("backend: measured cpu: "), std::string::npos) << again.out;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace plugtrain

@@ -25,6 +25,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--profile", *profile,
                 "Record steps with LibTorch's profiler: <run folder>/profile/trace.json and the top operators");
   cmd->add_option("--profile-steps", *profile_steps, "Steps the profiler records (default 20)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-cache", request->measure_again,
+                "With [backend] select = \"fastest\": measure the backends again instead of using the cached choice");
   add_plugin_path_option(*cmd, request->plugin_paths);
   // Set by `plugtrain sweep` for each trial it starts: the file's [sweep] table is the sweep's.
   cmd->add_flag("--sweep-trial", request->sweep_trial)->group("");

@@ -22,6 +22,7 @@ struct Experiment {
 
   // [backend]
   std::string backend = "auto";
+  std::string select = "priority";  // "auto" chooses by: priority (prefer order) or fastest (measured)
   std::vector<std::string> prefer;  // empty: every loaded backend, by the priority its plugin declares
   std::vector<std::string> disable;
   std::vector<std::string> force;   // chosen automatically even where their probe advises against it

@@ -147,6 +147,11 @@ const std::vector<ConfigKey>& experiment_schema() {
       resumable(key("experiment.output", &E::output, "folder for run outputs")),
 
       resumable(key("backend.name", &E::backend, "\"auto\" (best usable in `prefer` order) or a backend plugin name")),
+      resumable(key("backend.select", &E::select,
+                    "with name = \"auto\": priority (the first usable in prefer order) or fastest (a few timed steps "
+                    "on each usable backend; the choice is cached per machine and experiment, --no-cache measures "
+                    "again)",
+                    one_of({"priority", "fastest"}))),
       resumable(key("backend.prefer", &E::prefer,
           "automatic selection order among usable backends (empty: every loaded backend by the priority its plugin "
           "declares)")),

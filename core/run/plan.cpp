@@ -7,6 +7,7 @@
 
 #include "config/config_error.h"
 #include "config/resolved_experiment.h"
+#include "select/fastest_backend.h"
 
 namespace plugtrain {
 
@@ -73,7 +74,10 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   const Experiment& e = run.experiment;
   RunPlan p;
   p.world = world;
-  p.choice = select_backend(*run.host, e, limits);
+  // "fastest" measures the backends (each a short run of its own); under a launcher every
+  // rank must agree, so there the priority order decides.
+  p.choice = e.backend == "auto" && e.select == "fastest" && !world ? choose_fastest(run, limits)
+                                                                  : select_backend(*run.host, e, limits);
   BackendHandle& backend = *p.choice.backend;
   p.capabilities = backend.capabilities();
   p.devices = plan_devices(backend, e, world);

@@ -16,6 +16,8 @@ struct RunRequest {
   bool host_cpu_only = false;                // --no-gpu: only the host CPU's backend may be chosen
   std::vector<std::string> disable_backends;  // e.g. --no-mps
   std::string resume;                        // "" (fresh run), "last", or a checkpoint path
+  // select = "fastest": measure the backends again instead of using the cached choice.
+  bool measure_again = false;
   // One trial of `plugtrain sweep`: the file's [sweep] table belongs to the sweep.
   bool sweep_trial = false;
   // This program's own command line: with devices = N, N copies of it are started as workers.

@@ -57,6 +57,7 @@ ValidatedRun validate(const RunRequest& request) {
     v.resume_record = info.experiment_json;
   }
   v.experiment = std::move(e);
+  v.request = request;
   return v;
 }
 

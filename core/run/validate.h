@@ -22,6 +22,7 @@ struct ValidatedRun {
   const RegisteredModel* model = nullptr;
   std::filesystem::path resume_from;  // empty: a fresh start
   std::string resume_record;          // the resolved experiment stored in that checkpoint
+  RunRequest request;                 // what was asked (a stage that plans other runs from it)
 };
 
 // Throws ConfigError (exit 2) for a bad experiment, another Error for a bad checkpoint.
