@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "plugins/plugin_host.h"
 #include "run/validate.h"
 #include "select/backend_selection.h"
+#include "util/error.h"
 #include "util/format.h"
 #include "util/text.h"
 
@@ -26,12 +28,6 @@ std::vector<std::string> backends_to_bench(const RunRequest& request, const std:
     if (b && b->probe().usable()) usable.push_back(name);
   }
   return usable;
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 }  // namespace
@@ -108,6 +104,9 @@ void add_bench_command(CLI::App& app) {
                   cpu > 0 ? (fixed(r.samples_per_second / cpu, 2) + "x").c_str() : "-");
     }
     std::cout << std::flush;
+    // Nothing could be timed: say so through the exit code too.
+    if (std::none_of(rows.begin(), rows.end(), [](const BenchRow& r) { return r.error.empty(); }))
+      set_exit_code(exit_failure);
   });
 }
 

@@ -13,6 +13,7 @@
 #include "sweep/sweep_figure.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/format.h"
 #include "util/text.h"
 
 namespace plugtrain {
@@ -33,12 +34,6 @@ std::string csv_cell(const std::string& v) {
   std::string out = "\"";
   for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 std::string pm(const MeanStd& m, int digits) { return fixed(m.mean, digits) + " ± " + fixed(m.std, digits); }

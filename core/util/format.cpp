@@ -10,6 +10,12 @@ std::string shape_text(c10::IntArrayRef sizes) {
   return s;
 }
 
+std::string fixed(double value, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, value);
+  return buf;
+}
+
 std::string format_bytes(std::optional<std::uint64_t> bytes, const std::string& unknown) {
   if (!bytes) return unknown;
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

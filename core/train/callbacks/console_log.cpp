@@ -7,16 +7,6 @@
 
 namespace plugtrain {
 
-namespace {
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-}  // namespace
-
 void ConsoleLog::on_train_start(LoopState& state) {
   if (state.resumed_from.empty()) return;
   const TrainingProgress& p = state.progress;
