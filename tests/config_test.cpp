@@ -86,15 +86,16 @@ TEST_F(ConfigTest, UnknownTableSuggestsTheClosest) {
 
 TEST_F(ConfigTest, WrongTypeNamesExpectedAndActual) {
   EXPECT_EQ(error_of(kMinimal + "[data]\nbatch_size = \"big\"\n"),
-            file() + ":4:14: data.batch_size must be an integer, got string");
+            file() + ":4:14: data.batch_size must be an integer or \"auto\", got string");
   EXPECT_EQ(error_of(kMinimal + "[data]\nbatch_size = 1.5\n"),
-            file() + ":4:14: data.batch_size must be an integer, got float");
+            file() + ":4:14: data.batch_size must be an integer or \"auto\", got float");
 }
 
 TEST_F(ConfigTest, OutOfRangeValues) {
   EXPECT_EQ(error_of(kMinimal + "[optim]\nlr = 0\n"), file() + ":4:6: optim.lr must be > 0");
   EXPECT_EQ(error_of(kMinimal + "[optim]\nlr = -0.1\n"), file() + ":4:6: optim.lr must be > 0");
-  EXPECT_EQ(error_of(kMinimal + "[data]\nbatch_size = 0\n"), file() + ":4:14: data.batch_size must be > 0");
+  EXPECT_EQ(error_of(kMinimal + "[data]\nbatch_size = 0\n"), file() + ":4:14: data.batch_size must be >= 1 or \"auto\"");
+  EXPECT_EQ(error_of(kMinimal + "[backend]\ndevices = 0\n"), file() + ":4:11: backend.devices must be >= 1 or \"auto\"");
   EXPECT_EQ(error_of(kMinimal + "[data]\nlabel_noise = 1.5\n"), file() + ":4:15: data.label_noise must be in [0, 1]");
   EXPECT_EQ(error_of(kMinimal + "[data]\nlabel_noise = -0.1\n"), file() + ":4:15: data.label_noise must be in [0, 1]");
   EXPECT_NE(error_of(kMinimal + "[optim]\nname = \"adagrad\"\n").find("'adagrad' is not one of"), std::string::npos);
@@ -132,7 +133,7 @@ TEST_F(ConfigTest, SetOverridesAreTypedLikeToml) {
 TEST_F(ConfigTest, BadSetValuesNameTheOverride) {
   EXPECT_EQ(error_of(kMinimal, {"optim.lr=-1"}), "--set optim.lr: optim.lr must be > 0");
   EXPECT_EQ(error_of(kMinimal, {"optim.lrr=1"}), "--set optim.lrr: unknown key 'optim.lrr' (did you mean 'optim.lr'?)");
-  EXPECT_EQ(error_of(kMinimal, {"data.batch_size=abc"}), "--set data.batch_size: data.batch_size must be an integer, got string");
+  EXPECT_EQ(error_of(kMinimal, {"data.batch_size=abc"}), "--set data.batch_size: data.batch_size must be an integer or \"auto\", got string");
   EXPECT_NE(error_of(kMinimal, {"lr"}).find("expected key.path=value"), std::string::npos);
   EXPECT_NE(error_of(kMinimal, {"lr=3"}).find("the key needs its table"), std::string::npos);
 }

@@ -40,7 +40,10 @@ struct Experiment {
   // [data]
   std::string dataset = "fashion-mnist";
   std::string data_path = "/usr/share/datasets/fashion-mnist";
-  std::int64_t batch_size = 100;         // per device (per rank)
+  std::int64_t batch_size = 100;         // per device (per rank); 0: "auto", the plan searches for it
+  std::int64_t max_batch_size = 4096;    // "auto" tries no larger batch
+  std::int64_t min_batch_size = 1;       // out-of-memory halving (and "auto") go no lower
+  double memory_headroom = 0.1;          // "auto": share of the device's memory left free
   std::int64_t global_batch_size = 0;    // 0: batch_size x devices
   std::int64_t test_batch_size = 1000;
   std::vector<std::string> augmentation;
@@ -62,7 +65,8 @@ struct Experiment {
   std::vector<double> betas;  // empty: the optimizer's own default
   double eps = 1e-8;
   double alpha = 0.99;
-  std::string lr_scaling = "none";  // none, linear, sqrt: lr x f(global batch / batch_size)
+  std::string lr_scaling = "none";  // none, linear, sqrt: lr x f(global batch / reference batch)
+  std::int64_t lr_batch_size = 0;   // the reference batch optim.lr is meant for (0: batch_size)
 
   // [schedule]
   std::string schedule = "none";

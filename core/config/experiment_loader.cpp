@@ -74,7 +74,7 @@ std::optional<ConfigValue> convert(const toml::node& node, ConfigType type) {
     case ConfigType::string_list: return list(std::string{});
     case ConfigType::count_or_auto:
       if (auto v = node.as_integer()) return ConfigValue(v->get());
-      if (auto v = node.as_string(); v && v->get() == "auto") return ConfigValue(std::int64_t{0});
+      if (auto v = node.as_string(); v && v->get() == "auto") return ConfigValue(std::string("auto"));
       return std::nullopt;
   }
   return std::nullopt;
@@ -233,6 +233,16 @@ Experiment resolve_experiment(const ExperimentFile& file) {
           e.force.push_back(*name);
   if (e.model.empty())
     throw ConfigError(file.source + ": [model] name is required (see `plugtrain models`)");
+  if (e.batch_size == 0 && e.lr_scaling != "none" && e.lr_batch_size == 0)
+    throw ConfigError(key_location(file, "optim.lr_scaling") + ": optim.lr_scaling = \"" + e.lr_scaling +
+                      "\" with data.batch_size = \"auto\" needs optim.lr_batch_size, the batch optim.lr is meant for");
+  if (e.batch_size == 0 && e.global_batch_size > 0)
+    throw ConfigError(key_location(file, "data.global_batch_size") +
+                      ": data.global_batch_size and data.batch_size = \"auto\" both set the batch; give one");
+  if (e.min_batch_size > e.max_batch_size)
+    throw ConfigError(key_location(file, "data.min_batch_size") + ": data.min_batch_size " +
+                      std::to_string(e.min_batch_size) + " is above data.max_batch_size " +
+                      std::to_string(e.max_batch_size));
   if (e.nesterov && e.momentum <= 0)
     throw ConfigError(where(file, "optim.nesterov", file.table.at_path("optim.nesterov").node()->source()) +
                       ": optim.nesterov needs optim.momentum > 0");

@@ -56,13 +56,16 @@ ConfigKey key(std::string path, T Experiment::*field, std::string doc, Check che
   return k;
 }
 
-// A count that may also be "auto" (stored as 0).
+// A count that may also be "auto" (the value is the string "auto" until stored, as 0).
 ConfigKey count_or_auto_key(std::string path, std::int64_t Experiment::*field, std::string doc) {
   ConfigKey k = key(std::move(path), field, std::move(doc), [](const ConfigValue& v) -> std::optional<std::string> {
-    if (std::get<std::int64_t>(v) >= 0) return std::nullopt;
+    if (std::holds_alternative<std::string>(v) || std::get<std::int64_t>(v) >= 1) return std::nullopt;
     return "must be >= 1 or \"auto\"";
   });
   k.type = ConfigType::count_or_auto;
+  k.store = [field](Experiment& e, const ConfigValue& v) {
+    e.*field = std::holds_alternative<std::string>(v) ? 0 : std::get<std::int64_t>(v);
+  };
   k.default_text = [field](const Experiment& e) { return e.*field == 0 ? std::string("\"auto\"") : text(e.*field); };
   return k;
 }
@@ -176,7 +179,16 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("data.dataset", &E::dataset, "fashion-mnist, mnist (IDX files) or synthetic",
           one_of({"fashion-mnist", "mnist", "synthetic"})),
       resumable(key("data.path", &E::data_path, "folder with the IDX files (plain or .gz)")),
-      key("data.batch_size", &E::batch_size, "training batch size per device (per process)", greater_than(0)),
+      count_or_auto_key("data.batch_size", &E::batch_size,
+                        "training batch size per device (per process), or \"auto\": the largest power of two whose "
+                        "trial steps fit the device's memory"),
+      resumable(key("data.max_batch_size", &E::max_batch_size, "\"auto\" batch: the largest size tried",
+                    greater_than(0))),
+      resumable(key("data.min_batch_size", &E::min_batch_size,
+                    "the smallest batch an out-of-memory error may halve down to (and \"auto\" may choose)",
+                    greater_than(0))),
+      resumable(key("data.memory_headroom", &E::memory_headroom,
+                    "\"auto\" batch: the share of the device's memory left free", between(0, 0.9))),
       key("data.global_batch_size", &E::global_batch_size,
           "samples per optimizer step over all devices (0: batch_size x devices); sets the per-device batch",
           at_least(0)),
@@ -204,9 +216,12 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("optim.eps", &E::eps, "adam, adamw, rmsprop: epsilon", greater_than(0)),
       key("optim.alpha", &E::alpha, "rmsprop: smoothing constant", between(0, 1)),
       key("optim.lr_scaling", &E::lr_scaling,
-          "when the global batch exceeds batch_size: none, linear (lr x k) or sqrt (lr x sqrt(k)), k = global batch / "
-          "batch_size",
+          "when the global batch differs from the batch optim.lr is meant for: none, linear (lr x k) or sqrt "
+          "(lr x sqrt(k)), k = global batch / optim.lr_batch_size (default data.batch_size)",
           one_of({"none", "linear", "sqrt"})),
+      key("optim.lr_batch_size", &E::lr_batch_size,
+          "the batch optim.lr is meant for, the k = 1 of lr_scaling (0: data.batch_size; needed with \"auto\")",
+          at_least(0)),
 
       key("schedule.name", &E::schedule, "none, step, multistep or cosine",
           one_of({"none", "step", "multistep", "cosine"})),

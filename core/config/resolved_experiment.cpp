@@ -47,6 +47,15 @@ std::string resolved_toml(const Experiment& e, const std::map<std::string, std::
   return out;
 }
 
+std::optional<std::int64_t> recorded_integer(const std::string& record, const std::string& key_path) {
+  try {
+    const toml::table t = toml::parse(record);
+    return t.at_path(key_path).value<std::int64_t>();
+  } catch (const toml::parse_error&) {
+    return std::nullopt;
+  }
+}
+
 void check_resume_compatible(const std::string& saved, const std::string& current,
                              const std::filesystem::path& checkpoint) {
   toml::table before = toml::parse(saved);

@@ -5,8 +5,11 @@
 namespace plugtrain {
 
 BackendHandle::BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend,
-                             CreateCollective* create_collective)
-    : name_(std::move(plugin_name)), backend_(std::move(backend)), create_collective_(create_collective) {}
+                             CreateCollective* create_collective, std::uint32_t sdk_minor)
+    : name_(std::move(plugin_name)),
+      backend_(std::move(backend)),
+      create_collective_(create_collective),
+      sdk_minor_(sdk_minor) {}
 
 const ProbeResult& BackendHandle::probe() {
   if (!probe_) {
@@ -43,6 +46,17 @@ MultiDevicePlan BackendHandle::plan_multi_device(const MultiDeviceRequest& reque
 
 MemoryInfo BackendHandle::memory(int device) const {
   return call_plugin(name_, "memory", [&] { return backend_->memory(device); });
+}
+
+// A 3.0 plugin's table has no slot for these: calling them would jump into whatever follows.
+void BackendHandle::release_cached_memory(int device) const {
+  if (sdk_minor_ < 1) return;
+  call_plugin(name_, "release_cached_memory", [&] { backend_->release_cached_memory(device); });
+}
+
+bool BackendHandle::reset_peak_memory(int device) const {
+  if (sdk_minor_ < 1) return false;
+  return call_plugin(name_, "reset_peak_memory", [&] { return backend_->reset_peak_memory(device); });
 }
 
 }  // namespace plugtrain

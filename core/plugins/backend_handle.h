@@ -1,6 +1,7 @@
 // The host's view of one loaded backend plugin: every call guarded, the probe cached.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,7 +23,9 @@ using CreateCollective = c10::intrusive_ptr<c10d::Backend>(const CollectiveSetup
 class BackendHandle {
  public:
   // create_collective: the plugin's plugtrain_create_collective export, or null.
-  BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend, CreateCollective* create_collective = nullptr);
+  // sdk_minor: the SDK ABI minor the plugin was built with (calls added later are not made).
+  BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend, CreateCollective* create_collective = nullptr,
+                std::uint32_t sdk_minor = PLUGTRAIN_SDK_ABI_MINOR);
 
   const std::string& name() const { return name_; }
 
@@ -35,6 +38,9 @@ class BackendHandle {
   LoaderConfig loader_config(const std::vector<int>& devices) const;
   MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) const;
   MemoryInfo memory(int device) const;
+  // SDK 3.1 calls; on an older plugin the first does nothing and the second returns false.
+  void release_cached_memory(int device) const;
+  bool reset_peak_memory(int device) const;
   // The plugin's own c10d backend for its device type (e.g. NCCL), or null when it has none.
   CreateCollective* collective_factory() const { return create_collective_; }
 
@@ -44,6 +50,7 @@ class BackendHandle {
   std::optional<ProbeResult> probe_;
   std::optional<Capabilities> capabilities_;
   CreateCollective* create_collective_;
+  std::uint32_t sdk_minor_;
 };
 
 }  // namespace plugtrain

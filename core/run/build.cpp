@@ -147,7 +147,8 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   parts.data = &built->data;
   const int memory_device = plan.devices.devices.at(0);
   parts.device = {plan.device, plan.loader, plan.capabilities.float64,
-                  [&backend, memory_device] { return backend.memory(memory_device); }};
+                  [&backend, memory_device] { return backend.memory(memory_device); },
+                  [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
   parts.callbacks = make_callbacks(e, plan, outputs, log);
   parts.resume_from = run.resume_from;
   parts.experiment_record = plan.record;

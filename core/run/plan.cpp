@@ -7,23 +7,27 @@
 
 #include "config/config_error.h"
 #include "config/resolved_experiment.h"
+#include "run/batch_search.h"
+#include "train/optimizers.h"
 #include "select/fastest_backend.h"
 
 namespace plugtrain {
 
 namespace {
 
-BatchPlan batch_plan(const ExperimentFile& file, const Experiment& e, std::int64_t devices, bool one_loader) {
+// per_device: data.batch_size, or what "auto" chose.
+BatchPlan batch_plan(const ExperimentFile& file, const Experiment& e, std::int64_t per_device, std::int64_t devices,
+                     bool one_loader) {
   BatchPlan b;
-  b.global = e.global_batch_size > 0 ? e.global_batch_size : e.batch_size * devices;
+  b.global = e.global_batch_size > 0 ? e.global_batch_size : per_device * devices;
   if (b.global % devices != 0)
     throw ConfigError(key_location(file, "data.global_batch_size") + ": data.global_batch_size " +
                       std::to_string(b.global) + " does not split evenly over " + std::to_string(devices) +
                       " devices");
   b.per_device = b.global / devices;
   b.loader = one_loader ? b.global : b.per_device;
-  const double k = double(b.global) / double(e.batch_size);
-  b.lr_factor = e.lr_scaling == "linear" ? k : e.lr_scaling == "sqrt" ? std::sqrt(k) : 1.0;
+  const std::int64_t reference = e.lr_batch_size > 0 ? e.lr_batch_size : per_device;
+  b.lr_factor = lr_scaling_factor(e.lr_scaling, double(b.global) / double(reference));
   b.lr = e.lr * b.lr_factor;
   return b;
 }
@@ -62,6 +66,26 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
   return plan;
 }
 
+// data.batch_size = "auto": what the checkpoint's run chose when resuming, else a search.
+std::int64_t automatic_batch_size(ValidatedRun& run, RunPlan& p) {
+  const Experiment& e = run.experiment;
+  if (!run.resume_from.empty()) {
+    if (auto recorded = recorded_integer(run.resume_record, "data.batch_size"); recorded && *recorded > 0) {
+      p.batch_lines.push_back("auto: " + std::to_string(*recorded) + " per device, as the run being resumed chose");
+      return *recorded;
+    }
+  }
+  // Under torchrun or Slurm each rank plans alone and could find another size; plugtrain's
+  // own launcher (devices = N) searches once and gives every worker the result.
+  if (p.world && p.world->world_size > 1)
+    throw ConfigError(key_location(run.file, "data.batch_size") + ": data.batch_size = \"auto\" under " +
+                      p.world->source + ": every rank must train on the same batch; start the run with "
+                      "backend.devices = N instead (the search then runs once), or give a number");
+  const BatchSearch search = search_batch_size(run, p);
+  p.batch_lines = search.lines;
+  return search.chosen;
+}
+
 }  // namespace
 
 c10::Device device_of(const std::string& type, int index) {
@@ -87,10 +111,12 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   p.processes = world ? world->world_size : p.launches_workers ? int(p.devices.devices.size()) : 1;
   p.devices_used = p.strategy == Strategy::dp ? std::int64_t(p.devices.devices.size()) : p.processes;
   p.rank = world ? world->rank : 0;
-  p.batch = batch_plan(run.file, e, p.devices_used, /*one_loader=*/p.strategy == Strategy::dp);
-  // The run's record holds the global batch it really used: a resume with another number of
-  // processes is the same run only when the global batch stays the same.
-  p.record = resolved_toml(e, {{"data.global_batch_size", std::to_string(p.batch.global)}});
+  const std::int64_t per_device = e.batch_size > 0 ? e.batch_size : automatic_batch_size(run, p);
+  p.batch = batch_plan(run.file, e, per_device, p.devices_used, /*one_loader=*/p.strategy == Strategy::dp);
+  // The run's record holds the batch it really used: a resume with another number of processes
+  // is the same run only when the global batch stays the same, and "auto" is not searched again.
+  p.record = resolved_toml(e, {{"data.global_batch_size", std::to_string(p.batch.global)},
+                               {"data.batch_size", std::to_string(per_device)}});
   if (!run.resume_from.empty()) check_resume_compatible(run.resume_record, p.record, run.resume_from);
   if (p.launches_workers) return p;  // the workers plan the rest for themselves
 
@@ -111,6 +137,7 @@ void print_plan(const RunPlan& plan, const Experiment& e, std::ostream& log) {
       << (plan.threads > 0 ? plan.threads : at::get_num_threads()) << "); loader: workers " << loader.workers
       << ", pin_memory " << (loader.pin_memory ? "on" : "off") << ", non_blocking "
       << (loader.non_blocking ? "on" : "off") << ", prefetch " << loader.prefetch_depth << "\n";
+  for (const auto& line : plan.batch_lines) log << "batch: " << line << "\n";
   const BatchPlan& b = plan.batch;
   if (plan.devices_used > 1 || b.per_device != e.batch_size) {
     log << "batch: " << b.per_device << " per device x " << plan.devices_used << " = " << b.global << " per step";

@@ -41,6 +41,7 @@ struct RunPlan {
   LoaderConfig loader;
   int threads = 0;                // LibTorch intra-op threads to set (0: leave LibTorch's default)
   BatchPlan batch;
+  std::vector<std::string> batch_lines;  // data.batch_size = "auto": how the size was found
   std::string record;             // the resolved experiment with what the run decided (global batch)
 
   bool writes_outputs() const { return rank == 0; }  // only rank 0 prints and writes files

@@ -19,9 +19,12 @@ namespace {
 // this command) and waits for them; its exit code is theirs.
 RunResult launch_workers(const RunRequest& request, const Experiment& e, const RunPlan& plan, std::ostream& console) {
   for (const auto& w : plan.devices.warnings) console << "warning: " << w << "\n";
+  for (const auto& line : plan.batch_lines) console << "batch: " << line << "\n";
   if (request.command_line.empty()) throw DistributedError("cannot start worker processes: no command line given");
   LaunchRequest launch;
   launch.command = request.command_line;
+  // "auto" was searched here, once: every worker trains on what it found.
+  if (e.batch_size == 0) launch.command.insert(launch.command.end(), {"--set", "data.batch_size=" + std::to_string(plan.batch.per_device)});
   launch.workers = plan.processes;
   // The workers notice a failed rank within the collective timeout; this is the backstop.
   launch.grace = std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000) + 5000);

@@ -20,12 +20,22 @@ nlohmann::json memory_json(const MemoryInfo& m) {
           {"note", m.note}};
 }
 
+// Out-of-memory errors that halved the batch (train/epoch_loop.cpp).
+nlohmann::json halvings_json(const std::vector<BatchHalving>& halvings) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& h : halvings)
+    rows.push_back({{"epoch", h.epoch}, {"step", h.step}, {"from", h.from}, {"to", h.to},
+                    {"lr_before", h.lr_before}, {"lr_after", h.lr_after}, {"error", h.error}});
+  return rows;
+}
+
 nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_t parameters) {
   nlohmann::json epochs = nlohmann::json::array();
   for (const auto& m : r.summary.epochs) {
     nlohmann::json row = {{"epoch", m.epoch},
                           {"train_loss", m.train_loss},
                           {"train_accuracy", m.train_accuracy},
+                          {"samples", m.samples},
                           {"samples_per_second", m.samples_per_second},
                           {"seconds", m.seconds},
                           {"lr", m.lr}};
@@ -55,6 +65,8 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"stopped_early", r.summary.stopped_early},
           {"precision", e.precision},
           {"skipped_steps", r.summary.skipped_steps},
+          {"step_batch", r.summary.step_batch},
+          {"batch_halvings", halvings_json(r.summary.halvings)},
           {"best_test_accuracy", r.summary.best_test_accuracy},
           {"best_epoch", r.summary.best_epoch},
           {"final_test_accuracy", r.summary.final_test_accuracy},

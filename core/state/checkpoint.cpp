@@ -43,6 +43,8 @@ void write_progress(torch::serialize::OutputArchive& a, const TrainingProgress& 
   a.write("progress.loss_scale", c10::IValue(p.loss_scale));
   a.write("progress.loss_scale_growth_tracker", c10::IValue(p.loss_scale_growth_tracker));
   a.write("progress.skipped_steps", c10::IValue(p.skipped_steps));
+  a.write("progress.planned_step", c10::IValue(p.planned_step));
+  a.write("progress.step_batch", c10::IValue(p.step_batch));
 }
 
 c10::IValue read_value(torch::serialize::InputArchive& a, const std::string& key) {
@@ -70,6 +72,10 @@ TrainingProgress read_progress(torch::serialize::InputArchive& a) {
   p.loss_scale = read_value(a, "progress.loss_scale").toDouble();
   p.loss_scale_growth_tracker = read_value(a, "progress.loss_scale_growth_tracker").toInt();
   p.skipped_steps = read_value(a, "progress.skipped_steps").toInt();
+  // Added later: a checkpoint without them never halved its batch.
+  c10::IValue v;
+  p.planned_step = a.try_read("progress.planned_step", v) ? v.toInt() : p.step;
+  p.step_batch = a.try_read("progress.step_batch", v) ? v.toInt() : 0;
   return p;
 }
 

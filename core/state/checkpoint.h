@@ -39,6 +39,11 @@ struct TrainingProgress {
   double loss_scale = 0;  // fp16 dynamic loss scaling (0: not used)
   std::int64_t loss_scale_growth_tracker = 0;
   std::int64_t skipped_steps = 0;
+  // Out-of-memory halving (0.4): steps at the planned batch so far (the schedule and max_steps
+  // count these; older checkpoints: = step), and the samples each step trains on now when a
+  // halving made it smaller than the loader's batch (0: the loader's batch).
+  std::int64_t planned_step = 0;
+  std::int64_t step_batch = 0;
 };
 
 struct CheckpointContent {

@@ -21,6 +21,8 @@ class Callback {
   virtual void on_step_end(const LoopState&, const at::Tensor& /*loss*/) {}
   // Every train.log_interval steps.
   virtual void on_log_step(const LoopState&, const StepFigures&) {}
+  // A step ran out of device memory and the run continues with a smaller batch.
+  virtual void on_batch_halved(const LoopState&, const BatchHalving&) {}
   // After the epoch's training and evaluation. May stop the fit (state.request_stop).
   virtual void on_epoch_end(LoopState&, const EpochMetrics&) {}
   // Once, whatever the reason the fit ended (state.stop says which).

@@ -14,6 +14,7 @@ struct DeviceContext {
   LoaderConfig loader;   // how batches reach it
   bool float64 = true;   // whether running sums can be float64 on it (Capabilities::float64)
   std::function<MemoryInfo()> memory;  // its memory figures, asked once per epoch (may be empty)
+  std::function<void()> release_cached_memory;  // after an out-of-memory error (may be empty)
 };
 
 }  // namespace plugtrain

@@ -1,14 +1,19 @@
 #include "train/epoch_loop.h"
 
+#include <algorithm>
 #include <chrono>
+#include <string>
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
+#include <c10/util/Exception.h>
 
 #include "strategy/training_strategy.h"
 #include "train/optimizers.h"
 #include "train/train_step.h"
+#include "util/error.h"
 #include "util/interrupt.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
@@ -20,11 +25,12 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 }  // namespace
 
-EpochLoop::EpochLoop(const Experiment& experiment, double base_lr, data::BatchLoader& batches, TrainStep& step,
-                     TrainingStrategy& strategy, const DeviceContext& device,
-                     std::vector<std::unique_ptr<Callback>>& callbacks)
+EpochLoop::EpochLoop(const Experiment& experiment, double base_lr, std::int64_t loader_batch,
+                     data::BatchLoader& batches, TrainStep& step, TrainingStrategy& strategy,
+                     const DeviceContext& device, std::vector<std::unique_ptr<Callback>>& callbacks)
     : experiment_(experiment),
       base_lr_(base_lr),
+      loader_batch_(loader_batch),
       batches_(batches),
       step_(step),
       strategy_(strategy),
@@ -72,32 +78,45 @@ EpochTotals EpochLoop::run(LoopState& state) {
     if (!batch) break;
     timer_.mark(Phase::data);
     timer_.add(Phase::copy, batches_.last_copy_seconds(), Phase::data);
-    state.lr = scheduled_lr(experiment_, base_lr_, state.step, state.steps_per_epoch);
-    const StepOutput out = step_.run(*batch, state.lr, &timer_);
     const std::int64_t n = batch->targets.size(0);
-    {
-      // As few small ops as possible: each costs a dispatch on the hot path.
-      at::NoGradGuard no_grad;
-      loss_sum.add_(out.loss.detach(), double(n));
-      correct.add_(out.logits.detach().argmax(1).eq(batch->targets).sum());
-    }
-    seen += n;
-    interval_samples += n * processes;
-    state.epoch_samples = (seen - carried_seen) * processes;
-    ++state.step_in_epoch;
-    ++state.step;
-    strategy_.note_step(state.step);
+    ++state.step_in_epoch;  // the batch in hand counts, for the callbacks
+    // One step for the loader's batch, or (after an out-of-memory halving) several smaller ones.
+    for (std::int64_t begin = 0; begin < n;) {
+      const std::int64_t size = state.step_batch > 0 ? std::min(state.step_batch, n - begin) : n;
+      const data::Batch part =
+          size == n ? *batch : data::Batch{batch->inputs.narrow(0, begin, size), batch->targets.narrow(0, begin, size)};
+      const double position = double(state.planned_step) + double(begin) / double(n);
+      const double batch_factor =
+          state.step_batch > 0 ? lr_scaling_factor(experiment_.lr_scaling, double(state.step_batch) / double(loader_batch_))
+                               : 1.0;
+      state.lr = scheduled_lr(experiment_, base_lr_, position, state.steps_per_epoch) * batch_factor;
+      StepOutput out;
+      if (!try_step(part, state, out)) continue;  // halved: these samples again, in smaller steps
+      {
+        // As few small ops as possible: each costs a dispatch on the hot path.
+        at::NoGradGuard no_grad;
+        loss_sum.add_(out.loss.detach(), double(size));
+        correct.add_(out.logits.detach().argmax(1).eq(part.targets).sum());
+      }
+      begin += size;
+      seen += size;
+      interval_samples += size * processes;
+      state.epoch_samples = (seen - carried_seen) * processes;
+      ++state.step;
+      strategy_.note_step(state.step);
 
-    for (auto& c : callbacks_) c->on_step_end(state, out.loss);
-    if (log_interval > 0 && state.step % log_interval == 0) {
-      const double elapsed = seconds_since(interval_start);  // before item(), which waits for the device
-      const StepFigures figures{out.loss.item<double>(), state.lr, interval_samples / elapsed};
-      for (auto& c : callbacks_) c->on_log_step(state, figures);
-      interval_start = Clock::now();
-      interval_samples = 0;
+      for (auto& c : callbacks_) c->on_step_end(state, out.loss);
+      if (log_interval > 0 && state.step % log_interval == 0) {
+        const double elapsed = seconds_since(interval_start);  // before item(), which waits for the device
+        const StepFigures figures{out.loss.item<double>(), state.lr, interval_samples / elapsed};
+        for (auto& c : callbacks_) c->on_log_step(state, figures);
+        interval_start = Clock::now();
+        interval_samples = 0;
+      }
     }
+    ++state.planned_step;
     timer_.end_step();
-    if (experiment_.max_steps > 0 && state.step >= experiment_.max_steps) {
+    if (experiment_.max_steps > 0 && state.planned_step >= experiment_.max_steps) {
       state.request_stop(StopReason::max_steps);
       break;
     }
@@ -110,11 +129,53 @@ EpochTotals EpochLoop::run(LoopState& state) {
       progress.partial_correct = static_cast<std::int64_t>(partial.correct);
       progress.partial_seen = static_cast<std::int64_t>(partial.seen);
       progress.step = state.step;
+      progress.planned_step = state.planned_step;
       state.request_stop(StopReason::interrupted, std::string(interrupt_signal_name()) + " received");
       return partial;
     }
   }
   return totals();
+}
+
+bool EpochLoop::try_step(const data::Batch& batch, LoopState& state, StepOutput& out) {
+  try {
+    out = step_.run(batch, state.lr, &timer_);
+    return true;
+  } catch (const c10::OutOfMemoryError& error) {
+    halve_step_batch(first_line(error.what()), state);
+    return false;
+  }
+}
+
+void EpochLoop::halve_step_batch(const std::string& error, LoopState& state) {
+  const std::int64_t from = state.step_batch > 0 ? state.step_batch : loader_batch_;
+  tried_.push_back(from);
+  std::vector<std::string> tried;
+  for (auto b : tried_) tried.push_back(std::to_string(b));
+  const std::string where = "out of memory at step " + std::to_string(state.step + 1) + " (epoch " +
+                            std::to_string(state.epoch) + ") with " + std::to_string(from) +
+                            " samples per step (tried " + join(tried) + ")";
+  // Every rank of a ddp run must step on the same batch; one rank cannot halve alone.
+  if (strategy_.processes() > 1)
+    throw Error(where + "; with " + std::to_string(strategy_.processes()) +
+                " processes the batch cannot change on one of them: lower data.batch_size or use "
+                "data.batch_size = \"auto\" (" + error + ")");
+  const std::int64_t to = from / 2;
+  if (to < std::max<std::int64_t>(1, experiment_.min_batch_size))
+    throw Error(where + "; " + std::to_string(to) + " would be below data.min_batch_size = " +
+                std::to_string(std::max<std::int64_t>(1, experiment_.min_batch_size)) + " (" + error + ")");
+  if (device_.release_cached_memory) device_.release_cached_memory();
+  BatchHalving h;
+  h.epoch = state.epoch;
+  h.step = state.step + 1;
+  h.from = from;
+  h.to = to;
+  h.lr_before = state.lr;
+  h.lr_after = state.lr * lr_scaling_factor(experiment_.lr_scaling, double(to) / double(from));
+  h.error = error;
+  state.step_batch = to;
+  state.halvings.push_back(h);
+  for (auto& c : callbacks_) c->on_batch_halved(state, h);
 }
 
 }  // namespace plugtrain

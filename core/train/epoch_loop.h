@@ -1,6 +1,13 @@
 // The batches of one epoch: each through the training step, running sums kept on the device,
 // callbacks after every step, and the stops that can come mid-epoch (train.max_steps, an
 // interrupt the processes agree on). Resuming mid-epoch replays the batches already trained on.
+//
+// Out of device memory in a step (c10::OutOfMemoryError before the optimizer step): the
+// device's cached memory is freed, the samples per step are halved, and the failed batch is
+// trained again as steps of the smaller size; so is every later batch. Nothing already trained
+// is lost, the loader and its order stay as they were, the learning rate follows the batch as
+// optim.lr_scaling says, and the checkpoint records the new size. Below data.min_batch_size,
+// or with several processes (each rank's batch must stay the same), the run stops instead.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +25,7 @@ namespace plugtrain {
 
 class TrainStep;
 class TrainingStrategy;
+struct StepOutput;
 
 // The epoch's totals over all processes, and its training time (evaluation excluded).
 struct EpochTotals {
@@ -28,17 +36,25 @@ struct EpochTotals {
 
 class EpochLoop {
  public:
-  // base_lr: the plan's learning rate, which the experiment's schedule shapes per step.
-  EpochLoop(const Experiment& experiment, double base_lr, data::BatchLoader& batches, TrainStep& step,
-            TrainingStrategy& strategy, const DeviceContext& device, std::vector<std::unique_ptr<Callback>>& callbacks);
+  // base_lr: the plan's learning rate for loader_batch samples per step, which the
+  // experiment's schedule shapes per step.
+  EpochLoop(const Experiment& experiment, double base_lr, std::int64_t loader_batch, data::BatchLoader& batches,
+            TrainStep& step, TrainingStrategy& strategy, const DeviceContext& device,
+            std::vector<std::unique_ptr<Callback>>& callbacks);
 
   // Trains epoch state.epoch. Returns with state.stop set when max_steps or an interrupt ended
   // it early; an interrupted epoch leaves its partial sums in state.progress.
   EpochTotals run(LoopState& state);
 
  private:
+  // One step on `batch`; false when it ran out of memory and the step batch was halved.
+  bool try_step(const data::Batch& batch, LoopState& state, StepOutput& out);
+  void halve_step_batch(const std::string& error, LoopState& state);
+
   const Experiment& experiment_;
   double base_lr_;
+  std::int64_t loader_batch_;
+  std::vector<std::int64_t> tried_;  // samples per step that ran out of memory, in order
   data::BatchLoader& batches_;
   TrainStep& step_;
   TrainingStrategy& strategy_;

@@ -20,6 +20,7 @@ struct EpochMetrics {
   double train_loss = 0, train_accuracy = 0;
   std::optional<double> test_loss, test_accuracy;
   double samples_per_second = 0;  // training samples over training time
+  std::int64_t samples = 0;       // training samples of the epoch, all processes (a resumed epoch's too)
   double seconds = 0;             // the whole epoch, evaluation included
   double lr = 0;                  // at the end of the epoch
   MemoryInfo memory;              // the backend's memory figures at the end of the epoch
@@ -45,12 +46,26 @@ struct StepFigures {
   double samples_per_second = 0;  // since the previous logged step, over all processes
 };
 
+// An out-of-memory error during a step: the batch each step trains on was halved and the
+// failed samples trained again in smaller steps (train/epoch_loop.cpp).
+struct BatchHalving {
+  std::int64_t epoch = 0, step = 0;  // the step that failed (the run's, 1-based)
+  std::int64_t from = 0, to = 0;     // samples per step before and after
+  double lr_before = 0, lr_after = 0;
+  std::string error;                 // LibTorch's message, first line
+};
+
 struct LoopState {
   std::int64_t epochs = 0;           // planned (train.epochs)
   std::int64_t epoch = 0;            // the current one, 1-based
   std::int64_t step = 0;             // optimizer steps of the whole run so far
-  std::int64_t step_in_epoch = 0;    // steps of the current epoch so far
-  std::int64_t steps_per_epoch = 0;
+  std::int64_t step_in_epoch = 0;    // the loader's batches of the current epoch so far
+  std::int64_t steps_per_epoch = 0;  // the loader's batches per epoch
+  // Steps at the planned batch so far, the unit of the schedule and train.max_steps: equal to
+  // `step` until an out-of-memory halving splits each of the loader's batches into more steps.
+  std::int64_t planned_step = 0;
+  std::int64_t step_batch = 0;       // samples per step after a halving (0: the loader's batch)
+  std::vector<BatchHalving> halvings;  // this fit's, in order
   std::int64_t epoch_samples = 0;    // training samples of this epoch so far (since a resume), all processes
   double lr = 0;                     // the learning rate of the last step
   std::filesystem::path resumed_from;  // empty: a fresh start

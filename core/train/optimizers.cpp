@@ -41,10 +41,10 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, dou
   throw Error("unknown optimizer '" + e.optimizer + "'");
 }
 
-double scheduled_lr(const Experiment& e, double base_lr, std::int64_t step, std::int64_t steps_per_epoch) {
+double scheduled_lr(const Experiment& e, double base_lr, double step, std::int64_t steps_per_epoch) {
   const std::int64_t warmup_steps = e.warmup_epochs * steps_per_epoch;
-  if (step < warmup_steps) return base_lr * double(step + 1) / double(warmup_steps);
-  const std::int64_t epoch = step / std::max<std::int64_t>(1, steps_per_epoch);
+  if (step < double(warmup_steps)) return base_lr * (step + 1) / double(warmup_steps);
+  const std::int64_t epoch = std::int64_t(step) / std::max<std::int64_t>(1, steps_per_epoch);
   if (e.schedule == "step") return base_lr * std::pow(e.gamma, double(epoch / e.step_size));
   if (e.schedule == "multistep") {
     int passed = 0;
@@ -55,10 +55,14 @@ double scheduled_lr(const Experiment& e, double base_lr, std::int64_t step, std:
     std::int64_t total = e.epochs * steps_per_epoch;
     if (e.max_steps > 0) total = std::min(total, e.max_steps);
     const double span = double(std::max<std::int64_t>(1, total - warmup_steps));
-    const double t = std::min(1.0, double(step - warmup_steps) / span);
+    const double t = std::min(1.0, (step - double(warmup_steps)) / span);
     return e.min_lr + (base_lr - e.min_lr) * 0.5 * (1 + std::cos(M_PI * t));
   }
   return base_lr;
+}
+
+double lr_scaling_factor(const std::string& rule, double k) {
+  return rule == "linear" ? k : rule == "sqrt" ? std::sqrt(k) : 1.0;
 }
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr) {

@@ -16,7 +16,12 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, dou
 
 // Learning rate for optimizer step `step` (0-based), given the epoch length in steps:
 // linear warm-up over warmup_epochs, then none / step / multistep / cosine (per step).
-double scheduled_lr(const Experiment& e, double base_lr, std::int64_t step, std::int64_t steps_per_epoch);
+// `position`: steps at the planned batch so far, fractional inside a batch that an
+// out-of-memory halving split into several steps.
+double scheduled_lr(const Experiment& e, double base_lr, double position, std::int64_t steps_per_epoch);
+
+// optim.lr_scaling's factor for a batch k times the one optim.lr is meant for.
+double lr_scaling_factor(const std::string& rule, double k);
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr);
 

@@ -1,12 +1,15 @@
 #include "train/train_step.h"
 
 #include <ATen/ATen.h>
+#include <c10/util/Exception.h>
 #include <torch/optim/optimizer.h>
 
 #include "strategy/training_strategy.h"
 #include "train/phase_timer.h"
 #include "train/optimizers.h"
 #include "train/precision.h"
+#include "util/error.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
@@ -30,7 +33,15 @@ StepOutput TrainStep::run(const data::Batch& batch, double lr, PhaseTimer* timer
   if (timer) timer->mark(Phase::forward);
   strategy_.backward([&] { precision_.backward(out.loss); });
   if (timer) timer->mark(Phase::backward);
-  precision_.step(optimizer_, parameters_, grad_clip_);
+  try {
+    precision_.step(optimizer_, parameters_, grad_clip_);
+  } catch (const c10::OutOfMemoryError& error) {
+    // Unlike forward and backward, a step that failed half-way has changed some parameters
+    // (and optimizer state): it cannot be tried again with a smaller batch.
+    throw OptimizerOutOfMemory("out of memory in the optimizer step; some parameters may already be updated, so the batch "
+                "cannot be retried: resume from the last checkpoint with a smaller data.batch_size (" +
+                first_line(error.what()) + ")");
+  }
   if (timer) timer->mark(Phase::optimizer);
   return out;
 }

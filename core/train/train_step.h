@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "data/batch_loader.h"
+#include "util/error.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -18,6 +19,13 @@ namespace plugtrain {
 class PhaseTimer;
 class Precision;
 class TrainingStrategy;
+
+// Out of memory inside the optimizer step, which may already have changed some parameters:
+// unlike forward and backward, such a step cannot be tried again with a smaller batch.
+class OptimizerOutOfMemory : public Error {
+ public:
+  explicit OptimizerOutOfMemory(const std::string& message) : Error(message) {}
+};
 
 struct StepOutput {
   at::Tensor loss;    // scalar, on the device

@@ -56,16 +56,16 @@ TrainerParts single_device_parts(const Experiment& experiment, std::shared_ptr<M
 Trainer::Trainer(TrainerParts parts) : parts_(std::move(parts)) {}
 Trainer::~Trainer() = default;
 
-std::unique_ptr<data::BatchLoader> Trainer::make_loader() const {
+std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size) const {
   const Experiment& e = *parts_.experiment;
-  return std::make_unique<data::BatchLoader>(parts_.data->train, parts_.batch_size, /*shuffle=*/true,
+  return std::make_unique<data::BatchLoader>(parts_.data->train, batch_size, /*shuffle=*/true,
                                              augmentation_of(e), parts_.device.loader, parts_.device.device,
                                              static_cast<std::uint64_t>(e.seed), parts_.strategy->shard(/*pad=*/true));
 }
 
-std::vector<double> Trainer::time_steps(std::int64_t steps) {
+std::vector<double> Trainer::time_steps(std::int64_t steps, std::int64_t batch_size) {
   Model& model = *parts_.model;
-  const std::unique_ptr<data::BatchLoader> batches = make_loader();
+  const std::unique_ptr<data::BatchLoader> batches = make_loader(batch_size > 0 ? batch_size : parts_.batch_size);
   TrainStep step(*parts_.strategy, *parts_.precision, *parts_.optimizer, model.parameters(),
                  parts_.experiment->grad_clip);
   const c10::Device device = parts_.device.device;
@@ -93,10 +93,10 @@ TrainSummary Trainer::fit() {
   const Experiment& e = *parts_.experiment;
   Model& model = *parts_.model;
   TrainingStrategy& strategy = *parts_.strategy;
-  const std::unique_ptr<data::BatchLoader> loader = make_loader();
+  const std::unique_ptr<data::BatchLoader> loader = make_loader(parts_.batch_size);
   data::BatchLoader& batches = *loader;
   TrainStep step(strategy, *parts_.precision, *parts_.optimizer, model.parameters(), e.grad_clip);
-  EpochLoop epoch_loop(e, parts_.lr, batches, step, strategy, parts_.device, parts_.callbacks);
+  EpochLoop epoch_loop(e, parts_.lr, parts_.batch_size, batches, step, strategy, parts_.device, parts_.callbacks);
   state_.epochs = e.epochs;
   state_.steps_per_epoch = batches.batches_per_epoch();
   state_.lr = parts_.lr;
@@ -128,6 +128,8 @@ TrainSummary Trainer::fit() {
   if (summary_.interrupted || summary_.stopped_early) summary_.stop_reason = state_.stop_message;
   summary_.steps = state_.step;
   summary_.skipped_steps = parts_.precision->skipped_steps();
+  summary_.halvings = state_.halvings;
+  summary_.step_batch = state_.step_batch > 0 ? state_.step_batch : parts_.batch_size;
   summary_.best_test_accuracy = best_test_.value();
   summary_.best_epoch = best_test_.epoch();
   summary_.total_seconds = seconds_since(run_start);
@@ -144,7 +146,7 @@ bool Trainer::done() {
     return true;
   }
   const std::int64_t max_steps = parts_.experiment->max_steps;
-  if (max_steps > 0 && state_.step >= max_steps) {
+  if (max_steps > 0 && state_.planned_step >= max_steps) {
     state_.request_stop(StopReason::max_steps);
     return true;
   }
@@ -166,6 +168,7 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   m.phases = totals.phases;
   m.train_loss = totals.seen > 0 ? totals.loss_sum / totals.seen : 0;
   m.train_accuracy = totals.seen > 0 ? totals.correct / totals.seen : 0;
+  m.samples = static_cast<std::int64_t>(totals.seen);
   // A resumed epoch's first part was trained (and timed) before.
   const double trained_now = totals.seen - double(progress.partial_seen);
   m.samples_per_second = totals.seconds > 0 ? trained_now / totals.seconds : 0;
@@ -188,6 +191,7 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   // The record as a checkpoint sees it: this epoch is done.
   progress.epochs_done = state_.epoch;
   progress.step = state_.step;
+  progress.planned_step = state_.planned_step;
   return m;
 }
 
@@ -204,6 +208,8 @@ void Trainer::restore() {
                           " epochs; raise train.epochs to train further");
   state_.progress = p;
   state_.step = p.step;
+  state_.planned_step = p.planned_step;
+  state_.step_batch = p.step_batch;
   state_.epoch = p.epochs_done;
   state_.resumed_from = from;
   first_epoch_ = p.epochs_done + 1;
@@ -215,6 +221,7 @@ void Trainer::restore() {
 
 void Trainer::save_checkpoint(const std::filesystem::path& path) const {
   TrainingProgress record = state_.progress;
+  record.step_batch = state_.step_batch;  // a resume keeps the batch an out-of-memory error forced
   record.best_test_accuracy = best_test_.value();
   record.best_test_epoch = best_test_.epoch();
   parts_.precision->save_state(record);

@@ -33,6 +33,8 @@ struct TrainSummary {
   std::string stop_reason;
   std::int64_t steps = 0;
   std::int64_t skipped_steps = 0;  // fp16 steps skipped because gradients overflowed
+  std::vector<BatchHalving> halvings;  // out-of-memory errors that halved the batch
+  std::int64_t step_batch = 0;         // samples per step at the end (this process's)
   double best_test_accuracy = 0;
   std::int64_t best_epoch = 0;
   double final_test_accuracy = 0, final_test_loss = 0;
@@ -72,14 +74,15 @@ class Trainer {
 
   // `steps` training steps of the built run and nothing else (no evaluation, no callbacks, no
   // checkpoint), each ended by a device synchronisation; their wall times, in seconds. For
-  // commands that time a run (bench, fastest-backend selection).
-  std::vector<double> time_steps(std::int64_t steps);
+  // commands that time a run (bench, fastest-backend selection) and the automatic batch size,
+  // which gives its own `batch_size` (0: the built one).
+  std::vector<double> time_steps(std::int64_t steps, std::int64_t batch_size = 0);
 
   const LoopState& state() const { return state_; }
   TrainingStrategy& strategy() { return *parts_.strategy; }
 
  private:
-  std::unique_ptr<data::BatchLoader> make_loader() const;
+  std::unique_ptr<data::BatchLoader> make_loader(std::int64_t batch_size) const;
   void restore();
   bool done();
   EpochMetrics finish_epoch(const EpochTotals& totals);

@@ -103,6 +103,9 @@ class CpuBackend final : public Backend {
     m.note = "system RAM; process figures are resident set size";
     return m;
   }
+
+  void release_cached_memory(int) override { trim_heap(); }
+  bool reset_peak_memory(int) override { return reset_peak_resident(); }
 };
 
 }  // namespace plugtrain::cpu

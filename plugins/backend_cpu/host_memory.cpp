@@ -7,6 +7,9 @@
 #if defined(__linux__)
 #include <sched.h>
 #endif
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #if defined(__APPLE__)
 #include <mach/mach.h>
 #include <sys/resource.h>
@@ -68,6 +71,24 @@ ProcessMemory process_memory() {
   if (getrusage(RUSAGE_SELF, &usage) == 0) m.peak_resident_bytes = std::uint64_t(usage.ru_maxrss);  // bytes on macOS
 #endif
   return m;
+}
+
+bool reset_peak_resident() {
+#if defined(__linux__)
+  // Since Linux 4.0: writing 5 resets VmHWM to the current resident size.
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return bool(clear);
+#else
+  return false;
+#endif
+}
+
+void trim_heap() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
 }
 
 std::string cpu_model_name() {

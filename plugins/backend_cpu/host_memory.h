@@ -19,6 +19,10 @@ struct ProcessMemory {
 
 SystemMemory system_memory();
 ProcessMemory process_memory();
+// Starts a new peak resident size (Linux: /proc/self/clear_refs "5"); false where it cannot.
+bool reset_peak_resident();
+// Gives the heap's free pages back to the system (glibc malloc_trim); nothing elsewhere.
+void trim_heap();
 std::string cpu_model_name();
 int logical_cores();  // cores this process may run on (affinity), at least 1
 

@@ -3,6 +3,8 @@
 // so on any machine it loads and says exactly why CUDA is or is not usable.
 #include <algorithm>
 
+#include <c10/core/CachingDeviceAllocator.h>
+
 #include "cuda_driver_probe.h"
 #include "cuda_runtime_loader.h"
 #include "plugtrain/backend.h"
@@ -96,6 +98,18 @@ class CudaBackend final : public Backend {
     m.oom_events = q.oom_events;
     m.note = "free/total from the driver; used/peak/reserved from LibTorch's caching allocator";
     return m;
+  }
+
+  // LibTorch's CUDA caching allocator, through c10's device-generic interface (the plugin links
+  // no CUDA library). It exists once the runtime part is loaded; before that there is nothing.
+  void release_cached_memory(int) override {
+    if (cuda_runtime().loaded) c10::getDeviceAllocator(c10::DeviceType::CUDA)->emptyCache();
+  }
+
+  bool reset_peak_memory(int device) override {
+    if (!cuda_runtime().loaded) return false;
+    c10::getDeviceAllocator(c10::DeviceType::CUDA)->resetPeakStats(static_cast<c10::DeviceIndex>(device));
+    return true;
   }
 };
 

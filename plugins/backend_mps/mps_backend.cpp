@@ -83,6 +83,10 @@ class MpsBackend final : public Backend {
     m.note = "unified memory shared with the CPU: free is unknowable";
     return m;
   }
+
+  void release_cached_memory(int) override {
+    if (at::detail::getMPSHooks().hasMPS()) at::detail::getMPSHooks().emptyCache();
+  }
 };
 
 }  // namespace plugtrain::mps

@@ -21,6 +21,13 @@ void ConsoleLog::on_log_step(const LoopState& state, const StepFigures& f) {
        << std::flush;
 }
 
+void ConsoleLog::on_batch_halved(const LoopState&, const BatchHalving& h) {
+  log_ << "out of memory at step " << h.step << " (epoch " << h.epoch << ") with " << h.from
+       << " samples per step: freed the device's cached memory; continuing with " << h.to << " per step";
+  if (h.lr_after != h.lr_before) log_ << ", lr " << h.lr_before << " -> " << h.lr_after << " (optim.lr_scaling)";
+  log_ << " [" << h.error << "]\n" << std::flush;
+}
+
 void ConsoleLog::on_epoch_end(LoopState& state, const EpochMetrics& m) {
   log_ << "epoch " << m.epoch << "/" << state.epochs << "  train loss " << fixed(m.train_loss, 4) << " acc "
        << fixed(m.train_accuracy, 4);

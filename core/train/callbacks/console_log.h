@@ -13,6 +13,7 @@ class ConsoleLog final : public Callback {
   explicit ConsoleLog(std::ostream& log) : log_(log) {}
   void on_train_start(LoopState& state) override;
   void on_log_step(const LoopState& state, const StepFigures& figures) override;
+  void on_batch_halved(const LoopState& state, const BatchHalving& halving) override;
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
 
  private:

@@ -157,6 +157,22 @@ class Backend {
   virtual MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) = 0;
 
   virtual MemoryInfo memory(int device) = 0;
+
+  // SDK 3.1. Appended after every 3.0 call so a 3.0 plugin's table stays as it was; the host
+  // calls these only on plugins built against 3.1 or later.
+
+  // Gives memory a caching allocator holds but does not use back to the device, as
+  // torch.cuda.empty_cache() does. Called after an out-of-memory error, before the host
+  // retries with a smaller batch.
+  virtual void release_cached_memory(int device) { (void)device; }
+
+  // Starts a new peak: from now on MemoryInfo::process_peak_bytes is the highest use since this
+  // call (torch.cuda.reset_peak_memory_stats). The automatic batch size measures its trial
+  // steps this way. False: this backend cannot, and its peak covers the whole process.
+  virtual bool reset_peak_memory(int device) {
+    (void)device;
+    return false;
+  }
 };
 
 }  // namespace plugtrain

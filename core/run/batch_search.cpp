@@ -1,0 +1,205 @@
+#include "run/batch_search.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include <c10/util/Exception.h>
+
+#include "run/build.h"
+#include "run/plan.h"
+#include "train/train_step.h"
+#include "util/error.h"
+#include "util/format.h"
+#include "util/text.h"
+
+namespace plugtrain {
+
+namespace {
+
+std::int64_t power_of_two_at_most(std::int64_t n) {
+  std::int64_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
+std::int64_t power_of_two_at_least(std::int64_t n) {
+  std::int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// The run built once on the plan's first device, as one process; candidate batches train on it.
+class TrialRunner {
+ public:
+  TrialRunner(ValidatedRun& run, const RunPlan& plan) : backend_(*plan.choice.backend), device_(plan.devices.devices.at(0)) {
+    RunPlan one = plan;
+    one.strategy = Strategy::single;
+    one.world.reset();
+    one.launches_workers = false;
+    one.processes = 1;
+    one.devices_used = 1;
+    one.rank = 0;
+    one.device = device_of(plan.capabilities.device_type, device_);
+    one.loader = backend_.loader_config({device_});
+    one.batch.per_device = one.batch.global = one.batch.loader = std::max<std::int64_t>(1, run.experiment.min_batch_size);
+    one.batch.lr = run.experiment.lr;
+    std::ostringstream quiet;
+    built_ = build_run(run, one, nullptr, nullptr, quiet);
+  }
+
+  std::int64_t training_samples() const { return built_->data.train.size(); }
+  MemoryInfo memory() const { return backend_.memory(device_); }
+  bool resets_peak() const { return resets_peak_; }
+
+  // Two steps: the first makes the optimizer's state, the second is a step as training has them.
+  BatchTrial trial(std::int64_t batch, std::optional<std::uint64_t> budget) {
+    BatchTrial t;
+    t.batch = batch;
+    resets_peak_ = backend_.reset_peak_memory(device_);
+    try {
+      built_->trainer->time_steps(2, batch);
+    } catch (const c10::OutOfMemoryError& error) {
+      t.why = "out of memory (" + first_line(error.what()) + ")";
+    } catch (const OptimizerOutOfMemory&) {
+      t.why = "out of memory in the optimizer step";
+    }
+    t.peak_bytes = memory().process_peak_bytes;
+    backend_.release_cached_memory(device_);
+    if (!t.why.empty()) return t;
+    if (budget && t.peak_bytes && *t.peak_bytes > *budget) {
+      t.why = "peak " + format_bytes(t.peak_bytes) + " over the budget";
+      return t;
+    }
+    t.fits = true;
+    return t;
+  }
+
+ private:
+  BackendHandle& backend_;
+  int device_;
+  std::unique_ptr<BuiltRun> built_;
+  bool resets_peak_ = false;
+};
+
+// What this process may use: its own use now plus what is free, less the headroom; on the host
+// CPU shared by `sharing` processes, its share.
+std::optional<std::uint64_t> memory_budget(const MemoryInfo& m, double headroom, int sharing, std::string& how) {
+  std::optional<std::uint64_t> capacity;
+  if (m.free_bytes) {
+    capacity = *m.free_bytes + m.process_used_bytes.value_or(0);
+    how = "free + used by this process";
+  } else if (m.total_bytes) {
+    capacity = m.total_bytes;
+    how = "the device's total";
+  }
+  if (!capacity) return std::nullopt;
+  const double share = (1.0 - headroom) / double(std::max(1, sharing));
+  if (sharing > 1) how += ", shared by " + std::to_string(sharing) + " processes";
+  return std::uint64_t(double(*capacity) * share);
+}
+
+std::string trial_text(const BatchTrial& t) {
+  std::string s = std::to_string(t.batch) + (t.fits ? " fits" : " does not fit");
+  if (!t.fits) return s + " (" + t.why + ")";
+  if (t.peak_bytes) s += " (peak " + format_bytes(t.peak_bytes) + ")";
+  return s;
+}
+
+}  // namespace
+
+BatchSearch search_batch_size(ValidatedRun& run, const RunPlan& plan) {
+  const Experiment& e = run.experiment;
+  BatchSearch search;
+  TrialRunner runner(run, plan);
+
+  // On the host CPU, the ranks a local launcher starts share one memory.
+  const int sharing = plan.capabilities.host_cpu ? plan.processes : 1;
+  std::string how;
+  const MemoryInfo before = runner.memory();
+  search.budget_bytes = memory_budget(before, e.memory_headroom, sharing, how);
+  const std::string device = plan.choice.backend->name() + ":" + std::to_string(plan.devices.devices.at(0));
+  if (search.budget_bytes)
+    search.lines.push_back("auto: memory budget " + format_bytes(search.budget_bytes) + " on " + device + " (" +
+                           fixed(100 * (1 - e.memory_headroom), 0) + "% of " + how + ")");
+  else
+    search.lines.push_back("auto: " + device + " does not say how much memory it has (" + before.note +
+                           "); only out-of-memory errors limit the search");
+
+  const std::int64_t per_device_samples = runner.training_samples() / std::max<std::int64_t>(1, plan.devices_used);
+  const std::int64_t cap = std::min(e.max_batch_size, per_device_samples);
+  const std::string cap_reason = e.max_batch_size <= per_device_samples
+                                     ? "data.max_batch_size " + std::to_string(e.max_batch_size)
+                                     : std::to_string(per_device_samples) + " training samples per device";
+  const std::int64_t top = power_of_two_at_most(std::max<std::int64_t>(1, cap));
+  const std::int64_t bottom = std::min(top, power_of_two_at_least(std::max<std::int64_t>(1, e.min_batch_size)));
+
+  std::map<std::int64_t, BatchTrial> done;
+  auto fits = [&](std::int64_t b) {
+    auto it = done.find(b);
+    if (it == done.end()) {
+      it = done.emplace(b, runner.trial(b, search.budget_bytes)).first;
+      search.trials.push_back(it->second);
+    }
+    return it->second.fits;
+  };
+  // good fits, bad does not (both powers of two): the largest fitting one between them.
+  auto narrow = [&](std::int64_t good, std::int64_t bad) {
+    while (bad / good > 2) {
+      std::int64_t mid = good;
+      while (mid * mid < good * bad) mid *= 2;  // the geometric middle, a power of two
+      (fits(mid) ? good : bad) = mid;
+    }
+    return good;
+  };
+
+  const std::int64_t a = std::clamp<std::int64_t>(8, bottom, top);
+  const std::int64_t b = std::min(top, a * 4);
+  std::int64_t chosen = 0;
+  if (!fits(a)) {
+    if (a == bottom || !fits(bottom)) {
+      std::vector<std::string> tried;
+      for (const auto& t : search.trials) tried.push_back(trial_text(t));
+      throw Error("data.batch_size = \"auto\": not even " + std::to_string(bottom) + " samples per step fit on " + device +
+                  " (" + join(tried, "; ") + ")");
+    }
+    chosen = narrow(bottom, a);
+  } else if (b == a) {
+    chosen = a;
+  } else if (!fits(b)) {
+    chosen = narrow(a, b);
+  } else {
+    // Memory grows about linearly with the batch: predict the largest that fits, then try it.
+    std::int64_t guess = top;
+    const BatchTrial& ta = done.at(a);
+    const BatchTrial& tb = done.at(b);
+    if (search.budget_bytes && ta.peak_bytes && tb.peak_bytes && *tb.peak_bytes > *ta.peak_bytes) {
+      const double per_sample = double(*tb.peak_bytes - *ta.peak_bytes) / double(b - a);
+      const double room = double(*search.budget_bytes) - double(*tb.peak_bytes);
+      const double predicted = double(b) + std::max(0.0, room) / per_sample;
+      guess = std::clamp<std::int64_t>(power_of_two_at_most(std::int64_t(std::min(predicted, double(top)))), b, top);
+      search.lines.push_back("auto: about " + format_bytes(std::uint64_t(per_sample)) + " per sample; predicted " +
+                             std::to_string(guess));
+    }
+    if (fits(guess)) {
+      chosen = guess;
+      while (chosen < top && fits(chosen * 2)) chosen *= 2;
+    } else {
+      chosen = narrow(b, guess);
+    }
+  }
+  search.chosen = chosen;
+
+  std::vector<std::string> tried;
+  for (const auto& t : search.trials) tried.push_back(trial_text(t));
+  search.lines.push_back("auto: tried " + join(tried, ", "));
+  if (!runner.resets_peak() && search.budget_bytes)
+    search.lines.push_back("auto: " + plan.choice.backend->name() +
+                           " cannot reset its peak memory figure, so each trial's peak includes the earlier ones");
+  const std::string why = chosen == top ? "the largest power of two up to " + cap_reason
+                                        : "the largest power of two whose trial steps fit";
+  search.lines.push_back("auto: chose " + std::to_string(chosen) + " per device (" + why + ")");
+  return search;
+}
+
+}  // namespace plugtrain
