@@ -139,6 +139,20 @@ TEST_F(BatchSizeTest, AutoOnTheCpuStopsAtMaxBatchSizeAndTheLearningRateFollows) 
   EXPECT_NE(r.out.find("lr 0.001 x 4 (linear scaling) = 0.004"), std::string::npos) << r.out;
 }
 
+// ddp started by plugtrain's own launcher: the launcher searches once, every rank trains on it.
+TEST_F(BatchSizeTest, AutoWithDdpSearchesOnceAndEveryRankUsesTheSize) {
+  write(experiment("cpu", "name = \"mlp\"\nhidden = [32]", "batch_size = \"auto\"\nmax_batch_size = 64"));
+  auto r = run("--set backend.devices=2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(chosen_batch(r.out), 64) << r.out;
+  std::size_t searches = 0;
+  for (std::size_t at = r.out.find("batch: auto: tried"); at != std::string::npos; at = r.out.find("batch: auto: tried", at + 1))
+    ++searches;
+  EXPECT_EQ(searches, 1u) << "the workers do not search again: " << r.out;
+  EXPECT_NE(r.out.find("batch: 64 per device x 2 = 128 per step"), std::string::npos) << r.out;
+  EXPECT_NE(testing::slurp(version(0) / "experiment.toml").find("batch_size = 64"), std::string::npos);
+}
+
 TEST_F(BatchSizeTest, AutoWithLrScalingNeedsTheReferenceBatch) {
   write(experiment("cpu", "name = \"mlp\"", "batch_size = \"auto\"", "lr_scaling = \"sqrt\""));
   auto r = run("");

@@ -68,7 +68,7 @@ TEST_F(ConfigTest, MissingFileIsNamed) {
     parse_experiment_file(dir_ / "nope.toml");
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("nope.toml: cannot open"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nope.toml: no such experiment file"), std::string::npos) << e.what();
   }
 }
 

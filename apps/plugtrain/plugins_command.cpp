@@ -18,9 +18,11 @@ int exit_code() { return g_exit_code; }
 void set_exit_code(int code) { g_exit_code = code; }
 
 void add_plugin_path_option(CLI::App& command, std::vector<std::filesystem::path>& paths) {
-  command.add_option("--plugin-path", paths,
-                     "Plugin file or folder searched before PLUGTRAIN_PLUGIN_PATH and the "
-                     "folder beside the executable (repeatable)");
+  command
+      .add_option("--plugin-path", paths,
+                  "Plugin file or folder searched before PLUGTRAIN_PLUGIN_PATH and the "
+                  "folder beside the executable (repeatable)")
+      ->check(CLI::ExistingPath);
 }
 
 void add_plugins_command(CLI::App& app) {

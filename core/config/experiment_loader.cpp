@@ -1,7 +1,12 @@
 #include "config/experiment_loader.h"
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "config/config_error.h"
 #include "config/experiment_schema.h"
@@ -9,6 +14,8 @@
 #include "util/text.h"
 
 namespace plugtrain {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -142,6 +149,20 @@ std::vector<std::string> keys_of_table(const std::string& table) {
 
 }  // namespace
 
+namespace {
+
+// inf and nan pass range checks written as comparisons; no key wants them.
+std::optional<std::string> non_finite(const ConfigValue& v) {
+  auto bad = [](double x) { return !std::isfinite(x); };
+  if (const double* d = std::get_if<double>(&v); d && bad(*d)) return "must be a finite number";
+  if (const auto* list = std::get_if<std::vector<double>>(&v))
+    for (double x : *list)
+      if (bad(x)) return "must hold finite numbers";
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string key_location(const ExperimentFile& file, const std::string& key_path) {
   const toml::node* node = file.table.at_path(key_path).node();
   return where(file, key_path, node ? node->source() : toml::source_region{});
@@ -150,8 +171,20 @@ std::string key_location(const ExperimentFile& file, const std::string& key_path
 ExperimentFile parse_experiment_file(const std::filesystem::path& path) {
   ExperimentFile file;
   file.source = path.string();
+  // Only a regular file: a folder, a FIFO (which would block) or /dev/zero (which never ends)
+  // is refused before it is opened.
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) throw ConfigError(file.source + ": no such experiment file");
+  if (fs::is_directory(status)) throw ConfigError(file.source + ": is a folder, not an experiment file");
+  if (!fs::is_regular_file(status)) throw ConfigError(file.source + ": is not a regular file (a device, FIFO or socket)");
+  constexpr std::uintmax_t kMaxBytes = 16u << 20;  // a TOML experiment is a few KB
+  if (fs::file_size(path, ec) > kMaxBytes)
+    throw ConfigError(file.source + ": " + std::to_string(fs::file_size(path, ec)) +
+                      " bytes is too large for an experiment file (at most 16 MiB)");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(file.source + ": cannot open the experiment file (does it exist?)");
+  if (!in)
+    throw ConfigError(file.source + ": cannot open the experiment file: " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
   try {
@@ -221,6 +254,8 @@ Experiment resolve_experiment(const ExperimentFile& file) {
       throw ConfigError(at + ": " + k.path + " must be " +
                         (k.type == ConfigType::integer || k.type >= ConfigType::integer_list ? "an " : "a ") +
                         to_string(k.type) + ", got " + type_name(*node));
+    if (std::optional<std::string> problem = non_finite(*value))
+      throw ConfigError(at + ": " + k.path + " " + *problem);
     if (k.check)
       if (std::optional<std::string> problem = k.check(*value))
         throw ConfigError(at + ": " + k.path + " " + *problem);
@@ -233,6 +268,11 @@ Experiment resolve_experiment(const ExperimentFile& file) {
           e.force.push_back(*name);
   if (e.model.empty())
     throw ConfigError(file.source + ": [model] name is required (see `plugtrain models`)");
+  // Caps tied to this machine: beyond them a run only floods it.
+  const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  if (e.threads > 4 * cores)
+    throw ConfigError(key_location(file, "train.threads") + ": train.threads = " + std::to_string(e.threads) +
+                      " is more than 4 per core of this machine's " + std::to_string(cores));
   if (e.batch_size == 0 && e.lr_scaling != "none" && e.lr_batch_size == 0)
     throw ConfigError(key_location(file, "optim.lr_scaling") + ": optim.lr_scaling = \"" + e.lr_scaling +
                       "\" with data.batch_size = \"auto\" needs optim.lr_batch_size, the batch optim.lr is meant for");

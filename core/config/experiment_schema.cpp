@@ -95,6 +95,18 @@ Check between(double lo, double hi) {
     return "must be in [" + text(lo) + ", " + text(hi) + "]";
   };
 }
+// One folder name inside the output folder: not empty, no separator, not "." or "..".
+Check folder_name() {
+  return [](const ConfigValue& v) -> std::optional<std::string> {
+    const std::string& name = std::get<std::string>(v);
+    if (name.empty() || name == "." || name == "..") return "must name a folder (got \"" + name + "\")";
+    if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos)
+      return "must be one folder name without '/' (got \"" + name + "\"): runs go to experiment.output/name";
+    if (name.size() > 200) return "is longer than 200 characters";
+    return std::nullopt;
+  };
+}
+
 Check one_of(std::vector<std::string> allowed) {
   return [allowed](const ConfigValue& v) -> std::optional<std::string> {
     auto check_one = [&](const std::string& s) -> std::optional<std::string> {
@@ -145,7 +157,7 @@ const std::vector<std::string>& experiment_tables() {
 const std::vector<ConfigKey>& experiment_schema() {
   using E = Experiment;
   static const std::vector<ConfigKey> schema = {
-      key("experiment.name", &E::name, "run name; outputs go to the folder output/name"),
+      key("experiment.name", &E::name, "run name; outputs go to the folder output/name", folder_name()),
       key("experiment.seed", &E::seed, "seed for weights, shuffling, augmentation and label noise"),
       resumable(key("experiment.output", &E::output, "folder for run outputs")),
 

@@ -1,6 +1,7 @@
 #include "run/plan.h"
 
 #include <cmath>
+#include <thread>
 #include <ostream>
 
 #include <ATen/Parallel.h>
@@ -39,6 +40,21 @@ std::vector<int> first_devices(std::int64_t n) {
 }
 
 // How the backend serves the devices asked for.
+// backend.devices within what the backend has: on the host CPU (whose "devices" are processes
+// sharing its cores) two per core, elsewhere the devices its probe lists.
+void check_device_count(const ValidatedRun& run, BackendHandle& backend) {
+  const std::int64_t asked = run.experiment.devices;
+  if (asked <= 1) return;
+  const bool host_cpu = backend.capabilities().host_cpu;
+  const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::int64_t limit = host_cpu ? 2 * cores : std::int64_t(backend.probe().devices.size());
+  if (asked <= limit) return;
+  throw ConfigError(key_location(run.file, "backend.devices") + ": backend.devices = " + std::to_string(asked) + " but " +
+                    backend.name() + (host_cpu ? " runs at most " + std::to_string(limit) + " processes here (2 per core of " +
+                                                     std::to_string(cores) + ")"
+                                               : " has " + std::to_string(limit) + " device" + (limit == 1 ? "" : "s")));
+}
+
 MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const std::optional<World>& world) {
   if (world) {
     // Under a launcher: one device per process, the one of this local rank.
@@ -104,6 +120,7 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
                                                                   : select_backend(*run.host, e, limits);
   BackendHandle& backend = *p.choice.backend;
   p.capabilities = backend.capabilities();
+  if (!world) check_device_count(run, backend);
   p.devices = plan_devices(backend, e, world);
   const bool several = p.devices.devices.size() > 1;
   p.strategy = world ? Strategy::ddp : several ? p.devices.strategy : Strategy::single;

@@ -112,6 +112,11 @@ std::vector<char> plain_dict_from_python_state_dict(const std::vector<char>& fil
 }  // namespace
 
 void export_state_dict(const std::filesystem::path& checkpoint, const std::filesystem::path& out) {
+  // The output replaces its target: never the checkpoint itself (also through a link).
+  std::error_code ec;
+  if (std::filesystem::exists(out, ec) && std::filesystem::equivalent(checkpoint, out, ec))
+    throw CheckpointError(out.string() + ": is the checkpoint being exported (" + checkpoint.string() +
+                          "); name a new file, e.g. model.pt");
   torch::serialize::InputArchive archive;
   open_checkpoint(checkpoint, archive, c10::Device(c10::kCPU));
   torch::serialize::InputArchive weights;

@@ -1,0 +1,126 @@
+// Bad input a user makes, each reproduced as they would make it: one line naming the cause, a
+// non-zero exit, and nothing lost or written where it should not be.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace {
+
+using testing::run_process;
+using testing::shell_quote;
+using testing::slurp;
+namespace fs = std::filesystem;
+
+const std::string kExperiment = R"([experiment]
+name = "bad"
+[model]
+name = "mlp"
+hidden = [8]
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 4, 4]
+synthetic_train_size = 64
+synthetic_test_size = 16
+batch_size = 16
+[train]
+epochs = 1
+)";
+
+class BadInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::scratch_dir("bad");
+    std::ofstream(dir_ / "exp.toml") << kExperiment;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  testing::ProcessResult plugtrain(const std::string& args) {
+    return run_process("cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " +
+                       shell_quote(PLUGTRAIN_EXE) + " " + args);
+  }
+  // The one error line a run prints for `--set key=value`.
+  testing::ProcessResult run_with(const std::string& assignment) {
+    return plugtrain("run exp.toml --set " + shell_quote(assignment));
+  }
+  fs::path dir_;
+};
+
+TEST_F(BadInputTest, ExportNeverOverwritesTheCheckpointItExports) {
+  ASSERT_EQ(plugtrain("run exp.toml").exit_code, 0);
+  const fs::path ckpt = dir_ / "runs" / "bad" / "version_0" / "checkpoints" / "last.ckpt";
+  const std::string before = slurp(ckpt);
+  ASSERT_FALSE(before.empty());
+  auto same = plugtrain("export " + shell_quote(ckpt.string()) + " " + shell_quote(ckpt.string()));
+  EXPECT_NE(same.exit_code, 0) << same.out;
+  EXPECT_NE(same.out.find("is the checkpoint being exported"), std::string::npos) << same.out;
+  fs::create_symlink(ckpt, dir_ / "link.pt");
+  auto linked = plugtrain("export " + shell_quote(ckpt.string()) + " link.pt");
+  EXPECT_NE(linked.exit_code, 0) << linked.out;
+  EXPECT_EQ(slurp(ckpt), before) << "the checkpoint is untouched";
+  EXPECT_EQ(plugtrain("run exp.toml --resume last --set train.epochs=2").exit_code, 0) << "and still resumes";
+}
+
+TEST_F(BadInputTest, AMissingPluginPathIsAnError) {
+  auto r = plugtrain("run exp.toml --plugin-path /no/such/plugins");
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("/no/such/plugins"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "runs"));
+}
+
+TEST_F(BadInputTest, TheExperimentFileMustBeARegularFile) {
+  auto folder = plugtrain("run " + shell_quote(dir_.string()));
+  EXPECT_EQ(folder.exit_code, 2) << folder.out;
+  EXPECT_NE(folder.out.find(": is a folder, not an experiment file"), std::string::npos) << folder.out;
+
+  auto zero = plugtrain("run /dev/zero");  // would never end
+  EXPECT_EQ(zero.exit_code, 2) << zero.out;
+  EXPECT_NE(zero.out.find("/dev/zero: is not a regular file"), std::string::npos) << zero.out;
+
+  ASSERT_EQ(::mkfifo((dir_ / "fifo.toml").c_str(), 0600), 0);  // would block forever
+  auto fifo = plugtrain("run fifo.toml");
+  EXPECT_EQ(fifo.exit_code, 2) << fifo.out;
+  EXPECT_NE(fifo.out.find("fifo.toml: is not a regular file"), std::string::npos) << fifo.out;
+
+  auto missing = plugtrain("run nope.toml");
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("nope.toml: no such experiment file"), std::string::npos) << missing.out;
+
+  if (::geteuid() != 0) {  // root reads any file
+    fs::permissions(dir_ / "exp.toml", fs::perms::none);
+    auto denied = plugtrain("run exp.toml");
+    EXPECT_NE(denied.out.find("Permission denied"), std::string::npos) << denied.out;
+  }
+}
+
+TEST_F(BadInputTest, RunNamesStayInsideTheOutputFolder) {
+  for (const std::string name : {"../x", "/tmp/abs", "", ".", "..", "a/b"}) {
+    auto r = run_with("experiment.name=\"" + name + "\"");
+    EXPECT_EQ(r.exit_code, 2) << name << ": " << r.out;
+    EXPECT_NE(r.out.find("experiment.name must"), std::string::npos) << name << ": " << r.out;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "runs"));
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+}
+
+TEST_F(BadInputTest, NumbersMustBeFiniteAndWithinWhatTheMachineHas) {
+  for (const std::string value : {"inf", "nan", "-inf"}) {
+    auto r = run_with("optim.lr=" + value);
+    EXPECT_EQ(r.exit_code, 2) << value << ": " << r.out;
+    EXPECT_NE(r.out.find("optim.lr must be a finite number"), std::string::npos) << r.out;
+  }
+  auto threads = run_with("train.threads=100000");
+  EXPECT_EQ(threads.exit_code, 2) << threads.out;
+  EXPECT_NE(threads.out.find("train.threads = 100000 is more than 4 per core"), std::string::npos) << threads.out;
+  auto devices = run_with("backend.devices=300");
+  EXPECT_EQ(devices.exit_code, 2) << devices.out;
+  EXPECT_NE(devices.out.find("backend.devices = 300 but cpu runs at most"), std::string::npos) << devices.out;
+  EXPECT_FALSE(fs::exists(dir_ / "runs"));
+}
+
+}  // namespace
+}  // namespace plugtrain
