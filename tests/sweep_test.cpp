@@ -258,7 +258,7 @@ TEST_F(SweepTest, ASecondSweepOnTheSameFolderRefusesNamingTheFirst) {
   auto r = run("sweep grid.toml");
   ::close(fd);
   EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find("another `plugtrain sweep` (pid " + me + ") is running in"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("another `plugtrain sweep` (pid " + me + ") is using"), std::string::npos) << r.out;
 }
 
 #ifdef PLUGTRAIN_PYTHON

@@ -10,12 +10,14 @@
 
 #include "run/plan.h"
 #include "run/validate.h"
+#include "util/folder_lock.h"
 #include "util/tee_stream.h"
 
 namespace plugtrain {
 
 struct RunOutputs {
   std::filesystem::path run_folder;
+  std::unique_ptr<FolderLock> lock;   // held while the run writes there (rank 0)
   std::filesystem::path checkpoints;  // empty: none (checkpoint.save = "none", or not rank 0)
   std::filesystem::path metrics_csv;  // empty: none
   std::filesystem::path tensorboard;  // folder; empty: none

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <deque>
 #include <map>
+#include <optional>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -26,6 +27,7 @@
 #include "sweep/sweep_report.h"
 #include "sweep/sweep_spec.h"
 #include "util/error.h"
+#include "util/folder_lock.h"
 #include "util/interrupt.h"
 #include "util/subprocess.h"
 #include "util/text.h"
@@ -107,25 +109,6 @@ std::string duration_text(double seconds) {
   return buf;
 }
 
-// One sweep per folder at a time: an advisory lock that dies with this process.
-int lock_folder(const fs::path& folder) {
-  fs::create_directories(folder);
-  const fs::path file = folder / ".sweep.lock";
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(file.string() + ": cannot be opened to lock the sweep folder");
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char pid[32] = {};
-    (void)!::pread(fd, pid, sizeof pid - 1, 0);
-    ::close(fd);
-    throw Error("another `plugtrain sweep` (pid " + std::string(pid) + ") is running in " + folder.string() +
-                "; wait for it or stop it first");
-  }
-  const std::string me = std::to_string(::getpid());
-  (void)!::ftruncate(fd, 0);
-  (void)!::pwrite(fd, me.data(), me.size(), 0);
-  return fd;
-}
-
 struct Running {
   std::size_t trial;
   int slot;
@@ -199,7 +182,8 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
     return exit_ok;
   }
 
-  const int lock = lock_folder(folder);
+  // One sweep per folder at a time.
+  std::optional<FolderLock> lock(std::in_place, folder, ".sweep.lock", "plugtrain sweep");
   // Finished children must be reaped here, even when the sweep was started with SIGCHLD ignored.
   ::signal(SIGCHLD, SIG_DFL);
   fs::create_directories(folder / "logs");
@@ -275,7 +259,7 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
     out << "\n" << std::flush;
   }
   const double total = std::chrono::duration<double>(Clock::now() - start).count();
-  ::close(lock);
+  lock.reset();
 
   try {
     write_report(build_report(folder), folder, out);

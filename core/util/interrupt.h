@@ -1,4 +1,4 @@
-// SIGINT / SIGTERM during training: the first asks the trainer to stop after the current
+// SIGINT / SIGTERM / SIGHUP (the terminal closed) during training: the first asks the trainer to stop after the current
 // step (it then writes a checkpoint and says how to resume); a second SIGINT exits at once.
 #pragma once
 

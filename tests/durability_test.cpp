@@ -1,0 +1,97 @@
+// Runs that meet other processes, kills and broken folders: a run folder is used by one run at a
+// time, a closed terminal (SIGHUP) stops with a checkpoint, what a killed writer left behind is
+// cleaned, and a checkpoint folder that cannot be written is found before training starts.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace {
+
+using testing::run_process;
+using testing::shell_quote;
+using testing::slurp;
+namespace fs = std::filesystem;
+
+const std::string kExperiment = R"([experiment]
+name = "durable"
+[model]
+name = "mlp"
+hidden = [16]
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 8, 8]
+synthetic_train_size = 2000
+synthetic_test_size = 100
+batch_size = 20
+[train]
+epochs = 1
+log_interval = 0
+)";
+
+class DurabilityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::scratch_dir("durable");
+    std::ofstream(dir_ / "exp.toml") << kExperiment;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string command(const std::string& args) const {
+    return "cd " + shell_quote(dir_.string()) + " && exec env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) +
+           " run exp.toml " + args;
+  }
+  // Starts a run in the background; returns its pid once `line` appears in its output.
+  int start(const std::string& args, const fs::path& log, const std::string& line) {
+    const int pid = std::stoi(run_process(command(args) + " > " + shell_quote(log.string()) + " 2>&1 & echo $!", false).out);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (slurp(log).find(line) == std::string::npos && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return pid;
+  }
+  static void wait_for_exit(int pid) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  fs::path dir_;
+};
+
+TEST_F(DurabilityTest, OneRunAtATimeInARunFolderAndSighupStopsWithACheckpoint) {
+  ASSERT_EQ(run_process(command("")).exit_code, 0);
+  const fs::path checkpoints = dir_ / "runs" / "durable" / "version_0" / "checkpoints";
+  // What a writer killed during its rename leaves behind.
+  std::ofstream(checkpoints / "last.ckpt.tmp-99999") << "half a checkpoint";
+
+  const fs::path log = dir_ / "first.log";
+  const int pid = start("--resume last --set train.epochs=100000 --set train.log_interval=10", log, "  epoch 2 step");
+  EXPECT_FALSE(fs::exists(checkpoints / "last.ckpt.tmp-99999")) << "stale temporary files are removed";
+
+  auto second = run_process(command("--resume last --set train.epochs=100000"));
+  EXPECT_NE(second.exit_code, 0) << second.out;
+  EXPECT_NE(second.out.find("another `plugtrain run` (pid " + std::to_string(pid) + ") is using "), std::string::npos)
+      << second.out;
+
+  ASSERT_EQ(::kill(pid, SIGHUP), 0);  // the terminal closed
+  wait_for_exit(pid);
+  EXPECT_NE(slurp(log).find("interrupted (SIGHUP received): checkpoint"), std::string::npos) << slurp(log);
+  // The lock died with its holder: the run continues.
+  auto third = run_process(command("--resume last --set train.epochs=3"));
+  EXPECT_EQ(third.exit_code, 0) << third.out;
+}
+
+TEST_F(DurabilityTest, ACheckpointFolderThatCannotBeWrittenIsFoundBeforeTraining) {
+  auto r = run_process(command("--set checkpoint.folder=\\\"/proc/plugtrain-checkpoints\\\""));
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("/proc/plugtrain-checkpoints: cannot create the checkpoint folder"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("epoch 1/"), std::string::npos) << "nothing trained: " << r.out;
+}
+
+}  // namespace
+}  // namespace plugtrain
