@@ -93,5 +93,39 @@ TEST_F(DurabilityTest, ACheckpointFolderThatCannotBeWrittenIsFoundBeforeTraining
   EXPECT_EQ(r.out.find("epoch 1/"), std::string::npos) << "nothing trained: " << r.out;
 }
 
+// One byte flipped in the middle of the file (inside a tensor's bytes): resume and export refuse
+// it, naming the file and the damaged record; the untouched checkpoint still resumes.
+TEST_F(DurabilityTest, ACorruptCheckpointIsRefusedNeverResumed) {
+  ASSERT_EQ(run_process(command("")).exit_code, 0);
+  const fs::path ckpt = dir_ / "runs" / "durable" / "version_0" / "checkpoints" / "last.ckpt";
+  fs::copy_file(ckpt, dir_ / "good.ckpt");
+  std::string bytes = slurp(ckpt);
+  bytes[bytes.size() / 2] ^= 0x10;
+  std::ofstream(ckpt, std::ios::binary | std::ios::trunc) << bytes;
+
+  auto resumed = run_process(command("--resume last --set train.epochs=2"));
+  EXPECT_NE(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("last.ckpt: not a readable checkpoint (corrupt or truncated?): record 'archive/data/"),
+            std::string::npos)
+      << resumed.out;
+  EXPECT_NE(resumed.out.find("' does not match its CRC-32"), std::string::npos) << resumed.out;
+  EXPECT_EQ(resumed.out.find("epoch 2/2"), std::string::npos) << resumed.out;
+  auto exported = run_process("cd " + shell_quote(dir_.string()) + " && " + shell_quote(PLUGTRAIN_EXE) + " export " +
+                              shell_quote(ckpt.string()) + " out.pt");
+  EXPECT_NE(exported.exit_code, 0) << exported.out;
+  EXPECT_NE(exported.out.find("does not match its CRC-32"), std::string::npos) << exported.out;
+  EXPECT_FALSE(fs::exists(dir_ / "out.pt"));
+
+  auto truncated_bytes = slurp(dir_ / "good.ckpt");
+  std::ofstream(ckpt, std::ios::binary | std::ios::trunc) << truncated_bytes.substr(0, truncated_bytes.size() - 100);
+  auto truncated = run_process(command("--resume last --set train.epochs=2"));
+  EXPECT_NE(truncated.exit_code, 0) << truncated.out;
+  EXPECT_NE(truncated.out.find("last.ckpt: not a readable checkpoint (corrupt or truncated?)"), std::string::npos)
+      << truncated.out;
+
+  fs::copy_file(dir_ / "good.ckpt", ckpt, fs::copy_options::overwrite_existing);
+  EXPECT_EQ(run_process(command("--resume last --set train.epochs=2")).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace plugtrain

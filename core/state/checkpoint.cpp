@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 
+#include "state/zip_integrity.h"
 #include "util/atomic_file.h"
 #include "util/text.h"
 #include "version.h"
@@ -83,6 +84,8 @@ TrainingProgress read_progress(torch::serialize::InputArchive& a) {
 void open_archive(const std::filesystem::path& path, torch::serialize::InputArchive& archive, c10::Device device) {
   if (!std::filesystem::is_regular_file(path))
     throw CheckpointError(path.string() + ": no such checkpoint file");
+  // LibTorch reads a damaged tensor without a word: every record's CRC-32 is checked first.
+  verify_zip_records(path);
   try {
     archive.load_from(path.string(), device);
   } catch (const std::exception& e) {
