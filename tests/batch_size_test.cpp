@@ -1,7 +1,7 @@
 // The batch a run trains on when memory decides it, as a user sees it: data.batch_size = "auto"
 // on a device whose memory the test sets (test plugin "limited": a counting allocator that
 // raises LibTorch's out-of-memory error past its limit), and the halving that follows an
-// out-of-memory error during training (test model "oomnet", which runs out of memory at a
+// out-of-memory error during training (test model "faultnet", which runs out of memory at a
 // chosen step).
 #include <cstdint>
 #include <filesystem>
@@ -21,7 +21,7 @@ using testing::shell_quote;
 namespace fs = std::filesystem;
 
 const std::string kLimited = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/limited_memory";
-const std::string kOomModels = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/oom_models";
+const std::string kFaultModels = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/fault_models";
 
 class BatchSizeTest : public ::testing::Test {
  protected:
@@ -38,7 +38,7 @@ class BatchSizeTest : public ::testing::Test {
     const std::string env = memory_limit ? "PLUGTRAIN_TEST_MEMORY_LIMIT=" + std::to_string(memory_limit) + " " : "";
     return run_process("cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " + env +
                        shell_quote(PLUGTRAIN_EXE) + " run " + shell_quote((dir_ / "exp.toml").string()) +
-                       " --plugin-path " + shell_quote(kLimited) + " --plugin-path " + shell_quote(kOomModels) + " " +
+                       " --plugin-path " + shell_quote(kLimited) + " --plugin-path " + shell_quote(kFaultModels) + " " +
                        args);
   }
   fs::path version(int n) const { return dir_ / "runs" / "batch" / ("version_" + std::to_string(n)); }
@@ -118,14 +118,14 @@ TEST_F(BatchSizeTest, AutoChoosesTheLargestPowerOfTwoThatFitsTheDevicesMemory) {
 
 }
 
-// oomnet runs out of memory above 100 samples: the guess (the cap, 1024) fails and a binary
+// faultnet runs out of memory above 100 samples: the guess (the cap, 1024) fails and a binary
 // search between the last that fit (32) and it finds 64.
 TEST_F(BatchSizeTest, AutoNarrowsDownWhenTheGuessRunsOutOfMemory) {
-  write(experiment("cpu", "name = \"oomnet\"\nmax_batch = 100", "batch_size = \"auto\""));
+  write(experiment("cpu", "name = \"faultnet\"\nmax_batch = 100", "batch_size = \"auto\""));
   auto r = run("");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(chosen_batch(r.out), 64) << r.out;
-  EXPECT_NE(r.out.find(" 128 does not fit (out of memory (oomnet: out of memory"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 128 does not fit (out of memory (faultnet: out of memory"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("out of memory at step"), std::string::npos) << "the chosen batch trains: " << r.out;
 }
 
@@ -167,10 +167,10 @@ TEST_F(BatchSizeTest, AutoWithLrScalingNeedsTheReferenceBatch) {
   EXPECT_NE(r.out.find("data.batch_size"), std::string::npos) << r.out;
 }
 
-// oomnet runs out of memory above 32 samples from training step 5 on: the step is retried
+// faultnet runs out of memory above 32 samples from training step 5 on: the step is retried
 // with 64, which also fails, then with 32; every later batch of 128 trains as four steps.
 TEST_F(BatchSizeTest, OutOfMemoryHalvesTheBatchAndTrainsEverySampleOnce) {
-  write(experiment("cpu", "name = \"oomnet\"\nmax_batch = 32\nfrom_call = 5", "batch_size = 128",
+  write(experiment("cpu", "name = \"faultnet\"\nmax_batch = 32\nfrom_call = 5", "batch_size = 128",
                    "lr = 0.002\nlr_scaling = \"linear\""));
   auto r = run("--set train.epochs=2");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -203,7 +203,7 @@ TEST_F(BatchSizeTest, OutOfMemoryHalvesTheBatchAndTrainsEverySampleOnce) {
 }
 
 TEST_F(BatchSizeTest, OutOfMemoryBelowMinBatchSizeStopsAndSaysWhatWasTried) {
-  write(experiment("cpu", "name = \"oomnet\"\nmax_batch = 10", "batch_size = 128\nmin_batch_size = 32"));
+  write(experiment("cpu", "name = \"faultnet\"\nmax_batch = 10", "batch_size = 128\nmin_batch_size = 32"));
   auto r = run("");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("out of memory at step 1 (epoch 1) with 32 samples per step (tried 128, 64, 32); 16 would be "

@@ -4,11 +4,13 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "support/run_process.h"
 
@@ -125,6 +127,28 @@ TEST_F(DurabilityTest, ACorruptCheckpointIsRefusedNeverResumed) {
 
   fs::copy_file(dir_ / "good.ckpt", ckpt, fs::copy_options::overwrite_existing);
   EXPECT_EQ(run_process(command("--resume last --set train.epochs=2")).exit_code, 0);
+}
+
+// faultnet's logits are nan at training step 150 (epoch 2 of 100-step epochs).
+const std::string kNanAt150 = " --plugin-path " + shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/fault_models") +
+                              " --set model.name=\\\"faultnet\\\" --set model.nan_at=150 --set train.epochs=3";
+
+TEST_F(DurabilityTest, ANonFiniteLossStopsTheRunAtThatStepAndNamesTheLastGoodCheckpoint) {
+  std::ofstream(dir_ / "exp.toml") << std::string(kExperiment).replace(kExperiment.find("hidden = [16]\n"), 14, "");
+  auto r = run_process(command(kNanAt150));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("the loss is nan at step 150 (epoch 2; lr 0.001, precision fp32): training stopped. The last "
+                       "good checkpoint is runs/durable/version_0/checkpoints/last.ckpt"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("epoch 2/3"), std::string::npos) << "epoch 2 never ends: " << r.out;
+
+  auto skipping = run_process(command(kNanAt150 + " --set train.on_nonfinite=\\\"skip_step\\\""));
+  ASSERT_EQ(skipping.exit_code, 0) << skipping.out;
+  const auto summary = nlohmann::json::parse(std::ifstream(dir_ / "runs" / "durable" / "version_1" / "summary.json"));
+  EXPECT_EQ(summary["nonfinite_skipped_steps"], 1);
+  EXPECT_EQ(summary["epochs"][1]["samples"], 2000 - 20) << "the skipped batch is not counted";
+  EXPECT_TRUE(std::isfinite(summary["final_test_loss"].get<double>()));
 }
 
 }  // namespace

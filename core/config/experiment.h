@@ -103,6 +103,7 @@ struct Experiment {
   std::int64_t threads = 0;
   std::string precision = "fp32";
   bool phase_timing = true;
+  std::string on_nonfinite = "stop";  // a non-finite loss: "stop" the run, or "skip_step" (fp32, bf16)
   bool profile = false;               // LibTorch's profiler over profile_steps steps after profile_warmup
   std::int64_t profile_steps = 20;
   std::int64_t profile_warmup = 5;  // the per-epoch split of step time into data, copy, fwd, bwd, opt, other

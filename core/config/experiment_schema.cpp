@@ -280,6 +280,10 @@ const std::vector<ConfigKey>& experiment_schema() {
           greater_than(0))),
       key("train.grad_clip", &E::grad_clip, "clip the gradient norm to this value (0: off)", at_least(0)),
       resumable(key("train.threads", &E::threads, "LibTorch intra-op threads (0: LibTorch's default)", at_least(0))),
+      resumable(key("train.on_nonfinite", &E::on_nonfinite,
+                    "a loss (or gradient) that is nan or inf: stop (with the step and the last good checkpoint) or "
+                    "skip_step (that batch changes nothing); fp16 always skips as its loss scaling does",
+                    one_of({"stop", "skip_step"}))),
       resumable(key("train.phase_timing", &E::phase_timing,
                     "time the phases of the training steps (data, copy, fwd, bwd, opt, other) and show their "
                     "shares each epoch")),

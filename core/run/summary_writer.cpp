@@ -66,6 +66,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"precision", e.precision},
           {"skipped_steps", r.summary.skipped_steps},
           {"step_batch", r.summary.step_batch},
+          {"nonfinite_skipped_steps", r.summary.nonfinite_skipped_steps},
           {"batch_halvings", halvings_json(r.summary.halvings)},
           {"best_test_accuracy", r.summary.best_test_accuracy},
           {"best_epoch", r.summary.best_epoch},

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <sstream>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -36,7 +38,9 @@ EpochLoop::EpochLoop(const Experiment& experiment, double base_lr, std::int64_t 
       strategy_(strategy),
       device_(device),
       callbacks_(callbacks),
-      timer_(device.device, experiment.phase_timing) {}
+      timer_(device.device, experiment.phase_timing),
+      // fp16's loss scaling skips overflowed steps by itself.
+      stops_on_nonfinite_(experiment.on_nonfinite == "stop" && experiment.precision != "fp16") {}
 
 EpochTotals EpochLoop::run(LoopState& state) {
   const auto start = Clock::now();
@@ -92,23 +96,32 @@ EpochTotals EpochLoop::run(LoopState& state) {
       state.lr = scheduled_lr(experiment_, base_lr_, position, state.steps_per_epoch) * batch_factor;
       StepOutput out;
       if (!try_step(part, state, out)) continue;  // halved: these samples again, in smaller steps
+      begin += size;
+      ++state.step;
+      strategy_.note_step(state.step);
+      if (out.skipped) {  // train.on_nonfinite = "skip_step": this batch changed nothing
+        ++state.nonfinite_skipped;
+        continue;
+      }
+      // On the host CPU the loss is at hand: it is checked every step (elsewhere that would
+      // synchronise the device each step; it is checked when the loss is read anyway).
+      if (stops_on_nonfinite_ && device_.device.is_cpu() && !out.loss.isfinite().item<bool>())
+        stop_for_nonfinite(out.loss.item<double>(), state, "at");
       {
         // As few small ops as possible: each costs a dispatch on the hot path.
         at::NoGradGuard no_grad;
         loss_sum.add_(out.loss.detach(), double(size));
         correct.add_(out.logits.detach().argmax(1).eq(part.targets).sum());
       }
-      begin += size;
       seen += size;
       interval_samples += size * processes;
       state.epoch_samples = (seen - carried_seen) * processes;
-      ++state.step;
-      strategy_.note_step(state.step);
 
       for (auto& c : callbacks_) c->on_step_end(state, out.loss);
       if (log_interval > 0 && state.step % log_interval == 0) {
         const double elapsed = seconds_since(interval_start);  // before item(), which waits for the device
         const StepFigures figures{out.loss.item<double>(), state.lr, interval_samples / elapsed};
+        if (stops_on_nonfinite_ && !std::isfinite(figures.loss)) stop_for_nonfinite(figures.loss, state, "by");
         for (auto& c : callbacks_) c->on_log_step(state, figures);
         interval_start = Clock::now();
         interval_samples = 0;
@@ -134,7 +147,22 @@ EpochTotals EpochLoop::run(LoopState& state) {
       return partial;
     }
   }
-  return totals();
+  const EpochTotals epoch = totals();
+  if (stops_on_nonfinite_ && !std::isfinite(epoch.loss_sum)) stop_for_nonfinite(epoch.loss_sum, state, "by");
+  return epoch;
+}
+
+void EpochLoop::stop_for_nonfinite(double loss, const LoopState& state, const char* at_or_by) const {
+  std::ostringstream message;
+  message << "the loss is " << (std::isnan(loss) ? "nan" : "inf") << " " << at_or_by << " step " << state.step
+          << " (epoch " << state.epoch << "; lr " << state.lr << ", precision " << experiment_.precision
+          << "): training stopped. ";
+  if (state.last_checkpoint.empty())
+    message << "No checkpoint was written before it";
+  else
+    message << "The last good checkpoint is " << state.last_checkpoint.string();
+  message << "; try a lower optim.lr, train.grad_clip, or train.on_nonfinite = \"skip_step\"";
+  throw Error(message.str());
 }
 
 bool EpochLoop::try_step(const data::Batch& batch, LoopState& state, StepOutput& out) {

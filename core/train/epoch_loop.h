@@ -50,6 +50,7 @@ class EpochLoop {
   // One step on `batch`; false when it ran out of memory and the step batch was halved.
   bool try_step(const data::Batch& batch, LoopState& state, StepOutput& out);
   void halve_step_batch(const std::string& error, LoopState& state);
+  [[noreturn]] void stop_for_nonfinite(double loss, const LoopState& state, const char* at_or_by) const;
 
   const Experiment& experiment_;
   double base_lr_;
@@ -61,6 +62,7 @@ class EpochLoop {
   const DeviceContext& device_;
   std::vector<std::unique_ptr<Callback>>& callbacks_;
   PhaseTimer timer_;
+  bool stops_on_nonfinite_;
 };
 
 }  // namespace plugtrain

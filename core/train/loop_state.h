@@ -66,6 +66,8 @@ struct LoopState {
   std::int64_t planned_step = 0;
   std::int64_t step_batch = 0;       // samples per step after a halving (0: the loader's batch)
   std::vector<BatchHalving> halvings;  // this fit's, in order
+  std::int64_t nonfinite_skipped = 0;  // steps skipped for a non-finite loss (train.on_nonfinite)
+  std::filesystem::path last_checkpoint;  // the newest checkpoint this fit wrote (empty: none yet)
   std::int64_t epoch_samples = 0;    // training samples of this epoch so far (since a resume), all processes
   double lr = 0;                     // the learning rate of the last step
   std::filesystem::path resumed_from;  // empty: a fresh start

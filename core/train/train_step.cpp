@@ -14,12 +14,25 @@
 namespace plugtrain {
 
 TrainStep::TrainStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
-                     std::vector<at::Tensor> parameters, double grad_clip)
+                     std::vector<at::Tensor> parameters, double grad_clip, bool skip_nonfinite)
     : strategy_(strategy),
       precision_(precision),
       optimizer_(optimizer),
       parameters_(std::move(parameters)),
-      grad_clip_(grad_clip) {}
+      grad_clip_(grad_clip),
+      skip_nonfinite_(skip_nonfinite && precision.mode() != "fp16") {}  // fp16's loss scaling skips by itself
+
+namespace {
+
+// nan or inf in the loss or any gradient; reading it synchronises the device.
+bool all_finite(const at::Tensor& loss, const std::vector<at::Tensor>& parameters) {
+  at::Tensor finite = at::isfinite(loss.detach());
+  for (const auto& p : parameters)
+    if (p.grad().defined()) finite = finite.logical_and(at::isfinite(p.grad()).all());
+  return finite.item<bool>();
+}
+
+}  // namespace
 
 StepOutput TrainStep::run(const data::Batch& batch, double lr, PhaseTimer* timer) {
   set_lr(optimizer_, lr);
@@ -33,6 +46,11 @@ StepOutput TrainStep::run(const data::Batch& batch, double lr, PhaseTimer* timer
   if (timer) timer->mark(Phase::forward);
   strategy_.backward([&] { precision_.backward(out.loss); });
   if (timer) timer->mark(Phase::backward);
+  if (skip_nonfinite_ && !all_finite(out.loss, parameters_)) {
+    optimizer_.zero_grad();
+    out.skipped = true;
+    return out;
+  }
   try {
     precision_.step(optimizer_, parameters_, grad_clip_);
   } catch (const c10::OutOfMemoryError& error) {

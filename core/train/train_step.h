@@ -30,12 +30,14 @@ class OptimizerOutOfMemory : public Error {
 struct StepOutput {
   at::Tensor loss;    // scalar, on the device
   at::Tensor logits;  // (batch, classes), on the device
+  bool skipped = false;  // train.on_nonfinite = "skip_step" dropped it: nan or inf in the loss or gradients
 };
 
 class TrainStep {
  public:
+  // skip_nonfinite: drop a step whose loss or gradients are not finite (one device sync each).
   TrainStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
-            std::vector<at::Tensor> parameters, double grad_clip);
+            std::vector<at::Tensor> parameters, double grad_clip, bool skip_nonfinite = false);
 
   // `timer` (may be null) is told where forward, backward and the optimizer step end.
   StepOutput run(const data::Batch& batch, double lr, PhaseTimer* timer = nullptr);
@@ -46,6 +48,7 @@ class TrainStep {
   torch::optim::Optimizer& optimizer_;
   std::vector<at::Tensor> parameters_;
   double grad_clip_;
+  bool skip_nonfinite_;
 };
 
 }  // namespace plugtrain

@@ -95,12 +95,16 @@ TrainSummary Trainer::fit() {
   TrainingStrategy& strategy = *parts_.strategy;
   const std::unique_ptr<data::BatchLoader> loader = make_loader(parts_.batch_size);
   data::BatchLoader& batches = *loader;
-  TrainStep step(strategy, *parts_.precision, *parts_.optimizer, model.parameters(), e.grad_clip);
+  TrainStep step(strategy, *parts_.precision, *parts_.optimizer, model.parameters(), e.grad_clip,
+                 e.on_nonfinite == "skip_step");
   EpochLoop epoch_loop(e, parts_.lr, parts_.batch_size, batches, step, strategy, parts_.device, parts_.callbacks);
   state_.epochs = e.epochs;
   state_.steps_per_epoch = batches.batches_per_epoch();
   state_.lr = parts_.lr;
-  state_.save_checkpoint = [this](const std::filesystem::path& path) { save_checkpoint(path); };
+  state_.save_checkpoint = [this](const std::filesystem::path& path) {
+    save_checkpoint(path);
+    state_.last_checkpoint = path;
+  };
   best_test_ = BestSoFar(/*maximise=*/true);
 
   restore();
@@ -129,6 +133,7 @@ TrainSummary Trainer::fit() {
   summary_.steps = state_.step;
   summary_.skipped_steps = parts_.precision->skipped_steps();
   summary_.halvings = state_.halvings;
+  summary_.nonfinite_skipped_steps = state_.nonfinite_skipped;
   summary_.step_batch = state_.step_batch > 0 ? state_.step_batch : parts_.batch_size;
   summary_.best_test_accuracy = best_test_.value();
   summary_.best_epoch = best_test_.epoch();

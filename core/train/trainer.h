@@ -34,6 +34,7 @@ struct TrainSummary {
   std::int64_t steps = 0;
   std::int64_t skipped_steps = 0;  // fp16 steps skipped because gradients overflowed
   std::vector<BatchHalving> halvings;  // out-of-memory errors that halved the batch
+  std::int64_t nonfinite_skipped_steps = 0;  // train.on_nonfinite = "skip_step"
   std::int64_t step_batch = 0;         // samples per step at the end (this process's)
   double best_test_accuracy = 0;
   std::int64_t best_epoch = 0;

@@ -1,0 +1,58 @@
+// A models plugin for the fault tests: "faultnet" is a linear classifier whose forward fails as
+// the test says. It raises LibTorch's own c10::OutOfMemoryError, as a full device does, for
+// batches larger than `max_batch` from training forward call `from_call` on, and returns nan
+// logits at training forward call `nan_at` (calls counted from 1 over the process's life).
+#include <atomic>
+#include <limits>
+
+#include <c10/util/Exception.h>
+#include <torch/nn/modules/linear.h>
+
+#include "plugtrain/model.h"
+
+namespace {
+
+class FaultNet final : public plugtrain::Model {
+ public:
+  FaultNet(std::int64_t in, std::int64_t classes, std::int64_t max_batch, std::int64_t from_call, std::int64_t nan_at)
+      : max_batch_(max_batch), from_call_(from_call), nan_at_(nan_at) {
+    fc_ = register_module("fc", torch::nn::Linear(in, classes));
+  }
+
+  torch::Tensor forward(torch::Tensor x) override {
+    if (is_training()) {
+      const std::int64_t call = ++calls_;
+      if (call >= from_call_ && x.size(0) > max_batch_)
+        TORCH_CHECK_WITH(OutOfMemoryError, false, "faultnet: out of memory at training forward call ", call,
+                         " with a batch of ", x.size(0), " (at most ", max_batch_, " fit)");
+      if (call == nan_at_) return fc_->forward(x.flatten(1)) * std::numeric_limits<float>::quiet_NaN();
+    }
+    return fc_->forward(x.flatten(1));
+  }
+
+ private:
+  torch::nn::Linear fc_{nullptr};
+  std::int64_t max_batch_, from_call_, nan_at_;
+  std::atomic<std::int64_t> calls_{0};
+};
+
+void register_models(plugtrain::ModelRegistry& registry) {
+  plugtrain::ModelSpec spec;
+  spec.name = "faultnet";
+  spec.description = "linear classifier that runs out of memory above max_batch from forward call from_call on";
+  spec.options = {
+      {"max_batch", plugtrain::OptionType::integer, std::int64_t(1) << 40, "largest batch that fits"},
+      {"from_call", plugtrain::OptionType::integer, std::int64_t(1), "first training forward call that may fail"},
+      {"nan_at", plugtrain::OptionType::integer, std::int64_t(0), "training forward call whose logits are nan (0: none)"},
+  };
+  spec.factory = [](const plugtrain::ModelInputs& in, const plugtrain::Options& o) -> std::shared_ptr<plugtrain::Model> {
+    const auto& s = in.input_shape;
+    return std::make_shared<FaultNet>(s[0] * s[1] * s[2], in.num_classes, o.integer("max_batch"), o.integer("from_call"),
+                                      o.integer("nan_at"));
+  };
+  registry.add(spec);
+}
+
+}  // namespace
+
+PLUGTRAIN_MODELS_PLUGIN(register_models, "faultmodels", "0.0.1", "a model that fails when told to")
