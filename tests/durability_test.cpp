@@ -7,6 +7,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <vector>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -127,6 +129,46 @@ TEST_F(DurabilityTest, ACorruptCheckpointIsRefusedNeverResumed) {
 
   fs::copy_file(dir_ / "good.ckpt", ckpt, fs::copy_options::overwrite_existing);
   EXPECT_EQ(run_process(command("--resume last --set train.epochs=2")).exit_code, 0);
+}
+
+// The rows of metrics.csv of one kind ("epoch" or "step"), in order.
+std::vector<std::string> rows(const std::string& csv, const std::string& kind) {
+  std::vector<std::string> out;
+  std::istringstream lines(csv);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind(kind + ",", 0) == 0) out.push_back(line);
+  return out;
+}
+
+TEST_F(DurabilityTest, SummaryAndMetricsHoldEveryEpochOnceAcrossResumes) {
+  ASSERT_EQ(run_process(command("--set train.epochs=2 --set checkpoint.save=\\\"every\\\"")).exit_code, 0);
+  const fs::path run = dir_ / "runs" / "durable" / "version_0";
+  // As if killed after epoch 2's rows but before its checkpoint: resume from epoch 1's.
+  auto resumed = run_process(command("--resume " + shell_quote((run / "checkpoints" / "epoch-0001.ckpt").string()) +
+                                     " --set train.epochs=3 --set checkpoint.save=\\\"every\\\""));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  const std::vector<std::string> epochs = rows(slurp(run / "metrics.csv"), "epoch");
+  ASSERT_EQ(epochs.size(), 3u) << slurp(run / "metrics.csv");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(epochs[i].rfind("epoch," + std::to_string(i + 1) + ",", 0), 0u) << epochs[i];
+  EXPECT_EQ(rows(slurp(run / "metrics.csv"), "step").size(), 0u);
+
+  const auto summary = nlohmann::json::parse(std::ifstream(run / "summary.json"));
+  ASSERT_EQ(summary["epochs"].size(), 3u) << "epochs before the resume are listed too";
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(summary["epochs"][i]["epoch"], i + 1);
+  EXPECT_EQ(summary["epochs"][0]["samples"], 2000);
+}
+
+// A disk that fills up (a file size limit: every write past 256 KiB fails with EFBIG).
+TEST_F(DurabilityTest, AWriteThatFailsStopsTheRunWithItsReasonAndLeavesNoHalfFile) {
+  const std::string big_model = " --set model.hidden=[1024]";
+  auto r = run_process("trap '' XFSZ; ulimit -f 256; " + command(big_model));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("last.ckpt: cannot write: File too large"), std::string::npos) << r.out;
+  const fs::path checkpoints = dir_ / "runs" / "durable" / "version_0" / "checkpoints";
+  EXPECT_FALSE(fs::exists(checkpoints / "last.ckpt"));
+  for (const auto& entry : fs::directory_iterator(checkpoints))
+    ADD_FAILURE() << "left behind: " << entry.path();
+  EXPECT_NE(slurp(dir_ / "runs" / "durable" / "version_0" / "metrics.csv").find("epoch,1,"), std::string::npos);
 }
 
 // faultnet's logits are nan at training step 150 (epoch 2 of 100-step epochs).

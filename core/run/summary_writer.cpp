@@ -5,20 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "train/epoch_record.h"
 #include "util/atomic_file.h"
 #include "version.h"
 
 namespace plugtrain {
 
 namespace {
-
-nlohmann::json memory_json(const MemoryInfo& m) {
-  auto bytes = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  return {{"total_bytes", bytes(m.total_bytes)},       {"free_bytes", bytes(m.free_bytes)},
-          {"used_bytes", bytes(m.process_used_bytes)}, {"peak_bytes", bytes(m.process_peak_bytes)},
-          {"reserved_bytes", bytes(m.reserved_bytes)}, {"oom_events", bytes(m.oom_events)},
-          {"note", m.note}};
-}
 
 // Out-of-memory errors that halved the batch (train/epoch_loop.cpp).
 nlohmann::json halvings_json(const std::vector<BatchHalving>& halvings) {
@@ -30,28 +23,8 @@ nlohmann::json halvings_json(const std::vector<BatchHalving>& halvings) {
 }
 
 nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_t parameters) {
-  nlohmann::json epochs = nlohmann::json::array();
-  for (const auto& m : r.summary.epochs) {
-    nlohmann::json row = {{"epoch", m.epoch},
-                          {"train_loss", m.train_loss},
-                          {"train_accuracy", m.train_accuracy},
-                          {"samples", m.samples},
-                          {"samples_per_second", m.samples_per_second},
-                          {"seconds", m.seconds},
-                          {"lr", m.lr}};
-    row["test_loss"] = m.test_loss ? nlohmann::json(*m.test_loss) : nlohmann::json(nullptr);
-    row["test_accuracy"] = m.test_accuracy ? nlohmann::json(*m.test_accuracy) : nlohmann::json(nullptr);
-    row["memory"] = memory_json(m.memory);
-    if (m.phases.timed_steps > 0) {
-      nlohmann::json phases = {{"timed_steps", m.phases.timed_steps}};
-      for (int p = 0; p < kPhases; ++p) {
-        const Phase phase = Phase(p);
-        phases[to_string(phase)] = {{"seconds", m.phases.seconds[p]}, {"share", m.phases.share(phase)}};
-      }
-      row["phases"] = phases;
-    }
-    epochs.push_back(row);
-  }
+  // Every epoch of the run: those before a resume come from the checkpoint it resumed.
+  const nlohmann::json epochs = nlohmann::json::parse(epoch_history(r.summary.earlier_epochs_json, r.summary.epochs));
   return {{"experiment", e.name},
           {"source", e.source},
           {"model", e.model},

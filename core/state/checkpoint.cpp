@@ -46,6 +46,7 @@ void write_progress(torch::serialize::OutputArchive& a, const TrainingProgress& 
   a.write("progress.skipped_steps", c10::IValue(p.skipped_steps));
   a.write("progress.planned_step", c10::IValue(p.planned_step));
   a.write("progress.step_batch", c10::IValue(p.step_batch));
+  a.write("progress.history", c10::IValue(p.history_json));
 }
 
 c10::IValue read_value(torch::serialize::InputArchive& a, const std::string& key) {
@@ -77,6 +78,7 @@ TrainingProgress read_progress(torch::serialize::InputArchive& a) {
   c10::IValue v;
   p.planned_step = a.try_read("progress.planned_step", v) ? v.toInt() : p.step;
   p.step_batch = a.try_read("progress.step_batch", v) ? v.toInt() : 0;
+  p.history_json = a.try_read("progress.history", v) && v.isString() ? v.toStringRef() : "";
   return p;
 }
 

@@ -44,6 +44,7 @@ struct TrainingProgress {
   // halving made it smaller than the loader's batch (0: the loader's batch).
   std::int64_t planned_step = 0;
   std::int64_t step_batch = 0;
+  std::string history_json;  // every completed epoch's figures, a JSON array (0.4; older: none)
 };
 
 struct CheckpointContent {

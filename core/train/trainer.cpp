@@ -9,6 +9,7 @@
 #include "state/checkpoint.h"
 #include "strategy/single_device.h"
 #include "train/epoch_loop.h"
+#include "train/epoch_record.h"
 #include "train/evaluate.h"
 #include "train/optimizers.h"
 #include "train/train_step.h"
@@ -120,8 +121,8 @@ TrainSummary Trainer::fit() {
     EpochMetrics m = finish_epoch(totals);
     m.seconds = seconds_since(epoch_start);
     if (parts_.device.memory) m.memory = parts_.device.memory();
-    for (auto& c : parts_.callbacks) c->on_epoch_end(state_, m);
-    summary_.epochs.push_back(std::move(m));
+    summary_.epochs.push_back(std::move(m));  // before the callbacks: the epoch's checkpoint lists it
+    for (auto& c : parts_.callbacks) c->on_epoch_end(state_, summary_.epochs.back());
   }
   // Ended by early stopping or max_steps: --resume says so instead of training on.
   if (state_.stop == StopReason::max_steps || state_.stop == StopReason::early_stopping) state_.progress.finished = true;
@@ -220,6 +221,7 @@ void Trainer::restore() {
   first_epoch_ = p.epochs_done + 1;
   best_test_.restore(p.best_test_epoch > 0, p.best_test_accuracy, p.best_test_epoch);
   summary_.best_test_accuracy = p.best_test_accuracy;
+  summary_.earlier_epochs_json = p.history_json;
   parts_.precision->load_state(p);
   for (auto& c : parts_.callbacks) c->load_state(p);
 }
@@ -227,6 +229,7 @@ void Trainer::restore() {
 void Trainer::save_checkpoint(const std::filesystem::path& path) const {
   TrainingProgress record = state_.progress;
   record.step_batch = state_.step_batch;  // a resume keeps the batch an out-of-memory error forced
+  record.history_json = epoch_history(summary_.earlier_epochs_json, summary_.epochs);
   record.best_test_accuracy = best_test_.value();
   record.best_test_epoch = best_test_.epoch();
   parts_.precision->save_state(record);

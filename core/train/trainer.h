@@ -27,7 +27,8 @@ namespace plugtrain {
 struct EpochTotals;
 
 struct TrainSummary {
-  std::vector<EpochMetrics> epochs;  // this process's epochs (a resumed run starts later)
+  std::vector<EpochMetrics> epochs;  // this fit's epochs (a resumed run starts later)
+  std::string earlier_epochs_json;   // a resumed run's epochs before the resume (JSON array, from its checkpoint)
   bool interrupted = false;          // stopped by SIGINT/SIGTERM after writing last.ckpt
   bool stopped_early = false;        // early stopping
   std::string stop_reason;

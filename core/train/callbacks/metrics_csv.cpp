@@ -1,17 +1,61 @@
 #include "train/callbacks/metrics_csv.h"
 
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+#include "util/atomic_file.h"
+#include "util/error.h"
+
 namespace plugtrain {
 
-MetricsCsv::MetricsCsv(const std::filesystem::path& path) {
-  const bool fresh = !std::filesystem::exists(path);
-  out_.open(path, std::ios::app);
-  if (fresh) out_ << "kind,epoch,step,loss,accuracy,test_loss,test_accuracy,lr,samples_per_second,seconds\n";
+namespace {
+
+const char* kHeader = "kind,epoch,step,loss,accuracy,test_loss,test_accuracy,lr,samples_per_second,seconds\n";
+
+// Whether a row of metrics.csv was written at or before the checkpoint's place.
+bool before_checkpoint(const std::string& row, const TrainingProgress& p) {
+  std::istringstream fields(row);
+  std::string kind, epoch, step;
+  std::getline(fields, kind, ',');
+  std::getline(fields, epoch, ',');
+  std::getline(fields, step, ',');
+  try {
+    if (kind == "epoch") return std::stoll(epoch) <= p.epochs_done;
+    if (kind == "step") return std::stoll(step) <= p.step;
+  } catch (const std::exception&) {
+  }
+  return false;  // a cut row
+}
+
+}  // namespace
+
+MetricsCsv::MetricsCsv(const std::filesystem::path& path) : path_(path) {}
+
+void MetricsCsv::on_train_start(LoopState& state) {
+  std::string kept = kHeader;
+  if (!state.resumed_from.empty() && std::filesystem::exists(path_)) {
+    std::ifstream in(path_);
+    std::string row;
+    std::getline(in, row);  // the header
+    while (std::getline(in, row))
+      if (before_checkpoint(row, state.progress)) kept += row + "\n";
+  }
+  write_file_atomically(path_, kept);
+  out_.open(path_, std::ios::app);
+  check_written();
+}
+
+void MetricsCsv::check_written() {
+  if (!out_) throw Error(path_.string() + ": cannot write the metrics: " + std::strerror(errno) +
+                         "; the run stopped, the last checkpoint is intact (--resume last continues)");
 }
 
 void MetricsCsv::on_log_step(const LoopState& state, const StepFigures& f) {
   out_ << "step," << state.epoch << "," << state.step << "," << f.loss << ",,,," << f.lr << "," << f.samples_per_second
        << ",\n"
        << std::flush;
+  check_written();
 }
 
 void MetricsCsv::on_epoch_end(LoopState& state, const EpochMetrics& m) {
@@ -20,6 +64,7 @@ void MetricsCsv::on_epoch_end(LoopState& state, const EpochMetrics& m) {
   out_ << ",";
   if (m.test_accuracy) out_ << *m.test_accuracy;
   out_ << "," << m.lr << "," << m.samples_per_second << "," << m.seconds << "\n" << std::flush;
+  check_written();
 }
 
 }  // namespace plugtrain

@@ -1,0 +1,48 @@
+#include "train/epoch_record.h"
+
+#include <nlohmann/json.hpp>
+
+namespace plugtrain {
+
+namespace {
+
+nlohmann::json memory_json(const MemoryInfo& m) {
+  auto bytes = [](const std::optional<std::uint64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"total_bytes", bytes(m.total_bytes)},       {"free_bytes", bytes(m.free_bytes)},
+          {"used_bytes", bytes(m.process_used_bytes)}, {"peak_bytes", bytes(m.process_peak_bytes)},
+          {"reserved_bytes", bytes(m.reserved_bytes)}, {"oom_events", bytes(m.oom_events)},
+          {"note", m.note}};
+}
+
+}  // namespace
+
+nlohmann::json epoch_json(const EpochMetrics& m) {
+  nlohmann::json row = {{"epoch", m.epoch},
+                        {"train_loss", m.train_loss},
+                        {"train_accuracy", m.train_accuracy},
+                        {"samples", m.samples},
+                        {"samples_per_second", m.samples_per_second},
+                        {"seconds", m.seconds},
+                        {"lr", m.lr}};
+  row["test_loss"] = m.test_loss ? nlohmann::json(*m.test_loss) : nlohmann::json(nullptr);
+  row["test_accuracy"] = m.test_accuracy ? nlohmann::json(*m.test_accuracy) : nlohmann::json(nullptr);
+  row["memory"] = memory_json(m.memory);
+  if (m.phases.timed_steps > 0) {
+    nlohmann::json phases = {{"timed_steps", m.phases.timed_steps}};
+    for (int p = 0; p < kPhases; ++p) {
+      const Phase phase = Phase(p);
+      phases[to_string(phase)] = {{"seconds", m.phases.seconds[p]}, {"share", m.phases.share(phase)}};
+    }
+    row["phases"] = phases;
+  }
+  return row;
+}
+
+std::string epoch_history(const std::string& earlier, const std::vector<EpochMetrics>& epochs) {
+  nlohmann::json rows = nlohmann::json::parse(earlier.empty() ? "[]" : earlier, nullptr, /*allow_exceptions=*/false);
+  if (!rows.is_array()) rows = nlohmann::json::array();
+  for (const auto& m : epochs) rows.push_back(epoch_json(m));
+  return rows.dump();
+}
+
+}  // namespace plugtrain
