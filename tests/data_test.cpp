@@ -197,6 +197,24 @@ TEST(IdxDataset, LoadsSmallFolderPlainOrGzip) {
   }
 }
 
+std::string slurp_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(IdxDataset, ALabelOutsideTheClassesNamesFileSampleAndLabel) {
+  TempDir tmp;
+  write_mnist_folder(tmp.path(), 12, 5, 4, 3, 4, false);
+  // Fashion-MNIST has 10 classes: a label of 10 or more is damage, not an eleventh class.
+  std::string labels = slurp_bytes(tmp.path() / "train-labels-idx1-ubyte");
+  labels[8 + 7] = 12;  // after the 8-byte header: sample 7
+  std::ofstream(tmp.path() / "train-labels-idx1-ubyte", std::ios::binary | std::ios::trunc) << labels;
+  const std::string msg = data_error_of([&] { load_idx_dataset(tmp.path(), 10); });
+  EXPECT_EQ(msg, (tmp.path() / "train-labels-idx1-ubyte").string() +
+                     ": label 12 of sample 7 is outside the data set's 10 classes (0..9; 1 such labels)");
+  EXPECT_EQ(load_idx_dataset(tmp.path(), 0).train.num_classes, 13) << "without a class count, the labels decide";
+}
+
 TEST(IdxDataset, MissingFileNamesFolderAndFile) {
   TempDir tmp;
   write_mnist_folder(tmp.path(), 4, 2, 2, 2, 2, false);

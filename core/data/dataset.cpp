@@ -31,6 +31,16 @@ struct RawSplit {
   at::Tensor labels;  // uint8 N
 };
 
+void check_labels(const RawSplit& raw, const fs::path& file, int64_t num_classes) {
+  const at::Tensor outside = raw.labels.ge(num_classes).nonzero();
+  if (outside.size(0) == 0) return;
+  const int64_t sample = outside[0][0].item<int64_t>();
+  throw DataError(file.string() + ": label " + std::to_string(raw.labels[sample].item<int64_t>()) + " of sample " +
+                  std::to_string(sample) + " is outside the data set's " + std::to_string(num_classes) +
+                  " classes (0.." + std::to_string(num_classes - 1) + "; " + std::to_string(outside.size(0)) +
+                  " such labels)");
+}
+
 RawSplit read_split(const fs::path& folder, const std::string& prefix) {
   const fs::path images_path = find_file(folder, prefix + "-images-idx3-ubyte");
   const fs::path labels_path = find_file(folder, prefix + "-labels-idx1-ubyte");
@@ -91,7 +101,7 @@ void normalise(DatasetPair& pair) {
 
 }  // namespace
 
-DatasetPair load_idx_dataset(const fs::path& folder) {
+DatasetPair load_idx_dataset(const fs::path& folder, int64_t num_classes) {
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) throw DataError(folder.string() + ": no such folder");
   RawSplit train = read_split(folder, "train");
@@ -108,8 +118,12 @@ DatasetPair load_idx_dataset(const fs::path& folder) {
   pair.std = std;
   // (x/255 - mean)/std as one affine map, written straight into the new float32 buffer.
   const double scale = 1.0 / (255.0 * std), shift = -mean / std;
+  if (num_classes > 0) {
+    check_labels(train, folder / "train-labels-idx1-ubyte", num_classes);
+    check_labels(test, folder / "t10k-labels-idx1-ubyte", num_classes);
+  }
   const int64_t max_label =
-      std::max(train.labels.max().item<int64_t>(), test.labels.max().item<int64_t>());
+      num_classes > 0 ? num_classes - 1 : std::max(train.labels.max().item<int64_t>(), test.labels.max().item<int64_t>());
   auto make = [&](RawSplit& raw) {
     Dataset d;
     d.images = at::mul(raw.images, scale).add_(shift).unsqueeze(1);  // float32 N,1,H,W

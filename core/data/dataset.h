@@ -27,7 +27,10 @@ struct DatasetPair {
 // t10k-labels-idx1-ubyte (each plain or with .gz) from folder. Pixels are scaled to [0,1],
 // then both sets are normalised with the training set's mean and std; images get a
 // channel dim (N,1,H,W); num_classes = largest label + 1. Throws DataError.
-DatasetPair load_idx_dataset(const std::filesystem::path& folder);
+// num_classes > 0: the data set's own number of classes (10 for MNIST and Fashion-MNIST); a
+// label outside it is a DataError naming the file, the sample and the label, rather than
+// silently another number of classes. 0: the largest label + 1.
+DatasetPair load_idx_dataset(const std::filesystem::path& folder, int64_t num_classes = 0);
 
 // A learnable data set, identical for the same arguments: one fixed random prototype per
 // class plus gaussian noise, normalised like load_idx_dataset. sample_shape is C,H,W.

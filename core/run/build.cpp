@@ -30,7 +30,7 @@ data::DatasetPair load_data(const Experiment& e) {
   data::DatasetPair d = e.dataset == "synthetic"
                             ? data::make_synthetic(e.synthetic_shape, e.synthetic_classes, e.synthetic_train_size,
                                                    e.synthetic_test_size, static_cast<std::uint64_t>(e.seed))
-                            : data::load_idx_dataset(e.data_path);
+                            : data::load_idx_dataset(e.data_path, /*num_classes=*/10);  // mnist, fashion-mnist
   d.train = data::subset(d.train, e.train_subset);
   d.test = data::subset(d.test, e.test_subset);
   return d;
