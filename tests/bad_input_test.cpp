@@ -65,6 +65,22 @@ TEST_F(BadInputTest, ExportNeverOverwritesTheCheckpointItExports) {
   EXPECT_EQ(plugtrain("run exp.toml --resume last --set train.epochs=2").exit_code, 0) << "and still resumes";
 }
 
+TEST_F(BadInputTest, ACheckpointGivenAsModelInitSaysWhatToDo) {
+  ASSERT_EQ(plugtrain("run exp.toml").exit_code, 0);
+  auto r = run_with("model.init=\"runs/bad/version_0/checkpoints/last.ckpt\"");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("is a plugtrain checkpoint, not a state_dict: continue it with --resume"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "runs" / "bad" / "version_1")) << "refused before any work";
+}
+
+TEST_F(BadInputTest, LibTorchErrorsAreOneLineWithoutItsStackTrace) {
+  auto r = run_with("model.hidden=[100000000000]");  // 6.4 TB of weights
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("plugtrain: error: plugin 'models': building model threw: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("frame #"), std::string::npos) << r.out;
+}
+
 TEST_F(BadInputTest, AMissingPluginPathIsAnError) {
   auto r = plugtrain("run exp.toml --plugin-path /no/such/plugins");
   EXPECT_NE(r.exit_code, 0) << r.out;

@@ -7,6 +7,7 @@
 #include "plugtrain/abi.h"
 #include "plugins/plugin_loader.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "version.h"
 
 int main(int argc, char** argv) {
@@ -34,10 +35,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const plugtrain::Error& e) {  // every error of ours carries its exit code
-    std::cerr << "plugtrain: error: " << e.what() << "\n";
+    // One line: LibTorch's messages (which ours may quote) go on with a C++ stack trace.
+    std::cerr << "plugtrain: error: " << plugtrain::first_line(e.what()) << "\n";
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "plugtrain: error: " << e.what() << "\n";
+    std::cerr << "plugtrain: error: " << plugtrain::first_line(e.what()) << "\n";
     return plugtrain::exit_failure;
   }
   if (app.get_subcommands().empty()) {

@@ -48,6 +48,10 @@ ValidatedRun validate(const RunRequest& request) {
   check_data_path(v.file, e);
   if (!e.model_init.empty() && !std::filesystem::is_regular_file(e.model_init))
     throw ConfigError(key_location(v.file, "model.init") + ": model.init '" + e.model_init + "' does not exist");
+  if (!e.model_init.empty() && is_plugtrain_checkpoint(e.model_init))
+    throw ConfigError(key_location(v.file, "model.init") + ": model.init '" + e.model_init +
+                      "' is a plugtrain checkpoint, not a state_dict: continue it with --resume " + e.model_init +
+                      ", or start from its weights after `plugtrain export " + e.model_init + " model.pt`");
   if (!request.resume.empty()) {
     v.resume_from = resume_checkpoint(e, request.resume);
     const CheckpointContent info = read_checkpoint_info(v.resume_from);

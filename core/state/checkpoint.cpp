@@ -152,6 +152,17 @@ void save_checkpoint(const std::filesystem::path& path, Model& model, torch::opt
   write_file_atomically(path, bytes.str());
 }
 
+bool is_plugtrain_checkpoint(const std::filesystem::path& path) {
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path.string(), c10::Device(c10::kCPU));
+    c10::IValue format;
+    return archive.try_read("plugtrain.format", format) && format.isString() && format.toStringRef() == kFormat;
+  } catch (const std::exception&) {
+    return false;  // a Python torch.save file, or not LibTorch's at all
+  }
+}
+
 CheckpointContent read_checkpoint_info(const std::filesystem::path& path) {
   torch::serialize::InputArchive archive;
   open_archive(path, archive, c10::Device(c10::kCPU));

@@ -65,6 +65,9 @@ void save_checkpoint(const std::filesystem::path& path, Model& model, torch::opt
 // Opens a checkpoint for reading, turning every LibTorch complaint into one line naming the file.
 void open_checkpoint(const std::filesystem::path& path, torch::serialize::InputArchive& archive, c10::Device device);
 
+// Whether `path` is a plugtrain checkpoint (its format marker), without checking the rest.
+bool is_plugtrain_checkpoint(const std::filesystem::path& path);
+
 // Reads only the metadata (cheap checks before building anything).
 CheckpointContent read_checkpoint_info(const std::filesystem::path& path);
 
