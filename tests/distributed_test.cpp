@@ -221,6 +221,28 @@ TEST_F(DistributedTest, ADeadRankIsNamedAndNoProcessIsLeftBehind) {
   EXPECT_LT(seconds_in(r.out), 20) << r.out;
 }
 
+// --resume auto: the same command starts a run, and after a rank was killed continues it from
+// its last checkpoint (what torchrun --max-restarts or a scheduler's requeue does).
+TEST_F(DistributedTest, AKilledRankAndTheSameCommandAgainFinishTheRunWithNothingLost) {
+  const std::string command = exe() + " run exp.toml --set backend.devices=2 --set train.epochs=12 --resume auto";
+  const std::string script = command + " > out.txt 2>&1 & L=$!\n"
+      "for i in $(seq 600); do grep -q '^epoch 3/12' out.txt && break; sleep 0.05; done\n"
+      "kill -KILL $(grep -o 'rank 1 pid [0-9]*' out.txt | awk '{print $4}'); wait $L; echo \"EXIT=$?\"; cat out.txt";
+  std::ofstream(dir_ / "scenario.sh") << script;
+  auto killed = run_process(in_dir("sh scenario.sh"));
+  ASSERT_EQ(killed.out.find("EXIT=0"), std::string::npos) << killed.out;
+  ASSERT_EQ(killed.out.find("epoch 12/12"), std::string::npos) << "killed before the end: " << killed.out;
+
+  auto again = run_process(in_dir(command));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("resumed from runs/ddp/version_0/checkpoints/last.ckpt"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("epoch 12/12"), std::string::npos) << again.out;
+  const auto summary = nlohmann::json::parse(std::ifstream(dir_ / "runs" / "ddp" / "version_0" / "summary.json"));
+  ASSERT_EQ(summary["epochs"].size(), 12u) << "every epoch, before and after the kill";
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(summary["epochs"][i]["epoch"], i + 1);
+  EXPECT_FALSE(fs::exists(dir_ / "runs" / "ddp" / "version_1")) << "one run, continued";
+}
+
 TEST_F(DistributedTest, AHungRankIsNamedWithinTheTimeoutAndKilled) {
   auto r = run_and_then("--set distributed.timeout=3", "kill -STOP $R1");
   EXPECT_NE(r.out.find("EXIT=1 "), std::string::npos) << r.out;

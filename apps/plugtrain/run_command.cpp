@@ -19,7 +19,8 @@ void add_run_command(CLI::App& app) {
   auto no_mps = std::make_shared<bool>(false);
   cmd->add_flag("--no-mps", *no_mps, "Do not use the Apple GPU (mps)");
   cmd->add_option("--resume", request->resume,
-                  "Continue exactly from a checkpoint: a .ckpt path, or 'last' (this experiment's newest last.ckpt)");
+                  "Continue exactly from a checkpoint: a .ckpt path, 'last' (this experiment's newest last.ckpt), "
+                  "or 'auto' (last when there is one, else a fresh start: for restarts by torchrun or a scheduler)");
   auto profile = std::make_shared<bool>(false);
   auto profile_steps = std::make_shared<std::int64_t>(0);
   cmd->add_flag("--profile", *profile,

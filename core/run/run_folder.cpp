@@ -34,8 +34,12 @@ fs::path checkpoint_folder(const Experiment& e, const fs::path& run_folder) {
 }
 
 fs::path resume_checkpoint(const Experiment& e, const std::string& resume) {
-  if (resume != "last") return resume;
-  if (!e.checkpoint_folder.empty()) return fs::path(e.checkpoint_folder) / "last.ckpt";
+  if (resume != "last" && resume != "auto") return resume;
+  const bool automatic = resume == "auto";  // no checkpoint yet: a fresh start
+  if (!e.checkpoint_folder.empty()) {
+    const fs::path last = fs::path(e.checkpoint_folder) / "last.ckpt";
+    return automatic && !fs::exists(last) ? fs::path() : last;
+  }
   const fs::path base = fs::path(e.output) / e.name;
   fs::path newest;
   int newest_version = -1;
@@ -47,7 +51,7 @@ fs::path resume_checkpoint(const Experiment& e, const std::string& resume) {
         newest = entry.path() / "checkpoints" / "last.ckpt";
       }
     }
-  if (newest.empty())
+  if (newest.empty() && !automatic)
     throw CheckpointError("--resume last: no " + (base / "version_*" / "checkpoints" / "last.ckpt").string() +
                           " found (has this experiment run with checkpoints?)");
   return newest;

@@ -20,8 +20,9 @@ std::filesystem::path run_folder_for(const Experiment& e, const std::filesystem:
 
 std::filesystem::path checkpoint_folder(const Experiment& e, const std::filesystem::path& run_folder);
 
-// "last": the newest last.ckpt of this experiment; anything else is the path given.
-// Throws CheckpointError when "last" finds none.
+// "last": the newest last.ckpt of this experiment; "auto": the same, or an empty path (a fresh
+// start) when there is none; anything else is the path given. Throws CheckpointError when
+// "last" finds none.
 std::filesystem::path resume_checkpoint(const Experiment& e, const std::string& resume);
 
 }  // namespace plugtrain

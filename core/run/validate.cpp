@@ -54,6 +54,8 @@ ValidatedRun validate(const RunRequest& request) {
                       ", or start from its weights after `plugtrain export " + e.model_init + " model.pt`");
   if (!request.resume.empty()) {
     v.resume_from = resume_checkpoint(e, request.resume);
+  }
+  if (!v.resume_from.empty()) {
     const CheckpointContent info = read_checkpoint_info(v.resume_from);
     if (info.model_name != e.model)
       throw CheckpointError(v.resume_from.string() + ": written for model '" + info.model_name +
