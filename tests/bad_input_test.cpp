@@ -81,6 +81,37 @@ TEST_F(BadInputTest, LibTorchErrorsAreOneLineWithoutItsStackTrace) {
   EXPECT_EQ(r.out.find("frame #"), std::string::npos) << r.out;
 }
 
+// A backend whose probe segfaults or never returns costs that backend, not the command.
+TEST_F(BadInputTest, APluginWhoseProbeCrashesOrHangsIsUnusableNotFatal) {
+  const std::string crash = shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/crashing_probe");
+  const std::string hang = shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/hanging_probe");
+  auto listed = plugtrain("plugins --plugin-path " + crash);
+  EXPECT_EQ(listed.exit_code, 0) << listed.out;
+  EXPECT_NE(listed.out.find("plugin 'crashprobe': the probe crashed: signal 11 (SIGSEGV)"), std::string::npos)
+      << listed.out;
+
+  auto hung = run_process("cd " + shell_quote(dir_.string()) + " && PLUGTRAIN_PROBE_TIMEOUT=1 " + shell_quote(PLUGTRAIN_EXE) +
+                     " plugins --plugin-path " + hang);
+  EXPECT_EQ(hung.exit_code, 0) << hung.out;
+  EXPECT_NE(hung.out.find("plugin 'hangprobe': the probe did not answer within 1.00 s"), std::string::npos) << hung.out;
+
+  auto run = plugtrain("run exp.toml --plugin-path " + crash);  // automatic selection passes it over
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("backend: skipped crashprobe: error: plugin 'crashprobe': the probe crashed"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("backend: chose cpu"), std::string::npos) << run.out;
+}
+
+// A crash the host cannot isolate (a plugin's memory query during a run) is at least named.
+TEST_F(BadInputTest, ACrashInsideAPluginCallIsNamed) {
+  auto r = plugtrain("run exp.toml --set backend.name=\\\"crashmemory\\\" --plugin-path " +
+                     shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/crashing_memory"));
+  EXPECT_EQ(r.exit_code, 128 + 11) << r.out;
+  EXPECT_NE(r.out.find("plugtrain: fatal: signal 11 (SIGSEGV) inside plugin 'crashmemory' (memory)"), std::string::npos)
+      << r.out;
+}
+
 TEST_F(BadInputTest, AMissingPluginPathIsAnError) {
   auto r = plugtrain("run exp.toml --plugin-path /no/such/plugins");
   EXPECT_NE(r.exit_code, 0) << r.out;

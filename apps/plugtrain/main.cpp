@@ -7,6 +7,7 @@
 #include "plugtrain/abi.h"
 #include "plugins/plugin_loader.h"
 #include "util/error.h"
+#include "util/fatal_signals.h"
 #include "util/text.h"
 #include "version.h"
 
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
                            std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." +
                            std::to_string(PLUGTRAIN_SDK_ABI_MINOR));
 
+  plugtrain::report_fatal_signals();
   plugtrain::cli::set_command_line(argc, argv);
   plugtrain::cli::add_run_command(app);
   plugtrain::cli::add_export_command(app);

@@ -1,5 +1,6 @@
 #include "plugins/backend_handle.h"
 
+#include "plugins/isolated_probe.h"
 #include "plugins/plugin_error.h"
 
 namespace plugtrain {
@@ -13,14 +14,21 @@ BackendHandle::BackendHandle(std::string plugin_name, std::unique_ptr<Backend> b
 
 const ProbeResult& BackendHandle::probe() {
   if (!probe_) {
-    try {
-      probe_ = call_plugin(name_, "probe", [&] { return backend_->probe(); });
-      if (probe_->usable() && probe_->devices.empty()) {
-        probe_->code = ProbeCode::error;
-        probe_->message = "probe said usable but listed no device";
-      }
-    } catch (const PluginError& e) {
-      probe_ = ProbeResult{ProbeCode::error, e.what(), {}};
+    // In a child process: a probe that crashes or hangs costs this backend, not the command.
+    probe_ = probe_in_child(
+        [&]() -> ProbeResult {
+          try {
+            return call_plugin(name_, "probe", [&] { return backend_->probe(); });
+          } catch (const PluginError& e) {
+            return ProbeResult{ProbeCode::error, e.what(), {}};
+          }
+        },
+        probe_time_limit());
+    if (probe_->code == ProbeCode::error && probe_->message.rfind("the probe ", 0) == 0)
+      probe_->message = "plugin '" + name_ + "': " + probe_->message;
+    if (probe_->usable() && probe_->devices.empty()) {
+      probe_->code = ProbeCode::error;
+      probe_->message = "probe said usable but listed no device";
     }
   }
   return *probe_;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "util/error.h"
+#include "util/fatal_signals.h"
 
 namespace plugtrain {
 
@@ -21,9 +22,10 @@ class PluginError : public Error {
 };
 
 // Runs fn(); an exception escaping the plugin becomes a PluginError naming the plugin and
-// the call. (A crash inside a plugin cannot be caught; an exception always can.)
+// the call. (A crash inside a plugin cannot be caught, only reported; an exception always can.)
 template <class Fn>
 auto call_plugin(const std::string& plugin, const char* what, Fn&& fn) -> decltype(fn()) {
+  const PluginCallScope scope(plugin, what);  // a crash inside is reported naming the call
   try {
     return fn();
   } catch (const PluginError&) {
