@@ -168,6 +168,18 @@ TEST(IdxReader, TruncatedDataSaysHowMuchIsMissing) {
   }
 }
 
+// Found by scripts/fuzz idx: headers that promise more than a file can hold are refused before
+// anything is allocated, and dims whose strides overflow (one of them 0) are refused too.
+TEST(IdxReader, AHeaderPromisingExabytesAllocatesNothing) {
+  TempDir tmp;
+  const fs::path huge = tmp.path() / "huge";
+  write_plain(huge, Bytes{0, 0, 8, 3, 0, 0x10, 0, 0, 0, 0x10, 0, 0, 0, 0x10, 0, 0, 1, 2, 3});  // 2^60 bytes
+  EXPECT_TRUE(contains(data_error_of([&] { read_idx(huge); }), huge.string() + ": truncated: header promises"));
+  const fs::path zero = tmp.path() / "zero";
+  write_plain(zero, Bytes{0, 0, 8, 3, 0, 0, 0, 0, 0xfd, 0xff, 0xfe, 0xfd, 0xf3, 0xf2, 0xfd, 0xf7});
+  EXPECT_TRUE(contains(data_error_of([&] { read_idx(zero); }), zero.string() + ": not an IDX file (dims overflow)"));
+}
+
 TEST(IdxReader, TruncatedHeader) {
   TempDir tmp;
   const fs::path p = tmp.path() / "header-only";

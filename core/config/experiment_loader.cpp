@@ -187,8 +187,14 @@ ExperimentFile parse_experiment_file(const std::filesystem::path& path) {
     throw ConfigError(file.source + ": cannot open the experiment file: " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
+  return parse_experiment_text(text.str(), file.source);
+}
+
+ExperimentFile parse_experiment_text(const std::string& text, const std::string& source) {
+  ExperimentFile file;
+  file.source = source;
   try {
-    file.table = toml::parse(text.str(), file.source);
+    file.table = toml::parse(text, file.source);
   } catch (const toml::parse_error& e) {
     throw ConfigError(position(file.source, e.source()) + ": TOML syntax error: " + std::string(e.description()));
   }

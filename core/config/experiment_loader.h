@@ -20,6 +20,8 @@ struct ExperimentFile {
 };
 
 ExperimentFile parse_experiment_file(const std::filesystem::path& path);
+// The same for text already read; `source` names it in messages.
+ExperimentFile parse_experiment_text(const std::string& text, const std::string& source);
 
 // "optim.lr=0.01": the value is read as a TOML value (0.01, "text", [1, 2], true);
 // anything that is not valid TOML is taken as a bare string (model.name=mlp).

@@ -101,15 +101,26 @@ at::Tensor read_idx(const fs::path& path) {
                     " dims promised)");
   }
   std::vector<int64_t> sizes(ndims);
-  std::uint64_t total = 1;
+  std::uint64_t total = 1, nonzero = 1;  // LibTorch's strides multiply the nonzero dims even when one is 0
   for (int i = 0; i < ndims; ++i) {
     sizes[i] = big_endian(dim_bytes.data() + 4 * i);
     const auto s = static_cast<std::uint64_t>(sizes[i]);
-    if (s != 0 && total > std::numeric_limits<std::uint64_t>::max() / 2 / s)
+    if (s != 0 && nonzero > (std::uint64_t(1) << 62) / s)
       throw DataError(path.string() + ": not an IDX file (dims overflow)");
     total *= s;
+    if (s != 0) nonzero *= s;
   }
 
+  // Nothing is allocated for data the file cannot hold (a damaged header can promise exabytes):
+  // a plain file holds what follows its header, a gzip one at most deflate's 1032:1 of itself.
+  const std::uint64_t file_bytes = fs::file_size(path, ec);
+  const std::uint64_t header = 4 + 4 * std::uint64_t(ndims);
+  const bool plain = gzdirect(file.get()) == 1;
+  const std::uint64_t can_hold = plain ? (file_bytes > header ? file_bytes - header : 0) : file_bytes * 1032 + 1024;
+  if (total > can_hold)
+    throw DataError(path.string() + ": truncated: header promises " + std::to_string(total) + " bytes of data, file " +
+                    (plain ? "has " + std::to_string(can_hold) : "(gzip, " + std::to_string(file_bytes) +
+                                                                   " bytes) cannot hold that many"));
   at::Tensor out = at::empty(sizes, at::TensorOptions().dtype(at::kByte));
   const auto have = read_some(file.get(), path, out.data_ptr(), total);
   if (have < total) {

@@ -13,6 +13,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "plugtrain/model.h"
+#include "state/checkpoint_error.h"
 #include "util/error.h"
 
 namespace torch::serialize {
@@ -52,11 +53,6 @@ struct CheckpointContent {
   std::string experiment_json;  // the resolved experiment that wrote it
   std::string model_name;
   std::string plugtrain_version, libtorch_version;
-};
-
-class CheckpointError : public Error {
- public:
-  explicit CheckpointError(const std::string& message) : Error(message) {}
 };
 
 void save_checkpoint(const std::filesystem::path& path, Model& model, torch::optim::Optimizer& optimizer,

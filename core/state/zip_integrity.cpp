@@ -7,7 +7,7 @@
 #include <fstream>
 #include <vector>
 
-#include "state/checkpoint.h"
+#include "state/checkpoint_error.h"
 
 namespace plugtrain {
 

@@ -1,0 +1,21 @@
+// The checkpoint integrity check on arbitrary bytes (a damaged or hostile .ckpt): it must
+// answer with a CheckpointError or pass, never crash, hang or read out of bounds.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "state/checkpoint_error.h"
+#include "state/zip_integrity.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static const std::string path = "/tmp/plugtrain-fuzz-" + std::to_string(::getpid()) + ".ckpt";
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), std::streamsize(size));
+  try {
+    plugtrain::verify_zip_records(path);
+  } catch (const plugtrain::CheckpointError&) {
+  }
+  return 0;
+}
