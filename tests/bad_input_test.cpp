@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/experiment_folder.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -32,22 +33,13 @@ batch_size = 16
 epochs = 1
 )";
 
-class BadInputTest : public ::testing::Test {
+class BadInputTest : public testing::ExperimentFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = testing::scratch_dir("bad");
-    std::ofstream(dir_ / "exp.toml") << kExperiment;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  testing::ProcessResult plugtrain(const std::string& args) {
-    return run_process("cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " +
-                       shell_quote(PLUGTRAIN_EXE) + " " + args);
-  }
-  // The one error line a run prints for `--set key=value`.
+  BadInputTest() : ExperimentFolderTest("bad", kExperiment) {}
+  // What a run says to `--set key=value`.
   testing::ProcessResult run_with(const std::string& assignment) {
     return plugtrain("run exp.toml --set " + shell_quote(assignment));
   }
-  fs::path dir_;
 };
 
 TEST_F(BadInputTest, ExportNeverOverwritesTheCheckpointItExports) {

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/experiment_folder.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -23,30 +24,22 @@ namespace fs = std::filesystem;
 const std::string kLimited = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/limited_memory";
 const std::string kFaultModels = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/fault_models";
 
-class BatchSizeTest : public ::testing::Test {
+class BatchSizeTest : public testing::ExperimentFolderTest {
  protected:
-  void SetUp() override { dir_ = testing::scratch_dir("batch"); }
-  void TearDown() override { fs::remove_all(dir_); }
+  BatchSizeTest() : ExperimentFolderTest("batch", "") {}
 
-  fs::path write(const std::string& text) {
-    const fs::path p = dir_ / "exp.toml";
-    std::ofstream(p) << text;
-    return p;
-  }
+  void write(const std::string& text) { write_experiment(text); }
   // memory_limit > 0: the "limited" backend has that many bytes.
   testing::ProcessResult run(const std::string& args, std::uint64_t memory_limit = 0) {
     const std::string env = memory_limit ? "PLUGTRAIN_TEST_MEMORY_LIMIT=" + std::to_string(memory_limit) + " " : "";
-    return run_process("cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " + env +
-                       shell_quote(PLUGTRAIN_EXE) + " run " + shell_quote((dir_ / "exp.toml").string()) +
-                       " --plugin-path " + shell_quote(kLimited) + " --plugin-path " + shell_quote(kFaultModels) + " " +
-                       args);
+    return run_process(env + "sh -c " + shell_quote(command("run exp.toml --plugin-path " + shell_quote(kLimited) +
+                                                            " --plugin-path " + shell_quote(kFaultModels) + " " + args)));
   }
   fs::path version(int n) const { return dir_ / "runs" / "batch" / ("version_" + std::to_string(n)); }
   nlohmann::json summary(int n) const {
     std::ifstream in(version(n) / "summary.json");
     return nlohmann::json::parse(in);
   }
-  fs::path dir_;
 };
 
 // A synthetic data set of 2000 samples; `model` and `data` add keys to their tables.

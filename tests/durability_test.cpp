@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/experiment_folder.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -40,17 +41,11 @@ epochs = 1
 log_interval = 0
 )";
 
-class DurabilityTest : public ::testing::Test {
+class DurabilityTest : public testing::ExperimentFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = testing::scratch_dir("durable");
-    std::ofstream(dir_ / "exp.toml") << kExperiment;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string command(const std::string& args) const {
-    return "cd " + shell_quote(dir_.string()) + " && exec env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) +
-           " run exp.toml " + args;
-  }
+  DurabilityTest() : ExperimentFolderTest("durable", kExperiment) {}
+  // `plugtrain run exp.toml args`, as a shell command.
+  std::string command(const std::string& args) const { return ExperimentFolderTest::command("run exp.toml " + args); }
   // Starts a run in the background; returns its pid once `line` appears in its output.
   int start(const std::string& args, const fs::path& log, const std::string& line) {
     const int pid = std::stoi(run_process(command(args) + " > " + shell_quote(log.string()) + " 2>&1 & echo $!", false).out);
@@ -64,7 +59,6 @@ class DurabilityTest : public ::testing::Test {
     while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  fs::path dir_;
 };
 
 TEST_F(DurabilityTest, OneRunAtATimeInARunFolderAndSighupStopsWithACheckpoint) {
@@ -176,7 +170,7 @@ const std::string kNanAt150 = " --plugin-path " + shell_quote(std::string(PLUGTR
                               " --set model.name=\\\"faultnet\\\" --set model.nan_at=150 --set train.epochs=3";
 
 TEST_F(DurabilityTest, ANonFiniteLossStopsTheRunAtThatStepAndNamesTheLastGoodCheckpoint) {
-  std::ofstream(dir_ / "exp.toml") << std::string(kExperiment).replace(kExperiment.find("hidden = [16]\n"), 14, "");
+  write_experiment(std::string(kExperiment).replace(kExperiment.find("hidden = [16]\n"), 14, ""));
   auto r = run_process(command(kNanAt150));
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("the loss is nan at step 150 (epoch 2; lr 0.001, precision fp32): training stopped. The last "
