@@ -10,6 +10,7 @@
 #include "config/config_error.h"
 #include "config/experiment_loader.h"
 #include "config/experiment_schema.h"
+#include "config/resolved_experiment.h"
 
 namespace plugtrain {
 namespace {
@@ -61,6 +62,21 @@ TEST_F(ConfigTest, SyntaxErrorNamesFileLineAndColumn) {
   const std::string msg = error_of(kMinimal + "[optim]\nlr = = 3\n");
   EXPECT_EQ(msg.rfind(file() + ":4:", 0), 0u) << msg;
   EXPECT_NE(msg.find("TOML syntax error"), std::string::npos) << msg;
+}
+
+// Found by scripts/fuzz experiment: strings with quotes, backslashes or control characters
+// must survive the resolved record (experiment.toml, checkpoints) and read back as they were.
+TEST_F(ConfigTest, TheResolvedRecordReadsBackWhateverTheStrings) {
+  const std::string odd = "a \"quoted\" \\ name\x01\x7F\u00e9";
+  ExperimentFile f = parse_experiment_text(kMinimal, "exp.toml");
+  Experiment e = resolve_experiment(f);
+  e.name = "a \"quoted\" name";
+  e.data_path = odd;
+  const std::string record = resolved_toml(e);
+  const Experiment again = resolve_experiment(parse_experiment_text(record, "record"));
+  EXPECT_EQ(again.name, "a \"quoted\" name");
+  EXPECT_EQ(again.data_path, odd);
+  EXPECT_NO_THROW(check_resume_compatible(record, record, "x.ckpt"));
 }
 
 TEST_F(ConfigTest, MissingFileIsNamed) {

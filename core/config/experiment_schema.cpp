@@ -1,5 +1,7 @@
 #include "config/experiment_schema.h"
 
+#include "config/toml_text.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -35,7 +37,7 @@ template <> struct TypeOf<std::vector<std::string>> { static constexpr ConfigTyp
 std::string text(std::int64_t v) { return std::to_string(v); }
 std::string text(double v) { std::ostringstream o; o << v; return o.str(); }
 std::string text(bool v) { return v ? "true" : "false"; }
-std::string text(const std::string& v) { return "\"" + v + "\""; }
+std::string text(const std::string& v) { return toml_quoted(v); }
 template <class T>
 std::string text(const std::vector<T>& v) {
   std::string s = "[";
@@ -103,6 +105,8 @@ Check folder_name() {
     if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos)
       return "must be one folder name without '/' (got \"" + name + "\"): runs go to experiment.output/name";
     if (name.size() > 200) return "is longer than 200 characters";
+    for (char c : name)
+      if (static_cast<unsigned char>(c) < 0x20) return "must not hold control characters";
     return std::nullopt;
   };
 }

@@ -6,7 +6,7 @@
 
 #include "config/experiment_schema.h"
 #include "config/toml_text.h"
-#include "state/checkpoint.h"
+#include "state/checkpoint_error.h"
 #include "util/text.h"
 #include "version.h"
 
@@ -31,7 +31,10 @@ bool compared_on_resume(const std::string& table, const std::string& path) {
 }  // namespace
 
 std::string resolved_toml(const Experiment& e, const std::map<std::string, std::string>& decided) {
-  std::string out = "# resolved by plugtrain " PLUGTRAIN_VERSION " from " + e.source + "\n";
+  std::string source = e.source;  // a comment line: no line break may end it early
+  for (char& c : source)
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  std::string out = "# resolved by plugtrain " PLUGTRAIN_VERSION " from " + source + "\n";
   std::string table;
   for (const ConfigKey& k : experiment_schema()) {
     const std::string t = k.path.substr(0, k.path.find('.'));
@@ -58,8 +61,14 @@ std::optional<std::int64_t> recorded_integer(const std::string& record, const st
 
 void check_resume_compatible(const std::string& saved, const std::string& current,
                              const std::filesystem::path& checkpoint) {
-  toml::table before = toml::parse(saved);
-  const toml::table now = toml::parse(current);
+  toml::table before, now;
+  try {
+    before = toml::parse(saved);
+    now = toml::parse(current);
+  } catch (const toml::parse_error& e) {  // written by a plugtrain that did not escape every string
+    throw CheckpointError(checkpoint.string() + ": its record of the experiment cannot be read (" +
+                          std::string(e.description()) + "); resume it with the plugtrain that wrote it");
+  }
   // Checkpoints from before ddp ran one process: their global batch was the batch size.
   if (!before.at_path("data.global_batch_size") && before.at_path("data.batch_size").is_integer())
     if (auto* data = before["data"].as_table())

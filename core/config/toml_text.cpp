@@ -1,5 +1,6 @@
 #include "config/toml_text.h"
 
+#include <cstdio>
 #include <sstream>
 #include <type_traits>
 
@@ -13,7 +14,7 @@ std::string toml_text(const OptionValue& value) {
         if constexpr (std::is_same_v<T, bool>) {
           out << (x ? "true" : "false");
         } else if constexpr (std::is_same_v<T, std::string>) {
-          out << '"' << x << '"';
+          out << toml_quoted(x);
         } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>> || std::is_same_v<T, std::vector<double>>) {
           out << "[";
           for (std::size_t i = 0; i < x.size(); ++i) out << (i ? ", " : "") << x[i];
@@ -26,14 +27,27 @@ std::string toml_text(const OptionValue& value) {
       value);
 }
 
+// TOML basic strings allow no control characters but tab: every other one is escaped, so any
+// value a user gave (a name with a quote, a path with a backslash) reads back as it was.
 std::string toml_quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
-    if (c == '"' || c == '\\') out += std::string("\\") + c;
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else out += c;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += std::string("\\") + c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7F) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04X", u);
+      out += escaped;
+    } else {
+      out += c;
+    }
   }
   return out + "\"";
 }
