@@ -104,6 +104,13 @@ TEST_F(BadInputTest, ACrashInsideAPluginCallIsNamed) {
       << r.out;
 }
 
+TEST_F(BadInputTest, AHugeKeyIsNotEchoedInFull) {
+  auto r = run_with("data." + std::string(100000, 'k') + "=1");
+  EXPECT_EQ(r.exit_code, 2) << r.out.substr(0, 300);
+  EXPECT_NE(r.out.find("characters cut"), std::string::npos) << r.out.substr(0, 300);
+  EXPECT_LT(r.out.size(), 2000u);
+}
+
 TEST_F(BadInputTest, AMissingPluginPathIsAnError) {
   auto r = plugtrain("run exp.toml --plugin-path /no/such/plugins");
   EXPECT_NE(r.exit_code, 0) << r.out;

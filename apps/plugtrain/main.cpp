@@ -38,10 +38,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const plugtrain::Error& e) {  // every error of ours carries its exit code
     // One line: LibTorch's messages (which ours may quote) go on with a C++ stack trace.
-    std::cerr << "plugtrain: error: " << plugtrain::first_line(e.what()) << "\n";
+    std::cerr << "plugtrain: error: " << plugtrain::shortened(plugtrain::first_line(e.what())) << "\n";
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "plugtrain: error: " << plugtrain::first_line(e.what()) << "\n";
+    std::cerr << "plugtrain: error: " << plugtrain::shortened(plugtrain::first_line(e.what())) << "\n";
     return plugtrain::exit_failure;
   }
   if (app.get_subcommands().empty()) {

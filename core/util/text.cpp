@@ -11,4 +11,11 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
 
 std::string first_line(const std::string& message) { return message.substr(0, message.find('\n')); }
 
+std::string shortened(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  const std::size_t head = limit * 2 / 3, tail = limit / 3;
+  return text.substr(0, head) + " ... (" + std::to_string(text.size() - head - tail) + " characters cut) ... " +
+         text.substr(text.size() - tail);
+}
+
 }  // namespace plugtrain

@@ -13,4 +13,8 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
 // The first line of a message (LibTorch and c10d errors often carry a C++ stack below it).
 std::string first_line(const std::string& message);
 
+// At most about `limit` characters: a longer text keeps its start and end around a note of how
+// much was cut (a 10 MB key in an error message is no help to anyone).
+std::string shortened(const std::string& text, std::size_t limit = 1000);
+
 }  // namespace plugtrain
