@@ -16,6 +16,7 @@ const ProbeResult& BackendHandle::probe() {
   if (!probe_) {
     // In a child process: a probe that crashes or hangs costs this backend, not the command.
     probe_ = probe_in_child(
+        name_,
         [&]() -> ProbeResult {
           try {
             return call_plugin(name_, "probe", [&] { return backend_->probe(); });
@@ -24,8 +25,6 @@ const ProbeResult& BackendHandle::probe() {
           }
         },
         probe_time_limit());
-    if (probe_->code == ProbeCode::error && probe_->message.rfind("the probe ", 0) == 0)
-      probe_->message = "plugin '" + name_ + "': " + probe_->message;
     if (probe_->usable() && probe_->devices.empty()) {
       probe_->code = ProbeCode::error;
       probe_->message = "probe said usable but listed no device";

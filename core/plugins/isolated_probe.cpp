@@ -49,7 +49,7 @@ ProbeResult from_json(const nlohmann::json& j) {
   return r;
 }
 
-ProbeResult failed(const std::string& why) { return {ProbeCode::error, why, {}, std::nullopt}; }
+
 
 std::string signal_text(int sig) {
   const char* name = sigabbrev_np(sig);
@@ -64,8 +64,10 @@ std::chrono::milliseconds probe_time_limit() {
   return std::chrono::milliseconds(static_cast<std::int64_t>((seconds > 0 ? seconds : 30.0) * 1000));
 }
 
-ProbeResult probe_in_child(const std::function<ProbeResult()>& probe, std::chrono::milliseconds limit) {
+ProbeResult probe_in_child(const std::string& plugin, const std::function<ProbeResult()>& probe,
+                           std::chrono::milliseconds limit) {
 #if defined(__APPLE__)
+  (void)plugin;
   (void)limit;
   return probe();
 #else
@@ -90,6 +92,9 @@ ProbeResult probe_in_child(const std::function<ProbeResult()>& probe, std::chron
     ::_exit(0);  // no destructors or atexit handlers of the parent's state
   }
   ::close(pipe_fds[1]);
+  auto failed = [&](const std::string& why) {
+    return ProbeResult{ProbeCode::error, "plugin '" + plugin + "': " + why, {}, std::nullopt};
+  };
   std::string answer;
   const auto deadline = Clock::now() + limit;
   bool timed_out = false;

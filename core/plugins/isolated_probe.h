@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <string>
 
 #include "plugtrain/backend.h"
 
@@ -16,6 +17,8 @@ namespace plugtrain {
 std::chrono::milliseconds probe_time_limit();
 
 // `probe` must not throw (BackendHandle turns exceptions into ProbeResults first).
-ProbeResult probe_in_child(const std::function<ProbeResult()>& probe, std::chrono::milliseconds limit);
+// `plugin` names it in the ProbeResult's message when the child fails.
+ProbeResult probe_in_child(const std::string& plugin, const std::function<ProbeResult()>& probe,
+                           std::chrono::milliseconds limit);
 
 }  // namespace plugtrain

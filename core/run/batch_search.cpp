@@ -106,6 +106,12 @@ std::string trial_text(const BatchTrial& t) {
   return s;
 }
 
+std::string tried(const std::vector<BatchTrial>& trials, const std::string& separator) {
+  std::vector<std::string> texts;
+  for (const auto& t : trials) texts.push_back(trial_text(t));
+  return join(texts, separator);
+}
+
 }  // namespace
 
 BatchSearch search_batch_size(ValidatedRun& run, const RunPlan& plan) {
@@ -157,12 +163,9 @@ BatchSearch search_batch_size(ValidatedRun& run, const RunPlan& plan) {
   const std::int64_t b = std::min(top, a * 4);
   std::int64_t chosen = 0;
   if (!fits(a)) {
-    if (a == bottom || !fits(bottom)) {
-      std::vector<std::string> tried;
-      for (const auto& t : search.trials) tried.push_back(trial_text(t));
+    if (a == bottom || !fits(bottom))
       throw Error("data.batch_size = \"auto\": not even " + std::to_string(bottom) + " samples per step fit on " + device +
-                  " (" + join(tried, "; ") + ")");
-    }
+                  " (" + tried(search.trials, "; ") + ")");
     chosen = narrow(bottom, a);
   } else if (b == a) {
     chosen = a;
@@ -190,9 +193,7 @@ BatchSearch search_batch_size(ValidatedRun& run, const RunPlan& plan) {
   }
   search.chosen = chosen;
 
-  std::vector<std::string> tried;
-  for (const auto& t : search.trials) tried.push_back(trial_text(t));
-  search.lines.push_back("auto: tried " + join(tried, ", "));
+  search.lines.push_back("auto: tried " + tried(search.trials, ", "));
   if (!runner.resets_peak() && search.budget_bytes)
     search.lines.push_back("auto: " + plan.choice.backend->name() +
                            " cannot reset its peak memory figure, so each trial's peak includes the earlier ones");
