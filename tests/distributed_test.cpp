@@ -209,6 +209,44 @@ TEST_F(DistributedTest, RunsUnderTheTorchrunOfTheTorchWheel) {
   EXPECT_EQ(versions(), 2);
   expect_same_weights(0, 1, "torchrun vs plugtrain's launcher");
 }
+
+// Two machines simulated on this one: two torchrun agents as nodes 0 and 1, rendezvous on
+// 127.0.0.1, with exactly the command of the README's multi-node example. Node 1's worker is
+// killed mid-run; node 0 names it and stops within the timeout, and the same two commands
+// again finish the run from its last checkpoint with every epoch in summary.json.
+TEST_F(DistributedTest, TwoNodesSurviveAKilledWorkerWithResumeAuto) {
+  const fs::path torchrun = fs::path(PLUGTRAIN_PYTHON).parent_path() / "torchrun";
+  const std::string node =
+      "node() { exec env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(torchrun.string()) +
+      " --no-python --nnodes 2 --node-rank $1 --nproc-per-node 1 --master-addr 127.0.0.1 --master-port " +
+      std::to_string(free_local_port()) + " " + shell_quote(PLUGTRAIN_EXE) +
+      " run exp.toml --resume auto --set train.epochs=60 --set distributed.timeout=10; }\n"
+      "node 1 > node1.txt 2>&1 & A1=$!\n"
+      "node 0 > node0.txt 2>&1 & A0=$!\n";
+  std::ofstream(dir_ / "killed.sh") << node +
+      "for i in $(seq 600); do grep -q '^epoch 3/60' node0.txt && break; sleep 0.05; done\n"
+      "S=$(date +%s); kill -KILL $(pgrep -P $A1)\n"
+      "wait $A0; E0=$?; wait $A1; echo \"EXIT=$E0,$? SECONDS=$(( $(date +%s) - S ))\"\n";
+  auto killed = run_process(in_dir("sh killed.sh"));
+  const std::string node0 = slurp(dir_ / "node0.txt");
+  EXPECT_NE(killed.out.find("EXIT=1,1 "), std::string::npos) << killed.out << node0;
+  EXPECT_NE(node0.find("error: rank 0: training failed; rank 1 stopped answering"), std::string::npos) << node0;
+  EXPECT_LT(seconds_in(killed.out), 20) << killed.out;
+  ASSERT_EQ(node0.find("epoch 60/60"), std::string::npos) << "killed before the end: " << node0;
+  ASSERT_TRUE(fs::exists(version(0) / "checkpoints" / "last.ckpt")) << node0;
+
+  std::ofstream(dir_ / "again.sh") << node + "wait $A0; E0=$?; wait $A1; echo \"EXIT=$E0,$?\"\n";
+  auto again = run_process(in_dir("sh again.sh"));
+  const std::string resumed = slurp(dir_ / "node0.txt");
+  ASSERT_NE(again.out.find("EXIT=0,0"), std::string::npos) << again.out << resumed;
+  EXPECT_NE(resumed.find("resumed from runs/ddp/version_0/checkpoints/last.ckpt"), std::string::npos) << resumed;
+  EXPECT_NE(resumed.find("ddp: 2 processes (torchrun"), std::string::npos) << resumed;
+  const auto s = summary(0);
+  EXPECT_EQ(s["world_size"], 2);
+  ASSERT_EQ(s["epochs"].size(), 60u) << "every epoch, before and after the kill";
+  for (int i = 0; i < 60; ++i) EXPECT_EQ(s["epochs"][i]["epoch"], i + 1);
+  EXPECT_EQ(versions(), 1) << "one run, continued";
+}
 #endif
 
 TEST_F(DistributedTest, ADeadRankIsNamedAndNoProcessIsLeftBehind) {
