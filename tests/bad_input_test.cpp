@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "support/experiment_folder.h"
+#include "support/faults.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -16,6 +17,7 @@ namespace {
 using testing::run_process;
 using testing::shell_quote;
 using testing::slurp;
+namespace faults = testing::faults;
 namespace fs = std::filesystem;
 
 const std::string kExperiment = R"([experiment]
@@ -75,33 +77,63 @@ TEST_F(BadInputTest, LibTorchErrorsAreOneLineWithoutItsStackTrace) {
 
 // A backend whose probe segfaults or never returns costs that backend, not the command.
 TEST_F(BadInputTest, APluginWhoseProbeCrashesOrHangsIsUnusableNotFatal) {
-  const std::string crash = shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/crashing_probe");
-  const std::string hang = shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/hanging_probe");
-  auto listed = plugtrain("plugins --plugin-path " + crash);
+  const auto crash = faults::backend_entry("probe", "crash");
+  auto listed = plugtrain_with(crash, "plugins");
   EXPECT_EQ(listed.exit_code, 0) << listed.out;
-  EXPECT_NE(listed.out.find("plugin 'crashprobe': the probe crashed: signal 11 (SIGSEGV)"), std::string::npos)
+  EXPECT_NE(listed.out.find("plugin 'faulty': the probe crashed: signal 11 (SIGSEGV)"), std::string::npos)
       << listed.out;
 
-  auto hung = run_process("cd " + shell_quote(dir_.string()) + " && PLUGTRAIN_PROBE_TIMEOUT=1 " + shell_quote(PLUGTRAIN_EXE) +
-                     " plugins --plugin-path " + hang);
+  auto hang = faults::backend_entry("probe", "hang");
+  hang.env += "export PLUGTRAIN_PROBE_TIMEOUT=1; ";
+  auto hung = plugtrain_with(hang, "plugins");
   EXPECT_EQ(hung.exit_code, 0) << hung.out;
-  EXPECT_NE(hung.out.find("plugin 'hangprobe': the probe did not answer within 1.00 s"), std::string::npos) << hung.out;
+  EXPECT_NE(hung.out.find("plugin 'faulty': the probe did not answer within 1.00 s"), std::string::npos) << hung.out;
 
-  auto run = plugtrain("run exp.toml --plugin-path " + crash);  // automatic selection passes it over
+  auto run = plugtrain_with(crash, "run exp.toml");  // automatic selection passes it over
   EXPECT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_NE(run.out.find("backend: skipped crashprobe: error: plugin 'crashprobe': the probe crashed"),
-            std::string::npos)
+  EXPECT_NE(run.out.find("backend: skipped faulty: error: plugin 'faulty': the probe crashed"), std::string::npos)
       << run.out;
   EXPECT_NE(run.out.find("backend: chose cpu"), std::string::npos) << run.out;
 }
 
 // A crash the host cannot isolate (a plugin's memory query during a run) is at least named.
 TEST_F(BadInputTest, ACrashInsideAPluginCallIsNamed) {
-  auto r = plugtrain("run exp.toml --set backend.name=\\\"crashmemory\\\" --plugin-path " +
-                     shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/crashing_memory"));
+  auto r = plugtrain_with(faults::backend_entry("memory", "crash"), "run exp.toml" + faults::select_faulty_backend());
   EXPECT_EQ(r.exit_code, 128 + 11) << r.out;
-  EXPECT_NE(r.out.find("plugtrain: fatal: signal 11 (SIGSEGV) inside plugin 'crashmemory' (memory)"), std::string::npos)
+  EXPECT_NE(r.out.find("plugtrain: fatal: signal 11 (SIGSEGV) inside plugin 'faulty' (memory)"), std::string::npos)
       << r.out;
+}
+
+// Every entry point of a backend and a models plugin, throwing in turn: one line naming the
+// plugin and what it was doing, a non-zero exit, never a crash or an uncaught exception.
+TEST_F(BadInputTest, APluginThatThrowsAtAnyEntryPointIsNamedInOneLine) {
+  struct Case {
+    faults::Fault fault;
+    std::string args, expected;
+    int exit_code;
+  };
+  const std::string select = faults::select_faulty_backend();
+  const std::vector<Case> cases = {
+      {faults::backend_entry("create_backend", "throw"), select, "backend 'faulty': plugin 'faulty' (" + std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/fault_backend/test_fault_backend.so) did not load: plugin 'faulty': create_backend threw: injected fault in create_backend", 1},
+      {faults::backend_entry("capabilities", "throw"), select, "plugin 'faulty': capabilities threw: injected fault in capabilities", 1},
+      {faults::backend_entry("probe", "throw"), select, "plugin 'faulty': probe threw: injected fault in probe", 1},
+      {faults::backend_entry("loader_config", "throw"), select, "plugin 'faulty': loader_config threw: injected fault in loader_config", 1},
+      {faults::backend_entry("plan_multi_device", "throw"), select, "plugin 'faulty': plan_multi_device threw: injected fault in plan_multi_device", 1},
+      {faults::backend_entry("memory", "throw"), select, "plugin 'faulty': memory threw: injected fault in memory", 1},
+      {faults::model_entry("register_models", "throw"), "", "unknown model 'faultnet'; available: mlp, convnet, lenet5; plugin 'faultmodels' (", 2},
+      {faults::model_entry("create_model", "throw"), "", "plugin 'faultmodels': building model threw: injected fault in create_model", 1},
+      {faults::model_entry("forward", "throw"), "", "injected fault in forward", 1},
+  };
+  std::string without_hidden = kExperiment;
+  without_hidden.erase(without_hidden.find("hidden = [8]\n"), 13);  // faultnet has no such option
+  for (const Case& c : cases) {
+    write_experiment(c.fault.args.find("faultnet") != std::string::npos ? without_hidden : kExperiment);
+    auto r = plugtrain_with(c.fault, "run exp.toml" + c.args);
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.fault.env << r.out;
+    EXPECT_NE(r.out.find(c.expected), std::string::npos) << c.fault.env << r.out;
+    EXPECT_EQ(r.out.find("terminate called"), std::string::npos) << c.fault.env << r.out;
+    EXPECT_EQ(r.out.find("fatal: signal"), std::string::npos) << c.fault.env << r.out;
+  }
 }
 
 TEST_F(BadInputTest, AHugeKeyIsNotEchoedInFull) {

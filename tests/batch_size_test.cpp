@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/faults.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -21,8 +22,6 @@ using testing::run_process;
 using testing::shell_quote;
 namespace fs = std::filesystem;
 
-const std::string kLimited = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/limited_memory";
-const std::string kFaultModels = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/fault_models";
 
 class BatchSizeTest : public testing::ExperimentFolderTest {
  protected:
@@ -31,9 +30,10 @@ class BatchSizeTest : public testing::ExperimentFolderTest {
   void write(const std::string& text) { write_experiment(text); }
   // memory_limit > 0: the "limited" backend has that many bytes.
   testing::ProcessResult run(const std::string& args, std::uint64_t memory_limit = 0) {
-    const std::string env = memory_limit ? "PLUGTRAIN_TEST_MEMORY_LIMIT=" + std::to_string(memory_limit) + " " : "";
-    return run_process(env + "sh -c " + shell_quote(command("run exp.toml --plugin-path " + shell_quote(kLimited) +
-                                                            " --plugin-path " + shell_quote(kFaultModels) + " " + args)));
+    // The experiment names the backend: only the limited device's plugin path is taken here.
+    const std::string env = memory_limit ? testing::faults::device_memory(memory_limit).env : "";
+    return run_process(env + "sh -c " + shell_quote(command("run exp.toml" + testing::faults::test_plugin("limited_memory") +
+                                                            testing::faults::test_plugin("fault_models") + " " + args)));
   }
   fs::path version(int n) const { return dir_ / "runs" / "batch" / ("version_" + std::to_string(n)); }
   nlohmann::json summary(int n) const {

@@ -149,6 +149,10 @@ TEST_F(ConfigTest, SetOverridesAreTypedLikeToml) {
 TEST_F(ConfigTest, BadSetValuesNameTheOverride) {
   EXPECT_EQ(error_of(kMinimal, {"optim.lr=-1"}), "--set optim.lr: optim.lr must be > 0");
   EXPECT_EQ(error_of(kMinimal, {"optim.lrr=1"}), "--set optim.lrr: unknown key 'optim.lrr' (did you mean 'optim.lr'?)");
+  EXPECT_EQ(error_of(kMinimal, {"train.epochs=99999999999999999999999"}),
+            "--set train.epochs: 99999999999999999999999 is not a valid number: Error while parsing decimal integer: "
+            "'99999999999999999999999' is not representable in 64 bits");
+  EXPECT_EQ(error_of(kMinimal, {"data.path=2024-01_runs"}), "") << "a path starting with digits is a string";
   EXPECT_EQ(error_of(kMinimal, {"data.batch_size=abc"}), "--set data.batch_size: data.batch_size must be an integer or \"auto\", got string");
   EXPECT_NE(error_of(kMinimal, {"lr"}).find("expected key.path=value"), std::string::npos);
   EXPECT_NE(error_of(kMinimal, {"lr=3"}).find("the key needs its table"), std::string::npos);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/faults.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -155,7 +156,7 @@ TEST_F(DurabilityTest, SummaryAndMetricsHoldEveryEpochOnceAcrossResumes) {
 // A disk that fills up (a file size limit: every write past 256 KiB fails with EFBIG).
 TEST_F(DurabilityTest, AWriteThatFailsStopsTheRunWithItsReasonAndLeavesNoHalfFile) {
   const std::string big_model = " --set model.hidden=[1024]";
-  auto r = run_process("trap '' XFSZ; ulimit -f 256; " + command(big_model));
+  auto r = run_process(testing::faults::writes_fail_past(256).env + command(big_model));
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("last.ckpt: cannot write: File too large"), std::string::npos) << r.out;
   const fs::path checkpoints = dir_ / "runs" / "durable" / "version_0" / "checkpoints";
@@ -166,7 +167,7 @@ TEST_F(DurabilityTest, AWriteThatFailsStopsTheRunWithItsReasonAndLeavesNoHalfFil
 }
 
 // faultnet's logits are nan at training step 150 (epoch 2 of 100-step epochs).
-const std::string kNanAt150 = " --plugin-path " + shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/fault_models") +
+const std::string kNanAt150 = testing::faults::test_plugin("fault_models") +
                               " --set model.name=\\\"faultnet\\\" --set model.nan_at=150 --set train.epochs=3";
 
 TEST_F(DurabilityTest, ANonFiniteLossStopsTheRunAtThatStepAndNamesTheLastGoodCheckpoint) {

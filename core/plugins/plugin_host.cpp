@@ -81,6 +81,15 @@ void PluginHost::import_models(PluginRecord& record, boost::dll::shared_library&
   }
 }
 
+std::vector<std::string> PluginHost::load_failures(const std::string& kind, const std::string& name) const {
+  std::vector<std::string> failures;
+  for (const PluginRecord& r : records_)
+    if (r.status == PluginStatus::refused && r.has_handshake && r.handshake.kind == kind &&
+        (name.empty() || r.handshake.name == name))
+      failures.push_back("plugin '" + r.display_name() + "' (" + r.path.string() + ") did not load: " + r.reason);
+  return failures;
+}
+
 BackendHandle* PluginHost::backend(const std::string& name) {
   for (auto& b : backends_)
     if (b.name() == name) return &b;

@@ -25,6 +25,10 @@ class PluginHost {
   std::vector<BackendHandle>& backends() { return backends_; }
   BackendHandle* backend(const std::string& name);
   const ModelCatalog& models() const { return models_; }
+  // "plugin 'x' (path) did not load: reason" for each refused plugin of this kind ("backend",
+  // "models") whose handshake was read, optionally only the one named `name`: why a backend or
+  // model a user asked for is missing.
+  std::vector<std::string> load_failures(const std::string& kind, const std::string& name = "") const;
 
  private:
   void import_backend(PluginRecord& record, boost::dll::shared_library& library);

@@ -14,8 +14,12 @@ const RegisteredModel& find_model(const PluginHost& host, const ExperimentFile& 
   if (const RegisteredModel* m = host.models().find(e.model)) return *m;
   std::vector<std::string> names;
   for (const auto& m : host.models().all()) names.push_back(m.spec.name);
+  // A models plugin that failed to load may be the one that has it: say so.
+  std::string failures;
+  for (const std::string& f : host.load_failures("models")) failures += "; " + f;
   throw ConfigError(key_location(file, "model.name") + ": unknown model '" + e.model + "'" + did_you_mean(e.model, names) +
-                    "; available: " + join(names, ", ", "none (no models plugin loaded, see `plugtrain plugins`)"));
+                    "; available: " + join(names, ", ", "none (no models plugin loaded, see `plugtrain plugins`)") +
+                    failures);
 }
 
 void check_data_path(const ExperimentFile& file, const Experiment& e) {

@@ -61,6 +61,8 @@ BackendChoice select_backend(PluginHost& host, const Experiment& e, const Select
   BackendChoice choice;
   if (e.backend != "auto") {
     BackendHandle* b = host.backend(e.backend);
+    if (!b && !host.load_failures("backend", e.backend).empty())
+      throw Error("backend '" + e.backend + "': " + host.load_failures("backend", e.backend).front());
     if (!b)
       throw Error("backend '" + e.backend + "' is not among the loaded backend plugins" +
                   did_you_mean(e.backend, backend_names(host)) + "; loaded: " + join(backend_names(host), ", ", "none") +

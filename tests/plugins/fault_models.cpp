@@ -2,12 +2,14 @@
 // the test says. It raises LibTorch's own c10::OutOfMemoryError, as a full device does, for
 // batches larger than `max_batch` from training forward call `from_call` on, and returns nan
 // logits at training forward call `nan_at` (calls counted from 1 over the process's life).
+// PLUGTRAIN_TEST_FAULT (fault_switch.h) fails register_models, create_model or forward.
 #include <atomic>
 #include <limits>
 
 #include <c10/util/Exception.h>
 #include <torch/nn/modules/linear.h>
 
+#include "fault_switch.h"
 #include "plugtrain/model.h"
 
 namespace {
@@ -20,6 +22,7 @@ class FaultNet final : public plugtrain::Model {
   }
 
   torch::Tensor forward(torch::Tensor x) override {
+    plugtrain_test::fault_point("forward");
     if (is_training()) {
       const std::int64_t call = ++calls_;
       if (call >= from_call_ && x.size(0) > max_batch_)
@@ -37,6 +40,7 @@ class FaultNet final : public plugtrain::Model {
 };
 
 void register_models(plugtrain::ModelRegistry& registry) {
+  plugtrain_test::fault_point("register_models");
   plugtrain::ModelSpec spec;
   spec.name = "faultnet";
   spec.description = "linear classifier that runs out of memory above max_batch from forward call from_call on";
@@ -46,6 +50,7 @@ void register_models(plugtrain::ModelRegistry& registry) {
       {"nan_at", plugtrain::OptionType::integer, std::int64_t(0), "training forward call whose logits are nan (0: none)"},
   };
   spec.factory = [](const plugtrain::ModelInputs& in, const plugtrain::Options& o) -> std::shared_ptr<plugtrain::Model> {
+    plugtrain_test::fault_point("create_model");
     const auto& s = in.input_shape;
     return std::make_shared<FaultNet>(s[0] * s[1] * s[2], in.num_classes, o.integer("max_batch"), o.integer("from_call"),
                                       o.integer("nan_at"));

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/faults.h"
 #include "support/run_process.h"
 
 namespace plugtrain::testing {
@@ -30,6 +31,10 @@ class ExperimentFolderTest : public ::testing::Test {
            " " + args;
   }
   ProcessResult plugtrain(const std::string& args) const { return run_process(command(args)); }
+  // `plugtrain args` with a fault injected (support/faults.h).
+  ProcessResult plugtrain_with(const faults::Fault& fault, const std::string& args) const {
+    return run_process(fault.env + command(args + fault.args));
+  }
 
   std::filesystem::path dir_;
 
