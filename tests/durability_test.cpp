@@ -153,6 +153,28 @@ TEST_F(DurabilityTest, SummaryAndMetricsHoldEveryEpochOnceAcrossResumes) {
   EXPECT_EQ(summary["epochs"][0]["samples"], 2000);
 }
 
+// Killed after the last checkpoint but before summary.json (or a torchrun restart after the
+// end): --resume auto finishes at once with the summary; --resume last says there is nothing.
+TEST_F(DurabilityTest, ResumeAutoOfARunThatTrainedEveryEpochEndsWithItsSummary) {
+  ASSERT_EQ(run_process(command("--set train.epochs=2")).exit_code, 0);
+  const fs::path run = dir_ / "runs" / "durable" / "version_0";
+  const auto before = nlohmann::json::parse(std::ifstream(run / "summary.json"));
+  fs::remove(run / "summary.json");
+
+  auto last = run_process(command("--set train.epochs=2 --resume last"));
+  EXPECT_EQ(last.exit_code, 1) << last.out;
+  EXPECT_NE(last.out.find("that run already trained all 2 epochs"), std::string::npos) << last.out;
+
+  auto again = run_process(command("--set train.epochs=2 --resume auto"));
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  const auto after = nlohmann::json::parse(std::ifstream(run / "summary.json"));
+  EXPECT_EQ(after["epochs"], before["epochs"]);
+  EXPECT_EQ(after["steps"], before["steps"]);
+  EXPECT_EQ(after["final_test_accuracy"], before["final_test_accuracy"]);
+  EXPECT_EQ(after["final_test_loss"], before["final_test_loss"]);
+  EXPECT_FALSE(fs::exists(dir_ / "runs" / "durable" / "version_1"));
+}
+
 // A disk that fills up (a file size limit: every write past 256 KiB fails with EFBIG).
 TEST_F(DurabilityTest, AWriteThatFailsStopsTheRunWithItsReasonAndLeavesNoHalfFile) {
   const std::string big_model = " --set model.hidden=[1024]";

@@ -151,6 +151,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
                   [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
   parts.callbacks = make_callbacks(e, plan, outputs, log);
   parts.resume_from = run.resume_from;
+  parts.finished_checkpoint_is_done = run.request.resume == "auto";
   parts.experiment_record = plan.record;
   built->trainer = std::make_unique<Trainer>(std::move(parts));
   return built;

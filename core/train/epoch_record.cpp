@@ -45,4 +45,12 @@ std::string epoch_history(const std::string& earlier, const std::vector<EpochMet
   return rows.dump();
 }
 
+std::optional<std::pair<double, double>> last_test_figures(const std::string& history) {
+  const nlohmann::json rows = nlohmann::json::parse(history.empty() ? "[]" : history, nullptr, false);
+  if (!rows.is_array() || rows.empty()) return std::nullopt;
+  const nlohmann::json& last = rows.back();
+  if (!last.contains("test_loss") || !last["test_loss"].is_number()) return std::nullopt;
+  return std::make_pair(last["test_loss"].get<double>(), last["test_accuracy"].get<double>());
+}
+
 }  // namespace plugtrain

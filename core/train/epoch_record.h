@@ -2,7 +2,9 @@
 // carries so that the summary of a resumed run still lists the epochs trained before it.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -15,5 +17,8 @@ nlohmann::json epoch_json(const EpochMetrics& m);
 
 // `earlier` (a JSON array, as a checkpoint stores it) followed by `epochs`, as JSON text.
 std::string epoch_history(const std::string& earlier, const std::vector<EpochMetrics>& epochs);
+
+// The last epoch's test loss and accuracy in a history (nullopt: none was evaluated).
+std::optional<std::pair<double, double>> last_test_figures(const std::string& history);
 
 }  // namespace plugtrain

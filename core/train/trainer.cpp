@@ -209,7 +209,13 @@ void Trainer::restore() {
   if (p.finished)
     throw CheckpointError(from.string() + ": that run ended by early stopping or max_steps after epoch " +
                           std::to_string(p.epochs_done) + "; there is nothing to resume");
-  if (p.epochs_done >= state_.epochs && p.step_in_epoch == 0)
+  const bool all_epochs_done = p.epochs_done >= state_.epochs && p.step_in_epoch == 0;
+  if (all_epochs_done && parts_.finished_checkpoint_is_done) {
+    if (auto test = last_test_figures(p.history_json)) {
+      summary_.final_test_loss = test->first;
+      summary_.final_test_accuracy = test->second;
+    }
+  } else if (all_epochs_done)
     throw CheckpointError(from.string() + ": that run already trained all " + std::to_string(p.epochs_done) +
                           " epochs; raise train.epochs to train further");
   state_.progress = p;

@@ -56,6 +56,9 @@ struct TrainerParts {
   DeviceContext device;
   std::vector<std::unique_ptr<Callback>> callbacks;
   std::filesystem::path resume_from;  // empty: a fresh start
+  // --resume auto: a checkpoint that already trained every epoch ends the run at once (a
+  // restart after the last checkpoint), instead of being an error.
+  bool finished_checkpoint_is_done = false;
   std::string experiment_record;      // the resolved experiment, stored in checkpoints
 
   TrainerParts();
