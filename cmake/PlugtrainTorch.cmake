@@ -20,9 +20,9 @@ if(TARGET torch_cuda)
 endif()
 
 # Directory holding libtorch_cpu.so etc.; tests use it to find the runtime libraries.
-get_target_property(PLUGTRAIN_TORCH_CPU_LOCATION torch_cpu IMPORTED_LOCATION)
-if(NOT PLUGTRAIN_TORCH_CPU_LOCATION)
-  get_target_property(PLUGTRAIN_TORCH_CPU_LOCATION torch_cpu IMPORTED_LOCATION_RELEASE)
-endif()
-get_filename_component(PLUGTRAIN_TORCH_LIB_DIR "${PLUGTRAIN_TORCH_CPU_LOCATION}" DIRECTORY)
+plugtrain_torch_lib_dir(PLUGTRAIN_TORCH_LIB_DIR)
 message(STATUS "plugtrain: LibTorch ${Torch_VERSION} in ${PLUGTRAIN_TORCH_LIB_DIR}")
+# Where installed binaries and plugins look for LibTorch at run time (their RUNPATH; the
+# dynamic loader's LD_LIBRARY_PATH still comes first). Packagers point it at the LibTorch
+# the target machines have.
+set(PLUGTRAIN_TORCH_RUNTIME_DIR "${PLUGTRAIN_TORCH_LIB_DIR}" CACHE PATH "LibTorch's library folder on the machines that run plugtrain")

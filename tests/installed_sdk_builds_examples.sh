@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A plugin author's path, end to end: install plugtrain to a prefix, build the two example
+# plugins in examples/plugins/ against it with find_package(plugtrain) (no source tree), train
+# with them through --plugin-path (ddp over two "virtual" devices, a residual MLP), install one
+# into the prefix, then move the prefix and train again: nothing in it points at the build.
+#   installed_sdk_builds_examples.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$(cd "$1" && pwd) source=$(cd "$2" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+unset PLUGTRAIN_PLUGIN_PATH
+fail() { echo "FAILED: $*" >&2; exit 1; }
+
+prefix=$work/prefix
+for component in host sdk plugtrain_backend_cpu plugtrain_models; do
+  cmake --install "$build" --prefix "$prefix" --component "$component" >/dev/null
+done
+grep -rqs --binary-files=text "$build" "$prefix" && fail "an installed file names the build folder $build"
+
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+for example in virtual_devices tiny_models; do
+  cmake -S "$source/examples/plugins/$example" -B "$work/$example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" >"$work/$example.log" 2>&1 || { cat "$work/$example.log"; fail "configure $example"; }
+  cmake --build "$work/$example" >>"$work/$example.log" 2>&1 || { cat "$work/$example.log"; fail "build $example"; }
+done
+
+cat > "$work/exp.toml" <<'TOML'
+[experiment]
+name = "examples"
+seed = 1
+[backend]
+name = "virtual"
+devices = 2
+[model]
+name = "residual_mlp"
+width = 32
+blocks = 2
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 8, 8]
+synthetic_train_size = 800
+synthetic_test_size = 200
+batch_size = 40
+[train]
+epochs = 3
+log_interval = 0
+TOML
+cd "$work"
+plugins=(--plugin-path "$work/virtual_devices" --plugin-path "$work/tiny_models")
+"$prefix/bin/plugtrain" plugins "${plugins[@]}" > plugins.txt 2>&1 || { cat plugins.txt; fail "plugins"; }
+grep -q "virtual" plugins.txt && grep -q "tiny" plugins.txt || { cat plugins.txt; fail "the example plugins are not listed"; }
+PLUGTRAIN_VIRTUAL_DEVICES=2 "$prefix/bin/plugtrain" run exp.toml "${plugins[@]}" > run.txt 2>&1 || { cat run.txt; fail "training with the example plugins"; }
+grep -q "backend: chose virtual" run.txt && grep -q "ddp: started 2 worker processes" run.txt && grep -q "model: residual_mlp (tiny)" run.txt \
+  || { cat run.txt; fail "the run did not use the example plugins as asked"; }
+python3 -c "import json,sys; s=json.load(open('runs/examples/version_0/summary.json')); sys.exit(0 if s['final_test_accuracy'] > 0.5 else 1)" \
+  || { cat run.txt; fail "the example model did not learn"; }
+echo "trained with the example plugins: $(grep '^done:' run.txt)"
+
+# Installed beside the host, a plugin needs no --plugin-path; then the whole prefix moves.
+cmake --install "$work/tiny_models" --prefix "$prefix" >/dev/null
+mv "$prefix" "$work/moved"
+"$work/moved/bin/plugtrain" models > models.txt 2>&1 || { cat models.txt; fail "models from the moved prefix"; }
+grep -q "residual_mlp" models.txt || { cat models.txt; fail "the installed example model is not found beside the host"; }
+sed -i 's/^name = "virtual"/name = "cpu"/; s/^devices = 2/devices = 1/' exp.toml
+"$work/moved/bin/plugtrain" run exp.toml > moved.txt 2>&1 || { cat moved.txt; fail "training from the moved prefix"; }
+echo "trained from the moved prefix: $(grep '^done:' moved.txt)"
