@@ -136,6 +136,39 @@ TEST_F(BadInputTest, APluginThatThrowsAtAnyEntryPointIsNamedInOneLine) {
   }
 }
 
+// A models plugin's OptionRules (SDK 3.2): every kind is checked before any work, with the
+// value's file:line:col (the column of the value), exit 2 and no run folder.
+TEST_F(BadInputTest, ModelOptionsOutsideTheirRulesAreRefusedBeforeAnyWork) {
+  const std::string head = "[experiment]\nname = \"bad\"\n[data]\ndataset = \"synthetic\"\n[model]\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"name = \"mlp\"\nhidden = [8, -5]", "exp.toml:7:10: model.hidden[1] must be >= 1 (got -5)"},
+      {"name = \"mlp\"\ndropout = 1.0", "exp.toml:7:11: model.dropout must be < 1 (got 1)"},
+      {"name = \"mlp\"\nactivation = \"gelo\"",
+       "exp.toml:7:14: model.activation must be one of relu, gelu, tanh (got \"gelo\") (did you mean 'gelu'?)"},
+      {"name = \"convnet\"\nchannels = [8]", "exp.toml:7:12: model.channels must have exactly 2 entries (got 1)"},
+      {"name = \"convnet\"\nkernel_size = 0", "exp.toml:7:15: model.kernel_size must be >= 1 (got 0)"},
+  };
+  for (const auto& [model, expected] : cases) {
+    write_experiment(head + model + "\n");
+    auto r = plugtrain("run exp.toml");
+    EXPECT_EQ(r.exit_code, 2) << model << "\n" << r.out;
+    EXPECT_NE(r.out.find("plugtrain: error: " + expected), std::string::npos) << model << "\n" << r.out;
+    EXPECT_FALSE(fs::exists(dir_ / "runs")) << "refused before any work: " << model;
+  }
+}
+
+// Rules that do not fit the model's options are the plugin's mistake: it does not load, and a
+// run that asks for its model says why.
+TEST_F(BadInputTest, AModelsPluginWhoseRulesDoNotFitItsOptionsDoesNotLoad) {
+  auto r = plugtrain_with({"export PLUGTRAIN_TEST_FAULT=rules:misfit; ", faults::test_plugin("fault_models")},
+                          "run exp.toml --set model.name=\\\"faultnet\\\"");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("did not load: plugin 'faultmodels': model 'faultnet': a rule names option 'nope', which the "
+                       "model does not have"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(BadInputTest, AHugeKeyIsNotEchoedInFull) {
   auto r = run_with("data." + std::string(100000, 'k') + "=1");
   EXPECT_EQ(r.exit_code, 2) << r.out.substr(0, 300);

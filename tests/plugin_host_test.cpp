@@ -75,6 +75,18 @@ TEST(PluginHost, RefusesNewerAbiMinor) {
   expect_good_plugins_usable(host);
 }
 
+// Built for SDK 3.1, before OptionRule: the same major with an older minor loads and works.
+TEST(PluginHost, LoadsAPluginBuiltForThePreviousAbiMinor) {
+  PluginHost host = host_with_case("previous_minor");
+  const PluginRecord* r = find_by_name(host, "previousminor");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->status, PluginStatus::loaded) << r->reason;
+  EXPECT_EQ(r->handshake.abi_minor, 1u);
+  ASSERT_NE(host.backend("previousminor"), nullptr);
+  EXPECT_TRUE(host.backend("previousminor")->probe().usable());
+  expect_good_plugins_usable(host);
+}
+
 TEST(PluginHost, RefusesOtherLibTorchVersion) {
   PluginHost host = host_with_case("bad_torch");
   const PluginRecord* r = find_by_name(host, "badtorch");

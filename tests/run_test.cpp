@@ -158,11 +158,14 @@ TEST_F(RunTest, UnknownModelAndUnknownModelOptionAreNamed) {
   EXPECT_NE(o.out.find(":3:1: model 'mlp' has no option 'hiden' (did you mean 'hidden'?)"), std::string::npos) << o.out;
 }
 
-TEST_F(RunTest, BadModelOptionValueNamesThePlugin) {
+// The models plugin's option rules are checked before any work (the factory is not reached).
+TEST_F(RunTest, BadModelOptionValueIsRefusedBeforeAnyWork) {
   auto r = run(write("s.toml", kSynthetic), "--set model.activation=sigmoidish");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("plugin 'models': building model threw:"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("sigmoidish"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("--set model.activation: model.activation must be one of relu, gelu, tanh (got \"sigmoidish\")"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("data:"), std::string::npos) << "no data loaded: " << r.out;
 }
 
 TEST_F(RunTest, SyntaxErrorExitsWithFileLineColumn) {

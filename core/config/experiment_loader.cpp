@@ -11,6 +11,7 @@
 
 #include "config/config_error.h"
 #include "config/experiment_schema.h"
+#include "config/option_rules.h"
 #include "config/suggest.h"
 #include "util/text.h"
 
@@ -306,7 +307,7 @@ Experiment resolve_experiment(const ExperimentFile& file) {
   return e;
 }
 
-Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec) {
+Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec, const std::vector<OptionRule>& rules) {
   std::map<std::string, OptionValue> values;
   for (const auto& o : spec.options) values[o.name] = o.default_value;
   const toml::table* table = file.table["model"].as_table();
@@ -329,6 +330,9 @@ Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec)
       throw ConfigError(where(file, path, node.source()) + ": " + path + " must be a " + to_string(option->type) +
                         ", got " + type_name(node));
     values[name] = option_value(*value);
+    for (const OptionRule& rule : rules)
+      if (rule.option == name)
+        if (auto why = rule_violation(rule, path, values[name])) throw ConfigError(where(file, path, node.source()) + ": " + *why);
   }
   return Options(values);
 }

@@ -34,6 +34,7 @@ std::string key_location(const ExperimentFile& file, const std::string& key_path
 Experiment resolve_experiment(const ExperimentFile& file);
 
 // Checks the [model] table against the model's option schema and fills in defaults.
-Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec);
+Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec,
+                              const std::vector<OptionRule>& rules = {});
 
 }  // namespace plugtrain

@@ -11,7 +11,8 @@ namespace plugtrain {
 
 struct RegisteredModel {
   ModelSpec spec;
-  std::string plugin;  // which plugin registered it
+  std::string plugin;             // which plugin registered it
+  std::vector<OptionRule> rules;  // SDK 3.2: what its option values may be
 };
 
 class ModelCatalog {

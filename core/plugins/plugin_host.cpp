@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "config/option_rules.h"
 #include "plugins/plugin_error.h"
 #include "plugins/plugin_loader.h"
 
@@ -9,12 +10,18 @@ namespace plugtrain {
 
 namespace {
 
-// Collects what one models plugin registers, so a plugin that throws half-way
-// contributes nothing.
+// Collects what one models plugin registers, so a plugin that throws half-way, or registers
+// rules that do not fit its options, contributes nothing.
 class StagingRegistry : public ModelRegistry {
  public:
-  void add(ModelSpec spec) override { specs.push_back(std::move(spec)); }
-  std::vector<ModelSpec> specs;
+  void add(ModelSpec spec) override { add(std::move(spec), {}); }
+  void add(ModelSpec spec, std::vector<OptionRule> rules) override {
+    if (auto misfit = rules_misfit(spec.options, rules))
+      if (error.empty()) error = "model '" + spec.name + "': " + *misfit;
+    models.push_back({std::move(spec), "", std::move(rules)});
+  }
+  std::vector<RegisteredModel> models;
+  std::string error;  // the first registration that was wrong
 };
 
 }  // namespace
@@ -74,7 +81,11 @@ void PluginHost::import_models(PluginRecord& record, boost::dll::shared_library&
     auto& register_models = library.get_alias<void(ModelRegistry&)>("plugtrain_register_models");
     StagingRegistry staging;
     call_plugin(name, "register_models", [&] { register_models(staging); });
-    for (auto& spec : staging.specs) models_.add({std::move(spec), name});
+    if (!staging.error.empty()) throw PluginError(name, staging.error);
+    for (auto& model : staging.models) {
+      model.plugin = name;
+      models_.add(std::move(model));
+    }
   } catch (const std::exception& e) {
     record.status = PluginStatus::refused;
     record.reason = e.what();

@@ -48,7 +48,7 @@ ValidatedRun validate(const RunRequest& request) {
   for (const auto& p : e.plugin_paths) search.experiment_paths.emplace_back(p);
   v.host = std::make_shared<PluginHost>(search);
   v.model = &find_model(*v.host, v.file, e);
-  e.model_options = resolve_model_options(v.file, v.model->spec);
+  e.model_options = resolve_model_options(v.file, v.model->spec, v.model->rules);
   check_data_path(v.file, e);
   if (!e.model_init.empty() && !std::filesystem::is_regular_file(e.model_init))
     throw ConfigError(key_location(v.file, "model.init") + ": model.init '" + e.model_init + "' does not exist");

@@ -72,4 +72,9 @@ ModelSpec convnet_spec() {
           make_convnet};
 }
 
+std::vector<OptionRule> convnet_rules() {
+  return {OptionRule("channels").at_least(1).length(2, 2), OptionRule("kernel_size").at_least(1),
+          OptionRule("hidden").at_least(1), OptionRule("dropout").at_least(0).below(1)};
+}
+
 }  // namespace plugtrain::models

@@ -58,4 +58,6 @@ ModelSpec lenet5_spec() {
           make_lenet5};
 }
 
+std::vector<OptionRule> lenet5_rules() { return {OptionRule("activation").one_of({"relu", "tanh"})}; }
+
 }  // namespace plugtrain::models

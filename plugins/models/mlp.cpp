@@ -65,4 +65,9 @@ ModelSpec mlp_spec() {
           make_mlp};
 }
 
+std::vector<OptionRule> mlp_rules() {
+  return {OptionRule("hidden").at_least(1), OptionRule("dropout").at_least(0).below(1),
+          OptionRule("activation").one_of({"relu", "gelu", "tanh"})};
+}
+
 }  // namespace plugtrain::models

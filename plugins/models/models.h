@@ -17,6 +17,10 @@ namespace plugtrain::models {
 ModelSpec mlp_spec();
 ModelSpec convnet_spec();
 ModelSpec lenet5_spec();
+// What each option accepts, checked by the host before any data is loaded (SDK 3.2).
+std::vector<OptionRule> mlp_rules();
+std::vector<OptionRule> convnet_rules();
+std::vector<OptionRule> lenet5_rules();
 
 [[noreturn]] inline void fail(const std::string& model, const std::string& what) {
   throw std::invalid_argument(model + ": " + what);

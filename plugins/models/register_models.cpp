@@ -4,9 +4,10 @@
 namespace {
 
 void register_models(plugtrain::ModelRegistry& registry) {
-  registry.add(plugtrain::models::mlp_spec());
-  registry.add(plugtrain::models::convnet_spec());
-  registry.add(plugtrain::models::lenet5_spec());
+  using namespace plugtrain::models;
+  registry.add(mlp_spec(), mlp_rules());
+  registry.add(convnet_spec(), convnet_rules());
+  registry.add(lenet5_spec(), lenet5_rules());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // logits at training forward call `nan_at` (calls counted from 1 over the process's life).
 // PLUGTRAIN_TEST_FAULT (fault_switch.h) fails register_models, create_model or forward.
 #include <atomic>
+#include <cstdlib>
 #include <limits>
 
 #include <c10/util/Exception.h>
@@ -55,7 +56,10 @@ void register_models(plugtrain::ModelRegistry& registry) {
     return std::make_shared<FaultNet>(s[0] * s[1] * s[2], in.num_classes, o.integer("max_batch"), o.integer("from_call"),
                                       o.integer("nan_at"));
   };
-  registry.add(spec);
+  // PLUGTRAIN_TEST_FAULT=rules:misfit registers a rule for an option faultnet does not have.
+  const char* fault = std::getenv("PLUGTRAIN_TEST_FAULT");
+  const bool misfit = fault && std::string(fault) == "rules:misfit";
+  registry.add(spec, {plugtrain::OptionRule(misfit ? "nope" : "max_batch").at_least(1)});
 }
 
 }  // namespace

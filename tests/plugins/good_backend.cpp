@@ -19,4 +19,11 @@ class GoodBackend final : public plugtrain::Backend {
 
 }  // namespace
 
-PLUGTRAIN_BACKEND_PLUGIN(GoodBackend, "testgood", "1.2.3", "test backend that always works")
+#ifdef TEST_ABI_MINOR  // the same plugin as built with an older SDK minor
+#undef PLUGTRAIN_SDK_ABI_MINOR
+#define PLUGTRAIN_SDK_ABI_MINOR TEST_ABI_MINOR
+#endif
+#ifndef TEST_PLUGIN_NAME
+#define TEST_PLUGIN_NAME "testgood"
+#endif
+PLUGTRAIN_BACKEND_PLUGIN(GoodBackend, TEST_PLUGIN_NAME, "1.2.3", "test backend that always works")

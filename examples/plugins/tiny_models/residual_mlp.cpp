@@ -1,6 +1,6 @@
 // "residual_mlp": flatten, a linear stem, `blocks` residual blocks (x + fc2(relu(fc1(x)))),
-// and a linear classifier. A complete models plugin: one architecture with its options
-// (checked against the experiment's [model] table by the host) and its factory. Submodule
+// and a linear classifier. A complete models plugin: one architecture with its options and
+// their rules (checked against the experiment's [model] table by the host) and its factory. Submodule
 // names are the state_dict keys, as in the equivalent Python module.
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/linear.h>
@@ -45,13 +45,12 @@ void register_models(plugtrain::ModelRegistry& registry) {
       {"blocks", plugtrain::OptionType::integer, std::int64_t(2), "residual blocks"},
   };
   spec.factory = [](const plugtrain::ModelInputs& in, const plugtrain::Options& o) -> std::shared_ptr<plugtrain::Model> {
-    if (o.integer("width") < 1) throw std::invalid_argument("residual_mlp: width must be >= 1");
-    if (o.integer("blocks") < 0) throw std::invalid_argument("residual_mlp: blocks must be >= 0");
     std::int64_t features = 1;
     for (std::int64_t d : in.input_shape) features *= d;
     return std::make_shared<ResidualMlp>(features, o.integer("width"), o.integer("blocks"), in.num_classes);
   };
-  registry.add(spec);
+  // Checked by the host against the experiment before any data is loaded (SDK 3.2).
+  registry.add(spec, {plugtrain::OptionRule("width").at_least(1), plugtrain::OptionRule("blocks").at_least(0)});
 }
 
 }  // namespace

@@ -48,6 +48,9 @@ class ModelRegistry {
  public:
   virtual ~ModelRegistry() = default;
   virtual void add(ModelSpec spec) = 0;
+  // SDK 3.2: the same, with rules for the option values (options.h). A rule naming no option
+  // of the spec makes the plugin fail to load, with that reason.
+  virtual void add(ModelSpec spec, std::vector<OptionRule> rules) = 0;
 };
 
 }  // namespace plugtrain

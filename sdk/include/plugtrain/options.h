@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -32,6 +33,48 @@ struct OptionSpec {
   OptionType type = OptionType::integer;
   OptionValue default_value;  // must hold the alternative that `type` names
   std::string doc;
+};
+
+// SDK 3.2: which values an option accepts. The host checks every rule against the experiment
+// before any data is loaded, so a bad value is exit 2 with file:line:col and no run folder.
+// Bounds apply to an integer or float option, or to each element of a list option; lengths to
+// a list; choices to a string option. Register rules with ModelRegistry::add(spec, rules):
+//   {plugtrain::OptionRule("hidden").at_least(1).length(1, 16),
+//    plugtrain::OptionRule("dropout").at_least(0).below(1),
+//    plugtrain::OptionRule("activation").one_of({"relu", "gelu"})}
+struct OptionRule {
+  explicit OptionRule(std::string option_name) : option(std::move(option_name)) {}
+  OptionRule& at_least(double v) { return set_min(v, false); }
+  OptionRule& above(double v) { return set_min(v, true); }
+  OptionRule& at_most(double v) { return set_max(v, false); }
+  OptionRule& below(double v) { return set_max(v, true); }
+  OptionRule& one_of(std::vector<std::string> allowed) {
+    choices = std::move(allowed);
+    return *this;
+  }
+  OptionRule& length(std::size_t at_least_entries, std::size_t at_most_entries) {
+    min_length = at_least_entries;
+    max_length = at_most_entries;
+    return *this;
+  }
+
+  std::string option;
+  std::optional<double> min, max;
+  bool min_exclusive = false, max_exclusive = false;
+  std::vector<std::string> choices;
+  std::optional<std::size_t> min_length, max_length;
+
+ private:
+  OptionRule& set_min(double v, bool exclusive) {
+    min = v;
+    min_exclusive = exclusive;
+    return *this;
+  }
+  OptionRule& set_max(double v, bool exclusive) {
+    max = v;
+    max_exclusive = exclusive;
+    return *this;
+  }
 };
 
 // Resolved option values: every declared option is present (defaults filled in by the host).

@@ -1,0 +1,79 @@
+#include "config/option_rules.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "config/suggest.h"
+#include "util/text.h"
+
+namespace plugtrain {
+
+namespace {
+
+std::string number_text(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+std::optional<std::string> bound_violation(const OptionRule& rule, double v) {
+  if (rule.min && (rule.min_exclusive ? !(v > *rule.min) : !(v >= *rule.min)))
+    return std::string(rule.min_exclusive ? "> " : ">= ") + number_text(*rule.min);
+  if (rule.max && (rule.max_exclusive ? !(v < *rule.max) : !(v <= *rule.max)))
+    return std::string(rule.max_exclusive ? "< " : "<= ") + number_text(*rule.max);
+  return std::nullopt;
+}
+
+template <class T>
+std::optional<std::string> list_violation(const OptionRule& rule, const std::string& path, const std::vector<T>& list) {
+  const std::size_t n = list.size();
+  if ((rule.min_length && n < *rule.min_length) || (rule.max_length && n > *rule.max_length)) {
+    const std::string lo = std::to_string(rule.min_length.value_or(0));
+    const std::string range = !rule.max_length                ? "at least " + lo
+                              : rule.min_length == rule.max_length ? "exactly " + lo
+                                                                   : lo + " to " + std::to_string(*rule.max_length);
+    return path + " must have " + range + " entries (got " + std::to_string(n) + ")";
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (auto bound = bound_violation(rule, double(list[i])))
+      return path + "[" + std::to_string(i) + "] must be " + *bound + " (got " + number_text(double(list[i])) + ")";
+  return std::nullopt;
+}
+
+bool is_number(OptionType t) { return t == OptionType::integer || t == OptionType::real; }
+bool is_list(OptionType t) { return t == OptionType::integer_list || t == OptionType::real_list; }
+
+}  // namespace
+
+std::optional<std::string> rule_violation(const OptionRule& rule, const std::string& path, const OptionValue& value) {
+  if (const auto* i = std::get_if<std::int64_t>(&value))
+    if (auto bound = bound_violation(rule, double(*i))) return path + " must be " + *bound + " (got " + std::to_string(*i) + ")";
+  if (const auto* d = std::get_if<double>(&value))
+    if (auto bound = bound_violation(rule, *d)) return path + " must be " + *bound + " (got " + number_text(*d) + ")";
+  if (const auto* list = std::get_if<std::vector<std::int64_t>>(&value)) return list_violation(rule, path, *list);
+  if (const auto* list = std::get_if<std::vector<double>>(&value)) return list_violation(rule, path, *list);
+  if (const auto* s = std::get_if<std::string>(&value))
+    if (!rule.choices.empty() && std::find(rule.choices.begin(), rule.choices.end(), *s) == rule.choices.end())
+      return path + " must be one of " + join(rule.choices, ", ", "") + " (got \"" + *s + "\")" +
+             did_you_mean(*s, rule.choices);
+  return std::nullopt;
+}
+
+std::optional<std::string> rules_misfit(const std::vector<OptionSpec>& options, const std::vector<OptionRule>& rules) {
+  for (const OptionRule& rule : rules) {
+    auto option = std::find_if(options.begin(), options.end(), [&](const OptionSpec& o) { return o.name == rule.option; });
+    if (option == options.end()) return "a rule names option '" + rule.option + "', which the model does not have";
+    const OptionType t = option->type;
+    if ((rule.min || rule.max) && !is_number(t) && !is_list(t))
+      return "option '" + rule.option + "' is a " + to_string(t) + ": it cannot have bounds";
+    if (!rule.choices.empty() && t != OptionType::string)
+      return "option '" + rule.option + "' is a " + to_string(t) + ": only a string option has choices";
+    if ((rule.min_length || rule.max_length) && !is_list(t))
+      return "option '" + rule.option + "' is a " + to_string(t) + ": only a list has a length";
+    if (auto wrong_default = rule_violation(rule, "its default", option->default_value))
+      return "option '" + rule.option + "': " + *wrong_default;
+  }
+  return std::nullopt;
+}
+
+}  // namespace plugtrain
