@@ -7,6 +7,8 @@
 # link time (a forgotten one fails the build, not the load), linked with plugtrain::sdk plus
 # LINK, and installed into <prefix>/lib/plugtrain/plugins, the folder the host searches beside
 # itself. Its installed RUNPATH is LibTorch's folder only: no build-tree path.
+include_guard(GLOBAL)
+
 function(plugtrain_add_plugin target)
   cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIR;KIND" "SOURCES;LINK" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)

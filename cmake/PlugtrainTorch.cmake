@@ -4,6 +4,7 @@
 # target (which pulls torch_cuda in a CUDA build) we expose two narrow targets:
 #   plugtrain::torch_cpu  - c10 + torch_cpu + headers: the host, CPU/MPS/model plugins
 #   plugtrain::torch_cuda - adds torch_cuda + c10_cuda: only the CUDA backend plugin
+include(PlugtrainPlugin)  # plugtrain_torch_lib_dir()
 find_package(Torch REQUIRED)
 
 add_library(plugtrain_torch_cpu INTERFACE)

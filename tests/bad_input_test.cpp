@@ -169,6 +169,26 @@ TEST_F(BadInputTest, AModelsPluginWhoseRulesDoNotFitItsOptionsDoesNotLoad) {
       << r.out;
 }
 
+// SDK 3.2's lifecycle hooks: init before use, shutdown at the end; an init that says no (or
+// throws) refuses the plugin with its reason, and a run that names it says so.
+TEST_F(BadInputTest, PluginInitAndShutdownHooksFrameItsUseAndAFailingInitRefusesIt) {
+  const std::string log = (dir_ / "hooks.txt").string();
+  auto fine = plugtrain_with({"export PLUGTRAIN_TEST_HOOK_LOG=" + shell_quote(log) + "; ", faults::test_plugin("fault_backend")},
+                             "run exp.toml" + faults::select_faulty_backend());
+  EXPECT_EQ(fine.exit_code, 0) << fine.out;
+  EXPECT_EQ(slurp(log), "init\nshutdown\n");
+
+  auto refused = plugtrain_with(faults::backend_entry("init", "refuse"), "run exp.toml" + faults::select_faulty_backend());
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.out.find("did not load: plugin 'faulty': init: the device firmware is too old"), std::string::npos)
+      << refused.out;
+  auto threw = plugtrain_with(faults::backend_entry("init", "throw"), "plugins");
+  EXPECT_EQ(threw.exit_code, 0) << threw.out;
+  EXPECT_NE(threw.out.find("plugin 'faulty': init threw: injected fault in init"), std::string::npos) << threw.out;
+  auto shutdown = plugtrain_with(faults::backend_entry("shutdown", "throw"), "run exp.toml" + faults::select_faulty_backend());
+  EXPECT_EQ(shutdown.exit_code, 0) << "a failing shutdown costs nothing: " << shutdown.out;
+}
+
 TEST_F(BadInputTest, AHugeKeyIsNotEchoedInFull) {
   auto r = run_with("data." + std::string(100000, 'k') + "=1");
   EXPECT_EQ(r.exit_code, 2) << r.out.substr(0, 300);

@@ -39,6 +39,7 @@ PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_root
       record.reason = "shadowed by " + earlier->second + " (same name, found earlier)";
       continue;
     }
+    if (!run_init_hook(record, opened.library)) continue;
     if (record.handshake.kind == "backend")
       import_backend(record, opened.library);
     else
@@ -46,6 +47,35 @@ PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_root
     // Only a plugin that really imported takes the name: a broken one shadows nothing.
     if (record.status == PluginStatus::loaded) first_by_name.emplace(record.handshake.name, record.path.string());
   }
+}
+
+PluginHost::~PluginHost() {
+  for (auto it = shutdown_hooks_.rbegin(); it != shutdown_hooks_.rend(); ++it) {
+    try {
+      call_plugin(it->first, "shutdown", it->second);
+    } catch (const std::exception&) {
+      // Shutting down: nothing is left to tell about a plugin that could not clean up.
+    }
+  }
+}
+
+// SDK 3.2's optional init hook: a plugin that says it cannot work (or throws) is refused with
+// its reason. Its shutdown hook is kept for the end only when init succeeded.
+bool PluginHost::run_init_hook(PluginRecord& record, boost::dll::shared_library& library) {
+  const std::string& name = record.handshake.name;
+  try {
+    if (library.has(PLUGTRAIN_INIT_SYMBOL)) {
+      auto init = library.get<const char*()>(PLUGTRAIN_INIT_SYMBOL);
+      if (const char* why = call_plugin(name, "init", init)) throw PluginError(name, std::string("init: ") + why);
+    }
+  } catch (const std::exception& e) {
+    record.status = PluginStatus::refused;
+    record.reason = e.what();
+    return false;
+  }
+  if (library.has(PLUGTRAIN_SHUTDOWN_SYMBOL))
+    shutdown_hooks_.emplace_back(name, library.get<void()>(PLUGTRAIN_SHUTDOWN_SYMBOL));
+  return true;
 }
 
 void PluginHost::import_backend(PluginRecord& record, boost::dll::shared_library& library) {

@@ -19,6 +19,11 @@ namespace plugtrain {
 class PluginHost {
  public:
   explicit PluginHost(const SearchOptions& options);
+  // Calls the plugins' shutdown hooks, newest first.
+  ~PluginHost();
+  PluginHost(PluginHost&&) = default;
+  PluginHost(const PluginHost&) = delete;
+  PluginHost& operator=(const PluginHost&) = delete;
 
   const std::vector<SearchRoot>& search_roots() const { return roots_; }
   const std::vector<PluginRecord>& plugins() const { return records_; }
@@ -31,6 +36,7 @@ class PluginHost {
   std::vector<std::string> load_failures(const std::string& kind, const std::string& name = "") const;
 
  private:
+  bool run_init_hook(PluginRecord& record, boost::dll::shared_library& library);
   void import_backend(PluginRecord& record, boost::dll::shared_library& library);
   void import_models(PluginRecord& record, boost::dll::shared_library& library);
 
@@ -38,6 +44,7 @@ class PluginHost {
   std::vector<PluginRecord> records_;
   std::vector<BackendHandle> backends_;
   ModelCatalog models_;
+  std::vector<std::pair<std::string, plugtrain_plugin_shutdown_fn>> shutdown_hooks_;  // plugin, hook
 };
 
 }  // namespace plugtrain

@@ -48,6 +48,16 @@ typedef struct plugtrain_plugin_info {
 
 typedef const plugtrain_plugin_info* (*plugtrain_plugin_info_fn)(void);
 
+/* SDK 3.2, optional lifecycle hooks (PLUGTRAIN_PLUGIN_HOOKS below). init is called once,
+ * after the handshake matched and before the factory is imported; it returns NULL when the
+ * plugin can work, else a message why not (the plugin is then refused with it). shutdown is
+ * called once when the host is done with its plugins, in reverse load order, before the
+ * process exits normally (not after a kill or a crash). Plugins stay loaded until exit. */
+typedef const char* (*plugtrain_plugin_init_fn)(void);
+typedef void (*plugtrain_plugin_shutdown_fn)(void);
+#define PLUGTRAIN_INIT_SYMBOL "plugtrain_plugin_init"
+#define PLUGTRAIN_SHUTDOWN_SYMBOL "plugtrain_plugin_shutdown"
+
 #ifdef __cplusplus
 }
 #endif
@@ -93,5 +103,11 @@ typedef const plugtrain_plugin_info* (*plugtrain_plugin_info_fn)(void);
         NAME, VERSION, DESCRIPTION};                                                  \
     return &info;                                                                      \
   }
+
+/* PLUGTRAIN_PLUGIN_HOOKS(init, shutdown): exports the lifecycle hooks, with
+ * init: const char*(void) (NULL: fine) and shutdown: void(void). Use once, at global scope. */
+#define PLUGTRAIN_PLUGIN_HOOKS(INIT_FN, SHUTDOWN_FN)                                     \
+  extern "C" PLUGTRAIN_EXPORT const char* plugtrain_plugin_init(void) { return INIT_FN(); } \
+  extern "C" PLUGTRAIN_EXPORT void plugtrain_plugin_shutdown(void) { SHUTDOWN_FN(); }
 
 #endif /* PLUGTRAIN_ABI_H */
