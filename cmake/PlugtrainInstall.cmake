@@ -1,6 +1,6 @@
 # What `cmake --install` and CPack deliver, as components a vendor picks from:
 #   host    bin/plugtrain (needs at least one backend plugin to train)
-#   plugtrain_backend_cpu / _cuda / _mps, plugtrain_models   lib/plugtrain/plugins/...
+#   cpu, cuda, mps, models   the bundled plugins, lib/plugtrain/plugins/...
 #   sdk     include/plugtrain/*.h and lib/cmake/plugtrain: find_package(plugtrain) for plugin
 #           authors, with plugtrain::sdk and plugtrain_add_plugin()
 # Every installed file is relative to the prefix (RUNPATHs hold LibTorch's folder only), so an
@@ -36,6 +36,7 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Train LibTorch models from TOML experimen
 set(CPACK_GENERATOR "DEB;TGZ")
 set(CPACK_PACKAGING_INSTALL_PREFIX /opt/plugtrain)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)  # a plugin package depends on plugtrain-host
 set(CPACK_ARCHIVE_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)  # LibTorch is not a Debian package: see docs/plugins.md
@@ -43,9 +44,5 @@ include(CPack)
 cpack_add_component(host DISPLAY_NAME "plugtrain host" DESCRIPTION "the plugtrain command")
 cpack_add_component(sdk DISPLAY_NAME "plugin SDK" DESCRIPTION "headers and CMake package for plugin authors")
 foreach(plugin IN LISTS PLUGTRAIN_PLUGINS)
-  set(component plugtrain_backend_${plugin})
-  if(plugin STREQUAL "models")
-    set(component plugtrain_models)
-  endif()
-  cpack_add_component(${component} DESCRIPTION "the ${plugin} plugin" DEPENDS host)
+  cpack_add_component(${plugin} DESCRIPTION "the bundled ${plugin} plugin" DEPENDS host)
 endforeach()

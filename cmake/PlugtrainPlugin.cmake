@@ -1,4 +1,5 @@
-# plugtrain_add_plugin(<target> [KIND backend|models] SOURCES ... [LINK ...] [OUTPUT_DIR dir] [NO_INSTALL])
+# plugtrain_add_plugin(<target> [KIND backend|models] SOURCES ... [LINK ...] [OUTPUT_DIR dir]
+#                      [COMPONENT name] [NO_INSTALL])
 #
 # The one way to build a plugin: in this tree, and in a plugin author's own project after
 # find_package(plugtrain) (this file is installed with the package). It makes a MODULE library
@@ -6,11 +7,12 @@
 # symbols except the handshake and factory the SDK macros export, every symbol resolved at
 # link time (a forgotten one fails the build, not the load), linked with plugtrain::sdk plus
 # LINK, and installed into <prefix>/lib/plugtrain/plugins, the folder the host searches beside
-# itself. Its installed RUNPATH is LibTorch's folder only: no build-tree path.
+# itself, as install component COMPONENT (default: the target, "_" written "-", as Debian
+# package names need). Its installed RUNPATH is LibTorch's folder only: no build-tree path.
 include_guard(GLOBAL)
 
 function(plugtrain_add_plugin target)
-  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIR;KIND" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "OUTPUT_DIR;KIND;COMPONENT" "SOURCES;LINK" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "plugtrain_add_plugin(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -39,7 +41,10 @@ function(plugtrain_add_plugin target)
     target_link_options(${target} PRIVATE "LINKER:--no-undefined")
   endif()
   if(NOT ARG_NO_INSTALL)
-    install(TARGETS ${target} LIBRARY DESTINATION "${PLUGTRAIN_PLUGIN_SUBDIR}" COMPONENT ${target})
+    if(NOT ARG_COMPONENT)
+      string(REPLACE "_" "-" ARG_COMPONENT "${target}")
+    endif()
+    install(TARGETS ${target} LIBRARY DESTINATION "${PLUGTRAIN_PLUGIN_SUBDIR}" COMPONENT ${ARG_COMPONENT})
   endif()
 endfunction()
 

@@ -12,7 +12,7 @@ unset PLUGTRAIN_PLUGIN_PATH
 fail() { echo "FAILED: $*" >&2; exit 1; }
 
 prefix=$work/prefix
-for component in host sdk plugtrain_backend_cpu plugtrain_models; do
+for component in host sdk cpu models; do
   cmake --install "$build" --prefix "$prefix" --component "$component" >/dev/null
 done
 grep -rqs --binary-files=text "$build" "$prefix" && fail "an installed file names the build folder $build"
@@ -65,3 +65,12 @@ grep -q "residual_mlp" models.txt || { cat models.txt; fail "the installed examp
 sed -i 's/^name = "virtual"/name = "cpu"/; s/^devices = 2/devices = 1/' exp.toml
 "$work/moved/bin/plugtrain" run exp.toml > moved.txt 2>&1 || { cat moved.txt; fail "training from the moved prefix"; }
 echo "trained from the moved prefix: $(grep '^done:' moved.txt)"
+
+# Vendor packages: one per component, each holding its own files under /opt/plugtrain.
+(cd "$build" && cpack -G TGZ -B "$work/packages" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }
+tar tzf "$work/packages/plugtrain-0.1.0-Linux-host.tar.gz" | grep -q "/bin/plugtrain$" || fail "the host package lacks bin/plugtrain"
+tar tzf "$work/packages/plugtrain-0.1.0-Linux-cpu.tar.gz" | grep -q "/lib/plugtrain/plugins/plugtrain_backend_cpu.so$" \
+  || fail "the cpu package lacks its plugin"
+tar tzf "$work/packages/plugtrain-0.1.0-Linux-sdk.tar.gz" | grep -q "/lib/cmake/plugtrain/plugtrainConfig.cmake$" \
+  || fail "the sdk package lacks the CMake package"
+echo "packages: $(cd "$work/packages" && ls *.tar.gz | tr '\n' ' ')"
