@@ -1,5 +1,6 @@
 # What `cmake --install` and CPack deliver, as components a vendor picks from:
-#   host    bin/plugtrain (needs at least one backend plugin to train)
+#   host    bin/plugtrain, a launcher that checks for LibTorch and starts the host,
+#           lib/plugtrain/plugtrain (needs at least one backend plugin to train)
 #   cpu, cuda, mps, models   the bundled plugins, lib/plugtrain/plugins/...
 #   sdk     include/plugtrain/*.h and lib/cmake/plugtrain: find_package(plugtrain) for plugin
 #           authors, with plugtrain::sdk and plugtrain_add_plugin()
@@ -8,7 +9,8 @@
 include(CMakePackageConfigHelpers)
 
 set_target_properties(plugtrain PROPERTIES INSTALL_RPATH "${PLUGTRAIN_TORCH_RUNTIME_DIR}")
-install(TARGETS plugtrain RUNTIME DESTINATION bin COMPONENT host)
+install(TARGETS plugtrain RUNTIME DESTINATION lib/plugtrain COMPONENT host)
+install(TARGETS plugtrain_launcher RUNTIME DESTINATION bin COMPONENT host)
 install(DIRECTORY sdk/include/ DESTINATION include COMPONENT sdk)
 
 # The package version is the SDK ABI version: find_package(plugtrain 3.1) accepts any 3.x with

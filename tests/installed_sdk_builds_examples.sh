@@ -66,6 +66,16 @@ sed -i 's/^name = "virtual"/name = "cpu"/; s/^devices = 2/devices = 1/' exp.toml
 "$work/moved/bin/plugtrain" run exp.toml > moved.txt 2>&1 || { cat moved.txt; fail "training from the moved prefix"; }
 echo "trained from the moved prefix: $(grep '^done:' moved.txt)"
 
+# Where LibTorch is not (PLUGTRAIN_LIBTORCH_DIR names another folder, as on a machine that lacks
+# it), the launcher says in one line what to install, before the dynamic loader would fail.
+set +e
+missing=$(env -u LD_LIBRARY_PATH PLUGTRAIN_LIBTORCH_DIR="$work/no-libtorch" "$work/moved/bin/plugtrain" plugins 2>&1)
+status=$?
+set -e
+[ "$status" = 127 ] && [ "$(echo "$missing" | wc -l)" = 1 ] && echo "$missing" | grep -q "^plugtrain: error: LibTorch .* pip install torch==" \
+  || fail "a missing LibTorch: exit $status, said: $missing"
+echo "without LibTorch: $missing"
+
 # Vendor packages: one per component, each holding its own files under /opt/plugtrain.
 (cd "$build" && cpack -G TGZ -B "$work/packages" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }
 tar tzf "$work/packages/plugtrain-0.1.0-Linux-host.tar.gz" | grep -q "/bin/plugtrain$" || fail "the host package lacks bin/plugtrain"

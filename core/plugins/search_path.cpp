@@ -37,7 +37,10 @@ fs::path default_plugin_dir() {
   std::error_code ec;
   fs::path exe = boost::dll::program_location(ec);
   if (ec) return {};
-  fs::path dir = exe.parent_path().parent_path() / "lib" / "plugtrain" / "plugins";
+  // <prefix>/bin/plugtrain (the build tree) or <prefix>/lib/plugtrain/plugtrain (an
+  // install, started by the bin/plugtrain launcher): both find <prefix>/lib/plugtrain/plugins.
+  fs::path dir = exe.parent_path().filename() == "plugtrain" ? exe.parent_path() / "plugins"
+                                                             : exe.parent_path().parent_path() / "lib" / "plugtrain" / "plugins";
   fs::path canonical = fs::weakly_canonical(dir, ec);
   return ec ? dir : canonical;
 }
