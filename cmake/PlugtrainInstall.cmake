@@ -9,8 +9,13 @@
 include(CMakePackageConfigHelpers)
 
 set_target_properties(plugtrain PROPERTIES INSTALL_RPATH "${PLUGTRAIN_TORCH_RUNTIME_DIR}")
-install(TARGETS plugtrain RUNTIME DESTINATION lib/plugtrain COMPONENT host)
-install(TARGETS plugtrain_launcher RUNTIME DESTINATION bin COMPONENT host)
+if(APPLE)
+  # The launcher reads /proc and knows Linux's loader; on macOS the host is bin/plugtrain itself.
+  install(TARGETS plugtrain RUNTIME DESTINATION bin COMPONENT host)
+else()
+  install(TARGETS plugtrain RUNTIME DESTINATION lib/plugtrain COMPONENT host)
+  install(TARGETS plugtrain_launcher RUNTIME DESTINATION bin COMPONENT host)
+endif()
 install(DIRECTORY sdk/include/ DESTINATION include COMPONENT sdk)
 
 # The package version is the SDK ABI version: find_package(plugtrain 3.1) accepts any 3.x with

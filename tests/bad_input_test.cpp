@@ -80,6 +80,7 @@ TEST_F(BadInputTest, APluginWhoseProbeCrashesOrHangsIsUnusableNotFatal) {
   const auto crash = faults::backend_entry("probe", "crash");
   auto listed = plugtrain_with(crash, "plugins");
   EXPECT_EQ(listed.exit_code, 0) << listed.out;
+  EXPECT_EQ(listed.out.find("fatal"), std::string::npos) << "the parent reports the child's crash, once: " << listed.out;
   EXPECT_NE(listed.out.find("plugin 'faulty': the probe crashed: signal 11 (SIGSEGV)"), std::string::npos)
       << listed.out;
 
@@ -185,8 +186,12 @@ TEST_F(BadInputTest, PluginInitAndShutdownHooksFrameItsUseAndAFailingInitRefuses
   auto threw = plugtrain_with(faults::backend_entry("init", "throw"), "plugins");
   EXPECT_EQ(threw.exit_code, 0) << threw.out;
   EXPECT_NE(threw.out.find("plugin 'faulty': init threw: injected fault in init"), std::string::npos) << threw.out;
-  auto shutdown = plugtrain_with(faults::backend_entry("shutdown", "throw"), "run exp.toml" + faults::select_faulty_backend());
+  auto failing = faults::backend_entry("shutdown", "throw");
+  failing.env += "export PLUGTRAIN_TEST_HOOK_LOG=" + shell_quote(log) + "; ";
+  fs::remove(log);
+  auto shutdown = plugtrain_with(failing, "run exp.toml" + faults::select_faulty_backend());
   EXPECT_EQ(shutdown.exit_code, 0) << "a failing shutdown costs nothing: " << shutdown.out;
+  EXPECT_EQ(slurp(log), "init\n") << "shutdown was called and threw before logging";
 }
 
 TEST_F(BadInputTest, AHugeKeyIsNotEchoedInFull) {
@@ -198,8 +203,8 @@ TEST_F(BadInputTest, AHugeKeyIsNotEchoedInFull) {
 
 TEST_F(BadInputTest, AMissingPluginPathIsAnError) {
   auto r = plugtrain("run exp.toml --plugin-path /no/such/plugins");
-  EXPECT_NE(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("/no/such/plugins"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(r.out, "plugtrain: error: --plugin-path: Path does not exist: /no/such/plugins (see --help)\n");
   EXPECT_FALSE(fs::exists(dir_ / "runs"));
 }
 

@@ -8,6 +8,7 @@
 
 #include "plugins/plugin_error.h"
 #include "plugins/plugin_host.h"
+#include "support/run_process.h"
 
 namespace plugtrain {
 namespace {
@@ -85,6 +86,20 @@ TEST(PluginHost, LoadsAPluginBuiltForThePreviousAbiMinor) {
   ASSERT_NE(host.backend("previousminor"), nullptr);
   EXPECT_TRUE(host.backend("previousminor")->probe().usable());
   expect_good_plugins_usable(host);
+}
+
+// SDK 3.2's init hook runs once per process, however many hosts load the plugin (a sweep or
+// `bench` makes several); shutdown comes at the process's end.
+TEST(PluginHost, InitHookRunsOncePerProcess) {
+  const fs::path log = testing::scratch_dir("hooks") / "hooks.txt";
+  ::setenv("PLUGTRAIN_TEST_HOOK_LOG", log.c_str(), 1);
+  for (int i = 0; i < 3; ++i) {
+    PluginHost host = host_with({kTestPlugins / "fault_backend"});
+    EXPECT_NE(host.backend("faulty"), nullptr);
+  }
+  ::unsetenv("PLUGTRAIN_TEST_HOOK_LOG");
+  EXPECT_EQ(testing::slurp(log), "init\n");
+  fs::remove_all(log.parent_path());
 }
 
 TEST(PluginHost, RefusesOtherLibTorchVersion) {

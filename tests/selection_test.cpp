@@ -37,6 +37,23 @@ TEST(Selection, AutomaticOrderSkipsUnusableWithReasons) {
   }
 }
 
+// Third-party backends take their place by priority: "faulty" (50) comes before the CPU (0),
+// "testgood" (0) after it (ties by name); backend.prefer overrides the order.
+TEST(Selection, PluginPriorityOrdersAutomaticSelectionAndPreferOverridesIt) {
+  SearchOptions o;
+  o.cli_paths = {fs::path(PLUGTRAIN_TEST_PLUGIN_DIR) / "good", fs::path(PLUGTRAIN_TEST_PLUGIN_DIR) / "fault_backend"};
+  o.use_environment = false;
+  PluginHost host(o);
+  Experiment e;
+  EXPECT_EQ(automatic_order(host, e), (std::vector<std::string>{"cuda", "mps", "faulty", "cpu", "testgood"}));
+  BackendChoice c = select_backend(host, e);
+  ASSERT_NE(c.backend, nullptr);
+  if (!fs::exists("/dev/nvidiactl")) EXPECT_EQ(c.backend->name(), "faulty") << all(c);
+  e.prefer = {"testgood", "cpu"};
+  EXPECT_EQ(automatic_order(host, e), e.prefer);
+  EXPECT_EQ(select_backend(host, e).backend->name(), "testgood");
+}
+
 TEST(Selection, MpsOnM2IsPassedOverForTheCpuAndSaysWhy) {
   PluginHost host = host_with_fake_mps();
   Experiment e;

@@ -5,6 +5,7 @@
 // when LibTorch lives elsewhere on this machine —, the system folders), says in one line what
 // to install when it is not there, and otherwise becomes the host (execv: same pid, arguments,
 // signals and exit status), with PLUGTRAIN_LIBTORCH_DIR first on its LD_LIBRARY_PATH.
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
   (void)argc;
   bool found = false;
   for (const std::string& folder : search_folders()) found = found || has_libtorch(folder);
+  // Not in those folders: the dynamic loader's own cache (ldconfig) may still know it. Asked
+  // only here, so the usual start loads nothing twice.
+  if (!found) found = dlopen("libtorch_cpu.so", RTLD_LAZY | RTLD_LOCAL) != nullptr;
   if (!found) {
     std::fprintf(stderr,
                  "plugtrain: error: LibTorch %s is not installed where plugtrain looks (no libtorch_cpu.so in %s, "
@@ -65,8 +69,15 @@ int main(int argc, char** argv) {
     const char* old = std::getenv("LD_LIBRARY_PATH");
     setenv("LD_LIBRARY_PATH", (std::string(moved) + (old && *old ? ":" + std::string(old) : "")).c_str(), 1);
   }
-  const std::string self = self_path();
-  const std::string prefix = self.substr(0, self.rfind('/', self.rfind('/') - 1));  // <prefix>/bin/plugtrain
+  const std::string self = self_path();  // <prefix>/bin/plugtrain
+  const std::size_t name = self.rfind('/');
+  const std::size_t bin = name == std::string::npos || name == 0 ? std::string::npos : self.rfind('/', name - 1);
+  if (bin == std::string::npos) {
+    std::fprintf(stderr, "plugtrain: error: cannot tell where this launcher is installed (/proc/self/exe: %s)\n",
+                 self.empty() ? std::strerror(errno) : self.c_str());
+    return 127;
+  }
+  const std::string prefix = self.substr(0, bin);
   const std::string host = prefix + "/lib/plugtrain/plugtrain";
   execv(host.c_str(), argv);
   std::fprintf(stderr, "plugtrain: error: cannot start %s: %s\n", host.c_str(), std::strerror(errno));

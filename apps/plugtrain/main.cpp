@@ -35,7 +35,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version print and succeed; anything else wrong on the command line is one
+    // line and exit 2, like a wrong experiment (CLI11's own codes would be 100-ish).
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    std::cerr << "plugtrain: error: " << plugtrain::shortened(plugtrain::first_line(e.what())) << " (see --help)\n";
+    return plugtrain::exit_bad_input;
   } catch (const plugtrain::Error& e) {  // every error of ours carries its exit code
     // One line: LibTorch's messages (which ours may quote) go on with a C++ stack trace.
     std::cerr << "plugtrain: error: " << plugtrain::shortened(plugtrain::first_line(e.what())) << "\n";

@@ -223,7 +223,7 @@ void apply_override(ExperimentFile& file, const std::string& assignment) {
   } catch (const toml::parse_error& e) {
     // A bare word is taken as a string, but a number TOML cannot hold (beyond 64 bits) is an
     // error in its own words, not "must be an integer, got string".
-    if (looks_like_a_number(value))
+    if (looks_like_a_number(value) && std::string(e.description()).find("not representable") != std::string::npos)
       throw ConfigError("--set " + path + ": " + value + " is not a valid number: " + std::string(e.description()));
     parsed = toml::table{};
     parsed.insert("v", value);

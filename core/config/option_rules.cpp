@@ -1,6 +1,8 @@
 #include "config/option_rules.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <sstream>
 
 #include "config/suggest.h"
@@ -12,9 +14,11 @@ namespace {
 
 std::string number_text(double v) {
   std::ostringstream out;
+  out.precision(std::numeric_limits<double>::max_digits10);
   out << v;
   return out.str();
 }
+std::string number_text(std::int64_t v) { return std::to_string(v); }
 
 std::optional<std::string> bound_violation(const OptionRule& rule, double v) {
   if (rule.min && (rule.min_exclusive ? !(v > *rule.min) : !(v >= *rule.min)))
@@ -36,7 +40,7 @@ std::optional<std::string> list_violation(const OptionRule& rule, const std::str
   }
   for (std::size_t i = 0; i < n; ++i)
     if (auto bound = bound_violation(rule, double(list[i])))
-      return path + "[" + std::to_string(i) + "] must be " + *bound + " (got " + number_text(double(list[i])) + ")";
+      return path + "[" + std::to_string(i) + "] must be " + *bound + " (got " + number_text(list[i]) + ")";
   return std::nullopt;
 }
 
@@ -47,7 +51,7 @@ bool is_list(OptionType t) { return t == OptionType::integer_list || t == Option
 
 std::optional<std::string> rule_violation(const OptionRule& rule, const std::string& path, const OptionValue& value) {
   if (const auto* i = std::get_if<std::int64_t>(&value))
-    if (auto bound = bound_violation(rule, double(*i))) return path + " must be " + *bound + " (got " + std::to_string(*i) + ")";
+    if (auto bound = bound_violation(rule, double(*i))) return path + " must be " + *bound + " (got " + number_text(*i) + ")";
   if (const auto* d = std::get_if<double>(&value))
     if (auto bound = bound_violation(rule, *d)) return path + " must be " + *bound + " (got " + number_text(*d) + ")";
   if (const auto* list = std::get_if<std::vector<std::int64_t>>(&value)) return list_violation(rule, path, *list);
@@ -68,6 +72,9 @@ std::optional<std::string> rules_misfit(const std::vector<OptionSpec>& options, 
       return "option '" + rule.option + "' is a " + to_string(t) + ": it cannot have bounds";
     if (!rule.choices.empty() && t != OptionType::string)
       return "option '" + rule.option + "' is a " + to_string(t) + ": only a string option has choices";
+    if ((rule.min && rule.max && *rule.min > *rule.max) ||
+        (rule.min_length && rule.max_length && *rule.min_length > *rule.max_length))
+      return "option '" + rule.option + "': its rule allows no value (a minimum above its maximum)";
     if ((rule.min_length || rule.max_length) && !is_list(t))
       return "option '" + rule.option + "' is a " + to_string(t) + ": only a list has a length";
     if (auto wrong_default = rule_violation(rule, "its default", option->default_value))

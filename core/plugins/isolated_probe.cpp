@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/fatal_signals.h"
+
 namespace plugtrain {
 
 namespace {
@@ -81,6 +83,7 @@ ProbeResult probe_in_child(const std::string& plugin, const std::function<ProbeR
   }
   if (child == 0) {
     ::close(pipe_fds[0]);
+    default_fatal_signals();  // the parent says "the probe crashed: signal N", once
     const std::string answer = to_json(probe()).dump();
     std::size_t sent = 0;
     while (sent < answer.size()) {

@@ -1,6 +1,7 @@
 #include "plugins/plugin_host.h"
 
 #include <map>
+#include <mutex>
 
 #include "config/option_rules.h"
 #include "plugins/plugin_error.h"
@@ -49,33 +50,63 @@ PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_root
   }
 }
 
-PluginHost::~PluginHost() {
-  for (auto it = shutdown_hooks_.rbegin(); it != shutdown_hooks_.rend(); ++it) {
-    try {
-      call_plugin(it->first, "shutdown", it->second);
-    } catch (const std::exception&) {
-      // Shutting down: nothing is left to tell about a plugin that could not clean up.
-    }
-  }
-}
+namespace {
 
-// SDK 3.2's optional init hook: a plugin that says it cannot work (or throws) is refused with
-// its reason. Its shutdown hook is kept for the end only when init succeeded.
-bool PluginHost::run_init_hook(PluginRecord& record, boost::dll::shared_library& library) {
-  const std::string& name = record.handshake.name;
-  try {
-    if (library.has(PLUGTRAIN_INIT_SYMBOL)) {
-      auto init = library.get<const char*()>(PLUGTRAIN_INIT_SYMBOL);
-      if (const char* why = call_plugin(name, "init", init)) throw PluginError(name, std::string("init: ") + why);
-    }
-  } catch (const std::exception& e) {
-    record.status = PluginStatus::refused;
-    record.reason = e.what();
-    return false;
+// SDK 3.2's optional hooks, once per plugin file and process however many hosts a process
+// makes (a sweep or `bench` makes several): init when it is first loaded, its answer
+// remembered; shutdown at the process's normal end, newest first, after every host and the
+// plugin objects they own are gone. Plugin libraries are never unloaded, so the hooks stay
+// callable until then.
+class PluginLifecycle {
+ public:
+  static PluginLifecycle& instance() {
+    static PluginLifecycle lifecycle;
+    return lifecycle;
   }
-  if (library.has(PLUGTRAIN_SHUTDOWN_SYMBOL))
-    shutdown_hooks_.emplace_back(name, library.get<void()>(PLUGTRAIN_SHUTDOWN_SYMBOL));
-  return true;
+  // Why the plugin cannot work ("" when it can); init runs the first time only.
+  std::string init(const PluginRecord& record, boost::dll::shared_library& library) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::string key = record.path.string();
+    if (auto done = init_results_.find(key); done != init_results_.end()) return done->second;
+    std::string why;
+    try {
+      if (library.has(PLUGTRAIN_INIT_SYMBOL)) {
+        auto init = library.get<const char*()>(PLUGTRAIN_INIT_SYMBOL);
+        if (const char* refusal = call_plugin(record.handshake.name, "init", init))
+          why = PluginError(record.handshake.name, std::string("init: ") + refusal).what();
+      }
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    if (why.empty() && library.has(PLUGTRAIN_SHUTDOWN_SYMBOL))
+      shutdowns_.emplace_back(record.handshake.name, library.get<void()>(PLUGTRAIN_SHUTDOWN_SYMBOL));
+    init_results_[key] = why;
+    return why;
+  }
+  ~PluginLifecycle() {
+    for (auto it = shutdowns_.rbegin(); it != shutdowns_.rend(); ++it) {
+      try {
+        call_plugin(it->first, "shutdown", it->second);
+      } catch (const std::exception&) {
+        // The process is ending: nothing is left to tell about a plugin that could not clean up.
+      }
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::string> init_results_;                              // file -> refusal
+  std::vector<std::pair<std::string, plugtrain_plugin_shutdown_fn>> shutdowns_;  // plugin, hook
+};
+
+}  // namespace
+
+bool PluginHost::run_init_hook(PluginRecord& record, boost::dll::shared_library& library) {
+  const std::string why = PluginLifecycle::instance().init(record, library);
+  if (why.empty()) return true;
+  record.status = PluginStatus::refused;
+  record.reason = why;
+  return false;
 }
 
 void PluginHost::import_backend(PluginRecord& record, boost::dll::shared_library& library) {

@@ -19,11 +19,6 @@ namespace plugtrain {
 class PluginHost {
  public:
   explicit PluginHost(const SearchOptions& options);
-  // Calls the plugins' shutdown hooks, newest first.
-  ~PluginHost();
-  PluginHost(PluginHost&&) = default;
-  PluginHost(const PluginHost&) = delete;
-  PluginHost& operator=(const PluginHost&) = delete;
 
   const std::vector<SearchRoot>& search_roots() const { return roots_; }
   const std::vector<PluginRecord>& plugins() const { return records_; }
@@ -44,7 +39,6 @@ class PluginHost {
   std::vector<PluginRecord> records_;
   std::vector<BackendHandle> backends_;
   ModelCatalog models_;
-  std::vector<std::pair<std::string, plugtrain_plugin_shutdown_fn>> shutdown_hooks_;  // plugin, hook
 };
 
 }  // namespace plugtrain

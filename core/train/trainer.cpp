@@ -206,11 +206,14 @@ void Trainer::restore() {
   if (from.empty()) return;
   const TrainingProgress p =
       load_checkpoint(from, *parts_.model, *parts_.optimizer, parts_.device.device).progress;
-  if (p.finished)
+  if (p.finished && !parts_.finished_checkpoint_is_done)
     throw CheckpointError(from.string() + ": that run ended by early stopping or max_steps after epoch " +
                           std::to_string(p.epochs_done) + "; there is nothing to resume");
   const bool all_epochs_done = p.epochs_done >= state_.epochs && p.step_in_epoch == 0;
-  if (all_epochs_done && parts_.finished_checkpoint_is_done) {
+  if ((p.finished || all_epochs_done) && parts_.finished_checkpoint_is_done) {
+    // A restart after the run's end: nothing to train (max_steps stops again by itself).
+    const std::int64_t max_steps = parts_.experiment->max_steps;
+    if (p.finished && !(max_steps > 0 && p.planned_step >= max_steps)) state_.request_stop(StopReason::early_stopping);
     if (auto test = last_test_figures(p.history_json)) {
       summary_.final_test_loss = test->first;
       summary_.final_test_accuracy = test->second;

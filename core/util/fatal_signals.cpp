@@ -10,6 +10,8 @@ namespace plugtrain {
 
 namespace {
 
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+
 thread_local const std::string* t_plugin = nullptr;
 thread_local const char* t_what = nullptr;
 
@@ -64,7 +66,11 @@ void report_fatal_signals() {
   action.sa_handler = on_fatal_signal;
   action.sa_flags = SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&action.sa_mask);
-  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) ::sigaction(sig, &action, nullptr);
+  for (int sig : kFatalSignals) ::sigaction(sig, &action, nullptr);
+}
+
+void default_fatal_signals() {
+  for (int sig : kFatalSignals) ::signal(sig, SIG_DFL);
 }
 
 }  // namespace plugtrain

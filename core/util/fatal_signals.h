@@ -22,5 +22,8 @@ class PluginCallScope {
 
 // Installs the handlers (once, from main).
 void report_fatal_signals();
+// Back to the default (a process that dies of the signal, silently): for a child whose
+// parent reports how it ended, such as an isolated probe.
+void default_fatal_signals();
 
 }  // namespace plugtrain

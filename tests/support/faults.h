@@ -1,7 +1,7 @@
 // Faults injected into a real plugtrain command, the one place end-to-end tests get them from.
 // A fault is shell statements run before the command (`env`: variables exported, limits set)
-// and arguments after `plugtrain run exp.toml` (`args`); a killed process is a shell fragment
-// for a test's scenario script.
+// and arguments after `plugtrain run exp.toml` (`args`). (Killed workers and nodes are the
+// scenario scripts of distributed_test.cpp and durability_test.cpp.)
 // Plugin faults come from tests/plugins/fault_switch.h; PLUGTRAIN_TEST_PLUGIN_DIR is where the
 // test plugins are built.
 #pragma once
@@ -44,14 +44,6 @@ inline Fault writes_fail_past(int kib) { return {"trap '' XFSZ; ulimit -f " + st
 inline Fault device_memory(long long bytes) {
   return {"export PLUGTRAIN_TEST_MEMORY_LIMIT=" + std::to_string(bytes) + "; ",
           test_plugin("limited_memory") + " --set backend.name=\\\"limited\\\""};
-}
-
-// Shell: waits (up to 30 s) until `log` has a line matching `pattern`, then sends `signal` to
-// the pids that `pids` (a shell command) prints: a killed worker, node or launcher.
-inline std::string kill_when_logged(const std::string& log, const std::string& pattern, const std::string& pids,
-                                    const std::string& signal = "KILL") {
-  return "for i in $(seq 600); do grep -q " + shell_quote(pattern) + " " + log + " && break; sleep 0.05; done\n" +
-         "kill -" + signal + " $(" + pids + ")\n";
 }
 
 }  // namespace plugtrain::testing::faults

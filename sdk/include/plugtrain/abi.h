@@ -48,11 +48,12 @@ typedef struct plugtrain_plugin_info {
 
 typedef const plugtrain_plugin_info* (*plugtrain_plugin_info_fn)(void);
 
-/* SDK 3.2, optional lifecycle hooks (PLUGTRAIN_PLUGIN_HOOKS below). init is called once,
- * after the handshake matched and before the factory is imported; it returns NULL when the
- * plugin can work, else a message why not (the plugin is then refused with it). shutdown is
- * called once when the host is done with its plugins, in reverse load order, before the
- * process exits normally (not after a kill or a crash). Plugins stay loaded until exit. */
+/* SDK 3.2, optional lifecycle hooks (PLUGTRAIN_PLUGIN_HOOKS below). init is called once per
+ * process, after the handshake matched and before the factory is imported; it returns NULL
+ * when the plugin can work, else a message why not (the plugin is then refused with it).
+ * shutdown is called once per process, at its normal end, newest plugin first, after the
+ * host's objects of that plugin are destroyed (not after a kill or a crash). Plugins stay
+ * loaded until exit. */
 typedef const char* (*plugtrain_plugin_init_fn)(void);
 typedef void (*plugtrain_plugin_shutdown_fn)(void);
 #define PLUGTRAIN_INIT_SYMBOL "plugtrain_plugin_init"
