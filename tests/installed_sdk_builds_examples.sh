@@ -15,7 +15,11 @@ prefix=$work/prefix
 for component in host sdk cpu models; do
   cmake --install "$build" --prefix "$prefix" --component "$component" >/dev/null
 done
-grep -rqs --binary-files=text "$build" "$prefix" && fail "an installed file names the build folder $build"
+# No RUNPATH and no CMake file points into the build (debug info may name it: that is no path used).
+while IFS= read -r -d '' file; do
+  readelf -d "$file" 2>/dev/null | grep -E "R(UN)?PATH" | grep -q "$build" && fail "$file's RUNPATH names the build folder $build"
+done < <(find "$prefix" -type f \( -name "*.so" -o -perm -u+x \) -print0)
+grep -rqs "$build" "$prefix/lib/cmake" "$prefix/include" && fail "an installed CMake file or header names the build folder $build"
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -78,9 +82,8 @@ echo "without LibTorch: $missing"
 
 # Vendor packages: one per component, each holding its own files under /opt/plugtrain.
 (cd "$build" && cpack -G TGZ -B "$work/packages" >"$work/cpack.log" 2>&1) || { cat "$work/cpack.log"; fail "cpack"; }
-tar tzf "$work/packages/plugtrain-0.1.0-Linux-host.tar.gz" | grep -q "/bin/plugtrain$" || fail "the host package lacks bin/plugtrain"
-tar tzf "$work/packages/plugtrain-0.1.0-Linux-cpu.tar.gz" | grep -q "/lib/plugtrain/plugins/plugtrain_backend_cpu.so$" \
-  || fail "the cpu package lacks its plugin"
-tar tzf "$work/packages/plugtrain-0.1.0-Linux-sdk.tar.gz" | grep -q "/lib/cmake/plugtrain/plugtrainConfig.cmake$" \
-  || fail "the sdk package lacks the CMake package"
+holds() { tar tzf "$work/packages/plugtrain-0.1.0-Linux-$1.tar.gz" | grep -c "$2" >/dev/null; }  # -c: reads all (no SIGPIPE)
+holds host "/bin/plugtrain$" && holds host "/lib/plugtrain/plugtrain$" || fail "the host package lacks the launcher or the host"
+holds cpu "/lib/plugtrain/plugins/plugtrain_backend_cpu.so$" || fail "the cpu package lacks its plugin"
+holds sdk "/lib/cmake/plugtrain/plugtrainConfig.cmake$" || fail "the sdk package lacks the CMake package"
 echo "packages: $(cd "$work/packages" && ls *.tar.gz | tr '\n' ' ')"
