@@ -173,6 +173,10 @@ TEST_F(DurabilityTest, ResumeAutoOfARunThatTrainedEveryEpochEndsWithItsSummary) 
   EXPECT_EQ(after["final_test_accuracy"], before["final_test_accuracy"]);
   EXPECT_EQ(after["final_test_loss"], before["final_test_loss"]);
   EXPECT_FALSE(fs::exists(dir_ / "runs" / "durable" / "version_1"));
+  // Once more: the summary it has is the one it keeps, byte for byte.
+  const std::string kept = slurp(run / "summary.json");
+  ASSERT_EQ(run_process(command("--set train.epochs=2 --resume auto")).exit_code, 0);
+  EXPECT_EQ(slurp(run / "summary.json"), kept);
 }
 
 // A disk that fills up (a file size limit: every write past 256 KiB fails with EFBIG).

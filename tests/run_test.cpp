@@ -85,6 +85,8 @@ TEST_F(RunTest, ShortFashionMnistRunOnASubsetLearns) {
 [experiment]
 name = "fm"
 seed = 1
+[backend]
+name = "cpu"  # the figures below are the CPU's, on a GPU machine too
 [model]
 name = "mlp"
 hidden = [128]

@@ -72,8 +72,8 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   }
   // --resume auto of a run that had already ended trains nothing: its summary.json, when the
   // run got as far as writing it, stays as that run wrote it (with its real timings).
-  const bool ended_before = !run.resume_from.empty() && result.summary.epochs.empty() &&
-                            std::filesystem::exists(outputs->run_folder / "summary.json");
+  const bool ended_before =
+      result.summary.already_ended && std::filesystem::exists(outputs->run_folder / "summary.json");
   if (plan.writes_outputs() && !ended_before) write_summary(e, result, parameters, *outputs);
   if (ended_before) result.summary_file = outputs->run_folder / "summary.json";
   return result;

@@ -212,6 +212,7 @@ void Trainer::restore() {
   const bool all_epochs_done = p.epochs_done >= state_.epochs && p.step_in_epoch == 0;
   if ((p.finished || all_epochs_done) && parts_.finished_checkpoint_is_done) {
     // A restart after the run's end: nothing to train (max_steps stops again by itself).
+    summary_.already_ended = true;
     const std::int64_t max_steps = parts_.experiment->max_steps;
     if (p.finished && !(max_steps > 0 && p.planned_step >= max_steps)) state_.request_stop(StopReason::early_stopping);
     if (auto test = last_test_figures(p.history_json)) {
