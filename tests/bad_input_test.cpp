@@ -195,6 +195,16 @@ TEST_F(BadInputTest, PluginInitAndShutdownHooksFrameItsUseAndAFailingInitRefuses
   EXPECT_EQ(slurp(log), "init\n") << "shutdown was called and threw before logging";
 }
 
+// A backend whose file cannot even be loaded (its library is missing) has no name yet; a run
+// that names it still hears why, by the file name plugtrain_add_plugin gives it.
+TEST_F(BadInputTest, ABackendWhoseFileCannotLoadIsNamedWithTheLoadersReason) {
+  auto r = plugtrain("run exp.toml --set backend.name=\\\"needsvanished\\\"" + faults::test_plugin("missing_dependency_named"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("plugtrain: error: backend 'needsvanished': its plugin file "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugtrain_backend_needsvanished.so did not load: cannot be loaded: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("libplugtrain_vanished.so"), std::string::npos) << r.out;
+}
+
 TEST_F(BadInputTest, AHugeKeyIsNotEchoedInFull) {
   auto r = run_with("data." + std::string(100000, 'k') + "=1");
   EXPECT_EQ(r.exit_code, 2) << r.out.substr(0, 300);

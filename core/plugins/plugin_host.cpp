@@ -159,6 +159,13 @@ std::vector<std::string> PluginHost::load_failures(const std::string& kind, cons
     if (r.status == PluginStatus::refused && r.has_handshake && r.handshake.kind == kind &&
         (name.empty() || r.handshake.name == name))
       failures.push_back("plugin '" + r.display_name() + "' (" + r.path.string() + ") did not load: " + r.reason);
+  // A file refused before its handshake could be read (a missing library, a world-writable
+  // file) has no name yet: plugtrain_add_plugin names it plugtrain_<kind>_<name>, so go by that.
+  if (!name.empty())
+    for (const PluginRecord& r : records_)
+      if (r.status == PluginStatus::refused && !r.has_handshake &&
+          r.path.stem().string() == "plugtrain_" + kind + "_" + name)
+        failures.push_back("its plugin file " + r.path.string() + " did not load: " + r.reason);
   return failures;
 }
 

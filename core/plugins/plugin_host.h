@@ -26,8 +26,9 @@ class PluginHost {
   BackendHandle* backend(const std::string& name);
   const ModelCatalog& models() const { return models_; }
   // "plugin 'x' (path) did not load: reason" for each refused plugin of this kind ("backend",
-  // "models") whose handshake was read, optionally only the one named `name`: why a backend or
-  // model a user asked for is missing.
+  // "models") whose handshake was read, optionally only the one named `name` (then also a file
+  // named plugtrain_<kind>_<name> refused before its handshake): why a backend or model a user
+  // asked for is missing.
   std::vector<std::string> load_failures(const std::string& kind, const std::string& name = "") const;
 
  private:
