@@ -162,7 +162,7 @@ TEST_F(BadInputTest, ModelOptionsOutsideTheirRulesAreRefusedBeforeAnyWork) {
 // Rules that do not fit the model's options are the plugin's mistake: it does not load, and a
 // run that asks for its model says why.
 TEST_F(BadInputTest, AModelsPluginWhoseRulesDoNotFitItsOptionsDoesNotLoad) {
-  auto r = plugtrain_with({"export PLUGTRAIN_TEST_FAULT=rules:misfit; ", faults::test_plugin("fault_models")},
+  auto r = plugtrain_with({faults::fault_switch("rules", "misfit"), faults::test_plugin("fault_models")},
                           "run exp.toml --set model.name=\\\"faultnet\\\"");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("did not load: plugin 'faultmodels': model 'faultnet': a rule names option 'nope', which the "

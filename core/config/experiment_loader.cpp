@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -20,12 +19,6 @@ namespace plugtrain {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Digits with an optional sign, fraction and exponent (underscores allowed, as TOML does).
-bool looks_like_a_number(const std::string& text) {
-  static const std::regex number(R"([+-]?[0-9][0-9_]*(\.[0-9_]*)?([eE][+-]?[0-9_]+)?)");
-  return std::regex_match(text, number);
-}
 
 std::string position(const std::string& source, const toml::source_region& region) {
   if (region.begin.line == 0) return source;
@@ -223,7 +216,7 @@ void apply_override(ExperimentFile& file, const std::string& assignment) {
   } catch (const toml::parse_error& e) {
     // A bare word is taken as a string, but a number TOML cannot hold (beyond 64 bits) is an
     // error in its own words, not "must be an integer, got string".
-    if (looks_like_a_number(value) && std::string(e.description()).find("not representable") != std::string::npos)
+    if (std::string(e.description()).find("not representable") != std::string::npos)
       throw ConfigError("--set " + path + ": " + value + " is not a valid number: " + std::string(e.description()));
     parsed = toml::table{};
     parsed.insert("v", value);

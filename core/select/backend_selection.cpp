@@ -61,12 +61,13 @@ BackendChoice select_backend(PluginHost& host, const Experiment& e, const Select
   BackendChoice choice;
   if (e.backend != "auto") {
     BackendHandle* b = host.backend(e.backend);
-    if (!b && !host.load_failures("backend", e.backend).empty())
-      throw Error("backend '" + e.backend + "': " + host.load_failures("backend", e.backend).front());
-    if (!b)
+    if (!b) {
+      const std::vector<std::string> failures = host.load_failures("backend", e.backend);
+      if (!failures.empty()) throw Error("backend '" + e.backend + "': " + failures.front());
       throw Error("backend '" + e.backend + "' is not among the loaded backend plugins" +
                   did_you_mean(e.backend, backend_names(host)) + "; loaded: " + join(backend_names(host), ", ", "none") +
                   " (see `plugtrain plugins`)");
+    }
     if (auto why = disabled_because(*b, e, limits))
       throw Error("backend '" + e.backend + "' is named in [backend] name but also " + *why);
     const ProbeResult& probe = b->probe();

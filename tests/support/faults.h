@@ -24,15 +24,20 @@ inline std::string test_plugin(const std::string& folder) {
 // The "faulty" backend with `entry` failing as `kind` ("throw", "crash" or "hang"); a run
 // selects it by name. Entry points: create_backend, capabilities, probe, loader_config,
 // plan_multi_device, memory, release_cached_memory, reset_peak_memory.
+// Shell: sets the test plugins' fault switch (tests/plugins/fault_switch.h).
+inline std::string fault_switch(const std::string& entry, const std::string& kind) {
+  return "export PLUGTRAIN_TEST_FAULT=" + entry + ":" + kind + "; ";
+}
+
 inline Fault backend_entry(const std::string& entry, const std::string& kind) {
-  return {"export PLUGTRAIN_TEST_FAULT=" + entry + ":" + kind + "; ", test_plugin("fault_backend")};
+  return {fault_switch(entry, kind), test_plugin("fault_backend")};
 }
 inline std::string select_faulty_backend() { return " --set backend.name=\\\"faulty\\\""; }
 
 // The models plugin's "faultnet" with `entry` failing as `kind`: register_models, create_model
 // or forward.
 inline Fault model_entry(const std::string& entry, const std::string& kind) {
-  return {"export PLUGTRAIN_TEST_FAULT=" + entry + ":" + kind + "; ", test_plugin("fault_models") + " --set model.name=\\\"faultnet\\\""};
+  return {fault_switch(entry, kind), test_plugin("fault_models") + " --set model.name=\\\"faultnet\\\""};
 }
 
 // A disk that fills up: every write past `kib` KiB of one file fails with EFBIG ("File too
