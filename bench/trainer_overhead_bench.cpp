@@ -38,12 +38,16 @@ struct Fixture {
     return o;
   }()};
   data::DatasetPair data;
+  at::Tensor normalised;  // the bare loop's data: float, normalised once before timing
   LoaderConfig loader;
   Fixture() {
     const char* path = "/usr/share/datasets/fashion-mnist";
     data = std::filesystem::exists(path) ? data::load_idx_dataset(path)
                                          : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
     data.test = data::subset(data.test, kBatch);  // evaluation is not what is measured
+    normalised = data.train.images.to(at::kFloat);
+    if (data.train.bytes())
+      normalised.div_(255).sub_(data.train.normalization.mean.at(0)).div_(data.train.normalization.std.at(0));
     loader = host.backend("cpu")->loader_config({0});
   }
   std::shared_ptr<Model> model(const std::string& name) {
@@ -75,7 +79,7 @@ double bare_loop(const std::string& name) {
   at::Tensor order = at::randperm(train.size(), at::kLong);
   for (std::int64_t i = 0; i < train.size(); i += kBatch) {
     at::Tensor index = order.slice(0, i, std::min(i + kBatch, train.size()));
-    at::Tensor x = train.images.index_select(0, index);
+    at::Tensor x = f.normalised.index_select(0, index);
     at::Tensor y = train.labels.index_select(0, index);
     optimizer.zero_grad();
     at::Tensor loss = at::cross_entropy_loss(model->forward(x), y);
@@ -94,7 +98,7 @@ double trainer_loop(const std::string& name) {
   e.log_interval = 0;
   e.optimizer = "adam";
   e.lr = 1e-3;
-  data::DatasetPair data{data::subset(f.data.train, samples_for(name)), f.data.test, f.data.mean, f.data.std};
+  data::DatasetPair data{data::subset(f.data.train, samples_for(name)), f.data.test};
   TrainSummary s = Trainer(single_device_parts(e, f.model(name), data, {c10::Device(c10::kCPU), f.loader})).fit();
   return s.samples_per_second;
 }

@@ -15,6 +15,7 @@ PLUGTRAIN_APT_PACKAGES=(
   libboost-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
   libgloo-dev  # declarations for c10d ProcessGroupGloo.hpp (the wheel lacks gloo headers)
   libgtest-dev libgmock-dev libbenchmark-dev
+  libturbojpeg0-dev libspng-dev libarchive-dev  # JPEG/PNG (data/image_codec.cpp); CIFAR .tar.gz reading
   dataset-fashion-mnist
 )
 

@@ -197,14 +197,24 @@ TEST(IdxDataset, LoadsSmallFolderPlainOrGzip) {
     DatasetPair p = load_idx_dataset(tmp.path());
     EXPECT_EQ(p.train.images.sizes(), at::IntArrayRef({12, 1, 4, 3}));
     EXPECT_EQ(p.test.images.sizes(), at::IntArrayRef({5, 1, 4, 3}));
-    EXPECT_EQ(p.train.images.scalar_type(), at::kFloat);
+    EXPECT_EQ(p.train.images.scalar_type(), at::kByte);  // normalised by the loader
     EXPECT_EQ(p.train.labels.scalar_type(), at::kLong);
     EXPECT_EQ(p.train.num_classes, 4);
     EXPECT_EQ(p.train.sample_shape, (std::vector<int64_t>{1, 4, 3}));
-    EXPECT_NEAR(p.train.images.mean().item<double>(), 0.0, 1e-5);
-    EXPECT_NEAR(p.train.images.std(/*unbiased=*/false).item<double>(), 1.0, 1e-4);
-    // raw byte 7 (sample 0, pixel 1) maps to (7/255 - mean)/std.
-    EXPECT_NEAR(p.train.images[0][0][0][1].item<double>(), (7 / 255.0 - p.mean) / p.std, 1e-5);
+    EXPECT_EQ(p.train.images[0][0][0][1].item<int64_t>(), 7);  // the file's bytes
+    // The training set's own statistics, which the test set is normalised with too.
+    const at::Tensor unit = p.train.images.to(at::kDouble) / 255.0;
+    ASSERT_EQ(p.train.normalization.mean.size(), 1u);
+    EXPECT_NEAR(p.train.normalization.mean[0], unit.mean().item<double>(), 1e-9);
+    EXPECT_NEAR(p.train.normalization.std[0], unit.std(/*unbiased=*/false).item<double>(), 1e-9);
+    EXPECT_EQ(p.test.normalization.mean, p.train.normalization.mean);
+    // The loader gives (7/255 - mean)/std for that byte.
+    BatchLoader loader(p.train, 12, false, AugmentOptions{}, LoaderConfig{}, at::kCPU, 0);
+    const auto b = loader.next();
+    EXPECT_NEAR(b->inputs[0][0][0][1].item<double>(),
+                (7 / 255.0 - p.train.normalization.mean[0]) / p.train.normalization.std[0], 1e-5);
+    EXPECT_NEAR(b->inputs.mean().item<double>(), 0.0, 1e-5);
+    EXPECT_NEAR(b->inputs.std(/*unbiased=*/false).item<double>(), 1.0, 1e-4);
     EXPECT_EQ(p.train.labels[5].item<int64_t>(), 1);
   }
 }
@@ -258,11 +268,8 @@ TEST(IdxDataset, RealFashionMnist) {
   EXPECT_EQ(p.test.labels.size(0), 10000);
   EXPECT_EQ(p.train.num_classes, 10);
   EXPECT_EQ(p.train.labels[0].item<int64_t>(), 9);  // the first Fashion-MNIST sample is an ankle boot
-  EXPECT_NEAR(p.mean, 0.2860, 1e-3);
-  EXPECT_NEAR(p.std, 0.3530, 1e-3);
-  EXPECT_NEAR(p.train.images.mean().item<double>(), 0.0, 1e-3);
-  EXPECT_NEAR(p.train.images.std().item<double>(), 1.0, 1e-3);
-  EXPECT_NEAR(p.test.images.mean().item<double>(), 0.0, 0.05);  // other set, same statistics
+  EXPECT_NEAR(p.train.normalization.mean.at(0), 0.2860, 1e-3);
+  EXPECT_NEAR(p.train.normalization.std.at(0), 0.3530, 1e-3);
 }
 
 // ---------------------------------------------------------------- synthetic, noise, subset
@@ -327,51 +334,6 @@ TEST(Subset, FirstNOrAll) {
   EXPECT_EQ(subset(p.train, 500).size(), 20);
 }
 
-// ---------------------------------------------------------------- augmentation
-
-TEST(Augment, KeepsShapeAndPaddingZeroNoFlipIsIdentity) {
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(5);
-  at::Tensor batch = at::randn({6, 3, 8, 8}, gen);
-  Augmentation crop_flip{true, 2, true};
-  at::Tensor out = augment_batch(batch, crop_flip, gen);
-  EXPECT_EQ(out.sizes(), batch.sizes());
-  EXPECT_FALSE(at::equal(out, batch));
-
-  Augmentation identity{true, 0, false};
-  EXPECT_TRUE(at::equal(augment_batch(batch, identity, gen), batch));
-  EXPECT_TRUE(at::equal(augment_batch(batch, Augmentation{}, gen), batch));
-}
-
-TEST(Augment, CropIsAShiftedWindowWithZeroFill) {
-  // With padding p each sample is the original shifted by -p..p in each direction, zero filled.
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(11);
-  at::Tensor batch = at::arange(1, 1 + 16 * 2 * 5 * 5, at::kFloat).view({16, 2, 5, 5});
-  at::Tensor out = augment_batch(batch, Augmentation{true, 1, false}, gen);
-  const at::Tensor padded = at::constant_pad_nd(batch, {1, 1, 1, 1}, 0);
-  for (int64_t i = 0; i < 16; ++i) {
-    bool found = false;
-    for (int64_t dy = 0; dy <= 2 && !found; ++dy)
-      for (int64_t dx = 0; dx <= 2 && !found; ++dx)
-        found = at::equal(out[i], padded[i].narrow(1, dy, 5).narrow(2, dx, 5));
-    EXPECT_TRUE(found) << "sample " << i << " is not a shifted window";
-  }
-}
-
-TEST(Augment, FlipMirrorsAboutHalfTheSamples) {
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(3);
-  at::Tensor batch = at::randn({200, 1, 4, 4}, gen);
-  at::Tensor out = augment_batch(batch, Augmentation{false, 4, true}, gen);
-  int flipped = 0;
-  for (int64_t i = 0; i < 200; ++i) {
-    const bool same = at::equal(out[i], batch[i]);
-    const bool mirrored = at::equal(out[i], batch[i].flip({2}));
-    EXPECT_TRUE(same || mirrored) << i;
-    flipped += mirrored ? 1 : 0;
-  }
-  EXPECT_GT(flipped, 60);
-  EXPECT_LT(flipped, 140);
-}
-
 // ---------------------------------------------------------------- batch loader
 
 // A data set whose label is the sample's index, so targets show which samples a batch holds.
@@ -402,7 +364,7 @@ at::Tensor concat(const std::vector<at::Tensor>& parts) { return at::cat(parts);
 TEST(BatchLoader, VisitsEverySampleOncePerEpochWithPartialLastBatch) {
   for (int depth : {0, 1, 3}) {
     Dataset d = index_dataset(103);
-    BatchLoader loader(d, 10, true, Augmentation{}, config_with_prefetch(depth), at::kCPU, 1);
+    BatchLoader loader(d, 10, true, AugmentOptions{}, config_with_prefetch(depth), at::kCPU, 1);
     EXPECT_EQ(loader.batches_per_epoch(), 11);
     for (int64_t epoch = 0; epoch < 2; ++epoch) {
       auto batches = epoch_targets(loader, epoch);
@@ -418,7 +380,7 @@ TEST(BatchLoader, VisitsEverySampleOncePerEpochWithPartialLastBatch) {
 
 TEST(BatchLoader, InputsMatchTargets) {
   Dataset d = index_dataset(50);
-  BatchLoader loader(d, 8, true, Augmentation{}, config_with_prefetch(2), at::kCPU, 4);
+  BatchLoader loader(d, 8, true, AugmentOptions{}, config_with_prefetch(2), at::kCPU, 4);
   loader.start_epoch(0);
   while (auto b = loader.next()) {
     EXPECT_EQ(b->inputs.sizes(), at::IntArrayRef({b->targets.size(0), 1, 2, 2}));
@@ -428,9 +390,9 @@ TEST(BatchLoader, InputsMatchTargets) {
 
 TEST(BatchLoader, SameSeedSameOrderOtherEpochOtherOrder) {
   Dataset d = index_dataset(64);
-  BatchLoader a(d, 16, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 123);
-  BatchLoader b(d, 16, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 123);
-  BatchLoader c(d, 16, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 124);
+  BatchLoader a(d, 16, true, AugmentOptions{}, config_with_prefetch(0), at::kCPU, 123);
+  BatchLoader b(d, 16, true, AugmentOptions{}, config_with_prefetch(0), at::kCPU, 123);
+  BatchLoader c(d, 16, true, AugmentOptions{}, config_with_prefetch(0), at::kCPU, 124);
   const at::Tensor a0 = concat(epoch_targets(a, 0));
   EXPECT_TRUE(at::equal(a0, concat(epoch_targets(b, 0))));
   EXPECT_FALSE(at::equal(a0, concat(epoch_targets(a, 1))));
@@ -440,13 +402,15 @@ TEST(BatchLoader, SameSeedSameOrderOtherEpochOtherOrder) {
 
 TEST(BatchLoader, NoShuffleKeepsDatasetOrder) {
   Dataset d = index_dataset(25);
-  BatchLoader loader(d, 10, false, Augmentation{}, config_with_prefetch(1), at::kCPU, 9);
+  BatchLoader loader(d, 10, false, AugmentOptions{}, config_with_prefetch(1), at::kCPU, 9);
   EXPECT_TRUE(at::equal(concat(epoch_targets(loader, 3)), at::arange(25, at::kLong)));
 }
 
 TEST(BatchLoader, PrefetchOnOrOffGivesIdenticalBatches) {
   DatasetPair p = make_synthetic({3, 8, 8}, 5, 150, 10, 8);
-  Augmentation aug{true, 2, true};
+  AugmentOptions aug;
+  aug.order = {"random_crop", "horizontal_flip"};
+  aug.crop_padding = 2;
   BatchLoader off(p.train, 32, true, aug, config_with_prefetch(0), at::kCPU, 77);
   BatchLoader on(p.train, 32, true, aug, config_with_prefetch(2), at::kCPU, 77);
   for (int64_t epoch = 0; epoch < 2; ++epoch) {
@@ -469,7 +433,9 @@ TEST(BatchLoader, PrefetchOnOrOffGivesIdenticalBatches) {
 TEST(BatchLoader, AbandonedEpochsAndEarlyDestructionDoNotHang) {
   Dataset d = index_dataset(1000);
   for (int round = 0; round < 20; ++round) {
-    BatchLoader loader(d, 7, true, Augmentation{true, 1, true}, config_with_prefetch(3), at::kCPU, round);
+    AugmentOptions aug;
+    aug.order = {"random_crop", "horizontal_flip"};
+    BatchLoader loader(d, 7, true, aug, config_with_prefetch(3), at::kCPU, round);
     loader.start_epoch(0);
     loader.next();
     loader.start_epoch(1);  // abandons epoch 0 with batches still queued
@@ -478,28 +444,60 @@ TEST(BatchLoader, AbandonedEpochsAndEarlyDestructionDoNotHang) {
     if (round % 2) loader.start_epoch(2);  // destroyed with a running producer
   }
   // next() without start_epoch starts epoch 0.
-  BatchLoader lazy(d, 500, true, Augmentation{}, config_with_prefetch(1), at::kCPU, 0);
-  BatchLoader eager(d, 500, true, Augmentation{}, config_with_prefetch(1), at::kCPU, 0);
+  BatchLoader lazy(d, 500, true, AugmentOptions{}, config_with_prefetch(1), at::kCPU, 0);
+  BatchLoader eager(d, 500, true, AugmentOptions{}, config_with_prefetch(1), at::kCPU, 0);
   eager.start_epoch(0);
   EXPECT_TRUE(at::equal(lazy.next()->targets, eager.next()->targets));
 }
 
-TEST(BatchLoader, WorkerErrorIsRethrownInNext) {
-  // Augmentation of a batch that is not N,C,H,W fails inside the producer.
+TEST(BatchLoader, WorkerErrorIsRethrownInNextAfterTheBatchesBeforeIt) {
+  // Sample 9 cannot be decoded: batches 0 and 1 arrive, batch 2 (samples 8..9) throws.
   Dataset d;
   d.labels = at::arange(10, at::kLong);
-  d.images = at::zeros({10, 4});
+  d.decode = [](int64_t i, uint8_t* out) {
+    if (i == 9) throw DataError("img9.png: cannot decode PNG");
+    out[0] = uint8_t(i);
+  };
   d.num_classes = 10;
-  for (int depth : {0, 2}) {
-    BatchLoader loader(d, 4, false, Augmentation{false, 0, true}, config_with_prefetch(depth), at::kCPU, 0);
+  d.sample_shape = {1, 1, 1};
+  d.normalization = {{0.0}, {1.0}};
+  for (int workers : {0, 1, 3}) {
+    LoaderConfig config = config_with_prefetch(workers ? 2 : 0);
+    config.workers = workers;
+    BatchLoader loader(d, 4, false, AugmentOptions{}, config, at::kCPU, 0);
     loader.start_epoch(0);
-    EXPECT_THROW(loader.next(), DataError) << "depth " << depth;
+    ASSERT_TRUE(loader.next().has_value());
+    const auto second = loader.next();
+    ASSERT_TRUE(second.has_value());
+    EXPECT_FLOAT_EQ(second->inputs[3].item<float>(), 7 / 255.0f);
+    const std::string msg = data_error_of([&] { loader.next(); });
+    EXPECT_EQ(msg, "img9.png: cannot decode PNG") << "workers " << workers;
+    EXPECT_FALSE(loader.next().has_value()) << "the failed epoch is over";
   }
+}
+
+TEST(BatchLoader, AnyNumberOfWorkersGivesTheSameAugmentedBatches) {
+  DatasetPair p = make_synthetic({3, 8, 8}, 5, 150, 10, 8);
+  AugmentOptions aug;
+  aug.order = {"random_crop", "horizontal_flip", "random_erasing"};
+  auto epoch_inputs = [&](int workers, int prefetch) {
+    LoaderConfig config = config_with_prefetch(prefetch);
+    config.workers = workers;
+    BatchLoader loader(p.train, 16, true, aug, config, at::kCPU, 5);
+    loader.start_epoch(1);
+    std::vector<at::Tensor> out;
+    while (auto b = loader.next()) out.push_back(b->inputs);
+    return at::cat(out);
+  };
+  const at::Tensor serial = epoch_inputs(0, 0);
+  EXPECT_TRUE(at::equal(serial, epoch_inputs(1, 1)));
+  EXPECT_TRUE(at::equal(serial, epoch_inputs(4, 2)));
+  EXPECT_TRUE(at::equal(serial, epoch_inputs(3, 8)));
 }
 
 TEST(BatchLoader, RejectsBadArguments) {
   Dataset d = index_dataset(4);
-  EXPECT_THROW(BatchLoader(d, 0, true, Augmentation{}, LoaderConfig{}, at::kCPU, 0), DataError);
+  EXPECT_THROW(BatchLoader(d, 0, true, AugmentOptions{}, LoaderConfig{}, at::kCPU, 0), DataError);
 }
 
 // ---------------------------------------------------------------- shards (ddp)
@@ -507,9 +505,9 @@ TEST(BatchLoader, RejectsBadArguments) {
 
 TEST(ShardedBatchLoader, RanksTogetherSeeExactlyTheGlobalBatchesOfOneProcess) {
   const Dataset d = index_dataset(120);
-  BatchLoader whole(d, 30, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 7);
-  BatchLoader rank0(d, 15, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 7, Shard{0, 2});
-  BatchLoader rank1(d, 15, true, Augmentation{}, config_with_prefetch(1), at::kCPU, 7, Shard{1, 2});
+  BatchLoader whole(d, 30, true, AugmentOptions{}, config_with_prefetch(0), at::kCPU, 7);
+  BatchLoader rank0(d, 15, true, AugmentOptions{}, config_with_prefetch(0), at::kCPU, 7, Shard{0, 2});
+  BatchLoader rank1(d, 15, true, AugmentOptions{}, config_with_prefetch(1), at::kCPU, 7, Shard{1, 2});
   ASSERT_EQ(rank0.batches_per_epoch(), whole.batches_per_epoch());
   for (int64_t epoch : {1, 2}) {
     const auto all = epoch_targets(whole, epoch), a = epoch_targets(rank0, epoch), b = epoch_targets(rank1, epoch);
@@ -523,13 +521,13 @@ TEST(ShardedBatchLoader, RanksTogetherSeeExactlyTheGlobalBatchesOfOneProcess) {
 
 TEST(ShardedBatchLoader, TrainingShardsArePaddedToTheSameLengthEvaluationShardsAreNot) {
   const Dataset d = index_dataset(101);
-  BatchLoader pad0(d, 10, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 1, Shard{0, 3});
-  BatchLoader pad2(d, 10, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 1, Shard{2, 3});
+  BatchLoader pad0(d, 10, true, AugmentOptions{}, config_with_prefetch(0), at::kCPU, 1, Shard{0, 3});
+  BatchLoader pad2(d, 10, true, AugmentOptions{}, config_with_prefetch(0), at::kCPU, 1, Shard{2, 3});
   EXPECT_EQ(concat(epoch_targets(pad0, 0)).size(0), 34);
   EXPECT_EQ(concat(epoch_targets(pad2, 0)).size(0), 34);  // 101 -> 102, one sample seen twice
   std::vector<at::Tensor> eval;
   for (int64_t r = 0; r < 3; ++r) {
-    BatchLoader shard(d, 10, false, Augmentation{}, config_with_prefetch(0), at::kCPU, 0, Shard{r, 3, false});
+    BatchLoader shard(d, 10, false, AugmentOptions{}, config_with_prefetch(0), at::kCPU, 0, Shard{r, 3, false});
     eval.push_back(concat(epoch_targets(shard, 0)));
   }
   EXPECT_EQ(eval[0].size(0) + eval[1].size(0) + eval[2].size(0), 101);
@@ -538,7 +536,7 @@ TEST(ShardedBatchLoader, TrainingShardsArePaddedToTheSameLengthEvaluationShardsA
 
 TEST(ShardedBatchLoader, AShardThatDoesNotExistIsRefused) {
   const Dataset d = index_dataset(10);
-  EXPECT_THROW(BatchLoader(d, 5, true, Augmentation{}, config_with_prefetch(0), at::kCPU, 1, Shard{2, 2}), DataError);
+  EXPECT_THROW(BatchLoader(d, 5, true, AugmentOptions{}, config_with_prefetch(0), at::kCPU, 1, Shard{2, 2}), DataError);
 }
 
 }  // namespace

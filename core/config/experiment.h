@@ -46,8 +46,29 @@ struct Experiment {
   double memory_headroom = 0.1;          // "auto": share of the device's memory left free
   std::int64_t global_batch_size = 0;    // 0: batch_size x devices
   std::int64_t test_batch_size = 1000;
+  std::string data_label = "fine";        // cifar100: fine (100 classes) or coarse (20)
+  std::int64_t image_size = 0;           // image-folder, tiny-imagenet: side of the square samples (0: 64)
+  std::string data_cache = "auto";       // auto, memory, none: keep decoded images in memory
+  std::int64_t data_workers = -1;        // loader threads (-1: "auto", the backend's)
+  std::int64_t data_prefetch = -1;       // batches prepared ahead (-1: "auto", the backend's)
+  bool skip_bad = false;                 // skip (and count) images that cannot be decoded
+  std::string normalize = "dataset";     // dataset, none (or explicit mean/std)
+  std::vector<double> data_mean;         // explicit per-channel mean on the [0, 1] scale
+  std::vector<double> data_std;          // explicit per-channel std
   std::vector<std::string> augmentation;
   std::int64_t crop_padding = 4;
+  std::string crop_padding_mode = "constant";
+  double flip_p = 0.5;
+  std::vector<double> resized_crop_scale = {0.08, 1.0};
+  std::vector<double> resized_crop_ratio = {0.75, 4.0 / 3.0};
+  double rotation_degrees = 15;
+  std::vector<double> translate = {0.1, 0.1};
+  double jitter_brightness = 0.4;
+  double jitter_contrast = 0.4;
+  double jitter_saturation = 0.4;
+  double erasing_p = 0.5;
+  std::vector<double> erasing_scale = {0.02, 0.33};
+  std::vector<double> erasing_ratio = {0.3, 3.3};
   double label_noise = 0.0;
   std::int64_t train_subset = 0;
   std::int64_t test_subset = 0;

@@ -143,6 +143,34 @@ Check betas_check() {
   };
 }
 
+// Two numbers lo <= hi, each in [min, max].
+Check ordered_pair(double min, double max) {
+  return [min, max](const ConfigValue& v) -> std::optional<std::string> {
+    const auto& p = std::get<std::vector<double>>(v);
+    if (p.size() != 2) return "must hold two numbers [lo, hi]";
+    if (!(p[0] >= min && p[1] <= max && p[0] <= p[1]))
+      return "must be [lo, hi] with " + text(min) + " <= lo <= hi <= " + text(max);
+    return std::nullopt;
+  };
+}
+// An integer >= 0 or "auto" (stored as -1).
+ConfigKey count_zero_or_auto_key(std::string path, std::int64_t Experiment::*field, std::string doc) {
+  ConfigKey k = key(std::move(path), field, std::move(doc), [](const ConfigValue& v) -> std::optional<std::string> {
+    if (auto s = std::get_if<std::string>(&v)) {
+      if (*s == "auto") return std::nullopt;
+      return "must be an integer >= 0 or \"auto\" (got \"" + *s + "\")";
+    }
+    if (std::get<std::int64_t>(v) >= 0) return std::nullopt;
+    return "must be >= 0 or \"auto\"";
+  });
+  k.type = ConfigType::count_or_auto;
+  k.store = [field](Experiment& e, const ConfigValue& v) {
+    e.*field = std::holds_alternative<std::string>(v) ? -1 : std::get<std::int64_t>(v);
+  };
+  k.default_text = [field](const Experiment& e) { return e.*field < 0 ? std::string("\"auto\"") : text(e.*field); };
+  return k;
+}
+
 // Marks a key as one that may change when a run is resumed.
 ConfigKey resumable(ConfigKey k) {
   k.may_change_on_resume = true;
@@ -192,9 +220,32 @@ const std::vector<ConfigKey>& experiment_schema() {
 
       key("model.init", &E::model_init, "start from this Python state_dict file (torch.save(model.state_dict()))"),
 
-      key("data.dataset", &E::dataset, "fashion-mnist, mnist (IDX files) or synthetic",
-          one_of({"fashion-mnist", "mnist", "synthetic"})),
-      resumable(key("data.path", &E::data_path, "folder with the IDX files (plain or .gz)")),
+      key("data.dataset", &E::dataset,
+          "fashion-mnist, mnist (IDX files), cifar10, cifar100 (binary version), image-folder, tiny-imagenet or "
+          "synthetic",
+          one_of({"fashion-mnist", "mnist", "cifar10", "cifar100", "image-folder", "tiny-imagenet", "synthetic"})),
+      resumable(key("data.path", &E::data_path,
+                    "the data set's folder (cifar10/100: also the official .tar.gz archive itself)")),
+      key("data.label", &E::data_label, "cifar100: fine (100 classes) or coarse (20 superclasses)",
+          one_of({"fine", "coarse"})),
+      key("data.image_size", &E::image_size,
+          "image-folder, tiny-imagenet: side of the square samples the images are resized to (0: 64)", at_least(0)),
+      resumable(key("data.cache", &E::data_cache,
+                    "image-folder, tiny-imagenet: keep decoded images in memory (memory), decode every epoch (none), "
+                    "or memory when they fit in half the free RAM (auto)",
+                    one_of({"auto", "memory", "none"}))),
+      resumable(count_zero_or_auto_key("data.workers", &E::data_workers,
+                                       "loader threads that decode and augment (0: the training thread; \"auto\": "
+                                       "the backend's choice; decoding a cache up front uses every core)")),
+      resumable(count_zero_or_auto_key("data.prefetch", &E::data_prefetch,
+                                       "batches prepared ahead of the one training (\"auto\": the backend's)")),
+      key("data.skip_bad", &E::skip_bad, "skip images that cannot be decoded (and say how many) instead of stopping"),
+      key("data.normalize", &E::normalize,
+          "dataset (per-channel mean and std of the training set, printed) or none; data.mean and data.std set "
+          "them explicitly",
+          one_of({"dataset", "none"})),
+      key("data.mean", &E::data_mean, "explicit per-channel mean on the [0, 1] pixel scale (with data.std)"),
+      key("data.std", &E::data_std, "explicit per-channel std on the [0, 1] pixel scale (with data.mean)"),
       count_or_auto_key("data.batch_size", &E::batch_size,
                         "training batch size per device (per process), or \"auto\": the largest power of two whose "
                         "trial steps fit the device's memory"),
@@ -209,9 +260,31 @@ const std::vector<ConfigKey>& experiment_schema() {
           "samples per optimizer step over all devices (0: batch_size x devices); sets the per-device batch",
           at_least(0)),
       resumable(key("data.test_batch_size", &E::test_batch_size, "evaluation batch size", greater_than(0))),
-      key("data.augmentation", &E::augmentation, "any of \"random_crop\", \"horizontal_flip\"",
-          one_of({"random_crop", "horizontal_flip"})),
-      key("data.crop_padding", &E::crop_padding, "zero padding for random_crop, in pixels", at_least(0)),
+      key("data.augmentation", &E::augmentation,
+          "applied in this order: any of random_crop, horizontal_flip, random_resized_crop, rotation, translate, "
+          "color_jitter, random_erasing",
+          one_of({"random_crop", "horizontal_flip", "random_resized_crop", "rotation", "translate", "color_jitter",
+                  "random_erasing"})),
+      key("data.crop_padding", &E::crop_padding, "random_crop: padding on each side, in pixels", at_least(0)),
+      key("data.crop_padding_mode", &E::crop_padding_mode, "random_crop: constant (black), reflect or edge",
+          one_of({"constant", "reflect", "edge"})),
+      key("data.flip_p", &E::flip_p, "horizontal_flip: probability", between(0, 1)),
+      key("data.resized_crop_scale", &E::resized_crop_scale, "random_resized_crop: [lo, hi] share of the area",
+          ordered_pair(1e-6, 1)),
+      key("data.resized_crop_ratio", &E::resized_crop_ratio, "random_resized_crop: [lo, hi] aspect ratio",
+          ordered_pair(1e-6, 1e6)),
+      key("data.rotation_degrees", &E::rotation_degrees, "rotation: angle drawn from [-d, d]", between(0, 180)),
+      key("data.translate", &E::translate, "translate: [x, y] largest shift as a share of the width and height",
+          ordered_pair(0, 1)),
+      key("data.jitter_brightness", &E::jitter_brightness, "color_jitter: brightness factor in [1-b, 1+b]",
+          at_least(0)),
+      key("data.jitter_contrast", &E::jitter_contrast, "color_jitter: contrast factor in [1-c, 1+c]", at_least(0)),
+      key("data.jitter_saturation", &E::jitter_saturation, "color_jitter: saturation factor in [1-s, 1+s]",
+          at_least(0)),
+      key("data.erasing_p", &E::erasing_p, "random_erasing: probability", between(0, 1)),
+      key("data.erasing_scale", &E::erasing_scale, "random_erasing: [lo, hi] share of the area",
+          ordered_pair(1e-6, 0.999)),
+      key("data.erasing_ratio", &E::erasing_ratio, "random_erasing: [lo, hi] aspect ratio", ordered_pair(1e-6, 1e6)),
       key("data.label_noise", &E::label_noise, "fraction of training labels replaced at random (seeded)",
           between(0, 1)),
       key("data.train_subset", &E::train_subset, "use only the first N training samples (0: all)", at_least(0)),

@@ -1,25 +1,75 @@
-// Batch augmentation done with whole-batch tensor ops: random crop with zero padding (each
-// sample its own offset) and random horizontal flips.
+// Per-sample image augmentation, run on the loader threads before normalisation.
+//
+// The operations follow torchvision.transforms v1 on tensors: RandomCrop(padding,
+// padding_mode), RandomHorizontalFlip(p), RandomResizedCrop(scale, ratio; bilinear),
+// RandomRotation(degrees; bilinear here, fill 0), RandomAffine(translate) as whole-pixel
+// shifts, ColorJitter(brightness, contrast, saturation; the three in a random order) and
+// RandomErasing(p, scale, ratio). They run in the order the experiment lists them, on one
+// C,H,W float image with pixel values in [0, 1] (or on already normalised float data, for
+// the synthetic set). Plain loops over small images: no tensor dispatch per sample.
+//
+// Random numbers come only from the SampleRng passed in, in a fixed order per operation, so
+// the same seed gives the same image (see sample_rng.h for how loaders seed it).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
-#include <ATen/core/Generator.h>
-#include <ATen/core/Tensor.h>
+#include "data/sample_rng.h"
 
 namespace plugtrain::data {
 
-struct Augmentation {
-  bool random_crop = false;
-  int64_t crop_padding = 4;
-  bool horizontal_flip = false;
+enum class PaddingMode { constant, reflect, edge };
 
-  bool any() const { return random_crop || horizontal_flip; }
+// Every augmentation's parameters; only those named in `order` are used.
+struct AugmentOptions {
+  std::vector<std::string> order;  // e.g. {"random_crop", "horizontal_flip"}
+
+  int64_t crop_padding = 4;  // random_crop: pixels added on each side before cropping
+  PaddingMode crop_padding_mode = PaddingMode::constant;  // constant pads with 0 (black)
+  double flip_p = 0.5;                                    // horizontal_flip
+  std::array<double, 2> resized_crop_scale{0.08, 1.0};    // random_resized_crop: area fraction
+  std::array<double, 2> resized_crop_ratio{3.0 / 4.0, 4.0 / 3.0};  // and aspect ratio range
+  double rotation_degrees = 15;                           // rotation: angle in [-d, d]
+  std::array<double, 2> translate{0.1, 0.1};              // translate: max shift, fraction of W, H
+  double brightness = 0.4, contrast = 0.4, saturation = 0.4;  // color_jitter factors' spread
+  double erasing_p = 0.5;                                 // random_erasing
+  std::array<double, 2> erasing_scale{0.02, 0.33};
+  std::array<double, 2> erasing_ratio{0.3, 3.3};
 };
 
-// batch is N,C,H,W. Returns a new tensor of the same shape (or batch itself when aug does
-// nothing). Random numbers come from gen only (a CPU generator), in a fixed order: crop
-// offsets (N rows, then N columns), then one flip coin per sample (probability 1/2).
-at::Tensor augment_batch(const at::Tensor& batch, const Augmentation& aug, at::Generator& gen);
+// The augmentation names, in the order the docs list them.
+const std::vector<std::string>& augmentation_names();
+
+// "constant", "reflect" or "edge"; throws DataError otherwise.
+PaddingMode padding_mode_named(const std::string& name);
+
+// One C,H,W float image.
+struct ImageView {
+  float* pixels;
+  int64_t channels, height, width;
+};
+
+class Augmenter {
+ public:
+  // Throws DataError naming an unknown augmentation or a parameter out of range.
+  explicit Augmenter(AugmentOptions options);
+
+  bool empty() const { return steps_.empty(); }
+  const AugmentOptions& options() const { return options_; }
+
+  // Augments `image` in place. `fill` (one value per channel, in the image's units) is what
+  // random_erasing writes: pass the data set's mean, so an erased patch is 0 after
+  // normalisation, as torchvision's RandomErasing after Normalize gives. `scratch` is any
+  // buffer the caller keeps per thread (resized here as needed).
+  void apply(ImageView image, SampleRng& rng, const std::vector<float>& fill, std::vector<float>& scratch) const;
+
+ private:
+  enum class Step { random_crop, horizontal_flip, random_resized_crop, rotation, translate, color_jitter, random_erasing };
+  AugmentOptions options_;
+  std::vector<Step> steps_;
+};
 
 }  // namespace plugtrain::data

@@ -1,16 +1,19 @@
 #include "data/batch_loader.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
 #include <c10/core/Event.h>
 #include <c10/core/Stream.h>
 #include <c10/core/StreamGuard.h>
@@ -18,50 +21,80 @@
 #include <c10/util/ParallelGuard.h>
 
 #include "data/data_error.h"
+#include "data/sample_rng.h"
 
 namespace plugtrain::data {
+
+namespace {
+
+// Per-channel maps the producer applies: byte pixel v -> v * byte_scale + shift (straight
+// to normalised), or, after augmenting on the [0, 1] scale, x -> x * unit_scale + shift.
+struct ChannelMaps {
+  std::vector<float> byte_scale, unit_scale, shift;
+  std::vector<float> erase_fill;  // random_erasing's value before normalisation: the mean
+
+  ChannelMaps(const Dataset& d) {
+    const auto channels = size_t(d.sample_shape.empty() ? 1 : d.sample_shape[0]);
+    for (size_t c = 0; c < channels; ++c) {
+      const bool given = c < d.normalization.mean.size();
+      const double mean = given ? d.normalization.mean[c] : 0.0, std = given ? d.normalization.std[c] : 1.0;
+      byte_scale.push_back(float(1.0 / (255.0 * std)));
+      unit_scale.push_back(float(1.0 / std));
+      shift.push_back(float(-mean / std));
+      erase_fill.push_back(float(mean));
+    }
+  }
+};
+
+}  // namespace
 
 struct BatchLoader::Impl {
   Dataset data;
   int64_t batch_size;
   bool shuffle;
-  Augmentation augmentation;
+  Augmenter augmenter;
   plugtrain::LoaderConfig config;
   c10::Device device;
   uint64_t seed;
   Shard shard;
+  ChannelMaps maps;
+  int threads = 0;     // background producers (0: the calling thread makes each batch)
+  int64_t window = 0;  // batches prepared ahead of the one the trainer has
 
-  // Epoch state. While the worker runs, only the worker touches `generator` and `produced`;
-  // start_epoch and the destructor join it before touching them again.
+  // Epoch state: written by start_epoch while no worker runs, then only read.
   bool started = false;
-  at::Tensor order;  // int64 N: the epoch's sample order
-  at::Generator generator;
-  int64_t produced = 0;  // batches prepared so far this epoch
+  int64_t epoch = 0;
+  at::Tensor order;  // int64: this rank's samples for the epoch, in order
 
-  // Prefetching (guarded by mutex).
-  std::thread worker;
-  std::mutex mutex;
-  std::condition_variable cv;
   // A batch and, when it was copied to the device on the side stream, the event that marks
-  // the copy done.
+  // the copy done; or the exception preparing it threw.
   struct Prepared {
     Batch batch;
     std::shared_ptr<c10::Event> copied;
+    std::exception_ptr error;
   };
-  std::deque<Prepared> queue;
-  // GPU only: the worker copies the next batch on this stream while the current one trains.
+
+  // Prefetching (guarded by mutex).
+  std::vector<std::thread> workers;
+  std::mutex mutex;
+  std::condition_variable cv;
+  int64_t claimed = 0;    // batches handed to a worker so far this epoch
+  int64_t delivered = 0;  // batches next() has returned so far this epoch
+  std::map<int64_t, Prepared> ready;
+  bool stop = false;
+  // GPU only: workers copy the next batches on this stream while the current one trains.
   // Device-generic c10 stream API, so the host library needs no CUDA at link time.
   std::optional<c10::Stream> copy_stream;
   double last_copy_seconds = 0;
-  bool stop = false;
-  bool worker_done = false;
-  std::exception_ptr error;
 
-  Impl(const Dataset& d, int64_t bs, bool sh, Augmentation aug, const plugtrain::LoaderConfig& cfg,
-       c10::Device dev, uint64_t s, Shard sd)
-      : data(d), batch_size(bs), shuffle(sh), augmentation(aug), config(cfg), device(dev), seed(s), shard(sd) {}
+  Impl(const Dataset& d, int64_t bs, bool sh, AugmentOptions aug, const plugtrain::LoaderConfig& cfg, c10::Device dev,
+       uint64_t s, Shard sd)
+      : data(d), batch_size(bs), shuffle(sh), augmenter(std::move(aug)), config(cfg), device(dev), seed(s), shard(sd),
+        maps(d) {
+    threads = config.workers > 0 ? config.workers : config.prefetch_depth > 0 ? 1 : 0;
+    window = std::max<int64_t>(config.prefetch_depth, threads);
+  }
 
-  bool prefetching() const { return config.prefetch_depth > 0; }
   int64_t shard_samples() const {
     if (shard.count == 1) return data.size();
     if (shard.pad) return (data.size() + shard.count - 1) / shard.count;
@@ -79,61 +112,113 @@ struct BatchLoader::Impl {
     return padded.slice(0, shard.rank, total, shard.count);
   }
 
-  // The producer: one bulk gather, the augmentation, and pinning. Called in batch order,
-  // either by the worker thread or (without prefetching) by next() itself.
-  Batch produce(int64_t index) {
+  // Sample `position` of the epoch (this rank's numbering) into `out` (C,H,W floats).
+  void make_sample(int64_t position, int64_t sample, float* out) const {
+    const int64_t c = data.sample_shape[0], plane = data.sample_shape[1] * data.sample_shape[2];
+    const int64_t numel = c * plane;
+    thread_local std::vector<uint8_t> decoded;
+    thread_local std::vector<float> scratch;
+    if (!data.bytes()) {  // float data, already normalised
+      const float* src = data.images.const_data_ptr<float>() + sample * numel;
+      std::copy(src, src + numel, out);
+      if (!augmenter.empty()) {
+        SampleRng rng(SampleRng::seed_of(seed, uint64_t(epoch), uint64_t(shard.rank), uint64_t(position)));
+        augmenter.apply({out, c, data.sample_shape[1], data.sample_shape[2]}, rng, std::vector<float>(size_t(c), 0.0f),
+                        scratch);
+      }
+      return;
+    }
+    const uint8_t* src;
+    if (data.images.defined()) {
+      src = data.images.const_data_ptr<uint8_t>() + sample * numel;
+    } else {
+      decoded.resize(size_t(numel));
+      data.decode(sample, decoded.data());
+      src = decoded.data();
+    }
+    if (augmenter.empty()) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const float a = maps.byte_scale[size_t(ch)], b = maps.shift[size_t(ch)];
+        const uint8_t* s = src + ch * plane;
+        float* o = out + ch * plane;
+        for (int64_t i = 0; i < plane; ++i) o[i] = float(s[i]) * a + b;
+      }
+      return;
+    }
+    for (int64_t i = 0; i < numel; ++i) out[i] = float(src[i]) * (1.0f / 255.0f);
+    SampleRng rng(SampleRng::seed_of(seed, uint64_t(epoch), uint64_t(shard.rank), uint64_t(position)));
+    augmenter.apply({out, c, data.sample_shape[1], data.sample_shape[2]}, rng, maps.erase_fill, scratch);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float a = maps.unit_scale[size_t(ch)], b = maps.shift[size_t(ch)];
+      float* o = out + ch * plane;
+      for (int64_t i = 0; i < plane; ++i) o[i] = o[i] * a + b;
+    }
+  }
+
+  // Batch `index` of the epoch: every sample made into one float batch (pinned when the
+  // device wants it). On a worker thread this runs serially (ParallelGuard); on the
+  // calling thread the samples are spread over LibTorch's intra-op threads.
+  Batch produce(int64_t index) const {
     const int64_t begin = index * batch_size;
     const int64_t count = std::min(batch_size, order.size(0) - begin);
-    const at::Tensor idx = order.narrow(0, begin, count);
-    Batch b{data.images.index_select(0, idx), data.labels.index_select(0, idx)};
-    b.inputs = augment_batch(b.inputs, augmentation, generator);
-    if (config.pin_memory && !device.is_cpu()) {
-      b.inputs = b.inputs.pin_memory();
-      b.targets = b.targets.pin_memory();
-    }
+    const bool pin = config.pin_memory && !device.is_cpu();
+    std::vector<int64_t> shape{count};
+    shape.insert(shape.end(), data.sample_shape.begin(), data.sample_shape.end());
+    Batch b;
+    b.inputs = at::empty(shape, at::TensorOptions().dtype(at::kFloat).pinned_memory(pin));
+    b.targets = data.labels.index_select(0, order.narrow(0, begin, count));
+    if (pin) b.targets = b.targets.pin_memory();
+    const int64_t numel = b.inputs.numel() / std::max<int64_t>(1, count);
+    const int64_t* samples = order.const_data_ptr<int64_t>() + begin;
+    float* out = b.inputs.data_ptr<float>();
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    at::parallel_for(0, count, 8, [&](int64_t from, int64_t to) {
+      try {
+        for (int64_t k = from; k < to; ++k) make_sample(begin + k, samples[k], out + k * numel);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    });
+    if (error) std::rethrow_exception(error);
     return b;
   }
 
-  // Worker work is deliberately light (index_select + augmentation of one batch). The
-  // ParallelGuard marks this thread as already inside a parallel region, so LibTorch runs
-  // its ops here serially instead of opening a second intra-op thread team that would compete
-  // with the trainer's; it is thread-local, unlike at::set_num_threads which is global.
   void worker_loop() {
-    c10::ParallelGuard serial(true);
-    try {
-      for (;;) {
-        {
-          std::unique_lock<std::mutex> lock(mutex);
-          cv.wait(lock, [&] { return stop || queue.size() < static_cast<size_t>(config.prefetch_depth); });
-          if (stop) break;
-        }
-        if (produced == num_batches()) break;
-        Prepared prepared{produce(produced++), nullptr};
-        if (copy_stream) prepared = copy_on_side_stream(std::move(prepared.batch));
-        {
-          std::lock_guard<std::mutex> lock(mutex);
-          queue.push_back(std::move(prepared));
-        }
-        cv.notify_all();
+    c10::ParallelGuard serial(true);  // this thread's ops run serially: no second thread team
+    for (;;) {
+      int64_t index;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        cv.wait(lock, [&] { return stop || claimed == num_batches() || claimed < delivered + window; });
+        if (stop || claimed == num_batches()) return;
+        index = claimed++;
       }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex);
-      error = std::current_exception();
+      Prepared prepared;
+      try {
+        prepared.batch = produce(index);
+        if (copy_stream) prepared = copy_on_side_stream(std::move(prepared.batch));
+      } catch (...) {
+        prepared.error = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ready.emplace(index, std::move(prepared));
+      }
+      cv.notify_all();
     }
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      worker_done = true;
-    }
-    cv.notify_all();
   }
 
-  void stop_worker() {
+  void stop_workers() {
     {
       std::lock_guard<std::mutex> lock(mutex);
       stop = true;
     }
     cv.notify_all();
-    if (worker.joinable()) worker.join();
+    for (auto& w : workers)
+      if (w.joinable()) w.join();
+    workers.clear();
   }
 
   bool wants_side_stream() const { return !device.is_cpu() && config.non_blocking && config.pin_memory; }
@@ -144,7 +229,7 @@ struct BatchLoader::Impl {
     b.targets = b.targets.to(device, /*non_blocking=*/true);
     auto copied = std::make_shared<c10::Event>(device.type());
     copied->record(*copy_stream);
-    return {std::move(b), std::move(copied)};
+    return {std::move(b), std::move(copied), nullptr};
   }
 
   // On the training thread: the compute stream waits for the side-stream copy (no host
@@ -167,42 +252,44 @@ struct BatchLoader::Impl {
   }
 };
 
-BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, Augmentation augmentation,
+BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, AugmentOptions augmentation,
                          const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed, Shard shard) {
   if (batch_size <= 0) throw DataError("batch size must be positive, got " + std::to_string(batch_size));
-  if (!data.images.defined() || !data.labels.defined() || data.images.dim() < 1 ||
-      data.images.size(0) != data.labels.size(0))
-    throw DataError("batch loader: images and labels must be defined and have the same count");
+  const bool has_pixels = data.images.defined() || data.decode;
+  if (!has_pixels || !data.labels.defined() || data.sample_shape.size() != 3 ||
+      (data.images.defined() && (data.images.dim() != 4 || data.images.size(0) != data.labels.size(0))))
+    throw DataError("batch loader: images (N,C,H,W) and labels must be defined and have the same count");
   if (shard.count < 1 || shard.rank < 0 || shard.rank >= shard.count)
     throw DataError("batch loader: shard " + std::to_string(shard.rank) + " of " + std::to_string(shard.count) +
                     " does not exist");
-  impl_ = std::make_unique<Impl>(data, batch_size, shuffle, augmentation, config, device, seed, shard);
+  const bool jitter = std::find(augmentation.order.begin(), augmentation.order.end(), "color_jitter") !=
+                      augmentation.order.end();
+  if (jitter && !data.bytes())
+    throw DataError("augmentation: color_jitter needs image pixels; this data set is already normalised floats");
+  impl_ = std::make_unique<Impl>(data, batch_size, shuffle, std::move(augmentation), config, device, seed, shard);
 }
 
-BatchLoader::~BatchLoader() { impl_->stop_worker(); }
+BatchLoader::~BatchLoader() { impl_->stop_workers(); }
 
 int64_t BatchLoader::batches_per_epoch() const { return impl_->num_batches(); }
 
 void BatchLoader::start_epoch(int64_t epoch) {
   Impl& s = *impl_;
-  s.stop_worker();
-  s.queue.clear();
+  s.stop_workers();
+  s.ready.clear();
   s.stop = false;
-  s.worker_done = false;
-  s.error = nullptr;
-  s.produced = 0;
-  s.generator = at::make_generator<at::CPUGeneratorImpl>(s.seed + static_cast<uint64_t>(epoch));
+  s.claimed = 0;
+  s.delivered = 0;
+  s.epoch = epoch;
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(s.seed + static_cast<uint64_t>(epoch));
   const auto i64 = at::TensorOptions().dtype(at::kLong);
-  s.order = s.shard_of(s.shuffle ? at::randperm(s.data.size(), s.generator, i64) : at::arange(s.data.size(), i64));
-  // Same permutation on every rank, but each rank's own augmentation draws.
-  if (s.shard.count > 1)
-    s.generator = at::make_generator<at::CPUGeneratorImpl>((s.seed + static_cast<uint64_t>(epoch)) * 1000003u +
-                                                           static_cast<uint64_t>(s.shard.rank) + 1);
+  s.order = s.shard_of(s.shuffle ? at::randperm(s.data.size(), generator, i64) : at::arange(s.data.size(), i64))
+                .contiguous();
   s.started = true;
-  if (s.prefetching()) {
+  if (s.threads > 0) {
     if (s.wants_side_stream() && !s.copy_stream)
       s.copy_stream = c10::impl::VirtualGuardImpl(s.device.type()).getStreamFromGlobalPool(s.device);
-    s.worker = std::thread([&s] { s.worker_loop(); });
+    for (int t = 0; t < s.threads; ++t) s.workers.emplace_back([&s] { s.worker_loop(); });
   }
 }
 
@@ -214,27 +301,28 @@ std::optional<Batch> BatchLoader::next() {
   Impl& s = *impl_;
   if (!s.started) start_epoch(0);
   using Clock = std::chrono::steady_clock;
-  if (!s.prefetching()) {
-    if (s.produced == s.num_batches()) return std::nullopt;
-    Batch b = s.produce(s.produced++);
-    const auto copy_start = Clock::now();
-    b = s.to_device(std::move(b));
-    s.last_copy_seconds = std::chrono::duration<double>(Clock::now() - copy_start).count();
-    return b;
-  }
-  std::unique_lock<std::mutex> lock(s.mutex);
-  s.cv.wait(lock, [&] { return !s.queue.empty() || s.worker_done; });
-  if (s.queue.empty()) {  // the worker has finished: end of epoch, or it failed
-    std::exception_ptr error = std::exchange(s.error, nullptr);
-    lock.unlock();
-    if (s.worker.joinable()) s.worker.join();
-    if (error) std::rethrow_exception(error);
+  if (s.delivered == s.num_batches()) {
+    s.stop_workers();
     return std::nullopt;
   }
-  Impl::Prepared p = std::move(s.queue.front());
-  s.queue.pop_front();
-  lock.unlock();
-  s.cv.notify_all();
+  Impl::Prepared p;
+  if (s.threads == 0) {
+    p.batch = s.produce(s.delivered++);
+  } else {
+    std::unique_lock<std::mutex> lock(s.mutex);
+    s.cv.wait(lock, [&] { return s.ready.count(s.delivered) > 0; });
+    auto it = s.ready.find(s.delivered);
+    p = std::move(it->second);
+    s.ready.erase(it);
+    ++s.delivered;
+    lock.unlock();
+    s.cv.notify_all();
+    if (p.error) {
+      s.stop_workers();
+      s.delivered = s.num_batches();  // the epoch is over
+      std::rethrow_exception(p.error);
+    }
+  }
   const auto copy_start = Clock::now();
   Batch b = s.ready_for_compute(std::move(p));
   s.last_copy_seconds = std::chrono::duration<double>(Clock::now() - copy_start).count();

@@ -1,11 +1,12 @@
-// Mini-batches from an in-memory Dataset: bulk gathers by a seeded per-epoch permutation,
-// optional augmentation, optional prefetching on one background thread, and the copy to
-// the training device as the backend's LoaderConfig asks (pinned memory, async copies).
+// Mini-batches from a Dataset: a seeded per-epoch permutation, each sample's pixels (from
+// memory, or decoded on demand) augmented and normalised into a float batch, on background
+// worker threads with a bounded prefetch window, and the copy to the training device as the
+// backend's LoaderConfig asks (pinned memory, async copies).
 //
-// Determinism: epoch e draws everything from one generator seeded with seed + e — first the
-// permutation (when shuffling), then the augmentation of batch 0, 1, 2, ... in order. Only
-// the producer draws, one batch at a time, so the batches are identical with prefetching on
-// or off, and do not depend on what happened in earlier epochs.
+// Determinism: epoch e shuffles with a generator seeded with seed + e; sample k of the
+// epoch (of this rank) is augmented with its own SampleRng seeded from (seed, e, rank, k).
+// So the batches are identical with any number of workers and prefetching on or off, and do
+// not depend on what happened in earlier epochs.
 #pragma once
 
 #include <cstdint>
@@ -39,10 +40,12 @@ struct Batch {
 
 class BatchLoader {
  public:
-  // The loader keeps its own (shallow) copy of the data set's tensors. With
-  // config.prefetch_depth > 0 one background thread prepares up to that many batches
-  // ahead; config.workers is not used (one producer thread is enough for in-memory data).
-  BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, Augmentation augmentation,
+  // The loader keeps its own (shallow) copy of the data set's tensors. config.workers > 0
+  // background threads prepare batches, at most max(workers, prefetch_depth) ahead of the
+  // one training; workers = 0 with prefetch_depth > 0 means one thread; both 0: batches are
+  // made on the calling thread (spread over LibTorch's intra-op threads). Throws DataError
+  // for bad arguments or augmentation options (color_jitter needs byte images).
+  BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, AugmentOptions augmentation,
               const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed, Shard shard = {});
   ~BatchLoader();  // stops and joins the background thread
   BatchLoader(const BatchLoader&) = delete;

@@ -31,16 +31,6 @@ struct RawSplit {
   at::Tensor labels;  // uint8 N
 };
 
-void check_labels(const RawSplit& raw, const fs::path& file, int64_t num_classes) {
-  const at::Tensor outside = raw.labels.ge(num_classes).nonzero();
-  if (outside.size(0) == 0) return;
-  const int64_t sample = outside[0][0].item<int64_t>();
-  throw DataError(file.string() + ": label " + std::to_string(raw.labels[sample].item<int64_t>()) + " of sample " +
-                  std::to_string(sample) + " is outside the data set's " + std::to_string(num_classes) +
-                  " classes (0.." + std::to_string(num_classes - 1) + "; " + std::to_string(outside.size(0)) +
-                  " such labels)");
-}
-
 RawSplit read_split(const fs::path& folder, const std::string& prefix) {
   const fs::path images_path = find_file(folder, prefix + "-images-idx3-ubyte");
   const fs::path labels_path = find_file(folder, prefix + "-labels-idx1-ubyte");
@@ -64,37 +54,9 @@ std::pair<double, double> mean_std(const at::Tensor& x) {
   return {mean_t.item<double>(), std_t.item<double>()};
 }
 
-// Exact mean/std of byte images scaled to [0,1], from a 256-bin histogram: one cheap pass
-// over the bytes instead of a float reduction over the whole training set.
-std::pair<double, double> byte_mean_std(const at::Tensor& u8) {
-  const at::Tensor flat = u8.contiguous();
-  const auto* p = flat.data_ptr<uint8_t>();
-  const int64_t n = flat.numel();
-  std::array<std::array<uint64_t, 256>, 4> hist{};  // 4 interleaved tables: fewer store stalls
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    ++hist[0][p[i]];
-    ++hist[1][p[i + 1]];
-    ++hist[2][p[i + 2]];
-    ++hist[3][p[i + 3]];
-  }
-  for (; i < n; ++i) ++hist[0][p[i]];
-  double s1 = 0, s2 = 0;
-  for (int v = 0; v < 256; ++v) {
-    const double c = static_cast<double>(hist[0][v] + hist[1][v] + hist[2][v] + hist[3][v]);
-    s1 += c * v;
-    s2 += c * v * v;
-  }
-  const double mean = s1 / n;
-  const double var = std::max(0.0, s2 / n - mean * mean);
-  return {mean / 255.0, std::sqrt(var) / 255.0};
-}
-
 void normalise(DatasetPair& pair) {
   auto [mean, std] = mean_std(pair.train.images);
   if (!(std > 0.0)) std = 1.0;  // constant images: centre only
-  pair.mean = mean;
-  pair.std = std;
   pair.train.images.sub_(mean).div_(std);
   pair.test.images.sub_(mean).div_(std);
 }
@@ -110,31 +72,71 @@ DatasetPair load_idx_dataset(const fs::path& folder, int64_t num_classes) {
     throw DataError(folder.string() + ": training images are " + shape_text(train.images.sizes()) +
                     " but test images are " + shape_text(test.images.sizes()));
   }
-
-  DatasetPair pair;
-  auto [mean, std] = byte_mean_std(train.images);
-  if (!(std > 0.0)) std = 1.0;  // constant images: centre only
-  pair.mean = mean;
-  pair.std = std;
-  // (x/255 - mean)/std as one affine map, written straight into the new float32 buffer.
-  const double scale = 1.0 / (255.0 * std), shift = -mean / std;
   if (num_classes > 0) {
-    check_labels(train, folder / "train-labels-idx1-ubyte", num_classes);
-    check_labels(test, folder / "t10k-labels-idx1-ubyte", num_classes);
+    check_labels(train.labels, num_classes, (folder / "train-labels-idx1-ubyte").string());
+    check_labels(test.labels, num_classes, (folder / "t10k-labels-idx1-ubyte").string());
   }
   const int64_t max_label =
       num_classes > 0 ? num_classes - 1 : std::max(train.labels.max().item<int64_t>(), test.labels.max().item<int64_t>());
   auto make = [&](RawSplit& raw) {
     Dataset d;
-    d.images = at::mul(raw.images, scale).add_(shift).unsqueeze(1);  // float32 N,1,H,W
+    d.images = raw.images.unsqueeze(1);  // uint8 N,1,H,W
     d.labels = raw.labels.to(at::kLong);
     d.num_classes = max_label + 1;
     d.sample_shape = {1, raw.images.size(1), raw.images.size(2)};
     return d;
   };
-  pair.train = make(train);
-  pair.test = make(test);
+  DatasetPair pair{make(train), make(test)};
+  pair.train.normalization = byte_statistics(pair.train.images);
+  pair.test.normalization = pair.train.normalization;
   return pair;
+}
+
+Normalization byte_statistics(const at::Tensor& images) {
+  const at::Tensor u8 = images.contiguous();
+  const int64_t channels = u8.size(1), plane = u8.numel() / std::max<int64_t>(1, u8.size(0) * channels);
+  const auto* p = u8.data_ptr<uint8_t>();
+  // 4 interleaved tables per channel: fewer store stalls on runs of equal bytes.
+  std::vector<std::array<std::array<uint64_t, 256>, 4>> hist(static_cast<size_t>(channels));
+  for (int64_t s = 0; s < u8.size(0); ++s) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const uint8_t* q = p + (s * channels + c) * plane;
+      auto& h = hist[size_t(c)];
+      int64_t i = 0;
+      for (; i + 4 <= plane; i += 4) {
+        ++h[0][q[i]];
+        ++h[1][q[i + 1]];
+        ++h[2][q[i + 2]];
+        ++h[3][q[i + 3]];
+      }
+      for (; i < plane; ++i) ++h[0][q[i]];
+    }
+  }
+  Normalization n;
+  const double count = double(u8.size(0) * plane);
+  for (const auto& h : hist) {
+    double s1 = 0, s2 = 0;
+    for (int v = 0; v < 256; ++v) {
+      const double c = double(h[0][v] + h[1][v] + h[2][v] + h[3][v]);
+      s1 += c * v;
+      s2 += c * v * v;
+    }
+    const double mean = count > 0 ? s1 / count : 0;
+    const double stddev = count > 0 ? std::sqrt(std::max(0.0, s2 / count - mean * mean)) : 0;
+    n.mean.push_back(mean / 255.0);
+    n.std.push_back(stddev > 0 ? stddev / 255.0 : 1.0);
+  }
+  return n;
+}
+
+void check_labels(const at::Tensor& labels, int64_t num_classes, const std::string& where) {
+  const at::Tensor outside = at::logical_or(labels.ge(num_classes), labels.lt(0)).nonzero();
+  if (outside.size(0) == 0) return;
+  const int64_t sample = outside[0][0].item<int64_t>();
+  throw DataError(where + ": label " + std::to_string(labels[sample].item<int64_t>()) + " of sample " +
+                  std::to_string(sample) + " is outside the data set's " + std::to_string(num_classes) +
+                  " classes (0.." + std::to_string(num_classes - 1) + "; " + std::to_string(outside.size(0)) +
+                  " such labels)");
 }
 
 DatasetPair make_synthetic(std::vector<int64_t> sample_shape, int64_t num_classes, int64_t train_size,
@@ -190,7 +192,7 @@ int64_t apply_label_noise(Dataset& d, double p, uint64_t seed) {
 Dataset subset(const Dataset& d, int64_t n) {
   if (n <= 0 || n >= d.size()) return d;
   Dataset s = d;
-  s.images = d.images.narrow(0, 0, n);
+  if (d.images.defined()) s.images = d.images.narrow(0, 0, n);
   s.labels = d.labels.narrow(0, 0, n);
   return s;
 }

@@ -1,39 +1,64 @@
 // In-memory data sets: MNIST-style IDX folders, seeded synthetic data, label noise, subsets.
+// Image data sets (CIFAR, image folders) have their own readers (cifar.h, image_folder.h);
+// all give the same Dataset.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 
 namespace plugtrain::data {
 
+// Per-channel statistics on the [0, 1] pixel scale: the loader turns a byte pixel v into
+// (v / 255 - mean[c]) / std[c]. Empty: the images are float and already normalised.
+struct Normalization {
+  std::vector<double> mean, std;
+  bool empty() const { return mean.empty(); }
+};
+
+// Decodes sample i into `pixels` (uint8 C,H,W of the data set's sample_shape). Used when
+// the decoded images are not kept in memory (data.cache = "none"); called from several loader
+// threads at once, so it must be thread-safe. Throws DataError naming the file.
+using SampleDecoder = std::function<void(int64_t index, uint8_t* pixels)>;
+
 struct Dataset {
-  at::Tensor images;                  // float32 N,C,H,W (CPU, contiguous)
+  // uint8 N,C,H,W pixels (image data sets), or float32 N,C,H,W already normalised
+  // (synthetic); CPU, contiguous. Undefined when `decode` produces the pixels on demand.
+  at::Tensor images;
+  SampleDecoder decode;
   at::Tensor labels;                  // int64 N
   int64_t num_classes = 0;
   std::vector<int64_t> sample_shape;  // C,H,W
+  std::vector<std::string> class_names;  // empty, or one per class
+  Normalization normalization;        // how the loader normalises byte pixels
 
   int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
+  bool bytes() const { return !images.defined() || images.scalar_type() == at::kByte; }
 };
 
 struct DatasetPair {
   Dataset train, test;
-  double mean = 0.0, std = 1.0;  // training-set statistics both sets were normalised with
 };
 
 // Reads train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and
-// t10k-labels-idx1-ubyte (each plain or with .gz) from folder. Pixels are scaled to [0,1],
-// then both sets are normalised with the training set's mean and std; images get a
-// channel dim (N,1,H,W); num_classes = largest label + 1. Throws DataError.
+// t10k-labels-idx1-ubyte (each plain or with .gz) from folder. Images stay bytes (N,1,H,W).
+// Throws DataError.
 // num_classes > 0: the data set's own number of classes (10 for MNIST and Fashion-MNIST); a
 // label outside it is a DataError naming the file, the sample and the label, rather than
 // silently another number of classes. 0: the largest label + 1.
 DatasetPair load_idx_dataset(const std::filesystem::path& folder, int64_t num_classes = 0);
 
+// Per-channel mean and population std of byte images (N,C,H,W) on the [0, 1] scale, exact
+// (from one 256-bin histogram per channel). A constant channel gets std 1: centred only.
+Normalization byte_statistics(const at::Tensor& images);
+
 // A learnable data set, identical for the same arguments: one fixed random prototype per
-// class plus gaussian noise, normalised like load_idx_dataset. sample_shape is C,H,W.
+// class plus gaussian noise, normalised with the training set's mean and std (float images).
 DatasetPair make_synthetic(std::vector<int64_t> sample_shape, int64_t num_classes, int64_t train_size,
                            int64_t test_size, uint64_t seed);
 
@@ -44,5 +69,9 @@ int64_t apply_label_noise(Dataset& d, double p, uint64_t seed);
 
 // The first n samples (sharing memory with d); n <= 0 or n >= N means all of d.
 Dataset subset(const Dataset& d, int64_t n);
+
+// A label outside [0, num_classes) is a DataError: "<where>: label L of sample S is outside
+// the data set's C classes (0..C-1; K such labels)".
+void check_labels(const at::Tensor& labels, int64_t num_classes, const std::string& where);
 
 }  // namespace plugtrain::data

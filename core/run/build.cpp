@@ -5,6 +5,7 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
+#include "data/from_experiment.h"
 #include "distributed/collectives.h"
 #include "distributed/data_parallel.h"
 #include "distributed/device_collective.h"
@@ -26,13 +27,10 @@ namespace plugtrain {
 
 namespace {
 
-data::DatasetPair load_data(const Experiment& e) {
-  data::DatasetPair d = e.dataset == "synthetic"
-                            ? data::make_synthetic(e.synthetic_shape, e.synthetic_classes, e.synthetic_train_size,
-                                                   e.synthetic_test_size, static_cast<std::uint64_t>(e.seed))
-                            : data::load_idx_dataset(e.data_path, /*num_classes=*/10);  // mnist, fashion-mnist
-  d.train = data::subset(d.train, e.train_subset);
-  d.test = data::subset(d.test, e.test_subset);
+data::LoadedData load_data(const Experiment& e) {
+  data::LoadedData d = data::load_dataset(data::data_options(e));
+  d.data.train = data::subset(d.data.train, e.train_subset);
+  d.data.test = data::subset(d.data.test, e.test_subset);
   return d;
 }
 
@@ -109,15 +107,16 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   }
   auto built = std::make_unique<BuiltRun>();
   at::manual_seed(static_cast<std::uint64_t>(e.seed));
-  built->data = load_data(e);
+  data::LoadedData loaded = load_data(e);
+  built->data = std::move(loaded.data);
   if (e.label_noise > 0) {
     const std::int64_t changed =
         data::apply_label_noise(built->data.train, e.label_noise, static_cast<std::uint64_t>(e.seed));
     log << "data: label noise " << e.label_noise << " replaced " << changed << " training labels\n";
   }
-  log << "data: " << e.dataset << ", " << built->data.train.labels.size(0) << " training and "
-      << built->data.test.labels.size(0) << " test samples, " << built->data.train.num_classes << " classes"
-      << (e.dataset == "synthetic" ? "" : " from " + e.data_path) << "\n";
+  log << "data: " << loaded.source << ", " << built->data.train.size() << " training and " << built->data.test.size()
+      << " " << loaded.test_split << " samples, " << built->data.train.num_classes << " classes\n";
+  for (const std::string& note : loaded.notes) log << "data: " << note << "\n";
 
   const ModelInputs inputs{built->data.train.sample_shape, built->data.train.num_classes};
   built->model = build_model(*run.model, inputs, e);

@@ -139,6 +139,9 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
 
   p.device = device_of(p.capabilities.device_type, p.devices.devices.at(0));
   p.loader = backend.loader_config(p.devices.devices);
+  // data.workers / data.prefetch, when set, take the place of the backend's choice.
+  if (e.data_workers >= 0) p.loader.workers = int(e.data_workers);
+  if (e.data_prefetch >= 0) p.loader.prefetch_depth = int(e.data_prefetch);
   if (e.threads > 0)
     p.threads = int(e.threads);
   else if (world && world->local_world_size > 1)  // the ranks on this machine share its cores

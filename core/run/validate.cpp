@@ -24,12 +24,29 @@ const RegisteredModel& find_model(const PluginHost& host, const ExperimentFile& 
 
 void check_data_path(const ExperimentFile& file, const Experiment& e) {
   if (e.dataset == "synthetic") return;
-  if (!std::filesystem::is_directory(e.data_path))
-    throw ConfigError(key_location(file, "data.path") + ": data.path '" + e.data_path +
-                      "' does not exist or is not a folder" +
-                      (e.data_path == "/usr/share/datasets/fashion-mnist"
-                           ? " (install the Debian package dataset-fashion-mnist)"
-                           : ""));
+  const bool archive_ok = e.dataset == "cifar10" || e.dataset == "cifar100";  // the official .tar.gz as is
+  if (std::filesystem::is_directory(e.data_path) || (archive_ok && std::filesystem::is_regular_file(e.data_path)))
+    return;
+  throw ConfigError(key_location(file, "data.path") + ": data.path '" + e.data_path + "' does not exist or is not a " +
+                    (archive_ok ? "folder or archive" : "folder") +
+                    (e.data_path == "/usr/share/datasets/fashion-mnist"
+                         ? (e.dataset == "fashion-mnist" ? " (install the Debian package dataset-fashion-mnist)"
+                                                         : " (set data.path to the " + e.dataset + " files)")
+                         : ""));
+}
+
+// data.mean and data.std come together, one value per channel, std > 0, and not with
+// normalize = "none".
+void check_normalization(const ExperimentFile& file, const Experiment& e) {
+  if (e.data_mean.empty() && e.data_std.empty()) return;
+  const std::string at = key_location(file, e.data_mean.empty() ? "data.std" : "data.mean");
+  if (e.data_mean.size() != e.data_std.size())
+    throw ConfigError(at + ": data.mean and data.std need the same number of values (one per channel), got " +
+                      std::to_string(e.data_mean.size()) + " and " + std::to_string(e.data_std.size()));
+  if (e.normalize == "none")
+    throw ConfigError(at + ": data.mean and data.std are given but data.normalize is \"none\"");
+  for (double s : e.data_std)
+    if (!(s > 0)) throw ConfigError(key_location(file, "data.std") + ": every data.std value must be > 0");
 }
 
 }  // namespace
@@ -50,6 +67,7 @@ ValidatedRun validate(const RunRequest& request) {
   v.model = &find_model(*v.host, v.file, e);
   e.model_options = resolve_model_options(v.file, v.model->spec, v.model->rules);
   check_data_path(v.file, e);
+  check_normalization(v.file, e);
   if (!e.model_init.empty() && !std::filesystem::is_regular_file(e.model_init))
     throw ConfigError(key_location(v.file, "model.init") + ": model.init '" + e.model_init + "' does not exist");
   if (!e.model_init.empty() && is_plugtrain_checkpoint(e.model_init))

@@ -15,7 +15,7 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const data::Datase
   at::NoGradGuard no_grad;
   model.eval();
   strategy.before_evaluation();
-  data::BatchLoader batches(dataset, batch_size, /*shuffle=*/false, data::Augmentation{}, device.loader, device.device,
+  data::BatchLoader batches(dataset, batch_size, /*shuffle=*/false, data::AugmentOptions{}, device.loader, device.device,
                             0, strategy.shard(/*pad=*/false));
   batches.start_epoch(0);
   const at::ScalarType sum_type = device.float64 ? at::kDouble : at::kFloat;

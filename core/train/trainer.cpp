@@ -6,6 +6,7 @@
 #include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/optim/optimizer.h>
 
+#include "data/from_experiment.h"
 #include "state/checkpoint.h"
 #include "strategy/single_device.h"
 #include "train/epoch_loop.h"
@@ -22,16 +23,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-data::Augmentation augmentation_of(const Experiment& e) {
-  data::Augmentation a;
-  for (const auto& name : e.augmentation) {
-    if (name == "random_crop") a.random_crop = true;
-    if (name == "horizontal_flip") a.horizontal_flip = true;
-  }
-  a.crop_padding = e.crop_padding;
-  return a;
-}
 
 }  // namespace
 
@@ -60,7 +51,7 @@ Trainer::~Trainer() = default;
 std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size) const {
   const Experiment& e = *parts_.experiment;
   return std::make_unique<data::BatchLoader>(parts_.data->train, batch_size, /*shuffle=*/true,
-                                             augmentation_of(e), parts_.device.loader, parts_.device.device,
+                                             data::augment_options(e), parts_.device.loader, parts_.device.device,
                                              static_cast<std::uint64_t>(e.seed), parts_.strategy->shard(/*pad=*/true));
 }
 

@@ -22,6 +22,19 @@ std::vector<OptionRule> mlp_rules();
 std::vector<OptionRule> convnet_rules();
 std::vector<OptionRule> lenet5_rules();
 
+// The model zoo: torchvision's parameter names and shapes (blocks.h and each file's header).
+ModelSpec resnet_spec(int depth);  // resnet18, resnet34, resnet50, resnet101
+ModelSpec wide_resnet50_2_spec();
+std::vector<OptionRule> resnet_rules();  // every resnet and wide_resnet50_2
+ModelSpec wide_resnet_spec();            // the CIFAR WRN-d-k
+std::vector<OptionRule> wide_resnet_rules();
+ModelSpec vgg_bn_spec(int depth);  // vgg11_bn, vgg13_bn, vgg16_bn, vgg19_bn
+std::vector<OptionRule> vgg_rules();
+ModelSpec mobilenet_v2_spec();
+std::vector<OptionRule> mobilenet_v2_rules();
+ModelSpec baseline_cnn_spec();
+std::vector<OptionRule> baseline_cnn_rules();
+
 [[noreturn]] inline void fail(const std::string& model, const std::string& what) {
   throw std::invalid_argument(model + ": " + what);
 }

@@ -8,8 +8,17 @@ void register_models(plugtrain::ModelRegistry& registry) {
   registry.add(mlp_spec(), mlp_rules());
   registry.add(convnet_spec(), convnet_rules());
   registry.add(lenet5_spec(), lenet5_rules());
+  // The model zoo: torchvision's parameter names, so a torchvision state_dict loads directly.
+  for (int depth : {18, 34, 50, 101}) registry.add(resnet_spec(depth), resnet_rules());
+  registry.add(wide_resnet50_2_spec(), resnet_rules());
+  registry.add(wide_resnet_spec(), wide_resnet_rules());
+  for (int depth : {11, 13, 16, 19}) registry.add(vgg_bn_spec(depth), vgg_rules());
+  registry.add(mobilenet_v2_spec(), mobilenet_v2_rules());
+  registry.add(baseline_cnn_spec(), baseline_cnn_rules());
 }
 
 }  // namespace
 
-PLUGTRAIN_MODELS_PLUGIN(register_models, "models", "0.1.0", "Bundled architectures: mlp, convnet, lenet5")
+PLUGTRAIN_MODELS_PLUGIN(register_models, "models", "0.1.0",
+                        "Bundled architectures: mlp, convnet, lenet5, baseline_cnn, resnet18/34/50/101, "
+                        "wide_resnet50_2, wide_resnet (CIFAR WRN), vgg11/13/16/19_bn, mobilenet_v2")

@@ -1,0 +1,46 @@
+// One entry point for every data set the [data] table can name: reads it, applies the
+// normalisation the experiment asks for, and says in lines a person reads what it did
+// (decode speed, skipped images, the statistics).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "data/dataset.h"
+
+namespace plugtrain::data {
+
+struct DataOptions {
+  std::string dataset = "fashion-mnist";  // fashion-mnist, mnist, cifar10, cifar100, image-folder,
+                                          // tiny-imagenet, synthetic
+  std::filesystem::path path;
+  std::string label = "fine";      // cifar100: fine or coarse
+  int64_t image_size = 0;          // image folders: sample side (0: 64)
+  std::string cache = "auto";      // image folders: auto, memory, none
+  int decode_threads = 0;          // image folders, cache: threads decoding (0: every core)
+  bool skip_bad = false;           // image folders: skip undecodable images
+  std::string normalize = "dataset";  // dataset or none (mean/std given: those)
+  std::vector<double> mean, std;
+  // synthetic
+  std::vector<int64_t> synthetic_shape{1, 28, 28};
+  int64_t synthetic_classes = 10, synthetic_train_size = 2000, synthetic_test_size = 500;
+  uint64_t seed = 0;
+};
+
+struct LoadedData {
+  DatasetPair data;
+  std::string source;              // what was read, e.g. "cifar10 from /data/cifar-10-binary.tar.gz"
+  std::string test_split = "test";  // the folder or file set evaluated on (image folders: val or test)
+  bool cached = true;              // images decoded and in memory (false: decoded every epoch)
+  std::vector<std::string> notes;  // lines for the log: decoding, skips, statistics
+};
+
+// Throws DataError naming the file and the cause.
+LoadedData load_dataset(const DataOptions& options);
+
+// "0.4914, 0.4822, 0.4465": per-channel values printed to 4 decimals.
+std::string channel_text(const std::vector<double>& values);
+
+}  // namespace plugtrain::data
