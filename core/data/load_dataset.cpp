@@ -46,8 +46,9 @@ LoadedData load_images(const DataOptions& o, bool tiny_imagenet) {
                            " images/s on " + std::to_string(train_report.threads) + " threads); cache " +
                            mib(bytes) + " in memory");
   } else {
-    loaded.notes.push_back("cache none (" + o.cache + ": " + mib(bytes) + " decoded would not fit in half of " +
-                           mib(available) + " available): the loader decodes every epoch");
+    loaded.notes.push_back(o.cache == "none" ? "cache none: the loader decodes every epoch"
+                                             : "cache none (" + mib(bytes) + " decoded would not fit in half of " +
+                                                   mib(available) + " available): the loader decodes every epoch");
   }
   for (const auto* r : {&train_report, &test_report})
     if (r->skipped > 0)

@@ -1,0 +1,165 @@
+// Training on the image data sets end to end, through the real executable, on files written
+// in their real formats (support/image_data.h): each format trains well above chance, every
+// shipped image example runs as shipped (only data.path and the length changed), `plugtrain
+// data` describes a data set and draws its grid, and bad data stops a run with one line.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "data/image_codec.h"
+#include "support/experiment_folder.h"
+#include "support/image_data.h"
+
+namespace plugtrain::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ImageRunTest : public ExperimentFolderTest {
+ protected:
+  ImageRunTest() : ExperimentFolderTest("image_runs", "") {}
+
+  nlohmann::json summary(const std::string& name) const {
+    return nlohmann::json::parse(slurp(dir_ / "runs" / name / "version_0" / "summary.json"));
+  }
+
+  // A small, fast network and recipe over the given [data] lines; trains `epochs` epochs.
+  void write_small_run(const std::string& name, const std::string& data_lines, int epochs = 4) const {
+    write_experiment("[experiment]\nname = \"" + name + "\"\nseed = 1\n" +
+                     "[backend]\nname = \"cpu\"\n"
+                     "[model]\nname = \"baseline_cnn\"\nchannels = [16, 32]\n"
+                     "[data]\nbatch_size = 32\ntest_batch_size = 100\n" + data_lines +
+                     "[optim]\nname = \"adam\"\nlr = 0.003\n"
+                     "[train]\nepochs = " + std::to_string(epochs) + "\nlog_interval = 0\n");
+  }
+
+  void expect_learns(const std::string& name, double accuracy) const {
+    const ProcessResult r = plugtrain("run exp.toml");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const double got = summary(name)["final_test_accuracy"].get<double>();
+    EXPECT_GE(got, accuracy) << r.out;
+  }
+};
+
+TEST_F(ImageRunTest, Cifar10FromItsTarGzTrainsWellAboveChance) {
+  write_cifar10(dir_ / "cifar-10-batches-bin", 100, 200);
+  const std::string cmd = "tar -czf " + shell_quote((dir_ / "cifar-10-binary.tar.gz").string()) + " -C " +
+                          shell_quote(dir_.string()) + " cifar-10-batches-bin";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  fs::remove_all(dir_ / "cifar-10-batches-bin");  // only the archive is left
+  write_small_run("c10", "dataset = \"cifar10\"\npath = \"cifar-10-binary.tar.gz\"\n"
+                         "augmentation = [\"random_crop\", \"horizontal_flip\"]\n");
+  expect_learns("c10", 0.6);  // 10 classes: chance is 0.1
+}
+
+TEST_F(ImageRunTest, Cifar100CoarseLabelsTrain) {
+  write_cifar100(dir_ / "c100", 1000, 200);
+  write_small_run("c100", "dataset = \"cifar100\"\npath = \"c100\"\nlabel = \"coarse\"\n", 3);
+  expect_learns("c100", 0.15);  // 20 superclasses of 5 colours each, 50 images each: chance is 0.05
+}
+
+TEST_F(ImageRunTest, JpegAndPngImageFolderTrainsWithWorkerThreads) {
+  write_image_folder(dir_ / "images", 4, 40, 10, 40, 30);
+  write_small_run("folder", "dataset = \"image-folder\"\npath = \"images\"\nimage_size = 24\nworkers = 2\n"
+                            "augmentation = [\"random_resized_crop\", \"horizontal_flip\", \"color_jitter\"]\n"
+                            "resized_crop_scale = [0.5, 1.0]\n");
+  expect_learns("folder", 0.7);  // 4 classes: chance is 0.25
+}
+
+TEST_F(ImageRunTest, TinyImageNetDecodedEveryEpochTrains) {
+  write_tiny_imagenet(dir_ / "tiny", 5, 24, 6);
+  write_small_run("tiny", "dataset = \"tiny-imagenet\"\npath = \"tiny\"\nimage_size = 32\ncache = \"none\"\n"
+                          "workers = 2\naugmentation = [\"random_crop\", \"horizontal_flip\", \"random_erasing\"]\n");
+  const ProcessResult r = plugtrain("run exp.toml");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("120 training and 30 val samples, 5 classes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the loader decodes every epoch"), std::string::npos) << r.out;
+  EXPECT_GE(summary("tiny")["final_test_accuracy"].get<double>(), 0.7) << r.out;
+}
+
+// Every shipped image example, with only its data path pointed at generated files and its
+// length cut to two steps on small batches: the files run as shipped.
+TEST_F(ImageRunTest, EveryShippedImageExampleRuns) {
+  write_cifar10(dir_ / "cifar-10-batches-bin", 8, 16);
+  write_cifar100(dir_ / "cifar-100-binary", 40, 16);
+  write_tiny_imagenet(dir_ / "tiny-imagenet-200", 4, 4, 2);
+  const std::string shorter =
+      " --set train.max_steps=2 --set data.batch_size=4 --set data.test_batch_size=16 --set data.test_subset=16"
+      " --set experiment.output='\"runs\"' --set backend.name='\"cpu\"'";
+  const std::string examples = std::string(PLUGTRAIN_SOURCE_DIR) + "/examples/";
+  struct Example {
+    std::string file, data, command;
+  };
+  const std::vector<Example> cases = {
+      {"cifar10_resnet18.toml", "cifar-10-batches-bin", "run"},
+      {"cifar100_resnet18.toml", "cifar-100-binary", "run"},
+      {"tiny_imagenet_baseline.toml", "tiny-imagenet-200", "run"},
+      {"tiny_imagenet_residual.toml", "tiny-imagenet-200", "run"},
+      {"tiny_imagenet_deeper_wider.toml", "tiny-imagenet-200", "run"},
+      {"tiny_imagenet_se.toml", "tiny-imagenet-200", "run"},
+      {"tiny_imagenet_best.toml", "tiny-imagenet-200", "run"},
+      {"cifar10_lion_label_noise.toml", "cifar-10-batches-bin", "sweep --jobs 2"},
+      {"tiny_imagenet_augmentation.toml", "tiny-imagenet-200", "sweep --jobs 2"},
+  };
+  for (const Example& c : cases) {
+    const ProcessResult r = plugtrain(c.command + " " + shell_quote(examples + c.file) + " --set data.path='\"" +
+                                      c.data + "\"'" + shorter);
+    EXPECT_EQ(r.exit_code, 0) << c.file << "\n" << r.out;
+    if (c.command == "run") EXPECT_NE(r.out.find("done:"), std::string::npos) << c.file << "\n" << r.out;
+  }
+}
+
+TEST_F(ImageRunTest, DataCommandDescribesTheSetAndDrawsTheGrid) {
+  write_tiny_imagenet(dir_ / "tiny", 3, 4, 2);
+  write_experiment(R"([model]
+name = "baseline_cnn"
+[data]
+dataset = "tiny-imagenet"
+path = "tiny"
+image_size = 48
+augmentation = ["random_resized_crop", "horizontal_flip", "color_jitter"]
+)");
+  const ProcessResult r = plugtrain("data exp.toml --grid grid.png --samples 6 --columns 3");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("splits: train 12 (4 per class), val 6 (2 per class)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("classes: 3: 0 thing 0, 1 thing 1, 2 thing 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sample: 3x48x48 (C x H x W), uint8 pixels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("normalize: training set mean "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("augmentation: random_resized_crop (scale 0.08-1.00"), std::string::npos) << r.out;
+  const std::string png = slurp(dir_ / "grid.png");
+  const data::Image grid =
+      data::decode_image(reinterpret_cast<const uint8_t*>(png.data()), png.size(), "grid.png");
+  // 3 columns of 48-pixel cells with 4-pixel gaps; 2 rows, each with a 14-pixel label line.
+  EXPECT_EQ(grid.width, 3 * (48 + 4) + 4);
+  EXPECT_EQ(grid.height, 2 * (48 + 14 + 4) + 4);
+}
+
+TEST_F(ImageRunTest, BadDataStopsTheRunWithOneLineNamingTheFile) {
+  write_cifar10(dir_ / "c10", 8, 8);
+  fs::remove(dir_ / "c10" / "data_batch_5.bin");
+  write_small_run("bad", "dataset = \"cifar10\"\npath = \"c10\"\n");
+  ProcessResult r = plugtrain("run exp.toml");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("plugtrain: error: c10/data_batch_5.bin: missing"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
+
+  write_image_folder(dir_ / "images", 2, 3, 1);
+  std::ofstream(dir_ / "images" / "train" / "class_1" / "broken.jpg") << "\xff\xd8\xff truncated";
+  write_small_run("bad", "dataset = \"image-folder\"\npath = \"images\"\nimage_size = 16\n", 1);
+  r = plugtrain("run exp.toml");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("plugtrain: error: images/train/class_1/broken.jpg: "), std::string::npos) << r.out;
+  write_small_run("skip", "dataset = \"image-folder\"\npath = \"images\"\nimage_size = 16\nskip_bad = true\n", 1);
+  r = plugtrain("run exp.toml");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("data: skipped 1 images that cannot be decoded (data.skip_bad); the first: "
+                       "images/train/class_1/broken.jpg"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace plugtrain::testing
