@@ -59,11 +59,20 @@ install_torch() {
   mv "$PLUGTRAIN_VENV_MARKER.tmp" "$PLUGTRAIN_VENV_MARKER"
 }
 
-# Python packages the tests use beside torch (reading TensorBoard files with the real reader).
+# Python packages the tests use beside torch: TensorBoard's own reader for our event files, and
+# torchvision (the release built for this torch; --no-deps keeps the torch we have) for the
+# model zoo's state_dict compatibility and the data pipeline's comparison benchmark.
+PLUGTRAIN_TORCHVISION_VERSION=0.26.0
 install_python_tools() {
-  "$PLUGTRAIN_VENV/bin/python" -c 'import tensorboard' 2>/dev/null && return 0
-  log "installing tensorboard into $PLUGTRAIN_VENV"
-  "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir tensorboard
+  if ! "$PLUGTRAIN_VENV/bin/python" -c 'import tensorboard' 2>/dev/null; then
+    log "installing tensorboard into $PLUGTRAIN_VENV"
+    "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir tensorboard
+  fi
+  if ! "$PLUGTRAIN_VENV/bin/python" -c 'import PIL, torchvision' 2>/dev/null; then
+    log "installing torchvision==$PLUGTRAIN_TORCHVISION_VERSION into $PLUGTRAIN_VENV"
+    "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir pillow
+    "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir --no-deps "torchvision==$PLUGTRAIN_TORCHVISION_VERSION"
+  fi
 }
 
 torch_cmake_prefix() { sed -n 2p "$PLUGTRAIN_VENV_MARKER"; }

@@ -161,5 +161,72 @@ TEST_F(ImageRunTest, BadDataStopsTheRunWithOneLineNamingTheFile) {
       << r.out;
 }
 
+#ifdef PLUGTRAIN_PYTHON
+// The zoo's state_dicts are torchvision's: a torchvision.models.resnet18 state_dict starts a
+// run through [model] init, and the run's exported weights load back into torchvision with
+// strict=True, every parameter where it was (the one step has a learning rate of 1e-30).
+TEST_F(ImageRunTest, TorchvisionWeightsGoInAndComeBackOut) {
+  const std::string python = PLUGTRAIN_PYTHON;
+  if (run_process(python + " -c 'import torchvision'").exit_code != 0)
+    GTEST_SKIP() << "torchvision is not installed beside the torch wheel (scripts/setup installs it)";
+  std::ofstream(dir_ / "tv.py") << R"(
+import sys, torch, torchvision
+torch.manual_seed(0)
+if sys.argv[1] == "save":
+    m = torchvision.models.resnet18(num_classes=10)
+    for mod in m.modules():  # statistics a trained network would have, not the defaults
+        if isinstance(mod, torch.nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.5, 0.5); mod.running_var.uniform_(0.5, 1.5)
+    torch.save(m.state_dict(), "tv.pt")
+else:
+    original = torch.load("tv.pt")
+    exported = torch.load("exported.pt")
+    m = torchvision.models.resnet18(num_classes=10)
+    m.load_state_dict(exported, strict=True)
+    worst = max((exported[k].double() - original[k].double()).abs().max().item()
+                for k, _ in m.named_parameters())
+    print("KEYS", len(exported), len(original), "UNCHANGED", worst < 1e-20)
+    print("BATCHES", int(exported["bn1.num_batches_tracked"]) - int(original["bn1.num_batches_tracked"]))
+)";
+  ASSERT_EQ(run_process("cd " + shell_quote(dir_.string()) + " && " + python + " tv.py save").exit_code, 0);
+  write_cifar10(dir_ / "c10", 8, 8);
+  write_experiment(R"([experiment]
+name = "tv"
+[backend]
+name = "cpu"
+[model]
+name = "resnet18"
+stem = "imagenet"
+init = "tv.pt"
+[data]
+dataset = "cifar10"
+path = "c10"
+batch_size = 8
+[optim]
+name = "sgd"
+lr = 1e-30
+[train]
+max_steps = 1
+)");
+  const ProcessResult r = plugtrain("run exp.toml");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("model: initialised from tv.pt"), std::string::npos) << r.out;
+  const ProcessResult e = plugtrain("export runs/tv/version_0/checkpoints/last.ckpt exported.pt");
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  const ProcessResult py = run_process("cd " + shell_quote(dir_.string()) + " && " + python + " tv.py check");
+  ASSERT_EQ(py.exit_code, 0) << py.out;
+  EXPECT_NE(py.out.find("KEYS 122 122 UNCHANGED True"), std::string::npos) << py.out;
+  EXPECT_NE(py.out.find("BATCHES 1"), std::string::npos) << py.out;
+
+  // The CIFAR stem has another conv1: torchvision's ImageNet weights do not fit it, and the
+  // run says which tensor, before training.
+  const ProcessResult wrong = plugtrain("run exp.toml --set model.stem='\"cifar\"'");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.out.find("tv.pt: does not match the model: shape of conv1.weight: file [64, 3, 7, 7], model [64, 3, 3, 3]"),
+            std::string::npos)
+      << wrong.out;
+}
+#endif
+
 }  // namespace
 }  // namespace plugtrain::testing
