@@ -1,6 +1,5 @@
 // The data layer: IDX reading (plain, gzip, broken files), the real Fashion-MNIST when
 // installed, synthetic data, label noise, augmentation and the batch loader.
-#include <unistd.h>
 #include <zlib.h>
 
 #include <chrono>
@@ -22,34 +21,18 @@
 #include "data/data_error.h"
 #include "data/dataset.h"
 #include "data/idx_reader.h"
+#include "support/data_errors.h"
+#include "support/temp_dir.h"
 
 namespace plugtrain::data {
 namespace {
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<unsigned char>;
+using plugtrain::testing::data_error_of;
+using plugtrain::testing::TempDir;
 
 const fs::path kFashionMnist = "/usr/share/datasets/fashion-mnist";
-
-// A fresh temp folder per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("plugtrain_data_test_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 void put_be32(Bytes& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<unsigned char>(v >> shift));
@@ -79,18 +62,6 @@ Bytes iota_bytes(size_t n) {
   Bytes b(n);
   for (size_t i = 0; i < n; ++i) b[i] = static_cast<unsigned char>(i * 7 % 256);
   return b;
-}
-
-// Message of the DataError fn throws (fails the test when it throws none).
-template <class Fn>
-std::string data_error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no DataError thrown";
-  return {};
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

@@ -2,8 +2,6 @@
 // and CIFAR-100 from a folder and from the .tar.gz itself, image folders of PNG and JPEG,
 // TinyImageNet; the cache, the statistics, and one line naming the file for every kind of
 // bad data.
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,45 +12,19 @@
 
 #include "data/batch_loader.h"
 #include "data/cifar.h"
-#include "data/data_error.h"
 #include "data/image_folder.h"
 #include "data/load_dataset.h"
+#include "support/data_errors.h"
 #include "support/image_data.h"
+#include "support/temp_dir.h"
 
 namespace plugtrain::data {
 namespace {
 
 namespace fs = std::filesystem;
 using plugtrain::testing::class_colour;
-
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("plugtrain_images_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-template <class Fn>
-std::string data_error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no DataError thrown";
-  return {};
-}
+using plugtrain::testing::data_error_of;
+using plugtrain::testing::TempDir;
 
 // `tar -czf archive -C parent folder`: the official archives hold one top-level folder.
 void make_tar_gz(const fs::path& archive, const fs::path& parent, const std::string& folder) {

@@ -17,52 +17,15 @@
 #include <torch/optim/sgd.h>
 
 #include "plugins/plugin_host.h"
+#include "support/bundled_models.h"
 
 namespace plugtrain {
 namespace {
 
-PluginHost& host() {
-  static PluginHost h = [] {
-    SearchOptions options;
-    options.use_environment = false;
-    return PluginHost(options);
-  }();
-  return h;
-}
-
-const ModelSpec& spec(const std::string& name) {
-  const RegisteredModel* m = host().models().find(name);
-  if (!m) throw std::runtime_error("model '" + name + "' is not registered");
-  return m->spec;
-}
+using namespace plugtrain::testing;  // support/bundled_models.h
 
 const ModelInputs kImageNet{{3, 224, 224}, 1000};
 const ModelInputs kCifar{{3, 32, 32}, 10};
-
-std::shared_ptr<Model> build(const std::string& name, const ModelInputs& inputs,
-                             const std::map<std::string, OptionValue>& overrides = {}) {
-  const ModelSpec& s = spec(name);
-  std::map<std::string, OptionValue> values;
-  for (const auto& o : s.options) values[o.name] = o.default_value;
-  for (const auto& [k, v] : overrides) values[k] = v;
-  return s.factory(inputs, Options(values));
-}
-
-std::string build_error(const std::string& name, const std::map<std::string, OptionValue>& overrides,
-                        const ModelInputs& inputs = kCifar) {
-  try {
-    build(name, inputs, overrides);
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::int64_t parameter_count(Model& m) {
-  std::int64_t n = 0;
-  for (const auto& p : m.parameters()) n += p.numel();
-  return n;
-}
 
 using Shapes = std::map<std::string, std::vector<std::int64_t>>;
 
@@ -99,7 +62,7 @@ const char* const kZoo[] = {"resnet18", "resnet34", "resnet50", "resnet101", "wi
 
 TEST(ZooModels, RegistersEveryArchitectureWithSchemaDefaultsOfTheDeclaredType) {
   for (const char* name : kZoo) {
-    const RegisteredModel* m = host().models().find(name);
+    const RegisteredModel* m = bundled_plugins().models().find(name);
     ASSERT_NE(m, nullptr) << name;
     EXPECT_EQ(m->plugin, "models");
     EXPECT_FALSE(m->spec.description.empty()) << name;
@@ -108,7 +71,7 @@ TEST(ZooModels, RegistersEveryArchitectureWithSchemaDefaultsOfTheDeclaredType) {
       EXPECT_FALSE(o.doc.empty()) << name << "." << o.name;
     }
   }
-  EXPECT_TRUE(host().models().shadowed().empty());
+  EXPECT_TRUE(bundled_plugins().models().shadowed().empty());
 }
 
 TEST(ZooModels, ImageNetFormsHaveTorchvisionsParameterCounts) {
@@ -116,25 +79,25 @@ TEST(ZooModels, ImageNetFormsHaveTorchvisionsParameterCounts) {
       {"resnet18", 11689512},    {"resnet34", 21797672},       {"resnet50", 25557032},  {"resnet101", 44549160},
       {"vgg11_bn", 132868840},   {"vgg13_bn", 133053736},      {"vgg16_bn", 138365992}, {"vgg19_bn", 143678248},
       {"mobilenet_v2", 3504872}, {"wide_resnet50_2", 68883240}};
-  for (const auto& [name, count] : expected) EXPECT_EQ(parameter_count(*build(name, kImageNet)), count) << name;
+  for (const auto& [name, count] : expected) EXPECT_EQ(parameter_count(*build_model(name, kImageNet)), count) << name;
 }
 
 TEST(ZooModels, CifarFormsHaveTheReferenceParameterCounts) {
-  EXPECT_EQ(parameter_count(*build("resnet18", kCifar, {{"stem", std::string("cifar")}})), 11173962);
-  EXPECT_EQ(parameter_count(*build("wide_resnet", kCifar)), 36479194);  // WRN-28-10
-  EXPECT_EQ(
-      parameter_count(*build("wide_resnet", kCifar, {{"depth", std::int64_t{16}}, {"widen_factor", std::int64_t{4}}})),
-      2748890);
+  EXPECT_EQ(parameter_count(*build_model("resnet18", kCifar, {{"stem", std::string("cifar")}})), 11173962);
+  EXPECT_EQ(parameter_count(*build_model("wide_resnet", kCifar)), 36479194);  // WRN-28-10
+  EXPECT_EQ(parameter_count(
+                *build_model("wide_resnet", kCifar, {{"depth", std::int64_t{16}}, {"widen_factor", std::int64_t{4}}})),
+            2748890);
   // torchvision.models.mobilenet_v2(width_mult=w, num_classes=10)
-  EXPECT_EQ(parameter_count(*build("mobilenet_v2", kCifar, {{"width_mult", 0.5}})), 700490);
-  EXPECT_EQ(parameter_count(*build("mobilenet_v2", kCifar, {{"width_mult", 1.4}})), 4333706);
+  EXPECT_EQ(parameter_count(*build_model("mobilenet_v2", kCifar, {{"width_mult", 0.5}})), 700490);
+  EXPECT_EQ(parameter_count(*build_model("mobilenet_v2", kCifar, {{"width_mult", 1.4}})), 4333706);
   // vgg16_bn: features (138365992 minus the ImageNet classifier's 123642856) + Linear(512, 10).
-  EXPECT_EQ(parameter_count(*build("vgg16_bn", kCifar)), 14723136 + 512 * 10 + 10);
+  EXPECT_EQ(parameter_count(*build_model("vgg16_bn", kCifar)), 14723136 + 512 * 10 + 10);
 }
 
 TEST(ZooModels, StateDictNamesAndShapesAreTorchvisions) {
   for (const char* name : {"resnet18", "resnet50", "vgg16_bn", "mobilenet_v2", "wide_resnet50_2"}) {
-    const Shapes ours = state_dict_shapes(*build(name, kImageNet));
+    const Shapes ours = state_dict_shapes(*build_model(name, kImageNet));
     const Shapes theirs = torchvision_shapes(name);
     for (const auto& [key, shape] : theirs) {
       auto it = ours.find(key);
@@ -150,7 +113,7 @@ TEST(ZooModels, StateDictNamesAndShapesAreTorchvisions) {
 
 TEST(ZooModels, AutoPicksTheCifarFormUpTo64PixelsAndImageNetAbove) {
   auto shape_of = [](const std::string& name, const ModelInputs& in, const std::string& key) {
-    return state_dict_shapes(*build(name, in)).at(key);
+    return state_dict_shapes(*build_model(name, in)).at(key);
   };
   using S = std::vector<std::int64_t>;
   EXPECT_EQ(shape_of("resnet18", kCifar, "conv1.weight"), (S{64, 3, 3, 3}));
@@ -164,7 +127,7 @@ TEST(ZooModels, AutoPicksTheCifarFormUpTo64PixelsAndImageNetAbove) {
   torch::NoGradGuard no_grad;
   for (const char* name : {"resnet18", "mobilenet_v2"}) {
     for (const char* stem : {"auto", "imagenet"}) {
-      auto m = build(name, kCifar, {{"stem", std::string(stem)}});
+      auto m = build_model(name, kCifar, {{"stem", std::string(stem)}});
       m->eval();
       EXPECT_EQ(m->forward(torch::randn({2, 3, 32, 32})).sizes(), (S{2, 10})) << name << " " << stem;
     }
@@ -175,23 +138,23 @@ TEST(ZooModels, SqueezeExcitationAddsItsParametersToEveryBlock) {
   // resnet18: two BasicBlocks per stage of 64..512 channels, SE hidden width c / 16.
   std::int64_t se = 0;
   for (std::int64_t c : {64, 128, 256, 512}) se += 2 * (c * (c / 16) + c / 16 + (c / 16) * c + c);
-  auto plain = build("resnet18", kCifar);
-  auto with_se = build("resnet18", kCifar, {{"se", true}});
+  auto plain = build_model("resnet18", kCifar);
+  auto with_se = build_model("resnet18", kCifar, {{"se", true}});
   EXPECT_EQ(parameter_count(*with_se), parameter_count(*plain) + se);
   const Shapes shapes = state_dict_shapes(*with_se);
   EXPECT_EQ(shapes.at("layer1.0.se.fc1.weight"), (std::vector<std::int64_t>{4, 64, 1, 1}));
   EXPECT_EQ(shapes.at("layer4.1.se.fc2.bias"), (std::vector<std::int64_t>{512}));
   // resnet50's SE sits on the block output (planes * 4).
-  EXPECT_EQ(state_dict_shapes(*build("resnet50", kCifar, {{"se", true}})).at("layer1.0.se.fc1.weight"),
+  EXPECT_EQ(state_dict_shapes(*build_model("resnet50", kCifar, {{"se", true}})).at("layer1.0.se.fc1.weight"),
             (std::vector<std::int64_t>{16, 256, 1, 1}));
-  auto cnn = build("baseline_cnn", kCifar, {{"se", true}});
-  EXPECT_GT(parameter_count(*cnn), parameter_count(*build("baseline_cnn", kCifar)));
+  auto cnn = build_model("baseline_cnn", kCifar, {{"se", true}});
+  EXPECT_GT(parameter_count(*cnn), parameter_count(*build_model("baseline_cnn", kCifar)));
   EXPECT_EQ(state_dict_shapes(*cnn).at("stages.2.se.fc1.weight"), (std::vector<std::int64_t>{16, 256, 1, 1}));
 }
 
 TEST(ZooModels, ZeroInitResidualZeroesEachBlocksLastBatchNorm) {
   for (const auto& [name, last_bn] : {std::pair{"resnet18", ".bn2.weight"}, std::pair{"resnet50", ".bn3.weight"}}) {
-    auto m = build(name, kCifar, {{"zero_init_residual", true}});
+    auto m = build_model(name, kCifar, {{"zero_init_residual", true}});
     int zeroed = 0;
     for (const auto& p : m->named_parameters()) {
       const std::string& key = p.key();
@@ -204,36 +167,36 @@ TEST(ZooModels, ZeroInitResidualZeroesEachBlocksLastBatchNorm) {
       zeroed += last;
     }
     EXPECT_EQ(zeroed, std::string(name) == "resnet18" ? 8 : 16) << name;
-    auto plain = build(name, kCifar);
+    auto plain = build_model(name, kCifar);
     EXPECT_TRUE(torch::all(plain->named_parameters()[std::string("layer1.0") + last_bn] == 1).item<bool>());
   }
 }
 
 TEST(ZooModels, BadOptionsAreRefusedWithOneClearLine) {
-  EXPECT_EQ(build_error("wide_resnet", {{"depth", std::int64_t{27}}}),
+  EXPECT_EQ(model_build_error("wide_resnet", kCifar, {{"depth", std::int64_t{27}}}),
             "wide_resnet: depth must be 6n + 4 with n >= 1, e.g. 16, 22, 28, 40 (got 27)");
-  EXPECT_EQ(build_error("wide_resnet", {{"widen_factor", std::int64_t{0}}}),
+  EXPECT_EQ(model_build_error("wide_resnet", kCifar, {{"widen_factor", std::int64_t{0}}}),
             "wide_resnet: widen_factor must be >= 1 (got 0)");
-  EXPECT_EQ(build_error("resnet18", {{"stem", std::string("tiny")}}),
+  EXPECT_EQ(model_build_error("resnet18", kCifar, {{"stem", std::string("tiny")}}),
             "resnet18: stem must be one of imagenet, cifar, auto (got 'tiny')");
-  EXPECT_EQ(build_error("resnet50", {{"width", 0.0}}), "resnet50: width must be > 0 (got 0.000000)");
-  EXPECT_EQ(build_error("wide_resnet50_2", {{"dropout", 1.0}}),
+  EXPECT_EQ(model_build_error("resnet50", kCifar, {{"width", 0.0}}), "resnet50: width must be > 0 (got 0.000000)");
+  EXPECT_EQ(model_build_error("wide_resnet50_2", kCifar, {{"dropout", 1.0}}),
             "wide_resnet50_2: dropout must be in [0, 1) (got 1.000000)");
-  EXPECT_EQ(build_error("vgg16_bn", {{"head", std::string("big")}}),
+  EXPECT_EQ(model_build_error("vgg16_bn", kCifar, {{"head", std::string("big")}}),
             "vgg16_bn: head must be one of imagenet, cifar, auto (got 'big')");
-  EXPECT_EQ(build_error("vgg11_bn", {}, {{3, 16, 16}, 10}),
+  EXPECT_EQ(model_build_error("vgg11_bn", {{3, 16, 16}, 10}),
             "vgg11_bn: input must be at least 32x32 for five 2x2 poolings (got 16x16)");
-  EXPECT_EQ(build_error("mobilenet_v2", {{"width_mult", -1.0}}),
+  EXPECT_EQ(model_build_error("mobilenet_v2", kCifar, {{"width_mult", -1.0}}),
             "mobilenet_v2: width_mult must be > 0 (got -1.000000)");
-  EXPECT_EQ(build_error("baseline_cnn", {{"channels", std::vector<std::int64_t>{}}}),
+  EXPECT_EQ(model_build_error("baseline_cnn", kCifar, {{"channels", std::vector<std::int64_t>{}}}),
             "baseline_cnn: channels must have at least 1 entry");
-  EXPECT_EQ(build_error("baseline_cnn", {{"channels", std::vector<std::int64_t>{8, 0}}}),
+  EXPECT_EQ(model_build_error("baseline_cnn", kCifar, {{"channels", std::vector<std::int64_t>{8, 0}}}),
             "baseline_cnn: channels must be > 0 (got 0)");
-  EXPECT_EQ(build_error("baseline_cnn", {{"convs_per_stage", std::int64_t{0}}}),
+  EXPECT_EQ(model_build_error("baseline_cnn", kCifar, {{"convs_per_stage", std::int64_t{0}}}),
             "baseline_cnn: convs_per_stage must be >= 1 (got 0)");
-  EXPECT_EQ(build_error("baseline_cnn", {}, {{3, 4, 4}, 10}),
+  EXPECT_EQ(model_build_error("baseline_cnn", {{3, 4, 4}, 10}),
             "baseline_cnn: input must be at least 8x8 for 3 2x2 poolings (got 4x4)");
-  EXPECT_EQ(build_error("resnet34", {}, {{3, 32, 32}, 0}), "resnet34: num_classes must be > 0 (got 0)");
+  EXPECT_EQ(model_build_error("resnet34", {{3, 32, 32}, 0}), "resnet34: num_classes must be > 0 (got 0)");
 }
 
 TEST(ZooModels, CifarSizedForwardGivesBatchByClasses) {
@@ -254,22 +217,16 @@ TEST(ZooModels, CifarSizedForwardGivesBatchByClasses) {
   };
   const torch::Tensor x = torch::randn({2, 3, 32, 32});
   for (const auto& [name, options] : models) {
-    auto m = build(name, kCifar, options);
+    auto m = build_model(name, kCifar, options);
     for (bool train : {false, true}) {
       m->train(train);
       EXPECT_EQ(m->forward(x).sizes(), (std::vector<std::int64_t>{2, 10})) << name << (train ? " train" : " eval");
     }
   }
   // Grayscale input and another class count.
-  auto gray = build("resnet18", {{1, 28, 28}, 7});
+  auto gray = build_model("resnet18", {{1, 28, 28}, 7});
   gray->eval();
   EXPECT_EQ(gray->forward(torch::randn({3, 1, 28, 28})).sizes(), (std::vector<std::int64_t>{3, 7}));
-}
-
-double loss_of(Model& m, const torch::Tensor& x, const torch::Tensor& y) {
-  torch::NoGradGuard no_grad;
-  m.eval();
-  return torch::nn::functional::cross_entropy(m.forward(x), y).item<double>();
 }
 
 TEST(ZooModels, SmallBaselineCnnLearnsAFixedTinyBatch) {
@@ -277,8 +234,9 @@ TEST(ZooModels, SmallBaselineCnnLearnsAFixedTinyBatch) {
   const torch::Tensor y = torch::arange(16) % 4;
   const torch::Tensor patterns = torch::randn({4, 3, 4, 4}).repeat_interleave(4, 2).repeat_interleave(4, 3);
   const torch::Tensor x = patterns.index_select(0, y) + 0.3 * torch::randn({16, 3, 16, 16});
-  auto model = build("baseline_cnn", {{3, 16, 16}, 4}, {{"channels", std::vector<std::int64_t>{8, 16}}, {"se", true}});
-  const double before = loss_of(*model, x, y);
+  auto model =
+      build_model("baseline_cnn", {{3, 16, 16}, 4}, {{"channels", std::vector<std::int64_t>{8, 16}}, {"se", true}});
+  const double before = eval_loss(*model, x, y);
   torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
   for (int step = 0; step < 40; ++step) {
     model->train();
@@ -286,7 +244,7 @@ TEST(ZooModels, SmallBaselineCnnLearnsAFixedTinyBatch) {
     torch::nn::functional::cross_entropy(model->forward(x), y).backward();
     sgd.step();
   }
-  const double after = loss_of(*model, x, y);
+  const double after = eval_loss(*model, x, y);
   EXPECT_LT(after, 0.5 * before) << "loss " << before << " -> " << after;
 }
 
