@@ -1,0 +1,159 @@
+// End to end on CUDA, through the real executable: run on a machine with a usable NVIDIA GPU,
+// skipped (with the probe's reason, visible in ctest's summary) everywhere else. Each test
+// names `backend.name = "cuda"`, so what it checks is the GPU path, not what automatic
+// selection would pick.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/experiment_folder.h"
+#include "support/image_data.h"
+
+namespace plugtrain::testing {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kFashion = "/usr/share/datasets/fashion-mnist";
+
+class CudaTest : public ExperimentFolderTest {
+ protected:
+  CudaTest() : ExperimentFolderTest("cuda", "") {}
+
+  void SetUp() override {
+    ExperimentFolderTest::SetUp();
+    const ProcessResult r = run_process("env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) + " plugins --json",
+                                        /*merge_stderr=*/false);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (const auto& p : nlohmann::json::parse(r.out)["plugins"]) {
+      if (p.value("name", "") != "cuda" || p.value("kind", "") != "backend") continue;
+      cuda_ = p;
+      if (p["status"] != "usable") GTEST_SKIP() << "no usable CUDA device: " << p["reason"].get<std::string>();
+      devices_ = int(p["probe"]["devices"].size());
+      return;
+    }
+    GTEST_SKIP() << "no cuda backend plugin was built";
+  }
+
+  // Fashion-MNIST subset, a short run on CUDA with the given extra lines.
+  void write_fashion_run(const std::string& name, const std::string& model, const std::string& extra = "") const {
+    write_experiment("[experiment]\nname = \"" + name + "\"\nseed = 1\n[backend]\nname = \"cuda\"\n[model]\nname = \"" +
+                     model + "\"\n[data]\ntrain_subset = 6000\ntest_subset = 2000\n[train]\nepochs = 2\nlog_interval = 0\n" +
+                     extra);
+  }
+
+  nlohmann::json summary(const std::string& name, int version = 0) const {
+    return nlohmann::json::parse(slurp(dir_ / "runs" / name / ("version_" + std::to_string(version)) / "summary.json"));
+  }
+
+  nlohmann::json cuda_;
+  int devices_ = 0;
+};
+
+TEST_F(CudaTest, ProbeNamesEveryDeviceWithItsMemory) {
+  ASSERT_GE(devices_, 1);
+  for (const auto& d : cuda_["probe"]["devices"]) {
+    EXPECT_FALSE(d["name"].get<std::string>().empty()) << d;
+    EXPECT_GT(d["total_memory_bytes"].get<double>(), 1e9) << d;
+    EXPECT_GT(d["free_memory_bytes"].get<double>(), 0) << d;
+    EXPECT_LE(d["free_memory_bytes"].get<double>(), d["total_memory_bytes"].get<double>()) << d;
+  }
+#ifdef PLUGTRAIN_PYTHON
+  // The same figures as cudaMemGetInfo through Python torch (total exactly; free moves a little).
+  const ProcessResult py = run_process(std::string(PLUGTRAIN_PYTHON) +
+                                       " -c 'import torch; f, t = torch.cuda.mem_get_info(0); print(t, f)'",
+                                       /*merge_stderr=*/false);
+  ASSERT_EQ(py.exit_code, 0) << py.out;
+  double total = 0, free = 0;
+  ASSERT_EQ(std::sscanf(py.out.c_str(), "%lf %lf", &total, &free), 2) << py.out;
+  const auto& d0 = cuda_["probe"]["devices"][0];
+  EXPECT_DOUBLE_EQ(d0["total_memory_bytes"].get<double>(), total);
+  EXPECT_NEAR(d0["free_memory_bytes"].get<double>(), free, 0.1 * total);
+#endif
+}
+
+TEST_F(CudaTest, MlpAndConvnetLearnInEveryPrecision) {
+  if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  for (const char* model : {"mlp", "convnet"}) {
+    for (const char* precision : {"fp32", "bf16", "fp16"}) {
+      const std::string name = std::string(model) + "-" + precision;
+      write_fashion_run(name, model, std::string("precision = \"") + precision + "\"\n");
+      const ProcessResult r = plugtrain("run exp.toml");
+      ASSERT_EQ(r.exit_code, 0) << name << "\n" << r.out;
+      EXPECT_NE(r.out.find("backend: chose cuda"), std::string::npos) << r.out;
+      const nlohmann::json s = summary(name);
+      EXPECT_EQ(s["device"].get<std::string>().rfind("cuda", 0), 0u) << s.dump();
+      // The CPU's band for the same run (tests/run_test.cpp): at least 0.75.
+      EXPECT_GE(s["final_test_accuracy"].get<double>(), 0.75) << name << "\n" << r.out;
+    }
+  }
+}
+
+TEST_F(CudaTest, ACheckpointMovesFromCudaToTheCpuAndBack) {
+  if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  write_fashion_run("move", "mlp", "[checkpoint]\nsave = \"last\"\n");
+  ProcessResult r = plugtrain("run exp.toml --set train.epochs=1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = plugtrain("run exp.toml --set train.epochs=2 --set backend.name='\"cpu\"' --resume last");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("backend: chose cpu"), std::string::npos) << r.out;
+  r = plugtrain("run exp.toml --set train.epochs=3 --resume last");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("backend: chose cuda"), std::string::npos) << r.out;
+  EXPECT_EQ(summary("move")["epochs"].size(), 3u);
+  EXPECT_GE(summary("move")["final_test_accuracy"].get<double>(), 0.75);
+  const ProcessResult e = plugtrain("export runs/move/version_0/checkpoints/last.ckpt weights.pt");
+  EXPECT_EQ(e.exit_code, 0) << e.out;
+}
+
+TEST_F(CudaTest, DpReplicatesOverEveryVisibleGpu) {
+  if (devices_ < 2) GTEST_SKIP() << "dp needs at least 2 GPUs; this machine has " << devices_;
+  if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  write_fashion_run("dp", "mlp", "");
+  const ProcessResult r = plugtrain("run exp.toml --set backend.devices='\"auto\"' --set backend.strategy='\"dp\"'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("dp: " + std::to_string(devices_) + " replicas in this process"), std::string::npos) << r.out;
+}
+
+TEST_F(CudaTest, DdpThroughNcclOnEveryGpu) {
+  if (devices_ < 2) GTEST_SKIP() << "ddp over GPUs needs at least 2; this machine has " << devices_;
+  if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  write_fashion_run("ddp", "mlp", "");
+  const ProcessResult r = plugtrain("run exp.toml --set backend.devices='\"auto\"' --set backend.strategy='\"ddp\"'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("ddp: " + std::to_string(devices_) + " processes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("nccl"), std::string::npos) << r.out;
+  EXPECT_GE(summary("ddp")["final_test_accuracy"].get<double>(), 0.75) << r.out;
+}
+
+TEST_F(CudaTest, ResNetOnCifarFilesTrainsInBf16) {
+  write_cifar10(dir_ / "c10", 64, 64);
+  write_experiment(R"([experiment]
+name = "c10"
+[backend]
+name = "cuda"
+[model]
+name = "resnet18"
+stem = "cifar"
+[data]
+dataset = "cifar10"
+path = "c10"
+batch_size = 32
+augmentation = ["random_crop", "horizontal_flip"]
+[optim]
+name = "sgd"
+lr = 0.05
+momentum = 0.9
+[train]
+epochs = 3
+precision = "bf16"
+)");
+  const ProcessResult r = plugtrain("run exp.toml");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_GE(summary("c10")["final_test_accuracy"].get<double>(), 0.5) << r.out;
+}
+
+}  // namespace
+}  // namespace plugtrain::testing
