@@ -27,7 +27,8 @@ class CudaTest : public ExperimentFolderTest {
     const ProcessResult r = run_process("env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) + " plugins --json",
                                         /*merge_stderr=*/false);
     ASSERT_EQ(r.exit_code, 0) << r.out;
-    for (const auto& p : nlohmann::json::parse(r.out)["plugins"]) {
+    const nlohmann::json report = nlohmann::json::parse(r.out);  // kept: the loop walks into it
+    for (const auto& p : report["plugins"]) {
       if (p.value("name", "") != "cuda" || p.value("kind", "") != "backend") continue;
       cuda_ = p;
       if (p["status"] != "usable") GTEST_SKIP() << "no usable CUDA device: " << p["reason"].get<std::string>();
