@@ -466,6 +466,20 @@ TEST(BatchLoader, AnyNumberOfWorkersGivesTheSameAugmentedBatches) {
   EXPECT_TRUE(at::equal(serial, epoch_inputs(3, 8)));
 }
 
+TEST(BatchLoader, ChannelsLastBatchesHoldTheSameValues) {
+  DatasetPair p = make_synthetic({3, 5, 4}, 4, 40, 10, 2);
+  AugmentOptions aug;
+  aug.order = {"random_crop", "horizontal_flip"};
+  BatchLoader plain(p.train, 16, true, aug, LoaderConfig{}, at::kCPU, 3);
+  BatchLoader last(p.train, 16, true, aug, LoaderConfig{}, at::kCPU, 3, Shard{}, at::MemoryFormat::ChannelsLast);
+  while (auto a = plain.next()) {
+    const auto b = last.next();
+    ASSERT_TRUE(b.has_value());
+    EXPECT_TRUE(b->inputs.is_contiguous(at::MemoryFormat::ChannelsLast));
+    EXPECT_TRUE(at::equal(a->inputs, b->inputs));
+  }
+}
+
 TEST(BatchLoader, RejectsBadArguments) {
   Dataset d = index_dataset(4);
   EXPECT_THROW(BatchLoader(d, 0, true, AugmentOptions{}, LoaderConfig{}, at::kCPU, 0), DataError);

@@ -57,6 +57,7 @@ struct BatchLoader::Impl {
   c10::Device device;
   uint64_t seed;
   Shard shard;
+  at::MemoryFormat memory_format;
   ChannelMaps maps;
   int threads = 0;     // background producers (0: the calling thread makes each batch)
   int64_t window = 0;  // batches prepared ahead of the one the trainer has
@@ -88,9 +89,9 @@ struct BatchLoader::Impl {
   double last_copy_seconds = 0;
 
   Impl(const Dataset& d, int64_t bs, bool sh, AugmentOptions aug, const plugtrain::LoaderConfig& cfg, c10::Device dev,
-       uint64_t s, Shard sd)
+       uint64_t s, Shard sd, at::MemoryFormat mf)
       : data(d), batch_size(bs), shuffle(sh), augmenter(std::move(aug)), config(cfg), device(dev), seed(s), shard(sd),
-        maps(d) {
+        memory_format(mf), maps(d) {
     threads = config.workers > 0 ? config.workers : config.prefetch_depth > 0 ? 1 : 0;
     window = std::max<int64_t>(config.prefetch_depth, threads);
   }
@@ -165,7 +166,8 @@ struct BatchLoader::Impl {
     std::vector<int64_t> shape{count};
     shape.insert(shape.end(), data.sample_shape.begin(), data.sample_shape.end());
     Batch b;
-    b.inputs = at::empty(shape, at::TensorOptions().dtype(at::kFloat).pinned_memory(pin));
+    const bool channels_last = memory_format == at::MemoryFormat::ChannelsLast;
+    b.inputs = at::empty(shape, at::TensorOptions().dtype(at::kFloat).pinned_memory(pin).memory_format(memory_format));
     b.targets = data.labels.index_select(0, order.narrow(0, begin, count));
     if (pin) b.targets = b.targets.pin_memory();
     const int64_t numel = b.inputs.numel() / std::max<int64_t>(1, count);
@@ -175,7 +177,19 @@ struct BatchLoader::Impl {
     std::mutex error_mutex;
     at::parallel_for(0, count, 8, [&](int64_t from, int64_t to) {
       try {
-        for (int64_t k = from; k < to; ++k) make_sample(begin + k, samples[k], out + k * numel);
+        thread_local std::vector<float> planar;  // channels last: one C,H,W sample, then interleaved
+        for (int64_t k = from; k < to; ++k) {
+          if (!channels_last) {
+            make_sample(begin + k, samples[k], out + k * numel);
+            continue;
+          }
+          planar.resize(size_t(numel));
+          make_sample(begin + k, samples[k], planar.data());
+          const int64_t c = data.sample_shape[0], plane = numel / c;
+          float* dst = out + k * numel;
+          for (int64_t p = 0; p < plane; ++p)
+            for (int64_t ch = 0; ch < c; ++ch) dst[p * c + ch] = planar[size_t(ch * plane + p)];
+        }
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();
@@ -253,7 +267,8 @@ struct BatchLoader::Impl {
 };
 
 BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, AugmentOptions augmentation,
-                         const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed, Shard shard) {
+                         const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed, Shard shard,
+                         at::MemoryFormat memory_format) {
   if (batch_size <= 0) throw DataError("batch size must be positive, got " + std::to_string(batch_size));
   const bool has_pixels = data.images.defined() || data.decode;
   if (!has_pixels || !data.labels.defined() || data.sample_shape.size() != 3 ||
@@ -266,7 +281,10 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, 
                       augmentation.order.end();
   if (jitter && !data.bytes())
     throw DataError("augmentation: color_jitter needs image pixels; this data set is already normalised floats");
-  impl_ = std::make_unique<Impl>(data, batch_size, shuffle, std::move(augmentation), config, device, seed, shard);
+  if (memory_format != at::MemoryFormat::Contiguous && memory_format != at::MemoryFormat::ChannelsLast)
+    throw DataError("batch loader: batches are contiguous or channels-last");
+  impl_ = std::make_unique<Impl>(data, batch_size, shuffle, std::move(augmentation), config, device, seed, shard,
+                                 memory_format);
 }
 
 BatchLoader::~BatchLoader() { impl_->stop_workers(); }

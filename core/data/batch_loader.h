@@ -15,6 +15,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+#include <c10/core/MemoryFormat.h>
 
 #include "data/augment.h"
 #include "data/dataset.h"
@@ -34,7 +35,7 @@ struct Shard {
 };
 
 struct Batch {
-  at::Tensor inputs;   // float32 B,C,H,W on the loader's device
+  at::Tensor inputs;   // float32 B,C,H,W on the loader's device (channels-last strides when asked)
   at::Tensor targets;  // int64 B on the loader's device
 };
 
@@ -46,7 +47,8 @@ class BatchLoader {
   // made on the calling thread (spread over LibTorch's intra-op threads). Throws DataError
   // for bad arguments or augmentation options (color_jitter needs byte images).
   BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, AugmentOptions augmentation,
-              const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed, Shard shard = {});
+              const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed, Shard shard = {},
+              at::MemoryFormat memory_format = at::MemoryFormat::Contiguous);
   ~BatchLoader();  // stops and joins the background thread
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;
