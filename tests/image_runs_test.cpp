@@ -55,6 +55,21 @@ TEST_F(ImageRunTest, Cifar10FromItsTarGzTrainsWellAboveChance) {
   expect_learns("c10", 0.6);  // 10 classes: chance is 0.1
 }
 
+TEST_F(ImageRunTest, ChannelsLastOnRequestTrainsAndSaysSo) {
+  write_cifar10(dir_ / "c10", 40, 100);
+  write_small_run("cl", "dataset = \"cifar10\"\npath = \"c10\"\n", 2);
+  const ProcessResult r = plugtrain("run exp.toml --set train.memory_format='\"channels_last\"'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("device: memory format channels-last (train.memory_format)"), std::string::npos) << r.out;
+  EXPECT_GE(summary("cl")["final_test_accuracy"].get<double>(), 0.5) << r.out;
+  const ProcessResult automatic = plugtrain("run exp.toml --set train.epochs=1");
+  EXPECT_NE(automatic.out.find("device: memory format contiguous (auto: on the CPU)"), std::string::npos)
+      << automatic.out;
+  const ProcessResult bad = plugtrain("run exp.toml --set train.tf32='\"yes\"'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("train.tf32 must be a boolean or \"default\", got string"), std::string::npos) << bad.out;
+}
+
 TEST_F(ImageRunTest, Cifar100CoarseLabelsTrain) {
   write_cifar100(dir_ / "c100", 1000, 200);
   write_small_run("c100", "dataset = \"cifar100\"\npath = \"c100\"\nlabel = \"coarse\"\n", 3);

@@ -77,8 +77,13 @@ struct Experiment {
   std::int64_t synthetic_train_size = 2000;
   std::int64_t synthetic_test_size = 500;
 
+  std::string tf32 = "default";          // CUDA TF32: default, true, false
+  bool cudnn_benchmark = true;
+  std::string memory_format = "auto";    // auto, channels_last, contiguous
+
   // [optim]
   std::string optimizer = "adam";
+  std::string optimizer_impl = "auto";  // auto, fused, foreach, loop (train/fused_optimizers.h)
   double lr = 1e-3;
   double momentum = 0.0;
   bool nesterov = false;

@@ -84,6 +84,10 @@ std::optional<ConfigValue> convert(const toml::node& node, ConfigType type) {
       if (auto v = node.as_integer()) return ConfigValue(v->get());
       if (auto v = node.as_string(); v && v->get() == "auto") return ConfigValue(std::string("auto"));
       return std::nullopt;
+    case ConfigType::boolean_or_default:
+      if (auto v = node.as_boolean()) return ConfigValue(v->get());
+      if (auto v = node.as_string(); v && v->get() == "default") return ConfigValue(std::string("default"));
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -263,7 +267,7 @@ Experiment resolve_experiment(const ExperimentFile& file) {
     std::optional<ConfigValue> value = convert(*node, k.type);
     if (!value)
       throw ConfigError(at + ": " + k.path + " must be " +
-                        (k.type == ConfigType::integer || k.type >= ConfigType::integer_list ? "an " : "a ") +
+                        (std::string("aeiou").find(to_string(k.type)[0]) != std::string::npos ? "an " : "a ") +
                         to_string(k.type) + ", got " + type_name(*node));
     if (std::optional<std::string> problem = non_finite(*value))
       throw ConfigError(at + ": " + k.path + " " + *problem);
@@ -294,6 +298,9 @@ Experiment resolve_experiment(const ExperimentFile& file) {
     throw ConfigError(key_location(file, "data.min_batch_size") + ": data.min_batch_size " +
                       std::to_string(e.min_batch_size) + " is above data.max_batch_size " +
                       std::to_string(e.max_batch_size));
+  if (e.optimizer_impl == "fused" && (e.optimizer == "rmsprop" || e.optimizer == "lion"))
+    throw ConfigError(key_location(file, "optim.impl") + ": optim.impl = \"fused\": ATen has no fused " + e.optimizer +
+                      " kernel (fused: sgd, adam, adamw); use \"foreach\" or \"auto\"");
   if (e.nesterov && e.momentum <= 0)
     throw ConfigError(where(file, "optim.nesterov", file.table.at_path("optim.nesterov").node()->source()) +
                       ": optim.nesterov needs optim.momentum > 0");

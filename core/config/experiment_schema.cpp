@@ -17,6 +17,7 @@ const char* to_string(ConfigType t) {
     case ConfigType::real_list: return "array of floats";
     case ConfigType::string_list: return "array of strings";
     case ConfigType::count_or_auto: return "integer or \"auto\"";
+    case ConfigType::boolean_or_default: return "boolean or \"default\"";
   }
   return "?";
 }
@@ -171,6 +172,18 @@ ConfigKey count_zero_or_auto_key(std::string path, std::int64_t Experiment::*fie
   return k;
 }
 
+// true, false or "default", stored as that text.
+ConfigKey boolean_or_default_key(std::string path, std::string Experiment::*field, std::string doc) {
+  ConfigKey k = key(std::move(path), field, std::move(doc));
+  k.type = ConfigType::boolean_or_default;
+  k.store = [field](Experiment& e, const ConfigValue& v) {
+    if (auto b = std::get_if<bool>(&v)) e.*field = *b ? "true" : "false";
+    else e.*field = std::get<std::string>(v);
+  };
+  k.default_text = [field](const Experiment& e) { return e.*field == "default" ? "\"default\"" : e.*field; };
+  return k;
+}
+
 // Marks a key as one that may change when a run is resumed.
 ConfigKey resumable(ConfigKey k) {
   k.may_change_on_resume = true;
@@ -296,6 +309,12 @@ const std::vector<ConfigKey>& experiment_schema() {
 
       key("optim.name", &E::optimizer, "sgd, adam, adamw, rmsprop or lion",
           one_of({"sgd", "adam", "adamw", "rmsprop", "lion"})),
+      resumable(key("optim.impl", &E::optimizer_impl,
+                    "how the optimizer steps: fused (one ATen kernel per step for all parameters: sgd, adam, "
+                    "adamw), foreach (a few multi-tensor kernels: every optimizer), loop (torch::optim's per-parameter "
+                    "loop), or auto (fused where the device has the kernel, else foreach); the same state, so a "
+                    "checkpoint resumes with any of them",
+                    one_of({"auto", "fused", "foreach", "loop"}))),
       key("optim.lr", &E::lr, "learning rate", greater_than(0)),
       key("optim.momentum", &E::momentum, "sgd, rmsprop: momentum", between(0, 1)),
       key("optim.nesterov", &E::nesterov, "sgd: Nesterov momentum (needs momentum > 0)"),
@@ -370,6 +389,15 @@ const std::vector<ConfigKey>& experiment_schema() {
       resumable(key("train.profile_steps", &E::profile_steps, "steps the profiler records (also --profile-steps)",
                     greater_than(0))),
       resumable(key("train.profile_warmup", &E::profile_warmup, "steps before the profiler starts", at_least(0))),
+      resumable(boolean_or_default_key("train.tf32", &E::tf32,
+                                       "NVIDIA GPUs: float32 matrix products and convolutions in TF32: true, false, or "
+                                       "\"default\" (PyTorch's: convolutions yes, matrix products no)")),
+      resumable(key("train.cudnn_benchmark", &E::cudnn_benchmark,
+                    "NVIDIA GPUs: let cuDNN time its convolution algorithms once per shape and keep the fastest")),
+      resumable(key("train.memory_format", &E::memory_format,
+                    "convolutional models and their batches: channels_last, contiguous, or auto (channels_last on "
+                    "an accelerator for a model with 2-d convolutions)",
+                    one_of({"auto", "channels_last", "contiguous"}))),
       key("train.precision", &E::precision,
           "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)", one_of({"fp32", "bf16", "fp16"})),
   };

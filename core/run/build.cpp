@@ -7,6 +7,7 @@
 
 #include "data/from_experiment.h"
 #include "distributed/collectives.h"
+#include "run/device_settings.h"
 #include "distributed/data_parallel.h"
 #include "distributed/device_collective.h"
 #include "plugins/plugin_error.h"
@@ -21,6 +22,7 @@
 #include "train/callbacks/profiler_callback.h"
 #include "train/callbacks/progress_bar_callback.h"
 #include "train/callbacks/tensorboard_logger.h"
+#include "train/fused_optimizers.h"
 #include "train/optimizers.h"
 
 namespace plugtrain {
@@ -44,7 +46,7 @@ std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelInpu
 // dp: `model` is replica 0; the factory builds the others, one per further device.
 std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const ModelInputs& inputs,
                                             const Experiment& e, std::shared_ptr<Model> model, const RunPlan& plan,
-                                            std::ostream& log) {
+                                            at::MemoryFormat format, std::ostream& log) {
   std::vector<std::shared_ptr<Model>> replicas{std::move(model)};
   std::vector<c10::Device> devices{plan.device};
   std::string names = plan.device.str();
@@ -52,6 +54,7 @@ std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const 
     devices.push_back(device_of(plan.capabilities.device_type, plan.devices.devices[i]));
     std::shared_ptr<Model> replica = build_model(entry, inputs, e);
     replica->to(devices.back());
+    convert_memory_format(*replica, format);
     replicas.push_back(std::move(replica));
     names += ", " + devices.back().str();
   }
@@ -125,6 +128,8 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
     log << "model: initialised from " << e.model_init << "\n";
   }
   built->model->to(plan.device);
+  const DeviceSettings device_settings = apply_device_settings(e, !plan.capabilities.host_cpu, *built->model);
+  if (!device_settings.line.empty()) log << "device: " << device_settings.line << "\n";
 
   TrainerParts parts;
   parts.experiment = &e;
@@ -132,20 +137,21 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   parts.lr = plan.batch.lr;
   parts.model = built->model;
   if (plan.strategy == Strategy::dp)
-    parts.strategy = std::make_unique<DpStrategy>(*built->model, make_replicas(*run.model, inputs, e, built->model, plan, log));
+    parts.strategy = std::make_unique<DpStrategy>(*built->model, make_replicas(*run.model, inputs, e, built->model, plan, device_settings.memory_format, log));
   else if (collectives)
     parts.strategy = std::make_unique<DdpStrategy>(*built->model, *collectives, e.bucket_mb * 1024 * 1024);
   else
     parts.strategy = std::make_unique<SingleDevice>(*built->model);
   for (const auto& p : built->model->parameters()) built->parameters += p.numel();
+  const std::vector<at::Tensor> parameters = built->model->parameters();
+  parts.optimizer = make_optimizer(e, plan.batch.lr, parameters);
   log << "model: " << e.model << " (" << run.model->plugin << "), " << built->parameters << " parameters; optimizer "
-      << e.optimizer << " lr " << e.lr << ", schedule " << e.schedule << ", precision " << e.precision << "\n";
-
-  parts.optimizer = make_optimizer(e, plan.batch.lr, built->model->parameters());
+      << e.optimizer << " (" << to_string(resolve_optimizer_impl(e.optimizer, e.optimizer_impl, parameters))
+      << ") lr " << e.lr << ", schedule " << e.schedule << ", precision " << e.precision << "\n";
   parts.precision = std::make_unique<Precision>(e.precision, plan.device);
   parts.data = &built->data;
   const int memory_device = plan.devices.devices.at(0);
-  parts.device = {plan.device, plan.loader, plan.capabilities.float64,
+  parts.device = {plan.device, plan.loader, device_settings.memory_format, plan.capabilities.float64,
                   [&backend, memory_device] { return backend.memory(memory_device); },
                   [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
   parts.callbacks = make_callbacks(e, plan, outputs, log);

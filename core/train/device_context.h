@@ -4,6 +4,7 @@
 #include <functional>
 
 #include <c10/core/Device.h>
+#include <c10/core/MemoryFormat.h>
 
 #include "plugtrain/backend.h"
 
@@ -12,6 +13,7 @@ namespace plugtrain {
 struct DeviceContext {
   c10::Device device = c10::Device(c10::kCPU);
   LoaderConfig loader;   // how batches reach it
+  at::MemoryFormat memory_format = at::MemoryFormat::Contiguous;  // of the batches (train.memory_format)
   bool float64 = true;   // whether running sums can be float64 on it (Capabilities::float64)
   std::function<MemoryInfo()> memory;  // its memory figures, asked once per epoch (may be empty)
   std::function<void()> release_cached_memory;  // after an out-of-memory error (may be empty)

@@ -7,6 +7,7 @@
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
+#include "train/fused_optimizers.h"
 #include "train/lion.h"
 #include "util/error.h"
 
@@ -23,21 +24,35 @@ std::tuple<double, double> betas_or(const Experiment& e, double b1, double b2) {
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, double lr,
                                                        const std::vector<at::Tensor>& params) {
-  if (e.optimizer == "sgd")
-    return std::make_unique<torch::optim::SGD>(
-        params, torch::optim::SGDOptions(lr).momentum(e.momentum).nesterov(e.nesterov).weight_decay(e.weight_decay));
-  if (e.optimizer == "adam")
-    return std::make_unique<torch::optim::Adam>(
-        params, torch::optim::AdamOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.eps).weight_decay(e.weight_decay));
-  if (e.optimizer == "adamw")
-    return std::make_unique<torch::optim::AdamW>(
-        params, torch::optim::AdamWOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.eps).weight_decay(e.weight_decay));
-  if (e.optimizer == "rmsprop")
-    return std::make_unique<torch::optim::RMSprop>(
-        params, torch::optim::RMSpropOptions(lr).alpha(e.alpha).eps(e.eps).weight_decay(e.weight_decay).momentum(
-                    e.momentum));
-  if (e.optimizer == "lion")
-    return std::make_unique<Lion>(params, LionOptions(lr).betas(betas_or(e, 0.9, 0.99)).weight_decay(e.weight_decay));
+  const OptimizerImpl impl = resolve_optimizer_impl(e.optimizer, e.optimizer_impl, params);
+  const bool loop = impl == OptimizerImpl::loop;
+  if (e.optimizer == "sgd") {
+    const auto o = torch::optim::SGDOptions(lr).momentum(e.momentum).nesterov(e.nesterov).weight_decay(e.weight_decay);
+    if (loop) return std::make_unique<torch::optim::SGD>(params, o);
+    return std::make_unique<MultiTensorSGD>(params, o, impl);
+  }
+  if (e.optimizer == "adam") {
+    const auto o = torch::optim::AdamOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.eps).weight_decay(e.weight_decay);
+    if (loop) return std::make_unique<torch::optim::Adam>(params, o);
+    return std::make_unique<MultiTensorAdam>(params, o, impl);
+  }
+  if (e.optimizer == "adamw") {
+    const auto o =
+        torch::optim::AdamWOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.eps).weight_decay(e.weight_decay);
+    if (loop) return std::make_unique<torch::optim::AdamW>(params, o);
+    return std::make_unique<MultiTensorAdamW>(params, o, impl);
+  }
+  if (e.optimizer == "rmsprop") {
+    const auto o =
+        torch::optim::RMSpropOptions(lr).alpha(e.alpha).eps(e.eps).weight_decay(e.weight_decay).momentum(e.momentum);
+    if (loop) return std::make_unique<torch::optim::RMSprop>(params, o);
+    return std::make_unique<ForeachRMSprop>(params, o);
+  }
+  if (e.optimizer == "lion") {
+    const auto o = LionOptions(lr).betas(betas_or(e, 0.9, 0.99)).weight_decay(e.weight_decay);
+    if (loop) return std::make_unique<Lion>(params, o);
+    return std::make_unique<ForeachLion>(params, o);
+  }
   throw Error("unknown optimizer '" + e.optimizer + "'");
 }
 

@@ -52,7 +52,8 @@ std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size)
   const Experiment& e = *parts_.experiment;
   return std::make_unique<data::BatchLoader>(parts_.data->train, batch_size, /*shuffle=*/true,
                                              data::augment_options(e), parts_.device.loader, parts_.device.device,
-                                             static_cast<std::uint64_t>(e.seed), parts_.strategy->shard(/*pad=*/true));
+                                             static_cast<std::uint64_t>(e.seed), parts_.strategy->shard(/*pad=*/true),
+                                             parts_.device.memory_format);
 }
 
 std::vector<double> Trainer::time_steps(std::int64_t steps, std::int64_t batch_size) {

@@ -1,0 +1,85 @@
+"""The Python PyTorch peer of bench/image_pipeline_bench.cpp (protocol: bench/python_peer.h).
+
+torchvision.datasets.ImageFolder (PIL loader) on <root>/train with the CIFAR-style training
+transforms RandomCrop(size, padding=4), RandomHorizontalFlip(), ToTensor(), Normalize(mean, std),
+through a DataLoader(batch_size, shuffle=True, num_workers=N).
+
+First line: {"ready": true, images, versions} or {"skipped": reason} when torch, torchvision or
+Pillow cannot be imported. Then for each line "epoch N": one epoch with N workers, timed from
+creating the iterator (the worker processes start there, as in every epoch of a training loop
+without persistent workers) to the last batch, answered {"seconds": ..., "first_batch_seconds":
+...}. "quit" (or the end of input) ends it.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+
+def answer(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--size", type=int, default=64)
+    ap.add_argument("--mean", default="0.485,0.456,0.406")
+    ap.add_argument("--std", default="0.229,0.224,0.225")
+    args = ap.parse_args()
+    try:
+        import PIL
+        import torch
+        import torchvision
+        from torchvision import datasets, transforms
+    except Exception as e:  # noqa: BLE001 - any import failure means: no peer
+        answer({"skipped": f"{type(e).__name__}: {e}"})
+        return 0
+
+    torch.set_num_threads(args.threads)
+    mean = [float(v) for v in args.mean.split(",")]
+    std = [float(v) for v in args.std.split(",")]
+    transform = transforms.Compose([
+        transforms.RandomCrop(args.size, padding=4),
+        transforms.RandomHorizontalFlip(),
+        transforms.ToTensor(),
+        transforms.Normalize(mean, std),
+    ])
+    dataset = datasets.ImageFolder(os.path.join(args.root, "train"), transform=transform)
+    answer({"ready": True, "images": len(dataset), "torch": torch.__version__,
+            "torchvision": torchvision.__version__, "pillow": PIL.__version__,
+            "image_backend": torchvision.get_image_backend()})
+
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "quit":
+            break
+        try:
+            if words[0] != "epoch" or len(words) != 2:
+                raise ValueError(f"unknown command {line.strip()!r}")
+            loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch, shuffle=True,
+                                                 num_workers=int(words[1]))
+            start = time.perf_counter()
+            first = None
+            seen = 0
+            for inputs, targets in loader:
+                if first is None:
+                    first = time.perf_counter() - start
+                seen += inputs.shape[0]
+            seconds = time.perf_counter() - start
+            if seen != len(dataset):
+                raise RuntimeError(f"the DataLoader gave {seen} of {len(dataset)} images")
+            answer({"seconds": seconds, "first_batch_seconds": first})
+        except Exception as e:  # noqa: BLE001 - reported to the bench, which skips the peer
+            answer({"error": f"{type(e).__name__}: {e}"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""The Python PyTorch peer of bench/resnet_cifar_bench.cpp (protocol: bench/python_peer.h).
+
+torchvision's ResNet-18 in its CIFAR form (conv1 3x3 stride 1 padding 1, max-pool replaced by
+Identity; 10 classes), trained in eager mode with SGD (lr 0.1, momentum 0.9, Nesterov, weight
+decay 5e-4) in fp32 on synthetic normalised 3x32x32 batches: one model in channels_last
+(model.to(memory_format=torch.channels_last), inputs too) and one contiguous (NCHW).
+
+First line: {"ready": true, versions, threads, parameters} or {"skipped": reason} when torch
+or torchvision cannot be imported. Then for each line "step channels_last" or "step
+contiguous": one training step of that model, answered {"seconds": its wall time,
+"cpu_seconds": the CPU time of all this process's threads over it}.
+"quit" (or the end of input) ends it.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+
+def answer(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, required=True)
+    ap.add_argument("--batch", type=int, default=128)
+    args = ap.parse_args()
+    try:
+        import torch
+        import torch.nn.functional as F
+        import torchvision
+    except Exception as e:  # noqa: BLE001 - any import failure means: no peer
+        answer({"skipped": f"{type(e).__name__}: {e}"})
+        return 0
+
+    torch.set_num_threads(args.threads)
+
+    def make(memory_format):
+        torch.manual_seed(1)
+        model = torchvision.models.resnet18(num_classes=10)
+        model.conv1 = torch.nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1, bias=False)
+        model.maxpool = torch.nn.Identity()
+        parameters = sum(p.numel() for p in model.parameters())
+        model = model.to(memory_format=memory_format)
+        model.train()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, weight_decay=5e-4)
+        batches = [(torch.randn(args.batch, 3, 32, 32).contiguous(memory_format=memory_format),
+                    torch.randint(0, 10, (args.batch,))) for _ in range(4)]
+        return {"model": model, "optimizer": optimizer, "batches": batches, "steps": 0, "parameters": parameters}
+
+    runs = {"channels_last": make(torch.channels_last), "contiguous": make(torch.contiguous_format)}
+    answer({"ready": True, "torch": torch.__version__, "torchvision": torchvision.__version__,
+            "threads": torch.get_num_threads(), "parameters": runs["contiguous"]["parameters"]})
+
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "quit":
+            break
+        try:
+            if words[0] != "step" or len(words) != 2 or words[1] not in runs:
+                raise ValueError(f"unknown command {line.strip()!r}")
+            run = runs[words[1]]
+            x, y = run["batches"][run["steps"] % len(run["batches"])]
+            run["steps"] += 1
+            model, optimizer = run["model"], run["optimizer"]
+            cpu = time.process_time()
+            start = time.perf_counter()
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            seconds = time.perf_counter() - start
+            answer({"seconds": seconds, "cpu_seconds": time.process_time() - cpu})
+        except Exception as e:  # noqa: BLE001 - reported to the bench, which skips the peer
+            answer({"error": f"{type(e).__name__}: {e}"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+#include "run/device_settings.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <ATen/core/grad_mode.h>
+
+namespace plugtrain {
+
+namespace {
+
+bool has_conv2d_weights(Model& model) {
+  for (const auto& p : model.parameters())
+    if (p.dim() == 4) return true;
+  return false;
+}
+
+}  // namespace
+
+DeviceSettings apply_device_settings(const Experiment& e, bool accelerator, Model& model) {
+  DeviceSettings s;
+  auto& context = at::globalContext();
+  // PyTorch's defaults unless the experiment says: convolutions in TF32, matrix products not.
+  const bool matmul = e.tf32 == "true", conv = e.tf32 != "false";
+  context.setAllowTF32CuBLAS(matmul);
+  context.setAllowTF32CuDNN(conv);
+  context.setBenchmarkCuDNN(e.cudnn_benchmark);
+  std::string line;
+  if (accelerator)
+    line = std::string("tf32 matmul ") + (matmul ? "on" : "off") + ", convolutions " + (conv ? "on" : "off") +
+           (e.tf32 == "default" ? " (PyTorch's defaults)" : " (train.tf32)") + "; cuDNN benchmark " +
+           (e.cudnn_benchmark ? "on" : "off");
+  const bool convolutional = has_conv2d_weights(model);
+  const bool channels_last =
+      e.memory_format == "channels_last" || (e.memory_format == "auto" && accelerator && convolutional);
+  if (channels_last) {
+    s.memory_format = at::MemoryFormat::ChannelsLast;
+    convert_memory_format(model, s.memory_format);
+  }
+  if (convolutional || e.memory_format != "auto") {
+    line += std::string(line.empty() ? "" : "; ") + "memory format " + (channels_last ? "channels-last" : "contiguous") +
+            (e.memory_format != "auto" ? " (train.memory_format)"
+             : accelerator             ? " (auto: a convolutional model on an accelerator)"
+                                       : " (auto: on the CPU)");
+  }
+  s.line = line;
+  return s;
+}
+
+void convert_memory_format(Model& model, at::MemoryFormat format) {
+  if (format == at::MemoryFormat::Contiguous) return;
+  at::NoGradGuard no_grad;
+  for (auto& p : model.parameters())
+    if (p.dim() == 4) p.set_data(p.contiguous(format));
+}
+
+}  // namespace plugtrain
