@@ -63,8 +63,11 @@ TEST_F(ImageRunTest, ChannelsLastOnRequestTrainsAndSaysSo) {
   EXPECT_NE(r.out.find("device: memory format channels-last (train.memory_format)"), std::string::npos) << r.out;
   EXPECT_GE(summary("cl")["final_test_accuracy"].get<double>(), 0.5) << r.out;
   const ProcessResult automatic = plugtrain("run exp.toml --set train.epochs=1");
-  EXPECT_NE(automatic.out.find("device: memory format contiguous (auto: on the CPU)"), std::string::npos)
+  EXPECT_NE(automatic.out.find("device: memory format channels-last (auto: a model with 2-d convolutions)"),
+            std::string::npos)
       << automatic.out;
+  const ProcessResult plain = plugtrain("run exp.toml --set train.epochs=1 --set train.memory_format='\"contiguous\"'");
+  EXPECT_NE(plain.out.find("device: memory format contiguous (train.memory_format)"), std::string::npos) << plain.out;
   const ProcessResult bad = plugtrain("run exp.toml --set train.tf32='\"yes\"'");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.out.find("train.tf32 must be a boolean or \"default\", got string"), std::string::npos) << bad.out;

@@ -395,8 +395,8 @@ const std::vector<ConfigKey>& experiment_schema() {
       resumable(key("train.cudnn_benchmark", &E::cudnn_benchmark,
                     "NVIDIA GPUs: let cuDNN time its convolution algorithms once per shape and keep the fastest")),
       resumable(key("train.memory_format", &E::memory_format,
-                    "convolutional models and their batches: channels_last, contiguous, or auto (channels_last on "
-                    "an accelerator for a model with 2-d convolutions)",
+                    "convolutional models and their batches: channels_last, contiguous, or auto (channels_last for "
+                    "a model with 2-d convolutions)",
                     one_of({"auto", "channels_last", "contiguous"}))),
       key("train.precision", &E::precision,
           "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)", one_of({"fp32", "bf16", "fp16"})),

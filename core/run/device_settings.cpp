@@ -31,16 +31,14 @@ DeviceSettings apply_device_settings(const Experiment& e, bool accelerator, Mode
            (e.cudnn_benchmark ? "on" : "off");
   const bool convolutional = has_conv2d_weights(model);
   const bool channels_last =
-      e.memory_format == "channels_last" || (e.memory_format == "auto" && accelerator && convolutional);
+      e.memory_format == "channels_last" || (e.memory_format == "auto" && convolutional);
   if (channels_last) {
     s.memory_format = at::MemoryFormat::ChannelsLast;
     convert_memory_format(model, s.memory_format);
   }
   if (convolutional || e.memory_format != "auto") {
     line += std::string(line.empty() ? "" : "; ") + "memory format " + (channels_last ? "channels-last" : "contiguous") +
-            (e.memory_format != "auto" ? " (train.memory_format)"
-             : accelerator             ? " (auto: a convolutional model on an accelerator)"
-                                       : " (auto: on the CPU)");
+            (e.memory_format != "auto" ? " (train.memory_format)" : " (auto: a model with 2-d convolutions)");
   }
   s.line = line;
   return s;
