@@ -129,6 +129,40 @@ TEST_F(CudaTest, DdpThroughNcclOnEveryGpu) {
   EXPECT_GE(summary("ddp")["final_test_accuracy"].get<double>(), 0.75) << r.out;
 }
 
+// train.graphs: the same run with every full step replayed from a CUDA graph and without;
+// dropout 0, so both draw nothing at random and the curves agree up to kernel rounding.
+TEST_F(CudaTest, GraphsOnAndOffGiveTheSameLossCurve) {
+  if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  for (const char* model : {"mlp", "convnet"}) {
+    const std::string on = std::string(model) + "-graphs", off = std::string(model) + "-eager";
+    write_fashion_run(on, model);
+    ProcessResult r = plugtrain("run exp.toml --set model.dropout=0.0 --set train.graphs=true");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("device: graphs on"), std::string::npos) << r.out;
+    write_fashion_run(off, model);
+    r = plugtrain("run exp.toml --set model.dropout=0.0 --set train.graphs=false");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const nlohmann::json g = summary(on), e = summary(off);
+    EXPECT_GT(g["graph_replays"].get<int>(), 0) << g.dump();
+    EXPECT_EQ(e["graph_replays"].get<int>(), 0);
+    for (std::size_t i = 0; i < e["epochs"].size(); ++i)
+      EXPECT_NEAR(g["epochs"][i]["train_loss"].get<double>(), e["epochs"][i]["train_loss"].get<double>(),
+                  1e-3 * e["epochs"][i]["train_loss"].get<double>())
+          << model << " epoch " << i + 1;
+    EXPECT_GE(g["final_test_accuracy"].get<double>(), 0.75);
+  }
+}
+
+// data.on_device = "auto" puts Fashion-MNIST (47 MB) on the GPU, says so, and learns as well.
+TEST_F(CudaTest, TheDataSetLivesOnTheGpuWhenItFits) {
+  if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  write_fashion_run("resident", "convnet");
+  const ProcessResult r = plugtrain("run exp.toml");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("data: on the device"), std::string::npos) << r.out;
+  EXPECT_GE(summary("resident")["final_test_accuracy"].get<double>(), 0.75);
+}
+
 TEST_F(CudaTest, ResNetOnCifarFilesTrainsInBf16) {
   write_cifar10(dir_ / "c10", 64, 64);
   write_experiment(R"([experiment]

@@ -73,6 +73,31 @@ TEST_F(ImageRunTest, ChannelsLastOnRequestTrainsAndSaysSo) {
   EXPECT_NE(bad.out.find("train.tf32 must be a boolean or \"default\", got string"), std::string::npos) << bad.out;
 }
 
+// data.normalize = "dataset": the statistics are stored beside the run when it begins, and a
+// resume normalises with them, not with what the (possibly changed) files would give now.
+TEST_F(ImageRunTest, TheNormalisationIsStoredBesideTheRunAndAResumeUsesIt) {
+  write_cifar10(dir_ / "c10", 40, 100);
+  write_small_run("norm", "dataset = \"cifar10\"\npath = \"c10\"\n", 1);
+  ProcessResult r = plugtrain("run exp.toml");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const fs::path stored = dir_ / "runs" / "norm" / "version_0" / "normalization.json";
+  ASSERT_TRUE(fs::exists(stored)) << r.out;
+  nlohmann::json n = nlohmann::json::parse(slurp(stored));
+  ASSERT_EQ(n["mean"].size(), 3u);
+  ASSERT_EQ(n["std"].size(), 3u);
+  // As if the files had changed since: the resumed run keeps what the run began with.
+  n["mean"] = {0.25, 0.5, 0.75};
+  std::ofstream(stored) << n.dump();
+  r = plugtrain("run exp.toml --resume last --set train.epochs=2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("normalize: training set mean 0.2500, 0.5000, 0.7500"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("normalization.json when the run began)"), std::string::npos) << r.out;
+  std::ofstream(stored) << "{\"mean\": [0.1]";
+  r = plugtrain("run exp.toml --resume last --set train.epochs=3");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("normalization.json: not the statistics a run stores"), std::string::npos) << r.out;
+}
+
 TEST_F(ImageRunTest, Cifar100CoarseLabelsTrain) {
   write_cifar100(dir_ / "c100", 1000, 200);
   write_small_run("c100", "dataset = \"cifar100\"\npath = \"c100\"\nlabel = \"coarse\"\n", 3);

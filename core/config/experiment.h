@@ -49,6 +49,7 @@ struct Experiment {
   std::string data_label = "fine";        // cifar100: fine (100 classes) or coarse (20)
   std::int64_t image_size = 0;           // image-folder, tiny-imagenet: side of the square samples (0: 64)
   std::string data_cache = "auto";       // auto, memory, none: keep decoded images in memory
+  std::string on_device = "auto";        // data.on_device: auto, true, false
   std::int64_t data_workers = -1;        // loader threads (-1: "auto", the backend's)
   std::int64_t data_prefetch = -1;       // batches prepared ahead (-1: "auto", the backend's)
   bool skip_bad = false;                 // skip (and count) images that cannot be decoded
@@ -80,6 +81,7 @@ struct Experiment {
   std::string tf32 = "default";          // CUDA TF32: default, true, false
   bool cudnn_benchmark = true;
   std::string memory_format = "auto";    // auto, channels_last, contiguous
+  std::string graphs = "auto";           // replay whole steps from a device graph: auto, true, false
 
   // [optim]
   std::string optimizer = "adam";

@@ -88,6 +88,10 @@ std::optional<ConfigValue> convert(const toml::node& node, ConfigType type) {
       if (auto v = node.as_boolean()) return ConfigValue(v->get());
       if (auto v = node.as_string(); v && v->get() == "default") return ConfigValue(std::string("default"));
       return std::nullopt;
+    case ConfigType::boolean_or_auto:
+      if (auto v = node.as_boolean()) return ConfigValue(v->get());
+      if (auto v = node.as_string(); v && v->get() == "auto") return ConfigValue(std::string("auto"));
+      return std::nullopt;
   }
   return std::nullopt;
 }

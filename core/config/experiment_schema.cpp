@@ -18,6 +18,7 @@ const char* to_string(ConfigType t) {
     case ConfigType::string_list: return "array of strings";
     case ConfigType::count_or_auto: return "integer or \"auto\"";
     case ConfigType::boolean_or_default: return "boolean or \"default\"";
+    case ConfigType::boolean_or_auto: return "boolean or \"auto\"";
   }
   return "?";
 }
@@ -173,15 +174,25 @@ ConfigKey count_zero_or_auto_key(std::string path, std::int64_t Experiment::*fie
 }
 
 // true, false or "default", stored as that text.
-ConfigKey boolean_or_default_key(std::string path, std::string Experiment::*field, std::string doc) {
+// A key that is true, false or one word (`word`: "default", "auto"), kept as that text.
+ConfigKey boolean_or_word_key(std::string path, std::string Experiment::*field, std::string doc, ConfigType type,
+                              std::string word) {
   ConfigKey k = key(std::move(path), field, std::move(doc));
-  k.type = ConfigType::boolean_or_default;
+  k.type = type;
   k.store = [field](Experiment& e, const ConfigValue& v) {
     if (auto b = std::get_if<bool>(&v)) e.*field = *b ? "true" : "false";
     else e.*field = std::get<std::string>(v);
   };
-  k.default_text = [field](const Experiment& e) { return e.*field == "default" ? "\"default\"" : e.*field; };
+  k.default_text = [field, word](const Experiment& e) { return e.*field == word ? "\"" + word + "\"" : e.*field; };
   return k;
+}
+
+ConfigKey boolean_or_default_key(std::string path, std::string Experiment::*field, std::string doc) {
+  return boolean_or_word_key(std::move(path), field, std::move(doc), ConfigType::boolean_or_default, "default");
+}
+
+ConfigKey boolean_or_auto_key(std::string path, std::string Experiment::*field, std::string doc) {
+  return boolean_or_word_key(std::move(path), field, std::move(doc), ConfigType::boolean_or_auto, "auto");
 }
 
 // Marks a key as one that may change when a run is resumed.
@@ -250,12 +261,18 @@ const std::vector<ConfigKey>& experiment_schema() {
       resumable(count_zero_or_auto_key("data.workers", &E::data_workers,
                                        "loader threads that decode and augment (0: the training thread; \"auto\": "
                                        "the backend's choice; decoding a cache up front uses every core)")),
+      resumable(boolean_or_auto_key(
+          "data.on_device",
+          &E::on_device,
+          "keep the data set on the training device as bytes and shuffle, gather, crop, flip and normalise there "
+          "(no copy per step): true, false, or \"auto\" (an accelerator, images in memory, only random_crop and "
+          "horizontal_flip, and a quarter of its free memory holds them)")),
       resumable(count_zero_or_auto_key("data.prefetch", &E::data_prefetch,
                                        "batches prepared ahead of the one training (\"auto\": the backend's)")),
       key("data.skip_bad", &E::skip_bad, "skip images that cannot be decoded (and say how many) instead of stopping"),
       key("data.normalize", &E::normalize,
-          "dataset (per-channel mean and std of the training set, printed) or none; data.mean and data.std set "
-          "them explicitly",
+          "dataset (per-channel mean and std of the training set, printed, and stored beside the run as "
+          "normalization.json: a resume normalises with those) or none; data.mean and data.std set them explicitly",
           one_of({"dataset", "none"})),
       key("data.mean", &E::data_mean, "explicit per-channel mean on the [0, 1] pixel scale (with data.std)"),
       key("data.std", &E::data_std, "explicit per-channel std on the [0, 1] pixel scale (with data.mean)"),
@@ -398,6 +415,11 @@ const std::vector<ConfigKey>& experiment_schema() {
                     "convolutional models and their batches: channels_last, contiguous, or auto (channels_last for "
                     "a model with 2-d convolutions)",
                     one_of({"auto", "channels_last", "contiguous"}))),
+      resumable(boolean_or_auto_key(
+          "train.graphs",
+          &E::graphs,
+          "record each full training step once as a device graph and replay it: true, false, or "
+          "\"auto\" (where the backend records graphs and the run allows it; the log says why not)")),
       key("train.precision", &E::precision,
           "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)", one_of({"fp32", "bf16", "fp16"})),
   };

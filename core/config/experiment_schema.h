@@ -16,7 +16,7 @@ namespace plugtrain {
 
 // count_or_auto: a positive integer or the string "auto", stored as an integer (0 for "auto").
 enum class ConfigType { integer, real, boolean, string, integer_list, real_list, string_list, count_or_auto,
-                        boolean_or_default };
+                        boolean_or_default, boolean_or_auto };
 const char* to_string(ConfigType t);
 
 using ConfigValue = std::variant<std::int64_t, double, bool, std::string, std::vector<std::int64_t>,

@@ -274,6 +274,38 @@ Augmenter::Augmenter(AugmentOptions options) : options_(std::move(options)) {
           "erasing_ratio must be 0 < lo <= hi (got " + range_text(o.erasing_ratio) + ")");
 }
 
+bool only_moves_pixels(const AugmentOptions& o) {
+  return std::all_of(o.order.begin(), o.order.end(),
+                     [](const std::string& name) { return name == "random_crop" || name == "horizontal_flip"; });
+}
+
+void pixel_source_maps(const AugmentOptions& o, SampleRng& rng, int64_t height, int64_t width, int64_t* rows,
+                       int64_t* cols) {
+  std::vector<int64_t> before;
+  for (int64_t y = 0; y < height; ++y) rows[y] = y;
+  for (int64_t x = 0; x < width; ++x) cols[x] = x;
+  // The new map reads the old one where the operation reads the image (a padding pixel stays 0).
+  auto move = [&](int64_t* map, int64_t n, auto source_of) {
+    before.assign(map, map + n);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t s = source_of(i);
+      map[i] = s < 0 ? -1 : before[size_t(s)];
+    }
+  };
+  for (const std::string& name : o.order) {
+    if (name == "random_crop") {  // the draws of random_crop()
+      const int64_t p = o.crop_padding;
+      const int64_t dy = rng.below(2 * p + 1) - p, dx = rng.below(2 * p + 1) - p;
+      move(rows, height, [&](int64_t y) { return padded_index(y + dy, height, o.crop_padding_mode); });
+      move(cols, width, [&](int64_t x) { return padded_index(x + dx, width, o.crop_padding_mode); });
+    } else if (name == "horizontal_flip") {  // and of horizontal_flip()
+      if (rng.chance(o.flip_p)) move(cols, width, [&](int64_t x) { return width - 1 - x; });
+    } else {
+      throw DataError("augmentation " + name + " does not only move pixels");
+    }
+  }
+}
+
 void Augmenter::apply(ImageView image, SampleRng& rng, const std::vector<float>& fill,
                       std::vector<float>& scratch) const {
   for (Step step : steps_) {

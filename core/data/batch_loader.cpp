@@ -21,6 +21,7 @@
 #include <c10/util/ParallelGuard.h>
 
 #include "data/data_error.h"
+#include "data/device_resident.h"
 #include "data/sample_rng.h"
 
 namespace plugtrain::data {
@@ -59,6 +60,7 @@ struct BatchLoader::Impl {
   Shard shard;
   at::MemoryFormat memory_format;
   ChannelMaps maps;
+  std::shared_ptr<DeviceResident> resident;  // data.on_device: batches gathered there
   int threads = 0;     // background producers (0: the calling thread makes each batch)
   int64_t window = 0;  // batches prepared ahead of the one the trainer has
 
@@ -89,10 +91,10 @@ struct BatchLoader::Impl {
   double last_copy_seconds = 0;
 
   Impl(const Dataset& d, int64_t bs, bool sh, AugmentOptions aug, const plugtrain::LoaderConfig& cfg, c10::Device dev,
-       uint64_t s, Shard sd, at::MemoryFormat mf)
+       uint64_t s, Shard sd, at::MemoryFormat mf, std::shared_ptr<DeviceResident> r)
       : data(d), batch_size(bs), shuffle(sh), augmenter(std::move(aug)), config(cfg), device(dev), seed(s), shard(sd),
-        memory_format(mf), maps(d) {
-    threads = config.workers > 0 ? config.workers : config.prefetch_depth > 0 ? 1 : 0;
+        memory_format(mf), maps(d), resident(std::move(r)) {
+    threads = resident ? 0 : config.workers > 0 ? config.workers : config.prefetch_depth > 0 ? 1 : 0;
     window = std::max<int64_t>(config.prefetch_depth, threads);
   }
 
@@ -162,6 +164,7 @@ struct BatchLoader::Impl {
   Batch produce(int64_t index) const {
     const int64_t begin = index * batch_size;
     const int64_t count = std::min(batch_size, order.size(0) - begin);
+    if (resident) return resident->batch(begin, count, memory_format);
     const bool pin = config.pin_memory && !device.is_cpu();
     std::vector<int64_t> shape{count};
     shape.insert(shape.end(), data.sample_shape.begin(), data.sample_shape.end());
@@ -268,7 +271,7 @@ struct BatchLoader::Impl {
 
 BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, AugmentOptions augmentation,
                          const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed, Shard shard,
-                         at::MemoryFormat memory_format) {
+                         at::MemoryFormat memory_format, std::shared_ptr<DeviceResident> resident) {
   if (batch_size <= 0) throw DataError("batch size must be positive, got " + std::to_string(batch_size));
   const bool has_pixels = data.images.defined() || data.decode;
   if (!has_pixels || !data.labels.defined() || data.sample_shape.size() != 3 ||
@@ -283,8 +286,10 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, 
     throw DataError("augmentation: color_jitter needs image pixels; this data set is already normalised floats");
   if (memory_format != at::MemoryFormat::Contiguous && memory_format != at::MemoryFormat::ChannelsLast)
     throw DataError("batch loader: batches are contiguous or channels-last");
+  if (resident && (resident->size() != data.size() || resident->device().type() != device.type()))
+    throw DataError("batch loader: the device copy of the data set is not this data set on " + device.str());
   impl_ = std::make_unique<Impl>(data, batch_size, shuffle, std::move(augmentation), config, device, seed, shard,
-                                 memory_format);
+                                 memory_format, std::move(resident));
 }
 
 BatchLoader::~BatchLoader() { impl_->stop_workers(); }
@@ -303,6 +308,7 @@ void BatchLoader::start_epoch(int64_t epoch) {
   const auto i64 = at::TensorOptions().dtype(at::kLong);
   s.order = s.shard_of(s.shuffle ? at::randperm(s.data.size(), generator, i64) : at::arange(s.data.size(), i64))
                 .contiguous();
+  if (s.resident) s.resident->start_epoch(s.order, s.seed, epoch, s.shard.rank);
   s.started = true;
   if (s.threads > 0) {
     if (s.wants_side_stream() && !s.copy_stream)

@@ -34,6 +34,8 @@ struct Shard {
   bool pad = true;  // false (evaluation): no sample twice, ranks may differ by one sample
 };
 
+class DeviceResident;
+
 struct Batch {
   at::Tensor inputs;   // float32 B,C,H,W on the loader's device (channels-last strides when asked)
   at::Tensor targets;  // int64 B on the loader's device
@@ -46,9 +48,13 @@ class BatchLoader {
   // one training; workers = 0 with prefetch_depth > 0 means one thread; both 0: batches are
   // made on the calling thread (spread over LibTorch's intra-op threads). Throws DataError
   // for bad arguments or augmentation options (color_jitter needs byte images).
+  //
+  // `resident` (data.on_device): `data` already on the device (device_resident.h); batches are
+  // then gathered there on the calling thread, the same batches as without it.
   BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, AugmentOptions augmentation,
               const plugtrain::LoaderConfig& config, c10::Device device, uint64_t seed, Shard shard = {},
-              at::MemoryFormat memory_format = at::MemoryFormat::Contiguous);
+              at::MemoryFormat memory_format = at::MemoryFormat::Contiguous,
+              std::shared_ptr<DeviceResident> resident = nullptr);
   ~BatchLoader();  // stops and joins the background thread
   BatchLoader(const BatchLoader&) = delete;
   BatchLoader& operator=(const BatchLoader&) = delete;

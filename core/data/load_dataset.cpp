@@ -72,6 +72,13 @@ void set_normalization(LoadedData& loaded, const DataOptions& o) {
   } else if (o.normalize == "none") {
     n = {std::vector<double>(channels, 0.0), std::vector<double>(channels, 1.0)};
     loaded.notes.push_back("normalize: none (pixels scaled to [0, 1])");
+  } else if (o.stored) {
+    if (o.stored->mean.size() != channels || o.stored->std.size() != channels)
+      throw DataError(o.stored_from + ": " + std::to_string(o.stored->mean.size()) + " channels stored, the data set has " +
+                      std::to_string(channels));
+    n = *o.stored;
+    loaded.notes.push_back("normalize: training set mean " + channel_text(n.mean) + ", std " + channel_text(n.std) +
+                           " (stored in " + o.stored_from + " when the run began)");
   } else if (train.images.defined()) {
     n = byte_statistics(train.images);
     loaded.notes.push_back("normalize: training set mean " + channel_text(n.mean) + ", std " + channel_text(n.std));

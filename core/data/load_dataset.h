@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct DataOptions {
   bool skip_bad = false;           // image folders: skip undecodable images
   std::string normalize = "dataset";  // dataset or none (mean/std given: those)
   std::vector<double> mean, std;
+  // normalize = "dataset": statistics a run stored when it began (its normalization.json), used
+  // instead of computing them again, so a resumed run normalises as it began. `stored_from`
+  // names the file in the log.
+  std::optional<Normalization> stored;
+  std::string stored_from;
   // synthetic
   std::vector<int64_t> synthetic_shape{1, 28, 28};
   int64_t synthetic_classes = 10, synthetic_train_size = 2000, synthetic_test_size = 500;

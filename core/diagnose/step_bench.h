@@ -16,6 +16,7 @@ namespace plugtrain {
 struct BenchSettings {
   std::int64_t warmup_steps = 5;
   std::int64_t steps = 30;
+  bool synchronise_each_step = true;  // false: one synchronisation after the steps, mean time (Trainer::time_steps)
 };
 
 struct BenchRow {

@@ -1,12 +1,17 @@
 #include "run/build.h"
 
+#include <fstream>
+#include <optional>
 #include <ostream>
+
+#include <nlohmann/json.hpp>
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
 #include "data/from_experiment.h"
 #include "distributed/collectives.h"
+#include "run/device_paths.h"
 #include "run/device_settings.h"
 #include "distributed/data_parallel.h"
 #include "distributed/device_collective.h"
@@ -24,13 +29,45 @@
 #include "train/callbacks/tensorboard_logger.h"
 #include "train/fused_optimizers.h"
 #include "train/optimizers.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
 namespace {
 
-data::LoadedData load_data(const Experiment& e) {
-  data::LoadedData d = data::load_dataset(data::data_options(e));
+// The per-channel statistics data.normalize = "dataset" computed when a run began, beside it.
+std::filesystem::path normalization_file(const RunOutputs* outputs) {
+  return outputs && !outputs->run_folder.empty() ? outputs->run_folder / "normalization.json" : std::filesystem::path();
+}
+
+std::optional<data::Normalization> read_normalization(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    data::Normalization n{j.at("mean").get<std::vector<double>>(), j.at("std").get<std::vector<double>>()};
+    return n;
+  } catch (const std::exception& error) {
+    throw Error(file.string() + ": not the statistics a run stores (" + first_line(error.what()) +
+                "); delete it to compute them again");
+  }
+}
+
+data::LoadedData load_data(const Experiment& e, const RunOutputs* outputs) {
+  data::DataOptions options = data::data_options(e);
+  const std::filesystem::path stored = normalization_file(outputs);
+  if (!stored.empty()) {
+    options.stored = read_normalization(stored);
+    options.stored_from = stored.string();
+  }
+  data::LoadedData d = data::load_dataset(options);
+  const data::Normalization& n = d.data.train.normalization;
+  // Kept beside the run, so a resume normalises exactly as the run began.
+  if (!stored.empty() && !options.stored && outputs->writes() && e.normalize == "dataset" && e.data_mean.empty() &&
+      !n.empty())
+    write_file_atomically(stored, nlohmann::json{{"mean", n.mean}, {"std", n.std}}.dump(2) + "\n");
   d.data.train = data::subset(d.data.train, e.train_subset);
   d.data.test = data::subset(d.data.test, e.test_subset);
   return d;
@@ -110,7 +147,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   }
   auto built = std::make_unique<BuiltRun>();
   at::manual_seed(static_cast<std::uint64_t>(e.seed));
-  data::LoadedData loaded = load_data(e);
+  data::LoadedData loaded = load_data(e, outputs);
   built->data = std::move(loaded.data);
   if (e.label_noise > 0) {
     const std::int64_t changed =
@@ -154,6 +191,8 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   parts.device = {plan.device, plan.loader, device_settings.memory_format, plan.capabilities.float64,
                   [&backend, memory_device] { return backend.memory(memory_device); },
                   [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
+  place_data(e, plan, backend, memory_device, built->data, parts.device, log);
+  choose_graphs(e, plan, backend, memory_device, collectives ? plan.world->world_size : 1, parts, log);
   parts.callbacks = make_callbacks(e, plan, outputs, log);
   parts.resume_from = run.resume_from;
   parts.finished_checkpoint_is_done = run.request.resume == "auto";

@@ -41,6 +41,8 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"step_batch", r.summary.step_batch},
           {"nonfinite_skipped_steps", r.summary.nonfinite_skipped_steps},
           {"batch_halvings", halvings_json(r.summary.halvings)},
+          {"graph_replays", r.summary.graph_replays},
+          {"graph_fallback", r.summary.graph_fallback},
           {"best_test_accuracy", r.summary.best_test_accuracy},
           {"best_epoch", r.summary.best_epoch},
           {"final_test_accuracy", r.summary.final_test_accuracy},
@@ -68,6 +70,9 @@ void write_summary(const Experiment& e, RunResult& result, std::int64_t paramete
     return;
   }
   if (s.stopped_early) log << s.stop_reason << "\n";
+  if (!s.graph_fallback.empty())
+    log << "graphs: the step could not be recorded (" << s.graph_fallback << "); trained eagerly after "
+        << s.graph_replays << " replays\n";
   char line[256];
   std::snprintf(line, sizeof line,
                 "done: final test accuracy %.4f (best %.4f at epoch %lld), %.1f s, %.0f samples/s on %s\n",

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 
 #include <c10/core/Device.h>
 #include <c10/core/MemoryFormat.h>
@@ -10,6 +11,10 @@
 
 namespace plugtrain {
 
+namespace data {
+class DeviceResident;
+}
+
 struct DeviceContext {
   c10::Device device = c10::Device(c10::kCPU);
   LoaderConfig loader;   // how batches reach it
@@ -17,6 +22,8 @@ struct DeviceContext {
   bool float64 = true;   // whether running sums can be float64 on it (Capabilities::float64)
   std::function<MemoryInfo()> memory;  // its memory figures, asked once per epoch (may be empty)
   std::function<void()> release_cached_memory;  // after an out-of-memory error (may be empty)
+  // data.on_device: the training and test sets kept on the device (null: made on the host).
+  std::shared_ptr<data::DeviceResident> train_on_device, test_on_device;
 };
 
 }  // namespace plugtrain

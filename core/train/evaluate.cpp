@@ -16,7 +16,7 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const data::Datase
   model.eval();
   strategy.before_evaluation();
   data::BatchLoader batches(dataset, batch_size, /*shuffle=*/false, data::AugmentOptions{}, device.loader, device.device,
-                            0, strategy.shard(/*pad=*/false), device.memory_format);
+                            0, strategy.shard(/*pad=*/false), device.memory_format, device.test_on_device);
   batches.start_epoch(0);
   const at::ScalarType sum_type = device.float64 ? at::kDouble : at::kFloat;
   at::Tensor loss_sum = at::zeros({}, at::TensorOptions().dtype(sum_type).device(device.device));

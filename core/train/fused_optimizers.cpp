@@ -263,6 +263,29 @@ at::Tensor MultiTensorAdamT<Base, Options, State, kDecoupled>::step(torch::optim
   return loss;
 }
 
+template <class Base, class Options, class State, bool kDecoupled>
+void MultiTensorAdamT<Base, Options, State, kDecoupled>::write_lr() {
+  for (std::size_t g = 0; g < lists_.size(); ++g)
+    if (lists_[g].valid && !lists_[g].params.empty())
+      lists_[g].lr_tensor(static_cast<const Options&>(this->param_groups_[g].options()).lr());
+}
+
+template <class Base, class Options, class State, bool kDecoupled>
+std::vector<std::int64_t> MultiTensorAdamT<Base, Options, State, kDecoupled>::host_steps() const {
+  std::vector<std::int64_t> steps;
+  for (const auto& l : lists_)
+    for (const auto* state : l.states) steps.push_back(static_cast<const State&>(*state).step());
+  return steps;
+}
+
+template <class Base, class Options, class State, bool kDecoupled>
+void MultiTensorAdamT<Base, Options, State, kDecoupled>::restore_host_steps(const std::vector<std::int64_t>& steps) {
+  std::size_t i = 0;
+  for (auto& l : lists_)
+    for (auto* state : l.states)
+      if (i < steps.size()) static_cast<State&>(*state).step(steps[i++]);
+}
+
 template class MultiTensorAdamT<torch::optim::Adam, torch::optim::AdamOptions, torch::optim::AdamParamState, false>;
 template class MultiTensorAdamT<torch::optim::AdamW, torch::optim::AdamWOptions, torch::optim::AdamWParamState, true>;
 
@@ -272,6 +295,12 @@ template class MultiTensorAdamT<torch::optim::AdamW, torch::optim::AdamWOptions,
 MultiTensorSGD::MultiTensorSGD(std::vector<at::Tensor> params, torch::optim::SGDOptions options, OptimizerImpl impl)
     : torch::optim::SGD(std::move(params), options), impl_(impl) {
   TORCH_CHECK(impl != OptimizerImpl::loop, "MultiTensorSGD: the loop form is torch::optim's own");
+}
+
+void MultiTensorSGD::write_lr() {
+  for (std::size_t g = 0; g < lists_.size(); ++g)
+    if (lists_[g].valid && !lists_[g].params.empty())
+      lists_[g].lr_tensor(static_cast<const torch::optim::SGDOptions&>(param_groups_[g].options()).lr());
 }
 
 void MultiTensorSGD::load(torch::serialize::InputArchive& archive) {
@@ -518,6 +547,16 @@ at::Tensor ForeachLion::step(LossClosure closure) {
     l.grads.clear();
   }
   return loss;
+}
+
+ReplayableOptimizer* replayable(torch::optim::Optimizer& optimizer, std::string& why_not) {
+  auto fused = [](OptimizerImpl impl) { return impl == OptimizerImpl::fused; };
+  if (auto* o = dynamic_cast<MultiTensorAdam*>(&optimizer); o && fused(o->impl())) return o;
+  if (auto* o = dynamic_cast<MultiTensorAdamW*>(&optimizer); o && fused(o->impl())) return o;
+  if (auto* o = dynamic_cast<MultiTensorSGD*>(&optimizer); o && fused(o->impl())) return o;
+  why_not = "the optimizer is not in its fused form (optim.impl \"fused\" or \"auto\" with sgd, adam or adamw): "
+            "the other forms pass host numbers to their kernels, which a replay would repeat unchanged";
+  return nullptr;
 }
 
 }  // namespace plugtrain

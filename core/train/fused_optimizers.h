@@ -47,6 +47,25 @@ const char* to_string(OptimizerImpl impl);
 OptimizerImpl resolve_optimizer_impl(const std::string& optimizer, const std::string& impl,
                                      const std::vector<at::Tensor>& params);
 
+// What replaying a recorded optimizer step needs (train/graph_step.h): on a replay the host code
+// of step() does not run, so the learning rate is written into the device tensor the kernels
+// read before each replay, and the host step counts are advanced after it.
+class ReplayableOptimizer {
+ public:
+  virtual ~ReplayableOptimizer() = default;
+  // Each group's learning rate (from its options) into its device tensor; nothing waits.
+  virtual void write_lr() = 0;
+  // The host step counts: put back after a recording (whose host code counted a step that did
+  // not run) and advanced by one after each replay.
+  virtual std::vector<std::int64_t> host_steps() const = 0;
+  virtual void restore_host_steps(const std::vector<std::int64_t>& steps) = 0;
+};
+
+// `optimizer` as a ReplayableOptimizer when a recorded step() of it can be replayed: the fused
+// forms, whose kernels read the learning rate and step counts from device tensors. Otherwise
+// null, and `why_not` says why (foreach and loop forms pass host numbers to every kernel).
+ReplayableOptimizer* replayable(torch::optim::Optimizer& optimizer, std::string& why_not);
+
 namespace detail {
 
 // One parameter group's tensors as the multi-tensor kernels take them.
@@ -76,12 +95,15 @@ struct GroupLists {
 
 // Adam and AdamW (decoupled weight decay) as one fused kernel or foreach kernels.
 template <class Base, class Options, class State, bool kDecoupled>
-class MultiTensorAdamT : public Base {
+class MultiTensorAdamT : public Base, public ReplayableOptimizer {
  public:
   MultiTensorAdamT(std::vector<at::Tensor> params, Options options, OptimizerImpl impl);
   at::Tensor step(torch::optim::Optimizer::LossClosure closure = nullptr) override;
   void load(torch::serialize::InputArchive& archive) override;
   OptimizerImpl impl() const { return impl_; }
+  void write_lr() override;
+  std::vector<std::int64_t> host_steps() const override;
+  void restore_host_steps(const std::vector<std::int64_t>& steps) override;
 
  private:
   void build(std::size_t g, std::int64_t shape);
@@ -95,12 +117,15 @@ using MultiTensorAdamW =
     MultiTensorAdamT<torch::optim::AdamW, torch::optim::AdamWOptions, torch::optim::AdamWParamState, true>;
 
 // SGD (momentum, dampening, Nesterov, weight decay) as one fused kernel or foreach kernels.
-class MultiTensorSGD : public torch::optim::SGD {
+class MultiTensorSGD : public torch::optim::SGD, public ReplayableOptimizer {
  public:
   MultiTensorSGD(std::vector<at::Tensor> params, torch::optim::SGDOptions options, OptimizerImpl impl);
   at::Tensor step(LossClosure closure = nullptr) override;
   void load(torch::serialize::InputArchive& archive) override;
   OptimizerImpl impl() const { return impl_; }
+  void write_lr() override;
+  std::vector<std::int64_t> host_steps() const override { return {}; }  // SGD keeps no step count
+  void restore_host_steps(const std::vector<std::int64_t>&) override {}
 
  private:
   void build(std::size_t g, std::int64_t shape);

@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/optimizer.h>
 
 #include "state/checkpoint.h"
@@ -66,6 +65,17 @@ void LossScaler::restore(double scale, std::int64_t growth_tracker, std::int64_t
   skipped_ = skipped;
 }
 
+void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm) {
+  std::vector<at::Tensor> grads;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  if (grads.empty()) return;
+  const std::vector<at::Tensor> norms = at::_foreach_norm(grads, 2);
+  const at::Tensor total = at::linalg_vector_norm(at::stack(norms), 2);
+  const at::Tensor coefficient = at::clamp_max((total + 1e-6).reciprocal() * max_norm, 1.0);
+  at::_foreach_mul_(grads, coefficient);
+}
+
 Precision::Precision(std::string mode, c10::Device device)
     : mode_(std::move(mode)), device_(device), scaler_(mode_ == "fp16", device) {}
 
@@ -74,7 +84,7 @@ void Precision::backward(const at::Tensor& loss) { scaler_.scale(loss).backward(
 bool Precision::step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double grad_clip) {
   const bool finite = scaler_.unscale(parameters);  // false: fp16 gradients overflowed
   if (finite) {
-    if (grad_clip > 0) torch::nn::utils::clip_grad_norm_(parameters, grad_clip);
+    if (grad_clip > 0) clip_grad_norm(parameters, grad_clip);
     optimizer.step();
   }
   scaler_.update();

@@ -56,6 +56,11 @@ class LossScaler {
 
 struct TrainingProgress;
 
+// Scales the gradients so that their joint 2-norm is at most `max_norm`, as PyTorch's
+// clip_grad_norm_ (foreach form) does, without reading the norm back: nothing waits for the
+// device, so a step that clips can be replayed from a graph.
+void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm);
+
 // "fp32", "bf16" or "fp16" for a run on `device`.
 class Precision {
  public:

@@ -38,9 +38,13 @@ class TrainStep {
   // skip_nonfinite: drop a step whose loss or gradients are not finite (one device sync each).
   TrainStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
             std::vector<at::Tensor> parameters, double grad_clip, bool skip_nonfinite = false);
+  virtual ~TrainStep() = default;
 
   // `timer` (may be null) is told where forward, backward and the optimizer step end.
-  StepOutput run(const data::Batch& batch, double lr, PhaseTimer* timer = nullptr);
+  virtual StepOutput run(const data::Batch& batch, double lr, PhaseTimer* timer = nullptr);
+
+ protected:
+  torch::optim::Optimizer& optimizer() { return optimizer_; }
 
  private:
   TrainingStrategy& strategy_;

@@ -1,5 +1,6 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <ATen/ATen.h>
@@ -13,6 +14,8 @@
 #include "train/epoch_record.h"
 #include "train/evaluate.h"
 #include "train/optimizers.h"
+#include "train/fused_optimizers.h"
+#include "train/graph_step.h"
 #include "train/train_step.h"
 #include "util/interrupt.h"
 
@@ -53,20 +56,37 @@ std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size)
   return std::make_unique<data::BatchLoader>(parts_.data->train, batch_size, /*shuffle=*/true,
                                              data::augment_options(e), parts_.device.loader, parts_.device.device,
                                              static_cast<std::uint64_t>(e.seed), parts_.strategy->shard(/*pad=*/true),
-                                             parts_.device.memory_format);
+                                             parts_.device.memory_format, parts_.device.train_on_device);
 }
 
-std::vector<double> Trainer::time_steps(std::int64_t steps, std::int64_t batch_size) {
+std::unique_ptr<TrainStep> Trainer::make_step(bool skip_nonfinite) {
+  const std::vector<at::Tensor> parameters = parts_.model->parameters();
+  const double grad_clip = parts_.experiment->grad_clip;
+  if (parts_.make_graph_capture) {
+    std::string why_not;
+    if (ReplayableOptimizer* replayable_optimizer = replayable(*parts_.optimizer, why_not))
+      return std::make_unique<GraphStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, *replayable_optimizer,
+                                         parameters, grad_clip, parts_.make_graph_capture(), parts_.graph_fallback);
+  }
+  return std::make_unique<TrainStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, parameters, grad_clip,
+                                     skip_nonfinite);
+}
+
+std::vector<double> Trainer::time_steps(std::int64_t steps, std::int64_t batch_size, bool synchronise_each) {
   Model& model = *parts_.model;
   const std::unique_ptr<data::BatchLoader> batches = make_loader(batch_size > 0 ? batch_size : parts_.batch_size);
-  TrainStep step(*parts_.strategy, *parts_.precision, *parts_.optimizer, model.parameters(),
-                 parts_.experiment->grad_clip);
+  const std::unique_ptr<TrainStep> step = make_step(/*skip_nonfinite=*/false);
   const c10::Device device = parts_.device.device;
   parts_.strategy->prepare();
   model.train();
+  auto synchronise = [&] {
+    if (!device.is_cpu())
+      c10::impl::VirtualGuardImpl(device.type()).synchronizeDevice(device.index() < 0 ? 0 : device.index());
+  };
   std::vector<double> seconds;
   std::int64_t epoch = 0;
   batches->start_epoch(epoch);
+  const auto first = Clock::now();
   while (std::int64_t(seconds.size()) < steps) {
     const auto start = Clock::now();
     std::optional<data::Batch> batch = batches->next();
@@ -74,10 +94,13 @@ std::vector<double> Trainer::time_steps(std::int64_t steps, std::int64_t batch_s
       batches->start_epoch(++epoch);
       continue;
     }
-    step.run(*batch, parts_.lr);
-    if (!device.is_cpu())
-      c10::impl::VirtualGuardImpl(device.type()).synchronizeDevice(device.index() < 0 ? 0 : device.index());
+    step->run(*batch, parts_.lr);
+    if (synchronise_each) synchronise();
     seconds.push_back(seconds_since(start));
+  }
+  if (!synchronise_each) {
+    synchronise();
+    seconds.assign(seconds.size(), seconds_since(first) / double(std::max<std::int64_t>(1, steps)));
   }
   return seconds;
 }
@@ -88,9 +111,8 @@ TrainSummary Trainer::fit() {
   TrainingStrategy& strategy = *parts_.strategy;
   const std::unique_ptr<data::BatchLoader> loader = make_loader(parts_.batch_size);
   data::BatchLoader& batches = *loader;
-  TrainStep step(strategy, *parts_.precision, *parts_.optimizer, model.parameters(), e.grad_clip,
-                 e.on_nonfinite == "skip_step");
-  EpochLoop epoch_loop(e, parts_.lr, parts_.batch_size, batches, step, strategy, parts_.device, parts_.callbacks);
+  const std::unique_ptr<TrainStep> step = make_step(e.on_nonfinite == "skip_step");
+  EpochLoop epoch_loop(e, parts_.lr, parts_.batch_size, batches, *step, strategy, parts_.device, parts_.callbacks);
   state_.epochs = e.epochs;
   state_.steps_per_epoch = batches.batches_per_epoch();
   state_.lr = parts_.lr;
@@ -128,6 +150,10 @@ TrainSummary Trainer::fit() {
   summary_.halvings = state_.halvings;
   summary_.nonfinite_skipped_steps = state_.nonfinite_skipped;
   summary_.step_batch = state_.step_batch > 0 ? state_.step_batch : parts_.batch_size;
+  if (const auto* graph_step = dynamic_cast<const GraphStep*>(step.get())) {
+    summary_.graph_replays = graph_step->replays();
+    summary_.graph_fallback = graph_step->fallback_reason();
+  }
   summary_.best_test_accuracy = best_test_.value();
   summary_.best_epoch = best_test_.epoch();
   summary_.total_seconds = seconds_since(run_start);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ class Optimizer;
 namespace plugtrain {
 
 struct EpochTotals;
+class TrainStep;
 
 struct TrainSummary {
   std::vector<EpochMetrics> epochs;  // this fit's epochs (a resumed run starts later)
@@ -39,6 +41,8 @@ struct TrainSummary {
   std::vector<BatchHalving> halvings;  // out-of-memory errors that halved the batch
   std::int64_t nonfinite_skipped_steps = 0;  // train.on_nonfinite = "skip_step"
   std::int64_t step_batch = 0;         // samples per step at the end (this process's)
+  std::int64_t graph_replays = 0;      // steps replayed from a recorded graph (train.graphs)
+  std::string graph_fallback;          // why recorded steps stopped being used ("": they were not, or all went well)
   double best_test_accuracy = 0;
   std::int64_t best_epoch = 0;
   double final_test_accuracy = 0, final_test_loss = 0;
@@ -62,6 +66,10 @@ struct TrainerParts {
   // restart after the last checkpoint), instead of being an error.
   bool finished_checkpoint_is_done = false;
   std::string experiment_record;      // the resolved experiment, stored in checkpoints
+  // Set when the steps are replayed from recorded device graphs (train.graphs; run/build.cpp
+  // decides): each training step object gets its own recorder from it.
+  std::function<std::unique_ptr<GraphCapture>()> make_graph_capture;
+  bool graph_fallback = true;  // train.graphs "auto": a recording the device refuses goes on eagerly
 
   TrainerParts();
   TrainerParts(TrainerParts&&) noexcept;
@@ -82,14 +90,18 @@ class Trainer {
   // `steps` training steps of the built run and nothing else (no evaluation, no callbacks, no
   // checkpoint), each ended by a device synchronisation; their wall times, in seconds. For
   // commands that time a run (bench, fastest-backend selection) and the automatic batch size,
-  // which gives its own `batch_size` (0: the built one).
-  std::vector<double> time_steps(std::int64_t steps, std::int64_t batch_size = 0);
+  // which gives its own `batch_size` (0: the built one). `synchronise_each = false`: one
+  // synchronisation after the last step, and every step's time is the mean (throughput as a
+  // run sees it, with the device's queue never drained between steps).
+  std::vector<double> time_steps(std::int64_t steps, std::int64_t batch_size = 0, bool synchronise_each = true);
 
   const LoopState& state() const { return state_; }
   TrainingStrategy& strategy() { return *parts_.strategy; }
 
  private:
   std::unique_ptr<data::BatchLoader> make_loader(std::int64_t batch_size) const;
+  // The eager step, or the recorded one when parts_.make_graph_capture is set.
+  std::unique_ptr<TrainStep> make_step(bool skip_nonfinite);
   void restore();
   bool done();
   EpochMetrics finish_epoch(const EpochTotals& totals);

@@ -6,6 +6,7 @@
 #include <c10/core/CachingDeviceAllocator.h>
 
 #include "cuda_driver_probe.h"
+#include "cuda_graph_capture.h"
 #include "cuda_runtime_loader.h"
 #include "plugtrain/backend.h"
 
@@ -110,6 +111,10 @@ class CudaBackend final : public Backend {
     if (!cuda_runtime().loaded) return false;
     c10::getDeviceAllocator(c10::DeviceType::CUDA)->resetPeakStats(static_cast<c10::DeviceIndex>(device));
     return true;
+  }
+
+  std::unique_ptr<GraphCapture> make_graph_capture(int device, std::string& why_not) override {
+    return make_cuda_graph_capture(device, why_not);
   }
 };
 

@@ -34,10 +34,27 @@ typedef void* (*plugtrain_cuda_create_nccl_fn)(const void* setup, char* error, s
 /* The NCCL version the runtime part was built with (NCCL_VERSION_CODE, e.g. 22809); 0: none. */
 typedef int (*plugtrain_cuda_nccl_version_fn)(void);
 
+/* CUDA graphs (at::cuda::CUDAGraph) for GraphCapture (cuda_graph_capture.cpp). `work(context)`
+ * is the host's callable; it reports its own failure through its context, so no C++ exception
+ * crosses these C calls. Each returns 0 on success, else fills `error`. */
+typedef void (*plugtrain_cuda_work_fn)(void* context);
+/* A graph recorder for `device` with its own side stream; NULL with `error` filled. */
+typedef void* (*plugtrain_cuda_graph_create_fn)(int device, char* error, size_t error_size);
+/* Runs work eagerly on the side stream (warm-up), or records it there (capture). */
+typedef int (*plugtrain_cuda_graph_run_fn)(void* graph, plugtrain_cuda_work_fn work, void* context, char* error,
+                                           size_t error_size);
+typedef int (*plugtrain_cuda_graph_replay_fn)(void* graph, char* error, size_t error_size);
+typedef void (*plugtrain_cuda_graph_destroy_fn)(void* graph);
+
 #define PLUGTRAIN_CUDA_RUNTIME_VERSION_SYMBOL "plugtrain_cuda_runtime_version"
 #define PLUGTRAIN_CUDA_MEMORY_QUERY_SYMBOL "plugtrain_cuda_memory_query"
 #define PLUGTRAIN_CUDA_CREATE_NCCL_SYMBOL "plugtrain_cuda_create_nccl"
 #define PLUGTRAIN_CUDA_NCCL_VERSION_SYMBOL "plugtrain_cuda_nccl_version"
+#define PLUGTRAIN_CUDA_GRAPH_CREATE_SYMBOL "plugtrain_cuda_graph_create"
+#define PLUGTRAIN_CUDA_GRAPH_WARM_UP_SYMBOL "plugtrain_cuda_graph_warm_up"
+#define PLUGTRAIN_CUDA_GRAPH_CAPTURE_SYMBOL "plugtrain_cuda_graph_capture"
+#define PLUGTRAIN_CUDA_GRAPH_REPLAY_SYMBOL "plugtrain_cuda_graph_replay"
+#define PLUGTRAIN_CUDA_GRAPH_DESTROY_SYMBOL "plugtrain_cuda_graph_destroy"
 
 #ifdef __cplusplus
 }

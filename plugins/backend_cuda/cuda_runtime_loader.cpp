@@ -35,7 +35,16 @@ CudaRuntime load() {
       reinterpret_cast<plugtrain_cuda_create_nccl_fn>(::dlsym(handle, PLUGTRAIN_CUDA_CREATE_NCCL_SYMBOL));
   r.nccl_version =
       reinterpret_cast<plugtrain_cuda_nccl_version_fn>(::dlsym(handle, PLUGTRAIN_CUDA_NCCL_VERSION_SYMBOL));
-  if (!r.runtime_version || !r.memory_query || !r.create_nccl || !r.nccl_version) {
+  r.graph_create =
+      reinterpret_cast<plugtrain_cuda_graph_create_fn>(::dlsym(handle, PLUGTRAIN_CUDA_GRAPH_CREATE_SYMBOL));
+  r.graph_warm_up = reinterpret_cast<plugtrain_cuda_graph_run_fn>(::dlsym(handle, PLUGTRAIN_CUDA_GRAPH_WARM_UP_SYMBOL));
+  r.graph_capture = reinterpret_cast<plugtrain_cuda_graph_run_fn>(::dlsym(handle, PLUGTRAIN_CUDA_GRAPH_CAPTURE_SYMBOL));
+  r.graph_replay =
+      reinterpret_cast<plugtrain_cuda_graph_replay_fn>(::dlsym(handle, PLUGTRAIN_CUDA_GRAPH_REPLAY_SYMBOL));
+  r.graph_destroy =
+      reinterpret_cast<plugtrain_cuda_graph_destroy_fn>(::dlsym(handle, PLUGTRAIN_CUDA_GRAPH_DESTROY_SYMBOL));
+  if (!r.runtime_version || !r.memory_query || !r.create_nccl || !r.nccl_version || !r.graph_create ||
+      !r.graph_warm_up || !r.graph_capture || !r.graph_replay || !r.graph_destroy) {
     r.error = r.path + " is not plugtrain's CUDA runtime part (symbols missing)";
     return r;
   }

@@ -16,6 +16,10 @@ struct CudaRuntime {
   plugtrain_cuda_memory_query_fn memory_query = nullptr;
   plugtrain_cuda_create_nccl_fn create_nccl = nullptr;
   plugtrain_cuda_nccl_version_fn nccl_version = nullptr;
+  plugtrain_cuda_graph_create_fn graph_create = nullptr;
+  plugtrain_cuda_graph_run_fn graph_warm_up = nullptr, graph_capture = nullptr;
+  plugtrain_cuda_graph_replay_fn graph_replay = nullptr;
+  plugtrain_cuda_graph_destroy_fn graph_destroy = nullptr;
 };
 
 const CudaRuntime& cuda_runtime();

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -140,6 +141,23 @@ struct Capabilities {
   std::string profiler_activity;
 };
 
+// SDK 3.3. A recording of device work that can be run again with no host work per kernel
+// (CUDA graphs). The host uses it for whole training steps: `work` reads its inputs from
+// tensors the host refills before each replay and leaves its outputs in tensors it keeps.
+class GraphCapture {
+ public:
+  virtual ~GraphCapture() = default;
+  // Runs `work` now, eagerly, the way a capture will record it (CUDA: on a side stream that
+  // waits for the current one and is waited for). Such warm-up runs come before capture.
+  virtual void warm_up(const std::function<void()>& work) = 0;
+  // Records `work` without running it. An exception from `work`, or a capture the device
+  // refuses (an operation that waits for the host, say), ends the capture and is thrown,
+  // with its reason; the object can then not replay.
+  virtual void capture(const std::function<void()>& work) = 0;
+  // Runs the recording once, ordered after the work already queued on the current stream.
+  virtual void replay() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -172,6 +190,17 @@ class Backend {
   virtual bool reset_peak_memory(int device) {
     (void)device;
     return false;
+  }
+
+  // SDK 3.3. Appended after the 3.1 calls; the host calls it only on plugins built against 3.3
+  // or later.
+
+  // A graph recorder for `device`, or null with `why_not` (one line) when this backend cannot
+  // record one there (the default: no graphs). Cheap: it records nothing yet.
+  virtual std::unique_ptr<GraphCapture> make_graph_capture(int device, std::string& why_not) {
+    (void)device;
+    why_not = "this backend does not record device graphs";
+    return nullptr;
   }
 };
 

@@ -1,0 +1,109 @@
+#include "data/device_resident.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/List.h>
+
+#include "data/batch_loader.h"
+#include "data/data_error.h"
+#include "data/sample_rng.h"
+
+namespace plugtrain::data {
+
+std::string why_not_on_device(const Dataset& data, const AugmentOptions& augmentation) {
+  if (!data.images.defined())
+    return "the images are decoded on demand (data.cache = \"none\", or too large for memory)";
+  if (!only_moves_pixels(augmentation)) {
+    for (const std::string& name : augmentation.order)
+      if (name != "random_crop" && name != "horizontal_flip")
+        return "augmentation " + name + " runs on the loader threads (the device does random_crop and "
+               "horizontal_flip)";
+  }
+  return "";
+}
+
+int64_t bytes_on_device(const Dataset& data, const AugmentOptions& augmentation) {
+  if (!data.images.defined()) return 0;
+  const int64_t n = data.images.size(0), c = data.images.size(1), h = data.images.size(2), w = data.images.size(3);
+  const bool moves = !augmentation.order.empty();
+  return n * c * (h + moves) * (w + moves) * int64_t(data.images.element_size()) + n * 8;
+}
+
+DeviceResident::DeviceResident(const Dataset& data, const AugmentOptions& augmentation, c10::Device device)
+    : augmentation_(augmentation), moves_(!augmentation.order.empty()), shape_(data.sample_shape) {
+  const std::string why_not = why_not_on_device(data, augmentation);
+  if (!why_not.empty()) throw DataError("data.on_device: " + why_not);
+  at::Tensor images = data.images;
+  // One zero row and column at the end: where a map's -1 (a padding pixel) points.
+  if (moves_) images = at::constant_pad_nd(images, {0, 1, 0, 1}, 0);
+  images_ = images.to(device).contiguous();
+  labels_ = data.labels.to(device);
+  const int64_t channels = shape_.at(0);
+  std::vector<float> scale(size_t(channels), 1.0f), shift(size_t(channels), 0.0f);
+  if (data.bytes()) {
+    // As the host loader's ChannelMaps: (v / 255 - mean) / std as v * scale + shift, where an
+    // augmented sample is first put on the [0, 1] scale (below) and then scaled by 1 / std.
+    for (int64_t c = 0; c < channels; ++c) {
+      const bool given = size_t(c) < data.normalization.mean.size();
+      const double mean = given ? data.normalization.mean[size_t(c)] : 0.0;
+      const double std = given ? data.normalization.std[size_t(c)] : 1.0;
+      scale[size_t(c)] = moves_ ? float(1.0 / std) : float(1.0 / (255.0 * std));
+      shift[size_t(c)] = float(-mean / std);
+    }
+  }
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  scale_ = at::tensor(scale, f32).view({1, channels, 1, 1}).to(device);
+  shift_ = at::tensor(shift, f32).view({1, channels, 1, 1}).to(device);
+}
+
+int64_t DeviceResident::bytes() const { return images_.nbytes() + labels_.nbytes(); }
+
+void DeviceResident::start_epoch(const at::Tensor& order, uint64_t seed, int64_t epoch, int64_t rank) {
+  const c10::Device device = labels_.device();
+  order_ = order.to(device);
+  if (!moves_) return;
+  const int64_t n = order.size(0), h = shape_[1], w = shape_[2];
+  at::Tensor rows = at::empty({n, h}, at::kLong), cols = at::empty({n, w}, at::kLong);
+  int64_t* r = rows.data_ptr<int64_t>();
+  int64_t* c = cols.data_ptr<int64_t>();
+  at::parallel_for(0, n, 256, [&](int64_t from, int64_t to) {
+    for (int64_t p = from; p < to; ++p) {
+      SampleRng rng(SampleRng::seed_of(seed, uint64_t(epoch), uint64_t(rank), uint64_t(p)));
+      pixel_source_maps(augmentation_, rng, h, w, r + p * h, c + p * w);
+    }
+  });
+  // A padding pixel (-1) reads the zero row and column at index h and w.
+  rows.masked_fill_(rows < 0, h);
+  cols.masked_fill_(cols < 0, w);
+  rows_ = rows.to(device);
+  cols_ = cols.to(device);
+}
+
+Batch DeviceResident::batch(int64_t begin, int64_t count, at::MemoryFormat memory_format) const {
+  const at::Tensor samples = order_.narrow(0, begin, count);
+  Batch b;
+  b.targets = labels_.index_select(0, samples);
+  at::Tensor pixels;
+  if (!moves_) {
+    pixels = images_.index_select(0, samples);
+  } else {
+    const int64_t channels = shape_[0], h = shape_[1], w = shape_[2];
+    c10::List<std::optional<at::Tensor>> index;
+    index.push_back(samples.view({count, 1, 1, 1}));
+    index.push_back(at::arange(channels, samples.options()).view({1, channels, 1, 1}));
+    index.push_back(rows_.narrow(0, begin, count).view({count, 1, h, 1}));
+    index.push_back(cols_.narrow(0, begin, count).view({count, 1, 1, w}));
+    pixels = at::index(images_, index);
+  }
+  if (pixels.scalar_type() == at::kByte) {
+    at::Tensor x = pixels.to(at::kFloat);
+    if (moves_) x.mul_(1.0f / 255.0f);
+    b.inputs = x.mul_(scale_).add_(shift_);
+  } else {
+    b.inputs = pixels;  // float data: already normalised
+  }
+  if (memory_format == at::MemoryFormat::ChannelsLast) b.inputs = b.inputs.contiguous(memory_format);
+  return b;
+}
+
+}  // namespace plugtrain::data

@@ -1,0 +1,60 @@
+// data.on_device: a data set kept on the training device, and batches made there.
+//
+// The images go to the device once, as they are in memory (uint8, or float for the synthetic
+// set), with the labels. A batch is then a gather on the device (index_select of its samples,
+// or, with random_crop and horizontal_flip, one advanced index over sample, row and column),
+// a conversion to float and the per-channel normalisation: no host copy per step, only the
+// epoch's order and its crop/flip maps, uploaded once per epoch.
+//
+// The batches are the host loader's, value for value: the same (seed, epoch) permutation and
+// shard, and the crops and flips drawn per sample by the same SampleRng, on the host, as
+// maps of where each output row and column comes from (augment.h, pixel_source_maps). Only
+// augmentations that move pixels can run this way; the others need the loader threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+#include <c10/core/MemoryFormat.h>
+
+#include "data/augment.h"
+#include "data/dataset.h"
+
+namespace plugtrain::data {
+
+struct Batch;
+
+// "" when `data` with `augmentation` can be served from the device; otherwise why not (one line).
+std::string why_not_on_device(const Dataset& data, const AugmentOptions& augmentation);
+
+// Bytes the data set takes on the device.
+int64_t bytes_on_device(const Dataset& data, const AugmentOptions& augmentation);
+
+class DeviceResident {
+ public:
+  // Copies `data` to `device` (throws DataError when why_not_on_device says no).
+  DeviceResident(const Dataset& data, const AugmentOptions& augmentation, c10::Device device);
+
+  int64_t size() const { return labels_.size(0); }
+  c10::Device device() const { return labels_.device(); }
+  int64_t bytes() const;
+
+  // The epoch's samples (this rank's `order`, host int64) and, with crops or flips, each
+  // position's maps drawn with SampleRng(seed_of(seed, epoch, rank, position)).
+  void start_epoch(const at::Tensor& order, uint64_t seed, int64_t epoch, int64_t rank);
+  // Positions [begin, begin + count) of the epoch as a float batch on the device.
+  Batch batch(int64_t begin, int64_t count, at::MemoryFormat memory_format) const;
+
+ private:
+  AugmentOptions augmentation_;
+  bool moves_ = false;          // crops or flips: images_ carry one zero row and column at the end
+  std::vector<int64_t> shape_;  // C,H,W of a sample
+  at::Tensor images_, labels_;  // on the device
+  at::Tensor scale_, shift_;    // (1,C,1,1) float: pixel -> normalised
+  at::Tensor order_, rows_, cols_;  // this epoch's, on the device
+};
+
+}  // namespace plugtrain::data

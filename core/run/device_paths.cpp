@@ -1,0 +1,74 @@
+#include "run/device_paths.h"
+
+#include <memory>
+#include <string>
+
+#include "data/device_resident.h"
+#include "data/from_experiment.h"
+#include "train/fused_optimizers.h"
+#include "train/graph_step.h"
+#include "util/error.h"
+#include "util/format.h"
+
+namespace plugtrain {
+
+namespace {
+
+// Why the data stays on the host with data.on_device = "auto" (or true), or "" to place it.
+std::string why_data_stays(const Experiment& e, const RunPlan& plan, BackendHandle& backend, int device_index,
+                           const data::DatasetPair& data, std::int64_t bytes) {
+  const data::AugmentOptions augmentation = data::augment_options(e);
+  std::string why = data::why_not_on_device(data.train, augmentation);
+  if (why.empty()) why = data::why_not_on_device(data.test, {});
+  if (!why.empty() || e.on_device == "true") return why;
+  if (plan.capabilities.host_cpu) return "the training device is the host, whose memory the loader threads already use";
+  const MemoryInfo memory = backend.memory(device_index);
+  if (!memory.free_bytes) return "the device's free memory is unknown" + (memory.note.empty() ? "" : " (" + memory.note + ")");
+  if (bytes > std::int64_t(*memory.free_bytes / 4))
+    return format_bytes(std::uint64_t(bytes)) + " is more than a quarter of the device's free " + format_bytes(memory.free_bytes);
+  return "";
+}
+
+}  // namespace
+
+void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend, int device_index,
+                const data::DatasetPair& data, DeviceContext& device, std::ostream& log) {
+  if (e.on_device == "false") return;
+  const data::AugmentOptions augmentation = data::augment_options(e);
+  const std::int64_t bytes = data::bytes_on_device(data.train, augmentation) + data::bytes_on_device(data.test, {});
+  const std::string why = why_data_stays(e, plan, backend, device_index, data, bytes);
+  if (!why.empty()) {
+    if (e.on_device == "true") throw Error("data.on_device = true, but " + why);
+    if (!plan.capabilities.host_cpu) log << "data: batches made on the host (" << why << ")\n";
+    return;
+  }
+  device.train_on_device = std::make_shared<data::DeviceResident>(data.train, augmentation, device.device);
+  device.test_on_device = std::make_shared<data::DeviceResident>(data.test, data::AugmentOptions{}, device.device);
+  log << "data: on the device (" << format_bytes(std::uint64_t(bytes)) << "): shuffled, gathered"
+      << (augmentation.order.empty() ? "" : ", cropped and flipped") << " and normalised there\n";
+}
+
+void choose_graphs(const Experiment& e, const RunPlan& plan, BackendHandle& backend, int device_index, int processes,
+                   TrainerParts& parts, std::ostream& log) {
+  if (e.graphs == "false") return;
+  GraphConditions c;
+  c.setting = e.graphs;
+  const bool recordable = backend.make_graph_capture(device_index, c.backend_why_not) != nullptr;
+  c.replicas = plan.strategy == Strategy::dp ? static_cast<int>(plan.devices.devices.size()) : 1;
+  c.processes = processes;
+  c.precision = e.precision;
+  c.skip_nonfinite = e.on_nonfinite == "skip_step";
+  replayable(*parts.optimizer, c.optimizer_why_not);
+  const GraphDecision decision = decide_graphs(c);
+  if (recordable || e.graphs == "true") log << "device: graphs " << decision.why << "\n";
+  if (!decision.use) return;
+  parts.graph_fallback = e.graphs == "auto";
+  parts.make_graph_capture = [&backend, device_index]() {
+    std::string why_not;
+    std::unique_ptr<GraphCapture> capture = backend.make_graph_capture(device_index, why_not);
+    if (!capture) throw Error("train.graphs: " + why_not);
+    return capture;
+  };
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,98 @@
+#include "train/graph_step.h"
+
+#include <ATen/ATen.h>
+#include <torch/optim/optimizer.h>
+
+#include "train/fused_optimizers.h"
+#include "train/optimizers.h"
+#include "train/phase_timer.h"
+#include "util/text.h"
+
+namespace plugtrain {
+
+GraphDecision decide_graphs(const GraphConditions& c) {
+  if (c.setting == "false") return {false, "off (train.graphs = false)"};
+  std::string reason;
+  if (!c.backend_why_not.empty())
+    reason = c.backend_why_not;
+  else if (c.replicas > 1)
+    reason = "dp runs " + std::to_string(c.replicas) + " model replicas from this process";
+  else if (c.processes > 1)
+    reason = "ddp's gradient reducer runs host code during every backward";
+  else if (c.precision == "fp16")
+    reason = "fp16 loss scaling decides on the host whether each step is skipped (bf16 needs no scaling)";
+  else if (c.skip_nonfinite)
+    reason = "train.on_nonfinite = \"skip_step\" reads every step's loss on the host";
+  else if (!c.optimizer_why_not.empty())
+    reason = c.optimizer_why_not;
+  if (reason.empty()) return {true, "on: every full training step replayed from one recorded device graph"};
+  if (c.setting == "true") throw Error("train.graphs = true, but the steps cannot be replayed from a graph: " + reason);
+  return {false, "off: " + reason};
+}
+
+GraphStep::GraphStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
+                     ReplayableOptimizer& replayable, std::vector<at::Tensor> parameters, double grad_clip,
+                     std::unique_ptr<GraphCapture> capture, bool fall_back_on_failure, int warm_up_steps)
+    : TrainStep(strategy, precision, optimizer, std::move(parameters), grad_clip),
+      replayable_(replayable),
+      capture_(std::move(capture)),
+      fall_back_on_failure_(fall_back_on_failure),
+      warm_up_steps_(std::max(1, warm_up_steps)) {}
+
+GraphStep::~GraphStep() = default;
+
+StepOutput GraphStep::run(const data::Batch& batch, double lr, PhaseTimer* timer) {
+  if (!capture_) return TrainStep::run(batch, lr, timer);
+  if (!static_batch_.inputs.defined()) {
+    // The first batch sets the shape that is recorded (empty_like keeps channels-last strides).
+    static_batch_.inputs = at::empty_like(batch.inputs);
+    static_batch_.targets = at::empty_like(batch.targets);
+  }
+  if (!batch.inputs.sizes().equals(static_batch_.inputs.sizes()) || batch.inputs.strides() != static_batch_.inputs.strides())
+    return TrainStep::run(batch, lr, timer);  // a partial or halved batch: eagerly
+  StepOutput out = run_recorded(batch, lr);
+  if (timer) timer->mark(Phase::optimizer);  // one recorded step: its phases cannot be told apart
+  return out;
+}
+
+StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
+  static_batch_.inputs.copy_(batch.inputs, /*non_blocking=*/true);
+  static_batch_.targets.copy_(batch.targets, /*non_blocking=*/true);
+  lr_ = lr;
+  // Reads only members: a recorder may keep it and run it again later.
+  auto body = [this] { static_out_ = TrainStep::run(static_batch_, lr_, nullptr); };
+  if (warmed_up_ < warm_up_steps_) {
+    capture_->warm_up(body);  // a real step; its errors (out of memory) are the step's
+    ++warmed_up_;
+    return static_out_;
+  }
+  set_lr(optimizer(), lr);
+  replayable_.write_lr();  // so the recorded step() finds its learning rate written and records no write
+  if (!captured_) {
+    const std::vector<std::int64_t> host_steps = replayable_.host_steps();
+    try {
+      capture_->capture(body);
+    } catch (const std::exception& e) {
+      replayable_.restore_host_steps(host_steps);
+      capture_.reset();
+      fallback_reason_ = first_line(e.what());
+      if (!fall_back_on_failure_)
+        throw GraphCaptureError("train.graphs = true, but the training step cannot be recorded as a device graph: " +
+                                fallback_reason_);
+      return TrainStep::run(batch, lr, nullptr);  // nothing ran: this batch eagerly, and every later one
+    }
+    // The recording ran the host code of one step (the optimizer counted it) but no kernel.
+    replayable_.restore_host_steps(host_steps);
+    captured_ = true;
+  }
+  // A replay runs the recorded kernels, not the host code: the host step counts move by one here
+  // (set, not added, so a recorder that reruns the host code too counts the same).
+  std::vector<std::int64_t> host_steps = replayable_.host_steps();
+  capture_->replay();
+  for (auto& s : host_steps) ++s;
+  replayable_.restore_host_steps(host_steps);
+  ++replays_;
+  return static_out_;
+}
+
+}  // namespace plugtrain

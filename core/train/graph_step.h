@@ -1,0 +1,89 @@
+// A training step recorded once as a device graph and replayed (train.graphs): on CUDA a
+// CUDA graph, so one step costs one launch instead of hundreds, and the host does nothing per
+// kernel. The backend records and replays (Backend::make_graph_capture, SDK 3.3); the host
+// names no device.
+//
+// How a run goes through it: every batch of the full batch size is copied into static input
+// and target tensors; the first `warm_up_steps` of them run the ordinary step eagerly the way
+// the capture will record it (side stream; the fused optimizer builds its lists and state);
+// the next one is recorded and then replayed, and so is every later one. A batch of another
+// size (the last, partial batch of an epoch, or a batch halved after running out of memory)
+// runs eagerly, and the recording stays valid. Before each replay the learning rate is
+// written into the optimizer's device tensor; after it the host step counts are advanced, so
+// checkpoints, resume and the schedule are the same as without graphs. The loss and logits
+// of a replay are the recording's output tensors, valid until the next replay.
+//
+// A recording the device refuses (a model that waits for the host in its forward, say) is a
+// GraphCaptureError; with train.graphs = "auto" the run says why and goes on eagerly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "plugtrain/backend.h"
+#include "train/train_step.h"
+#include "util/error.h"
+
+namespace plugtrain {
+
+class ReplayableOptimizer;
+
+class GraphCaptureError : public Error {
+ public:
+  explicit GraphCaptureError(const std::string& message) : Error(message) {}
+};
+
+// Whether a run replays its steps from a graph, and why (not).
+struct GraphDecision {
+  bool use = false;
+  std::string why;  // one line for the log: what decided it
+};
+
+// What decides it; every field but `setting` only matters when graphs could be used.
+struct GraphConditions {
+  std::string setting = "auto";          // train.graphs: auto, true, false
+  std::string backend_why_not;           // empty: the backend records graphs on the device
+  int replicas = 1;                      // dp: models in this process
+  int processes = 1;                     // ddp: processes
+  std::string precision = "fp32";
+  bool skip_nonfinite = false;           // train.on_nonfinite = "skip_step"
+  std::string optimizer_why_not;         // empty: the optimizer is replayable
+};
+
+// "auto" uses graphs when nothing stands in the way; true then fails with the first reason
+// (a ConfigError-like Error naming train.graphs); false never uses them.
+GraphDecision decide_graphs(const GraphConditions& conditions);
+
+class GraphStep : public TrainStep {
+ public:
+  // `capture` records and replays; `optimizer` must be `replayable` (fused_optimizers.h).
+  // `fall_back_on_failure`: train.graphs = "auto" (a refused capture goes on eagerly).
+  GraphStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
+            ReplayableOptimizer& replayable, std::vector<at::Tensor> parameters, double grad_clip,
+            std::unique_ptr<GraphCapture> capture, bool fall_back_on_failure, int warm_up_steps = 3);
+  ~GraphStep() override;
+
+  StepOutput run(const data::Batch& batch, double lr, PhaseTimer* timer = nullptr) override;
+
+  std::int64_t replays() const { return replays_; }
+  // Empty while graphs are in use; why they stopped being used otherwise.
+  const std::string& fallback_reason() const { return fallback_reason_; }
+
+ private:
+  StepOutput run_recorded(const data::Batch& batch, double lr);
+
+  ReplayableOptimizer& replayable_;
+  std::unique_ptr<GraphCapture> capture_;
+  bool fall_back_on_failure_;
+  int warm_up_steps_;
+  int warmed_up_ = 0;
+  bool captured_ = false;
+  std::int64_t replays_ = 0;
+  std::string fallback_reason_;
+  double lr_ = 0;             // this step's learning rate (written to the device before a replay)
+  data::Batch static_batch_;  // what the recording reads
+  StepOutput static_out_;     // what it writes
+};
+
+}  // namespace plugtrain

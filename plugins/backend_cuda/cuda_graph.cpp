@@ -1,0 +1,121 @@
+// CUDA graphs for the runtime part: the C calls of cuda_runtime_api.h over at::cuda::CUDAGraph.
+//
+// As PyTorch's torch.cuda.graph does: warm-up runs and the capture happen on a side stream
+// that first waits for the current stream, and the current stream then waits for it; the
+// capture uses the graph's private memory pool, so the tensors the work allocates stay where
+// the recording reads and writes them. The default CUDA generator is registered by
+// CUDAGraph::capture_begin, so dropout draws new numbers on every replay.
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+
+#include "cuda_runtime_api.h"
+
+namespace {
+
+struct Graph {
+  c10::DeviceIndex device;
+  c10::cuda::CUDAStream side;
+  std::unique_ptr<at::cuda::CUDAGraph> graph;
+};
+
+void fail(char* error, size_t size, const char* what) { std::snprintf(error, size, "%s", what); }
+
+// Runs `body` on the graph's side stream, ordered after and before the current stream's work.
+template <class Body>
+void on_side_stream(Graph& g, Body&& body) {
+  c10::cuda::CUDAGuard device(g.device);
+  const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(g.device);
+  c10::cuda::CUDAEvent before;
+  before.record(current);
+  before.block(g.side);
+  {
+    c10::cuda::CUDAStreamGuard on_side(g.side);
+    body();
+  }
+  c10::cuda::CUDAEvent after;
+  after.record(g.side);
+  after.block(current);
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) void* plugtrain_cuda_graph_create(int device, char* error,
+                                                                                   size_t error_size) {
+  try {
+    const auto index = static_cast<c10::DeviceIndex>(device);
+    c10::cuda::CUDAGuard guard(index);
+    return new Graph{index, c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index), nullptr};
+  } catch (const std::exception& e) {
+    fail(error, error_size, e.what());
+    return nullptr;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) int plugtrain_cuda_graph_warm_up(void* graph,
+                                                                                  plugtrain_cuda_work_fn work,
+                                                                                  void* context, char* error,
+                                                                                  size_t error_size) {
+  try {
+    on_side_stream(*static_cast<Graph*>(graph), [&] { work(context); });
+    return 0;
+  } catch (const std::exception& e) {
+    fail(error, error_size, e.what());
+    return 1;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) int plugtrain_cuda_graph_capture(void* graph,
+                                                                                  plugtrain_cuda_work_fn work,
+                                                                                  void* context, char* error,
+                                                                                  size_t error_size) {
+  Graph& g = *static_cast<Graph*>(graph);
+  try {
+    g.graph = std::make_unique<at::cuda::CUDAGraph>();
+    on_side_stream(g, [&] {
+      g.graph->capture_begin();
+      try {
+        work(context);  // reports its own failure through `context`; the host checks it
+      } catch (...) {
+        // End the capture whatever happened, so the stream leaves capture mode.
+        try {
+          g.graph->capture_end();
+        } catch (...) {
+        }
+        throw;
+      }
+      g.graph->capture_end();
+    });
+    return 0;
+  } catch (const std::exception& e) {
+    g.graph.reset();
+    fail(error, error_size, e.what());
+    return 1;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) int plugtrain_cuda_graph_replay(void* graph, char* error,
+                                                                                 size_t error_size) {
+  Graph& g = *static_cast<Graph*>(graph);
+  if (!g.graph) {
+    fail(error, error_size, "nothing was captured");
+    return 1;
+  }
+  try {
+    c10::cuda::CUDAGuard guard(g.device);
+    g.graph->replay();
+    return 0;
+  } catch (const std::exception& e) {
+    fail(error, error_size, e.what());
+    return 1;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) void plugtrain_cuda_graph_destroy(void* graph) {
+  delete static_cast<Graph*>(graph);
+}
