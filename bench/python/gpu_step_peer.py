@@ -13,13 +13,10 @@ or a CUDA device. Then for each line "time MODEL PRECISION STEPS": STEPS trainin
 warm-up, ended by one torch.cuda.synchronize(), answered {"samples_per_second": ...}.
 """
 
-import json
 import sys
 import time
 
-
-def answer(obj):
-    print(json.dumps(obj), flush=True)
+from peer_protocol import answer, serve
 
 
 def main():
@@ -88,28 +85,22 @@ def main():
 
     answer({"ready": True, "torch": torch.__version__, "torchvision": torchvision.__version__,
             "device": torch.cuda.get_device_name()})
-    for line in sys.stdin:
-        words = line.split()
-        if not words:
-            continue
-        if words[0] == "quit":
-            break
-        try:
-            if words[0] != "time" or len(words) != 4:
-                raise ValueError(f"unknown command {line.strip()!r}")
-            name, precision, steps = words[1], words[2], int(words[3])
-            run = runs.setdefault(name, make(name))
-            run["model"].train()
-            for _ in range(10):
-                step(run, precision)
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(steps):
-                step(run, precision)
-            torch.cuda.synchronize()
-            answer({"samples_per_second": steps * run["batch"] / (time.perf_counter() - start)})
-        except Exception as e:  # noqa: BLE001 - reported to the bench, which skips the peer
-            answer({"error": f"{type(e).__name__}: {e}"})
+    def time_steps(args_):
+        if len(args_) != 3:
+            raise ValueError("usage: time MODEL PRECISION STEPS")
+        name, precision, steps = args_[0], args_[1], int(args_[2])
+        run = runs.setdefault(name, make(name))
+        run["model"].train()
+        for _ in range(10):
+            step(run, precision)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(steps):
+            step(run, precision)
+        torch.cuda.synchronize()
+        return {"samples_per_second": steps * run["batch"] / (time.perf_counter() - start)}
+
+    serve("time", time_steps)
     return 0
 
 

@@ -12,14 +12,11 @@ without persistent workers) to the last batch, answered {"seconds": ..., "first_
 """
 
 import argparse
-import json
 import os
 import sys
 import time
 
-
-def answer(obj):
-    print(json.dumps(obj), flush=True)
+from peer_protocol import answer, serve
 
 
 def main():
@@ -54,30 +51,23 @@ def main():
             "torchvision": torchvision.__version__, "pillow": PIL.__version__,
             "image_backend": torchvision.get_image_backend()})
 
-    for line in sys.stdin:
-        words = line.split()
-        if not words:
-            continue
-        if words[0] == "quit":
-            break
-        try:
-            if words[0] != "epoch" or len(words) != 2:
-                raise ValueError(f"unknown command {line.strip()!r}")
-            loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch, shuffle=True,
-                                                 num_workers=int(words[1]))
-            start = time.perf_counter()
-            first = None
-            seen = 0
-            for inputs, targets in loader:
-                if first is None:
-                    first = time.perf_counter() - start
-                seen += inputs.shape[0]
-            seconds = time.perf_counter() - start
-            if seen != len(dataset):
-                raise RuntimeError(f"the DataLoader gave {seen} of {len(dataset)} images")
-            answer({"seconds": seconds, "first_batch_seconds": first})
-        except Exception as e:  # noqa: BLE001 - reported to the bench, which skips the peer
-            answer({"error": f"{type(e).__name__}: {e}"})
+    def epoch(args_):
+        if len(args_) != 1:
+            raise ValueError("usage: epoch WORKERS")
+        loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch, shuffle=True, num_workers=int(args_[0]))
+        start = time.perf_counter()
+        first = None
+        seen = 0
+        for inputs, targets in loader:
+            if first is None:
+                first = time.perf_counter() - start
+            seen += inputs.shape[0]
+        seconds = time.perf_counter() - start
+        if seen != len(dataset):
+            raise RuntimeError(f"the DataLoader gave {seen} of {len(dataset)} images")
+        return {"seconds": seconds, "first_batch_seconds": first}
+
+    serve("epoch", epoch)
     return 0
 
 

@@ -13,13 +13,10 @@ contiguous": one training step of that model, answered {"seconds": its wall time
 """
 
 import argparse
-import json
 import sys
 import time
 
-
-def answer(obj):
-    print(json.dumps(obj), flush=True)
+from peer_protocol import answer, serve
 
 
 def main():
@@ -54,29 +51,23 @@ def main():
     answer({"ready": True, "torch": torch.__version__, "torchvision": torchvision.__version__,
             "threads": torch.get_num_threads(), "parameters": runs["contiguous"]["parameters"]})
 
-    for line in sys.stdin:
-        words = line.split()
-        if not words:
-            continue
-        if words[0] == "quit":
-            break
-        try:
-            if words[0] != "step" or len(words) != 2 or words[1] not in runs:
-                raise ValueError(f"unknown command {line.strip()!r}")
-            run = runs[words[1]]
-            x, y = run["batches"][run["steps"] % len(run["batches"])]
-            run["steps"] += 1
-            model, optimizer = run["model"], run["optimizer"]
-            cpu = time.process_time()
-            start = time.perf_counter()
-            optimizer.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            optimizer.step()
-            seconds = time.perf_counter() - start
-            answer({"seconds": seconds, "cpu_seconds": time.process_time() - cpu})
-        except Exception as e:  # noqa: BLE001 - reported to the bench, which skips the peer
-            answer({"error": f"{type(e).__name__}: {e}"})
+    def step(args_):
+        if len(args_) != 1 or args_[0] not in runs:
+            raise ValueError("usage: step channels_last|contiguous")
+        run = runs[args_[0]]
+        x, y = run["batches"][run["steps"] % len(run["batches"])]
+        run["steps"] += 1
+        model, optimizer = run["model"], run["optimizer"]
+        cpu = time.process_time()
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        seconds = time.perf_counter() - start
+        return {"seconds": seconds, "cpu_seconds": time.process_time() - cpu}
+
+    serve("step", step)
     return 0
 
 

@@ -1,0 +1,26 @@
+"""The peers' side of the protocol in bench/python_peer.h: one JSON line per answer."""
+
+import json
+import sys
+
+
+def answer(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def serve(command, handle):
+    """Answers each line of standard input whose first word is `command` with handle(words[1:])
+    (a dict); "quit" or the end of input ends it; any failure is answered {"error": ...}, after
+    which the bench skips the peer."""
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "quit":
+            break
+        try:
+            if words[0] != command:
+                raise ValueError(f"unknown command {line.strip()!r}")
+            answer(handle(words[1:]))
+        except Exception as e:  # noqa: BLE001 - reported to the bench, which skips the peer
+            answer({"error": f"{type(e).__name__}: {e}"})
