@@ -78,7 +78,10 @@ extern "C" __attribute__((visibility("default"))) int plugtrain_cuda_graph_captu
   try {
     g.graph = std::make_unique<at::cuda::CUDAGraph>();
     on_side_stream(g, [&] {
-      g.graph->capture_begin();
+      // Thread-local: the loader's worker threads may copy the next batches to the device (and
+      // allocate pinned memory) while this thread records; in the global mode those calls would
+      // break the capture.
+      g.graph->capture_begin(/*pool=*/{0, 0}, cudaStreamCaptureModeThreadLocal);
       try {
         work(context);  // reports its own failure through `context`; the host checks it
       } catch (...) {
