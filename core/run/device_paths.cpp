@@ -56,7 +56,6 @@ void choose_graphs(const Experiment& e, const RunPlan& plan, BackendHandle& back
   const bool recordable = backend.make_graph_capture(device_index, c.backend_why_not) != nullptr;
   c.replicas = plan.strategy == Strategy::dp ? static_cast<int>(plan.devices.devices.size()) : 1;
   c.processes = processes;
-  c.precision = e.precision;
   c.skip_nonfinite = e.on_nonfinite == "skip_step";
   replayable(*parts.optimizer, c.optimizer_why_not);
   const GraphDecision decision = decide_graphs(c);

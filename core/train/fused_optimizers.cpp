@@ -1,6 +1,7 @@
 #include "train/fused_optimizers.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 
 #include <ATen/ATen.h>
@@ -223,12 +224,15 @@ at::Tensor MultiTensorAdamT<Base, Options, State, kDecoupled>::step(torch::optim
       lay_out_grads(l);
       l.steps.add_(1);
       const at::Tensor& lr_tensor = l.lr_tensor(lr);
+      const std::optional<at::Tensor> found_inf =
+          found_inf_.defined() ? std::optional<at::Tensor>(found_inf_) : std::nullopt;
       if constexpr (kDecoupled)
         at::_fused_adamw_(l.params, l.grads, l.state[0], l.state[1], l.state[2], l.step_views, lr_tensor, beta1, beta2,
-                          wd, eps, o.amsgrad(), /*maximize=*/false);
+                          wd, eps, o.amsgrad(), /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
       else
         at::_fused_adam_(l.params, l.grads, l.state[0], l.state[1], l.state[2], l.step_views, lr_tensor, beta1, beta2,
-                         wd, eps, o.amsgrad(), /*maximize=*/false);
+                         wd, eps, o.amsgrad(), /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
+      if (found_inf) l.steps.sub_(*found_inf);  // a skipped step is not counted (PyTorch's _fused_adam)
     } else {
       // torch::optim's arithmetic, operation by operation, over all parameters at once.
       std::vector<at::Tensor> decayed;
@@ -286,6 +290,21 @@ void MultiTensorAdamT<Base, Options, State, kDecoupled>::restore_host_steps(cons
       if (i < steps.size()) static_cast<State&>(*state).step(steps[i++]);
 }
 
+template <class Base, class Options, class State, bool kDecoupled>
+void MultiTensorAdamT<Base, Options, State, kDecoupled>::sync_host_steps() {
+  for (auto& l : lists_) {
+    if (!l.steps.defined()) continue;
+    const at::Tensor counts = l.steps.to(at::kCPU);
+    for (std::size_t i = 0; i < l.states.size(); ++i)
+      static_cast<State&>(*l.states[i]).step(static_cast<std::int64_t>(counts[std::int64_t(i)].item<float>()));
+  }
+}
+
+template <class Base, class Options, class State, bool kDecoupled>
+bool MultiTensorAdamT<Base, Options, State, kDecoupled>::ready_to_record() const {
+  return !lists_.empty() && std::all_of(lists_.begin(), lists_.end(), [](const auto& l) { return l.valid; });
+}
+
 template class MultiTensorAdamT<torch::optim::Adam, torch::optim::AdamOptions, torch::optim::AdamParamState, false>;
 template class MultiTensorAdamT<torch::optim::AdamW, torch::optim::AdamWOptions, torch::optim::AdamWParamState, true>;
 
@@ -301,6 +320,12 @@ void MultiTensorSGD::write_lr() {
   for (std::size_t g = 0; g < lists_.size(); ++g)
     if (lists_[g].valid && !lists_[g].params.empty())
       lists_[g].lr_tensor(static_cast<const torch::optim::SGDOptions&>(param_groups_[g].options()).lr());
+}
+
+bool MultiTensorSGD::ready_to_record() const {
+  return !lists_.empty() && std::all_of(lists_.begin(), lists_.end(), [](const detail::GroupLists& l) {
+           return l.valid && std::none_of(l.fresh.begin(), l.fresh.end(), [](bool fresh) { return fresh; });
+         });
 }
 
 void MultiTensorSGD::load(torch::serialize::InputArchive& archive) {
@@ -337,14 +362,15 @@ namespace {
 // (on the first step a copy of d_p) and d_p = buf or, Nesterov, d_p + momentum * buf; p -= lr * d_p.
 void sgd_update(OptimizerImpl impl, std::vector<at::Tensor>& params, std::vector<at::Tensor>& grads,
                 std::vector<at::Tensor>& buffers, const torch::optim::SGDOptions& o, bool first_step,
-                detail::GroupLists& l) {
+                detail::GroupLists& l, const at::Tensor& found_inf) {
   const double momentum = o.momentum();
   if (impl == OptimizerImpl::fused) {
     if (first_step)
       for (std::size_t i = 0; i < params.size(); ++i) buffers[i] = at::empty_like(params[i]);
     static const std::vector<at::Tensor> none;
     at::_fused_sgd_(params, grads, momentum != 0 ? buffers : none, o.weight_decay(), momentum, l.lr_tensor(o.lr()),
-                    o.dampening(), o.nesterov(), /*maximize=*/false, first_step);
+                    o.dampening(), o.nesterov(), /*maximize=*/false, first_step, /*grad_scale=*/std::nullopt,
+                    found_inf.defined() ? std::optional<at::Tensor>(found_inf) : std::nullopt);
     return;
   }
   std::vector<at::Tensor> d_p = o.weight_decay() != 0 ? at::_foreach_add(grads, params, o.weight_decay()) : grads;
@@ -383,14 +409,14 @@ at::Tensor MultiTensorSGD::step(LossClosure closure) {
     if (impl_ == OptimizerImpl::fused) lay_out_grads(l);
     const std::size_t fresh = std::count(l.fresh.begin(), l.fresh.end(), true);
     if (fresh == 0 || fresh == l.params.size()) {
-      sgd_update(impl_, l.params, l.grads, l.state[0], o, fresh > 0, l);
+      sgd_update(impl_, l.params, l.grads, l.state[0], o, fresh > 0, l, found_inf_);
     } else {  // some parameters have a buffer, some not yet (one call each)
       std::vector<std::size_t> old_ones, new_ones;
       for (std::size_t i = 0; i < l.params.size(); ++i) (l.fresh[i] ? new_ones : old_ones).push_back(i);
       for (const auto* index : {&old_ones, &new_ones}) {
         std::vector<at::Tensor> params = pick(l.params, *index), grads = pick(l.grads, *index),
                                 buffers = pick(l.state[0], *index);
-        sgd_update(impl_, params, grads, buffers, o, index == &new_ones, l);
+        sgd_update(impl_, params, grads, buffers, o, index == &new_ones, l, found_inf_);
         for (std::size_t k = 0; k < index->size(); ++k) l.state[0][(*index)[k]] = buffers[k];
       }
     }

@@ -59,6 +59,15 @@ class ReplayableOptimizer {
   // not run) and advanced by one after each replay.
   virtual std::vector<std::int64_t> host_steps() const = 0;
   virtual void restore_host_steps(const std::vector<std::int64_t>& steps) = 0;
+  // fp16 decided on the device: from now on a step leaves everything as it was when
+  // `found_inf` (a float tensor on the device) is non-zero, as PyTorch's fused kernels do with
+  // it; the device step counts then stay too, and only sync_host_steps() tells the host.
+  virtual void skip_when(at::Tensor found_inf) = 0;
+  // The host step counts from the device's (one wait); before a checkpoint is written.
+  virtual void sync_host_steps() = 0;
+  // Whether a step may be recorded now: every state the kernels read exists (SGD's momentum
+  // buffers are made by their first real step, which a recording would repeat).
+  virtual bool ready_to_record() const = 0;
 };
 
 // `optimizer` as a ReplayableOptimizer when a recorded step() of it can be replayed: the fused
@@ -104,11 +113,15 @@ class MultiTensorAdamT : public Base, public ReplayableOptimizer {
   void write_lr() override;
   std::vector<std::int64_t> host_steps() const override;
   void restore_host_steps(const std::vector<std::int64_t>& steps) override;
+  void skip_when(at::Tensor found_inf) override { found_inf_ = std::move(found_inf); }
+  void sync_host_steps() override;
+  bool ready_to_record() const override;
 
  private:
   void build(std::size_t g, std::int64_t shape);
   OptimizerImpl impl_;
   std::vector<detail::GroupLists> lists_;
+  at::Tensor found_inf_;  // skip_when
 };
 
 using MultiTensorAdam =
@@ -126,11 +139,15 @@ class MultiTensorSGD : public torch::optim::SGD, public ReplayableOptimizer {
   void write_lr() override;
   std::vector<std::int64_t> host_steps() const override { return {}; }  // SGD keeps no step count
   void restore_host_steps(const std::vector<std::int64_t>&) override {}
+  void skip_when(at::Tensor found_inf) override { found_inf_ = std::move(found_inf); }
+  void sync_host_steps() override {}
+  bool ready_to_record() const override;
 
  private:
   void build(std::size_t g, std::int64_t shape);
   OptimizerImpl impl_;
   std::vector<detail::GroupLists> lists_;
+  at::Tensor found_inf_;  // skip_when
 };
 
 // RMSprop (momentum, centered, weight decay) as foreach kernels (ATen has no fused one).

@@ -1,11 +1,13 @@
 #include "train/graph_step.h"
 
 #include <ATen/ATen.h>
+#include <c10/util/Exception.h>
 #include <torch/optim/optimizer.h>
 
 #include "train/fused_optimizers.h"
 #include "train/optimizers.h"
 #include "train/phase_timer.h"
+#include "train/precision.h"
 #include "util/text.h"
 
 namespace plugtrain {
@@ -19,8 +21,6 @@ GraphDecision decide_graphs(const GraphConditions& c) {
     reason = "dp runs " + std::to_string(c.replicas) + " model replicas from this process";
   else if (c.processes > 1)
     reason = "ddp's gradient reducer runs host code during every backward";
-  else if (c.precision == "fp16")
-    reason = "fp16 loss scaling decides on the host whether each step is skipped (bf16 needs no scaling)";
   else if (c.skip_nonfinite)
     reason = "train.on_nonfinite = \"skip_step\" reads every step's loss on the host";
   else if (!c.optimizer_why_not.empty())
@@ -61,17 +61,27 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
   lr_ = lr;
   // Reads only members: a recorder may keep it and run it again later.
   auto body = [this] { static_out_ = TrainStep::run(static_batch_, lr_, nullptr); };
-  if (warmed_up_ < warm_up_steps_) {
-    capture_->warm_up(body);  // a real step; its errors (out of memory) are the step's
+  // Warm-up steps are real steps; their errors (out of memory) are the step's. They go on until
+  // every optimizer state exists (fp16 may skip the first steps, and SGD makes its momentum
+  // buffers in its first real one), so that what is recorded is an ordinary step.
+  if (warmed_up_ < warm_up_steps_ || !replayable_.ready_to_record()) {
+    capture_->warm_up(body);
     ++warmed_up_;
     return static_out_;
   }
+  precision().skip_on_device(replayable_);  // fp16: the overflow check is not read back from here on
   set_lr(optimizer(), lr);
   replayable_.write_lr();  // so the recorded step() finds its learning rate written and records no write
   if (!captured_) {
     const std::vector<std::int64_t> host_steps = replayable_.host_steps();
     try {
       capture_->capture(body);
+    } catch (const c10::OutOfMemoryError&) {
+      // The epoch loop halves the batch and tries again: those steps, of another size, run eagerly.
+      replayable_.restore_host_steps(host_steps);
+      capture_.reset();
+      fallback_reason_ = "out of device memory while recording the step";
+      throw;
     } catch (const std::exception& e) {
       replayable_.restore_host_steps(host_steps);
       capture_.reset();

@@ -13,6 +13,10 @@
 // checkpoints, resume and the schedule are the same as without graphs. The loss and logits
 // of a replay are the recording's output tensors, valid until the next replay.
 //
+// fp16: from the recording on, Precision decides skips on the device (skip_on_device): the
+// overflow check is not read back, the fused kernel skips by its found_inf, and the host step
+// counts are read back from the device before a checkpoint.
+//
 // A recording the device refuses (a model that waits for the host in its forward, say) is a
 // GraphCaptureError; with train.graphs = "auto" the run says why and goes on eagerly.
 #pragma once
@@ -46,7 +50,6 @@ struct GraphConditions {
   std::string backend_why_not;           // empty: the backend records graphs on the device
   int replicas = 1;                      // dp: models in this process
   int processes = 1;                     // ddp: processes
-  std::string precision = "fp32";
   bool skip_nonfinite = false;           // train.on_nonfinite = "skip_step"
   std::string optimizer_why_not;         // empty: the optimizer is replayable
 };

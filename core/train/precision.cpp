@@ -5,6 +5,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "state/checkpoint.h"
+#include "train/fused_optimizers.h"
 
 namespace plugtrain {
 
@@ -49,9 +50,25 @@ bool LossScaler::unscale(const std::vector<at::Tensor>& parameters) {
   return finite;
 }
 
+void LossScaler::unscale_on_device(const std::vector<at::Tensor>& parameters) {
+  if (!enabled_) return;
+  std::vector<at::Tensor> grads;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  found_inf_.zero_();
+  at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());
+  if (!skipped_on_device_.defined()) skipped_on_device_ = at::zeros_like(found_inf_);
+  skipped_on_device_.add_(found_inf_);
+}
+
 void LossScaler::update() {
   if (!enabled_) return;
   at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, 2.0, 0.5, growth_interval_);
+}
+
+std::int64_t LossScaler::skipped_steps() const {
+  if (!skipped_on_device_.defined()) return skipped_;
+  return skipped_ + static_cast<std::int64_t>(std::llround(skipped_on_device_.item<double>()));
 }
 
 double LossScaler::current_scale() const { return enabled_ ? scale_.item<double>() : 1.0; }
@@ -63,6 +80,7 @@ void LossScaler::restore(double scale, std::int64_t growth_tracker, std::int64_t
   scale_.fill_(scale);
   growth_tracker_.fill_(growth_tracker);
   skipped_ = skipped;
+  if (skipped_on_device_.defined()) skipped_on_device_.zero_();
 }
 
 void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm) {
@@ -82,6 +100,13 @@ Precision::Precision(std::string mode, c10::Device device)
 void Precision::backward(const at::Tensor& loss) { scaler_.scale(loss).backward(); }
 
 bool Precision::step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double grad_clip) {
+  if (skips_on_device_) {
+    scaler_.unscale_on_device(parameters);
+    if (grad_clip > 0) clip_grad_norm(parameters, grad_clip);  // a skipped step's (inf) gradients are not used
+    optimizer.step();                                         // skips by itself where found_inf is set
+    scaler_.update();
+    return true;
+  }
   const bool finite = scaler_.unscale(parameters);  // false: fp16 gradients overflowed
   if (finite) {
     if (grad_clip > 0) clip_grad_norm(parameters, grad_clip);
@@ -89,6 +114,12 @@ bool Precision::step(torch::optim::Optimizer& optimizer, const std::vector<at::T
   }
   scaler_.update();
   return finite;
+}
+
+void Precision::skip_on_device(ReplayableOptimizer& optimizer) {
+  if (!scaler_.enabled() || skips_on_device_) return;
+  optimizer.skip_when(scaler_.found_inf());
+  skips_on_device_ = true;
 }
 
 void Precision::save_state(TrainingProgress& record) const {

@@ -40,9 +40,14 @@ class LossScaler {
   at::Tensor scale(const at::Tensor& loss) const;
   // Unscales the gradients in place; false when any is not finite (skip the step).
   bool unscale(const std::vector<at::Tensor>& parameters);
+  // The same without reading the answer: found_inf() is 1 on the device when the step must be
+  // skipped (the optimizer skips it there), and the skip is counted on the device too.
+  void unscale_on_device(const std::vector<at::Tensor>& parameters);
+  const at::Tensor& found_inf() const { return found_inf_; }
   void update();
   double current_scale() const;
-  std::int64_t skipped_steps() const { return skipped_; }
+  // Steps skipped so far (reads the device's count when skips are decided there).
+  std::int64_t skipped_steps() const;
   std::int64_t growth_tracker() const;
   // Back to a checkpointed state, so a resumed fp16 run scales exactly as the original.
   void restore(double scale, std::int64_t growth_tracker, std::int64_t skipped);
@@ -52,9 +57,11 @@ class LossScaler {
   at::Tensor scale_, growth_tracker_, found_inf_;
   std::int64_t growth_interval_;
   std::int64_t skipped_ = 0;
+  at::Tensor skipped_on_device_;  // unscale_on_device's count (float, on the device)
 };
 
 struct TrainingProgress;
+class ReplayableOptimizer;
 
 // Scales the gradients so that their joint 2-norm is at most `max_norm`, as PyTorch's
 // clip_grad_norm_ (foreach form) does, without reading the norm back: nothing waits for the
@@ -72,8 +79,13 @@ class Precision {
   // Backward of the (fp16: scaled) loss.
   void backward(const at::Tensor& loss);
   // Unscales, clips the gradient norm to `grad_clip` (0: off) and steps, unless fp16
-  // gradients overflowed: then the step is skipped. Returns whether it stepped.
+  // gradients overflowed: then the step is skipped. Returns whether it stepped (always true
+  // once skips are decided on the device: the host does not know).
   bool step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double grad_clip);
+  // fp16 from now on decides on the device whether a step is skipped (the overflow check is
+  // not read back, the optimizer skips by itself): what a step replayed from a graph needs.
+  // Nothing changes for fp32 and bf16, which never skip.
+  void skip_on_device(ReplayableOptimizer& optimizer);
   std::int64_t skipped_steps() const { return scaler_.skipped_steps(); }
 
   // Its part of a checkpoint (the loss scaler's state), so a resumed fp16 run scales exactly
@@ -85,6 +97,7 @@ class Precision {
   std::string mode_;
   c10::Device device_;
   LossScaler scaler_;
+  bool skips_on_device_ = false;
 };
 
 }  // namespace plugtrain

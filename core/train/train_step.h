@@ -45,6 +45,7 @@ class TrainStep {
 
  protected:
   torch::optim::Optimizer& optimizer() { return optimizer_; }
+  Precision& precision() { return precision_; }
 
  private:
   TrainingStrategy& strategy_;

@@ -262,6 +262,9 @@ void Trainer::save_checkpoint(const std::filesystem::path& path) const {
   record.best_test_epoch = best_test_.epoch();
   parts_.precision->save_state(record);
   for (const auto& c : parts_.callbacks) c->save_state(record);
+  std::string not_replayable;
+  // Steps replayed from a graph or skipped on the device moved only the device's step counts.
+  if (ReplayableOptimizer* r = replayable(*parts_.optimizer, not_replayable)) r->sync_host_steps();
   plugtrain::save_checkpoint(path, *parts_.model, *parts_.optimizer,
                              {record, parts_.experiment_record, parts_.experiment->model, "", ""},
                              parts_.device.device);
