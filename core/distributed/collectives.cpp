@@ -1,6 +1,7 @@
 #include "distributed/collectives.h"
 
 #include <algorithm>
+#include <csignal>
 #include <thread>
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -29,6 +30,10 @@ std::chrono::milliseconds rendezvous_timeout(std::chrono::milliseconds collectiv
 
 Collectives::Collectives(const World& world, std::chrono::milliseconds timeout, c10::DeviceType device_type)
     : world_(world), timeout_(timeout), impl_(std::make_unique<Impl>()) {
+  // As Python does at startup (so torch.distributed never meets it): a socket write to a rank
+  // that has died fails with EPIPE, which c10d reports as that rank not answering, instead of
+  // SIGPIPE killing this rank before it can name the one at fault.
+  std::signal(SIGPIPE, SIG_IGN);
   const std::string where = world.master_addr + ":" + std::to_string(world.master_port);
   try {
     c10d::TCPStoreOptions options;
