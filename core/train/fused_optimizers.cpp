@@ -167,6 +167,9 @@ void MultiTensorAdamT<Base, Options, State, kDecoupled>::build(std::size_t g, st
   auto& group = this->param_groups_[g];
   const auto& options = static_cast<const Options&>(group.options());
   detail::GroupLists& l = lists_[g];
+  // The device's step counts are the true ones when skips are decided there: keep them.
+  if (l.steps.defined()) sync_host_steps();
+  ++layout_;
   l.reset(group.params(), shape, 3);
   const bool fused = impl_ == OptimizerImpl::fused;
   std::vector<std::int64_t> counts;
@@ -336,6 +339,7 @@ void MultiTensorSGD::load(torch::serialize::InputArchive& archive) {
 void MultiTensorSGD::build(std::size_t g, std::int64_t shape) {
   auto& group = param_groups_[g];
   detail::GroupLists& l = lists_[g];
+  ++layout_;
   l.reset(group.params(), shape, 1);
   if (shape == 0) {  // no momentum: no state
     l.valid = true;
@@ -366,7 +370,8 @@ void sgd_update(OptimizerImpl impl, std::vector<at::Tensor>& params, std::vector
   const double momentum = o.momentum();
   if (impl == OptimizerImpl::fused) {
     if (first_step)
-      for (std::size_t i = 0; i < params.size(); ++i) buffers[i] = at::empty_like(params[i]);
+      // Zeros, not empty: a first step skipped on the device (fp16 found_inf) leaves them as made.
+      for (std::size_t i = 0; i < params.size(); ++i) buffers[i] = at::zeros_like(params[i]);
     static const std::vector<at::Tensor> none;
     at::_fused_sgd_(params, grads, momentum != 0 ? buffers : none, o.weight_decay(), momentum, l.lr_tensor(o.lr()),
                     o.dampening(), o.nesterov(), /*maximize=*/false, first_step, /*grad_scale=*/std::nullopt,

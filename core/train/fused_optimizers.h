@@ -68,6 +68,9 @@ class ReplayableOptimizer {
   // Whether a step may be recorded now: every state the kernels read exists (SGD's momentum
   // buffers are made by their first real step, which a recording would repeat).
   virtual bool ready_to_record() const = 0;
+  // Grows each time the kernels' lists (and the step-count and learning-rate tensors a
+  // recording points at) are built anew: a recording made before must be made again.
+  virtual std::int64_t layout() const = 0;
 };
 
 // `optimizer` as a ReplayableOptimizer when a recorded step() of it can be replayed: the fused
@@ -116,12 +119,14 @@ class MultiTensorAdamT : public Base, public ReplayableOptimizer {
   void skip_when(at::Tensor found_inf) override { found_inf_ = std::move(found_inf); }
   void sync_host_steps() override;
   bool ready_to_record() const override;
+  std::int64_t layout() const override { return layout_; }
 
  private:
   void build(std::size_t g, std::int64_t shape);
   OptimizerImpl impl_;
   std::vector<detail::GroupLists> lists_;
   at::Tensor found_inf_;  // skip_when
+  std::int64_t layout_ = 0;
 };
 
 using MultiTensorAdam =
@@ -142,12 +147,14 @@ class MultiTensorSGD : public torch::optim::SGD, public ReplayableOptimizer {
   void skip_when(at::Tensor found_inf) override { found_inf_ = std::move(found_inf); }
   void sync_host_steps() override {}
   bool ready_to_record() const override;
+  std::int64_t layout() const override { return layout_; }
 
  private:
   void build(std::size_t g, std::int64_t shape);
   OptimizerImpl impl_;
   std::vector<detail::GroupLists> lists_;
   at::Tensor found_inf_;  // skip_when
+  std::int64_t layout_ = 0;
 };
 
 // RMSprop (momentum, centered, weight decay) as foreach kernels (ATen has no fused one).

@@ -72,6 +72,7 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
   precision().skip_on_device(replayable_);  // fp16: the overflow check is not read back from here on
   set_lr(optimizer(), lr);
   replayable_.write_lr();  // so the recorded step() finds its learning rate written and records no write
+  if (captured_ && replayable_.layout() != recorded_layout_) captured_ = false;  // its tensors are gone
   if (!captured_) {
     const std::vector<std::int64_t> host_steps = replayable_.host_steps();
     try {
@@ -79,11 +80,13 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
     } catch (const c10::OutOfMemoryError&) {
       // The epoch loop halves the batch and tries again: those steps, of another size, run eagerly.
       replayable_.restore_host_steps(host_steps);
+      precision().skip_on_host(replayable_);
       capture_.reset();
       fallback_reason_ = "out of device memory while recording the step";
       throw;
     } catch (const std::exception& e) {
       replayable_.restore_host_steps(host_steps);
+      precision().skip_on_host(replayable_);
       capture_.reset();
       fallback_reason_ = first_line(e.what());
       if (!fall_back_on_failure_)
@@ -94,6 +97,7 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
     // The recording ran the host code of one step (the optimizer counted it) but no kernel.
     replayable_.restore_host_steps(host_steps);
     captured_ = true;
+    recorded_layout_ = replayable_.layout();
   }
   // A replay runs the recorded kernels, not the host code: the host step counts move by one here
   // (set, not added, so a recorder that reruns the host code too counts the same).

@@ -82,6 +82,7 @@ class GraphStep : public TrainStep {
   int warm_up_steps_;
   int warmed_up_ = 0;
   bool captured_ = false;
+  std::int64_t recorded_layout_ = -1;  // the optimizer's layout() the recording points into
   std::int64_t replays_ = 0;
   std::string fallback_reason_;
   double lr_ = 0;             // this step's learning rate (written to the device before a replay)

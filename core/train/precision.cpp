@@ -34,6 +34,8 @@ LossScaler::LossScaler(bool enabled, c10::Device device, double initial_scale, s
   scale_ = at::full({}, initial_scale, f32);
   growth_tracker_ = at::zeros({}, at::TensorOptions().dtype(at::kInt).device(device));
   found_inf_ = at::zeros({}, f32);
+  // Made here, not on first use: a first use inside a recording would record its zero-fill too.
+  skipped_on_device_ = at::zeros({}, f32);
 }
 
 at::Tensor LossScaler::scale(const at::Tensor& loss) const { return enabled_ ? loss * scale_ : loss; }
@@ -57,7 +59,6 @@ void LossScaler::unscale_on_device(const std::vector<at::Tensor>& parameters) {
     if (p.grad().defined()) grads.push_back(p.grad());
   found_inf_.zero_();
   at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());
-  if (!skipped_on_device_.defined()) skipped_on_device_ = at::zeros_like(found_inf_);
   skipped_on_device_.add_(found_inf_);
 }
 
@@ -67,7 +68,7 @@ void LossScaler::update() {
 }
 
 std::int64_t LossScaler::skipped_steps() const {
-  if (!skipped_on_device_.defined()) return skipped_;
+  if (!enabled_) return skipped_;
   return skipped_ + static_cast<std::int64_t>(std::llround(skipped_on_device_.item<double>()));
 }
 
@@ -80,7 +81,7 @@ void LossScaler::restore(double scale, std::int64_t growth_tracker, std::int64_t
   scale_.fill_(scale);
   growth_tracker_.fill_(growth_tracker);
   skipped_ = skipped;
-  if (skipped_on_device_.defined()) skipped_on_device_.zero_();
+  skipped_on_device_.zero_();
 }
 
 void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm) {
@@ -120,6 +121,12 @@ void Precision::skip_on_device(ReplayableOptimizer& optimizer) {
   if (!scaler_.enabled() || skips_on_device_) return;
   optimizer.skip_when(scaler_.found_inf());
   skips_on_device_ = true;
+}
+
+void Precision::skip_on_host(ReplayableOptimizer& optimizer) {
+  if (!skips_on_device_) return;
+  optimizer.skip_when(at::Tensor());
+  skips_on_device_ = false;
 }
 
 void Precision::save_state(TrainingProgress& record) const {

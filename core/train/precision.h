@@ -86,6 +86,8 @@ class Precision {
   // not read back, the optimizer skips by itself): what a step replayed from a graph needs.
   // Nothing changes for fp32 and bf16, which never skip.
   void skip_on_device(ReplayableOptimizer& optimizer);
+  // Back to reading the overflow check on the host (after a recording the device refused).
+  void skip_on_host(ReplayableOptimizer& optimizer);
   std::int64_t skipped_steps() const { return scaler_.skipped_steps(); }
 
   // Its part of a checkpoint (the loss scaler's state), so a resumed fp16 run scales exactly

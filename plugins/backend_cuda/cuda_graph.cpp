@@ -5,7 +5,9 @@
 // capture uses the graph's private memory pool, so the tensors the work allocates stay where
 // the recording reads and writes them. The default CUDA generator is registered by
 // CUDAGraph::capture_begin, so dropout draws new numbers on every replay.
+#include <ATen/core/CachingHostAllocator.h>
 #include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -18,10 +20,18 @@
 
 namespace {
 
+// `side` is the graph's own stream, made here rather than taken from LibTorch's stream pool:
+// the pool hands its 32 streams out in turn, so the loader's copy stream could be the very
+// stream being recorded, and its copies would land in the graph.
 struct Graph {
   c10::DeviceIndex device;
+  cudaStream_t raw;
   c10::cuda::CUDAStream side;
   std::unique_ptr<at::cuda::CUDAGraph> graph;
+  ~Graph() {
+    graph.reset();
+    cudaStreamDestroy(raw);
+  }
 };
 
 void fail(char* error, size_t size, const char* what) { std::snprintf(error, size, "%s", what); }
@@ -43,6 +53,24 @@ void on_side_stream(Graph& g, Body&& body) {
   after.block(current);
 }
 
+// A capture whose end failed (cudaStreamEndCapture refused it) leaves the allocators routing
+// to its pool: CUDAGraph only lets go of a pool whose capture ended. Without this the eager
+// steps after a refused recording would leak memory (no block freed for reuse).
+void abandon_pool(c10::DeviceIndex device, c10::MempoolId_t pool) {
+  try {
+    c10::cuda::CUDACachingAllocator::endAllocateToPool(device, pool);
+  } catch (...) {
+  }
+  try {
+    at::getHostAllocator(at::kCUDA)->end_allocate_to_pool(pool);
+  } catch (...) {
+  }
+  try {
+    c10::cuda::CUDACachingAllocator::releasePool(device, pool);
+  } catch (...) {
+  }
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void* plugtrain_cuda_graph_create(int device, char* error,
@@ -50,7 +78,12 @@ extern "C" __attribute__((visibility("default"))) void* plugtrain_cuda_graph_cre
   try {
     const auto index = static_cast<c10::DeviceIndex>(device);
     c10::cuda::CUDAGuard guard(index);
-    return new Graph{index, c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index), nullptr};
+    cudaStream_t raw = nullptr;
+    if (const cudaError_t rc = cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking); rc != cudaSuccess) {
+      fail(error, error_size, cudaGetErrorString(rc));
+      return nullptr;
+    }
+    return new Graph{index, raw, c10::cuda::getStreamFromExternal(raw, index), nullptr};
   } catch (const std::exception& e) {
     fail(error, error_size, e.what());
     return nullptr;
@@ -76,23 +109,21 @@ extern "C" __attribute__((visibility("default"))) int plugtrain_cuda_graph_captu
                                                                                   size_t error_size) {
   Graph& g = *static_cast<Graph*>(graph);
   try {
+    g.graph.reset();  // a new recording replaces the last
     g.graph = std::make_unique<at::cuda::CUDAGraph>();
+    const c10::MempoolId_t pool = at::cuda::graph_pool_handle();
     on_side_stream(g, [&] {
       // Thread-local: the loader's worker threads may copy the next batches to the device (and
       // allocate pinned memory) while this thread records; in the global mode those calls would
       // break the capture.
-      g.graph->capture_begin(/*pool=*/{0, 0}, cudaStreamCaptureModeThreadLocal);
+      g.graph->capture_begin(pool, cudaStreamCaptureModeThreadLocal);
+      work(context);  // reports its own failure through `context`; the host checks it
       try {
-        work(context);  // reports its own failure through `context`; the host checks it
+        g.graph->capture_end();
       } catch (...) {
-        // End the capture whatever happened, so the stream leaves capture mode.
-        try {
-          g.graph->capture_end();
-        } catch (...) {
-        }
+        abandon_pool(g.device, pool);
         throw;
       }
-      g.graph->capture_end();
     });
     return 0;
   } catch (const std::exception& e) {
