@@ -221,8 +221,10 @@ TEST(GraphDecision, AutoUsesGraphsOnlyWhenNothingStandsInTheWay) {
   EXPECT_EQ(reason([](GraphConditions& c) { c.backend_why_not = "this backend does not record device graphs"; }),
             "off: this backend does not record device graphs");
   EXPECT_EQ(reason([](GraphConditions& c) { c.replicas = 2; }), "off: dp runs 2 model replicas from this process");
-  EXPECT_EQ(reason([](GraphConditions& c) { c.processes = 4; }),
-            "off: ddp's gradient reducer runs host code during every backward");
+  GraphConditions ddp = ok;
+  ddp.processes = 4;
+  EXPECT_TRUE(decide_graphs(ddp).use);
+  EXPECT_NE(decide_graphs(ddp).why.find("two recorded device graphs"), std::string::npos);
   EXPECT_NE(reason([](GraphConditions& c) { c.skip_nonfinite = true; }).find("skip_step"), std::string::npos);
   EXPECT_EQ(reason([](GraphConditions& c) { c.optimizer_why_not = "not fused"; }), "off: not fused");
 }
@@ -293,6 +295,27 @@ TEST_F(GraphRunTest, AResumedRunWithGraphsContinuesExactly) {
   ASSERT_EQ(split["epochs"].size(), 2u) << split.dump();
   EXPECT_NEAR(split["epochs"][1]["train_loss"].get<double>(), whole["epochs"][1]["train_loss"].get<double>(), 1e-9);
   EXPECT_NEAR(split["final_test_loss"].get<double>(), whole["final_test_loss"].get<double>(), 1e-9);
+}
+
+// ddp: each rank replays forward and backward, all-reduces the gradients eagerly (one Gloo
+// call), and replays the optimizer step; the curve is eager ddp's.
+TEST_F(GraphRunTest, DdpReplaysTwoRecordingsAroundTheAllReduceLikeEagerDdp) {
+  const std::string ddp = "--set backend.devices=2 --set backend.strategy='\"ddp\"' ";
+  auto r = plugtrain(run_args(ddp));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("ddp: 2 processes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device: graphs on: every full training step replayed from two recorded device graphs"),
+            std::string::npos)
+      << r.out;
+  auto eager = plugtrain(run_args(ddp + "--set train.graphs=false"));
+  ASSERT_EQ(eager.exit_code, 0) << eager.out;
+  const nlohmann::json g = summary("version_0"), e = summary("version_1");
+  // 420 samples over 2 ranks in batches of 50: 4 full and one partial batch per rank and epoch.
+  EXPECT_EQ(g["graph_replays"], 2 * 4 - 3);
+  ASSERT_EQ(g["epochs"].size(), 2u);
+  for (int i = 0; i < 2; ++i)
+    EXPECT_NEAR(g["epochs"][i]["train_loss"].get<double>(), e["epochs"][i]["train_loss"].get<double>(), 1e-6);
+  EXPECT_NEAR(g["final_test_loss"].get<double>(), e["final_test_loss"].get<double>(), 1e-6);
 }
 
 TEST_F(GraphRunTest, TrueFailsWithTheReasonWhenTheRunCannotReplay) {

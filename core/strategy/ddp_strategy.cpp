@@ -60,6 +60,29 @@ void DdpStrategy::backward(const std::function<void()>& backward) {
   collectively("gradient all-reduce", backward);
 }
 
+void DdpStrategy::before_unsynced_forward() {
+  if (!sync_) prepare();
+  collectively("sharing rank 0's buffers", [&] { sync_->before_forward(); });
+}
+
+void DdpStrategy::average_gradients(const std::vector<at::Tensor>& parameters) {
+  std::vector<at::Tensor> grads, flat;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) {
+      grads.push_back(p.grad());
+      flat.push_back(p.grad().reshape(-1));
+    }
+  if (grads.empty()) return;
+  std::vector<at::Tensor> all{at::cat(flat)};
+  collectively("gradient all-reduce", [&] { collectives_.all_reduce_sum(all); });
+  all[0].div_(collectives_.size());
+  std::int64_t offset = 0;
+  for (auto& g : grads) {
+    g.copy_(all[0].narrow(0, offset, g.numel()).view(g.sizes()));
+    offset += g.numel();
+  }
+}
+
 std::vector<double> DdpStrategy::sum(std::vector<double> values) {
   // One round trip on the CPU, where Gloo is fastest for a few numbers.
   std::vector<at::Tensor> t{at::tensor(values, at::TensorOptions().dtype(at::kDouble))};

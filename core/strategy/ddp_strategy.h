@@ -23,6 +23,11 @@ class DdpStrategy final : public TrainingStrategy {
   at::Tensor evaluate(const at::Tensor& inputs) override { return model_.forward(inputs); }
   void before_evaluation() override;
   void backward(const std::function<void()>& backward) override;
+  // The recorded-step parts: the model alone (its reducer not armed, so backward syncs nothing),
+  // rank 0's buffers before it, and one all-reduce of every gradient after it.
+  at::Tensor model_forward(const at::Tensor& inputs) override { return model_.forward(inputs); }
+  void before_unsynced_forward() override;
+  void average_gradients(const std::vector<at::Tensor>& parameters) override;
   std::vector<double> sum(std::vector<double> values) override;
   // Asking is a round trip: every 8th step of the run (short epochs are covered too), and at
   // every epoch's end.

@@ -36,6 +36,14 @@ class TrainingStrategy {
   // while backward runs.
   virtual void backward(const std::function<void()>& backward) = 0;
 
+  // A step replayed from recordings (train/graph_step.h) cannot hold what talks to the other
+  // processes: with more than one, it runs forward and backward through model_forward() (no
+  // gradient sync), and these do eagerly, around the recordings, what forward() and
+  // backward() do inside an eager step. A world of one: nothing.
+  virtual at::Tensor model_forward(const at::Tensor& inputs) { return forward(inputs); }
+  virtual void before_unsynced_forward() {}
+  virtual void average_gradients(const std::vector<at::Tensor>& parameters) { (void)parameters; }
+
   // Element-wise sums of per-process figures over all processes (a world of one: unchanged).
   virtual std::vector<double> sum(std::vector<double> values) = 0;
   // Whether the processes should be asked about stopping after `step` (asking is a collective).

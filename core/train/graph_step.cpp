@@ -7,6 +7,7 @@
 #include "train/fused_optimizers.h"
 #include "train/optimizers.h"
 #include "train/phase_timer.h"
+#include "strategy/training_strategy.h"
 #include "train/precision.h"
 #include "util/text.h"
 
@@ -19,23 +20,26 @@ GraphDecision decide_graphs(const GraphConditions& c) {
     reason = c.backend_why_not;
   else if (c.replicas > 1)
     reason = "dp runs " + std::to_string(c.replicas) + " model replicas from this process";
-  else if (c.processes > 1)
-    reason = "ddp's gradient reducer runs host code during every backward";
   else if (c.skip_nonfinite)
     reason = "train.on_nonfinite = \"skip_step\" reads every step's loss on the host";
   else if (!c.optimizer_why_not.empty())
     reason = c.optimizer_why_not;
-  if (reason.empty()) return {true, "on: every full training step replayed from one recorded device graph"};
+  if (reason.empty())
+    return {true, c.processes > 1 ? "on: every full training step replayed from two recorded device graphs (forward and "
+                                    "backward; the optimizer step), its gradients all-reduced between them"
+                                  : "on: every full training step replayed from one recorded device graph"};
   if (c.setting == "true") throw Error("train.graphs = true, but the steps cannot be replayed from a graph: " + reason);
   return {false, "off: " + reason};
 }
 
 GraphStep::GraphStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
                      ReplayableOptimizer& replayable, std::vector<at::Tensor> parameters, double grad_clip,
-                     std::unique_ptr<GraphCapture> capture, bool fall_back_on_failure, int warm_up_steps)
+                     std::unique_ptr<GraphCapture> capture, bool fall_back_on_failure, int warm_up_steps,
+                     std::unique_ptr<GraphCapture> second)
     : TrainStep(strategy, precision, optimizer, std::move(parameters), grad_clip),
       replayable_(replayable),
       capture_(std::move(capture)),
+      second_(std::move(second)),
       fall_back_on_failure_(fall_back_on_failure),
       warm_up_steps_(std::max(1, warm_up_steps)) {}
 
@@ -59,13 +63,25 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
   static_batch_.inputs.copy_(batch.inputs, /*non_blocking=*/true);
   static_batch_.targets.copy_(batch.targets, /*non_blocking=*/true);
   lr_ = lr;
-  // Reads only members: a recorder may keep it and run it again later.
-  auto body = [this] { static_out_ = TrainStep::run(static_batch_, lr_, nullptr); };
+  // Each reads only members: a recorder may keep it and run it again later.
+  auto whole = [this] { static_out_ = TrainStep::run(static_batch_, lr_, nullptr); };
+  auto first_half = [this] { static_out_ = forward_backward_unsynced(static_batch_); };
+  auto second_half = [this] { optimizer_step(); };
+  // Several processes: forward and backward, then (eagerly) the gradients averaged, then the
+  // optimizer step; the parts that talk to the other ranks stay out of the recordings.
+  const bool split = second_ != nullptr;
   // Warm-up steps are real steps; their errors (out of memory) are the step's. They go on until
   // every optimizer state exists (fp16 may skip the first steps, and SGD makes its momentum
   // buffers in its first real one), so that what is recorded is an ordinary step.
   if (warmed_up_ < warm_up_steps_ || !replayable_.ready_to_record()) {
-    capture_->warm_up(body);
+    if (split) {
+      strategy().before_unsynced_forward();
+      capture_->warm_up(first_half);
+      strategy().average_gradients(parameters());
+      second_->warm_up(second_half);
+    } else {
+      capture_->warm_up(whole);
+    }
     ++warmed_up_;
     return static_out_;
   }
@@ -75,20 +91,28 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
   if (captured_ && replayable_.layout() != recorded_layout_) captured_ = false;  // its tensors are gone
   if (!captured_) {
     const std::vector<std::int64_t> host_steps = replayable_.host_steps();
+    auto give_up = [&](std::string reason) {
+      replayable_.restore_host_steps(host_steps);
+      precision().skip_on_host(replayable_);
+      capture_.reset();
+      second_.reset();
+      fallback_reason_ = std::move(reason);
+    };
     try {
-      capture_->capture(body);
+      if (split) {
+        capture_->capture(first_half);
+        recorded_grads_.clear();  // where the first recording leaves the gradients
+        for (const auto& p : parameters()) recorded_grads_.push_back(p.grad());
+        second_->capture(second_half);
+      } else {
+        capture_->capture(whole);
+      }
     } catch (const c10::OutOfMemoryError&) {
       // The epoch loop halves the batch and tries again: those steps, of another size, run eagerly.
-      replayable_.restore_host_steps(host_steps);
-      precision().skip_on_host(replayable_);
-      capture_.reset();
-      fallback_reason_ = "out of device memory while recording the step";
+      give_up("out of device memory while recording the step");
       throw;
     } catch (const std::exception& e) {
-      replayable_.restore_host_steps(host_steps);
-      precision().skip_on_host(replayable_);
-      capture_.reset();
-      fallback_reason_ = first_line(e.what());
+      give_up(first_line(e.what()));
       if (!fall_back_on_failure_)
         throw GraphCaptureError("train.graphs = true, but the training step cannot be recorded as a device graph: " +
                                 fallback_reason_);
@@ -102,7 +126,19 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
   // A replay runs the recorded kernels, not the host code: the host step counts move by one here
   // (set, not added, so a recorder that reruns the host code too counts the same).
   std::vector<std::int64_t> host_steps = replayable_.host_steps();
-  capture_->replay();
+  if (split) {
+    // An eager step (a partial batch) since may have given the parameters other gradient
+    // tensors: they are pointed back at those the recordings write and read.
+    const std::vector<at::Tensor>& params = parameters();
+    for (std::size_t i = 0; i < params.size() && i < recorded_grads_.size(); ++i)
+      if (recorded_grads_[i].defined()) params[i].mutable_grad() = recorded_grads_[i];
+    strategy().before_unsynced_forward();
+    capture_->replay();
+    strategy().average_gradients(params);
+    second_->replay();
+  } else {
+    capture_->replay();
+  }
   for (auto& s : host_steps) ++s;
   replayable_.restore_host_steps(host_steps);
   ++replays_;

@@ -13,6 +13,12 @@
 // checkpoints, resume and the schedule are the same as without graphs. The loss and logits
 // of a replay are the recording's output tensors, valid until the next replay.
 //
+// ddp (several processes): c10d's reducer runs host code in every backward, so the step is two
+// recordings — forward and backward through TrainingStrategy::model_forward (reducer not armed),
+// then the optimizer step — with rank 0's buffers shared before the first and the gradients
+// all-reduced in one call between them, both eagerly (TrainingStrategy::before_unsynced_forward,
+// average_gradients).
+//
 // fp16: from the recording on, Precision decides skips on the device (skip_on_device): the
 // overflow check is not read back, the fused kernel skips by its found_inf, and the host step
 // counts are read back from the device before a checkpoint.
@@ -49,7 +55,7 @@ struct GraphConditions {
   std::string setting = "auto";          // train.graphs: auto, true, false
   std::string backend_why_not;           // empty: the backend records graphs on the device
   int replicas = 1;                      // dp: models in this process
-  int processes = 1;                     // ddp: processes
+  int processes = 1;                     // ddp: processes (the step is then recorded in two parts)
   bool skip_nonfinite = false;           // train.on_nonfinite = "skip_step"
   std::string optimizer_why_not;         // empty: the optimizer is replayable
 };
@@ -62,9 +68,13 @@ class GraphStep : public TrainStep {
  public:
   // `capture` records and replays; `optimizer` must be `replayable` (fused_optimizers.h).
   // `fall_back_on_failure`: train.graphs = "auto" (a refused capture goes on eagerly).
+  // `second`: with several processes (ddp), the recorder of the optimizer step, which is
+  // replayed after the gradients are averaged eagerly (c10d's reducer runs host code in every
+  // backward, so it cannot be inside a recording; the strategy all-reduces them in one call).
   GraphStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
             ReplayableOptimizer& replayable, std::vector<at::Tensor> parameters, double grad_clip,
-            std::unique_ptr<GraphCapture> capture, bool fall_back_on_failure, int warm_up_steps = 3);
+            std::unique_ptr<GraphCapture> capture, bool fall_back_on_failure, int warm_up_steps = 3,
+            std::unique_ptr<GraphCapture> second = nullptr);
   ~GraphStep() override;
 
   StepOutput run(const data::Batch& batch, double lr, PhaseTimer* timer = nullptr) override;
@@ -77,7 +87,8 @@ class GraphStep : public TrainStep {
   StepOutput run_recorded(const data::Batch& batch, double lr);
 
   ReplayableOptimizer& replayable_;
-  std::unique_ptr<GraphCapture> capture_;
+  std::unique_ptr<GraphCapture> capture_, second_;
+  std::vector<at::Tensor> recorded_grads_;  // split: the gradients the first recording writes
   bool fall_back_on_failure_;
   int warm_up_steps_;
   int warmed_up_ = 0;

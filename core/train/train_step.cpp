@@ -51,6 +51,24 @@ StepOutput TrainStep::run(const data::Batch& batch, double lr, PhaseTimer* timer
     out.skipped = true;
     return out;
   }
+  optimizer_step();
+  if (timer) timer->mark(Phase::optimizer);
+  return out;
+}
+
+StepOutput TrainStep::forward_backward_unsynced(const data::Batch& batch) {
+  optimizer_.zero_grad();
+  StepOutput out;
+  {
+    const AutocastScope autocast = precision_.autocast();
+    out.logits = strategy_.model_forward(batch.inputs);
+    out.loss = at::cross_entropy_loss(out.logits, batch.targets);
+  }
+  precision_.backward(out.loss);
+  return out;
+}
+
+void TrainStep::optimizer_step() {
   try {
     precision_.step(optimizer_, parameters_, grad_clip_);
   } catch (const c10::OutOfMemoryError& error) {
@@ -60,8 +78,6 @@ StepOutput TrainStep::run(const data::Batch& batch, double lr, PhaseTimer* timer
                 "cannot be retried: resume from the last checkpoint with a smaller data.batch_size (" +
                 first_line(error.what()) + ")");
   }
-  if (timer) timer->mark(Phase::optimizer);
-  return out;
 }
 
 }  // namespace plugtrain

@@ -46,6 +46,13 @@ class TrainStep {
  protected:
   torch::optim::Optimizer& optimizer() { return optimizer_; }
   Precision& precision() { return precision_; }
+  TrainingStrategy& strategy() { return strategy_; }
+  const std::vector<at::Tensor>& parameters() const { return parameters_; }
+  // run() in two halves, for a step whose gradients are averaged over the processes between
+  // them (ddp replayed from recordings): forward, loss and backward without the strategy's
+  // gradient sync; then the precision's unscale, clipping and optimizer step.
+  StepOutput forward_backward_unsynced(const data::Batch& batch);
+  void optimizer_step();
 
  private:
   TrainingStrategy& strategy_;

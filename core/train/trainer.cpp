@@ -64,9 +64,14 @@ std::unique_ptr<TrainStep> Trainer::make_step(bool skip_nonfinite) {
   const double grad_clip = parts_.experiment->grad_clip;
   if (parts_.make_graph_capture) {
     std::string why_not;
-    if (ReplayableOptimizer* replayable_optimizer = replayable(*parts_.optimizer, why_not))
+    if (ReplayableOptimizer* replayable_optimizer = replayable(*parts_.optimizer, why_not)) {
+      // Several processes: the optimizer step is a second recording (graph_step.h).
+      std::unique_ptr<GraphCapture> second =
+          parts_.strategy->processes() > 1 ? parts_.make_graph_capture() : nullptr;
       return std::make_unique<GraphStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, *replayable_optimizer,
-                                         parameters, grad_clip, parts_.make_graph_capture(), parts_.graph_fallback);
+                                         parameters, grad_clip, parts_.make_graph_capture(), parts_.graph_fallback,
+                                         /*warm_up_steps=*/3, std::move(second));
+    }
   }
   return std::make_unique<TrainStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, parameters, grad_clip,
                                      skip_nonfinite);

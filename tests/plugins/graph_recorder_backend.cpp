@@ -33,17 +33,27 @@ class GraphRecorderBackend final : public plugtrain::Backend {
     plugtrain::Capabilities c;
     c.device_type = "cpu";
     c.priority = 50;
+    c.strategies = {plugtrain::Strategy::single, plugtrain::Strategy::ddp};  // ddp: processes on the CPU, Gloo
+    c.collective = "gloo";
     return c;
   }
   plugtrain::ProbeResult probe() override {
     plugtrain::DeviceInfo d;
     d.name = "graph-recording test device";
     d.total_memory_bytes = 8ull << 30;
-    return {plugtrain::ProbeCode::usable, "always usable", {d}};
+    plugtrain::DeviceInfo second = d;  // two, for ddp (both the CPU)
+    second.index = 1;
+    return {plugtrain::ProbeCode::usable, "always usable", {d, second}};
   }
   plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
-  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest&) override {
+  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest& request) override {
     plugtrain::MultiDevicePlan p;
+    if (request.strategy == plugtrain::Strategy::ddp) {  // each rank asks for its own one
+      p.strategy = plugtrain::Strategy::ddp;
+      p.devices = request.devices;
+      p.collective = "gloo";
+      return p;
+    }
     p.devices = {0};
     return p;
   }
