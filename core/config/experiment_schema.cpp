@@ -1,9 +1,6 @@
 #include "config/experiment_schema.h"
 
-#include "config/toml_text.h"
-
-#include <algorithm>
-#include <sstream>
+#include "config/schema_keys.h"
 
 namespace plugtrain {
 
@@ -23,186 +20,6 @@ const char* to_string(ConfigType t) {
   return "?";
 }
 
-namespace {
-
-using Check = std::function<std::optional<std::string>(const ConfigValue&)>;
-
-template <class T> struct TypeOf;
-template <> struct TypeOf<std::int64_t> { static constexpr ConfigType value = ConfigType::integer; };
-template <> struct TypeOf<double> { static constexpr ConfigType value = ConfigType::real; };
-template <> struct TypeOf<bool> { static constexpr ConfigType value = ConfigType::boolean; };
-template <> struct TypeOf<std::string> { static constexpr ConfigType value = ConfigType::string; };
-template <> struct TypeOf<std::vector<std::int64_t>> { static constexpr ConfigType value = ConfigType::integer_list; };
-template <> struct TypeOf<std::vector<double>> { static constexpr ConfigType value = ConfigType::real_list; };
-template <> struct TypeOf<std::vector<std::string>> { static constexpr ConfigType value = ConfigType::string_list; };
-
-std::string text(std::int64_t v) { return std::to_string(v); }
-std::string text(double v) { std::ostringstream o; o << v; return o.str(); }
-std::string text(bool v) { return v ? "true" : "false"; }
-std::string text(const std::string& v) { return toml_quoted(v); }
-template <class T>
-std::string text(const std::vector<T>& v) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + text(v[i]);
-  return s + "]";
-}
-
-// One schema row bound to an Experiment field.
-template <class T>
-ConfigKey key(std::string path, T Experiment::*field, std::string doc, Check check = nullptr) {
-  ConfigKey k;
-  k.path = std::move(path);
-  k.type = TypeOf<T>::value;
-  k.doc = std::move(doc);
-  k.check = std::move(check);
-  k.store = [field](Experiment& e, const ConfigValue& v) { e.*field = std::get<T>(v); };
-  k.default_text = [field](const Experiment& e) { return text(e.*field); };
-  return k;
-}
-
-// A count that may also be "auto" (the value is the string "auto" until stored, as 0).
-ConfigKey count_or_auto_key(std::string path, std::int64_t Experiment::*field, std::string doc) {
-  ConfigKey k = key(std::move(path), field, std::move(doc), [](const ConfigValue& v) -> std::optional<std::string> {
-    if (std::holds_alternative<std::string>(v) || std::get<std::int64_t>(v) >= 1) return std::nullopt;
-    return "must be >= 1 or \"auto\"";
-  });
-  k.type = ConfigType::count_or_auto;
-  k.store = [field](Experiment& e, const ConfigValue& v) {
-    e.*field = std::holds_alternative<std::string>(v) ? 0 : std::get<std::int64_t>(v);
-  };
-  k.default_text = [field](const Experiment& e) { return e.*field == 0 ? std::string("\"auto\"") : text(e.*field); };
-  return k;
-}
-
-double number(const ConfigValue& v) {
-  if (auto i = std::get_if<std::int64_t>(&v)) return double(*i);
-  if (auto d = std::get_if<double>(&v)) return *d;
-  return 0;
-}
-
-Check greater_than(double bound) {
-  return [bound](const ConfigValue& v) -> std::optional<std::string> {
-    if (number(v) > bound) return std::nullopt;
-    return "must be > " + text(bound);
-  };
-}
-Check at_least(double bound) {
-  return [bound](const ConfigValue& v) -> std::optional<std::string> {
-    if (number(v) >= bound) return std::nullopt;
-    return "must be >= " + text(bound);
-  };
-}
-Check between(double lo, double hi) {
-  return [lo, hi](const ConfigValue& v) -> std::optional<std::string> {
-    const double x = number(v);
-    if (x >= lo && x <= hi) return std::nullopt;
-    return "must be in [" + text(lo) + ", " + text(hi) + "]";
-  };
-}
-// One folder name inside the output folder: not empty, no separator, not "." or "..".
-Check folder_name() {
-  return [](const ConfigValue& v) -> std::optional<std::string> {
-    const std::string& name = std::get<std::string>(v);
-    if (name.empty() || name == "." || name == "..") return "must name a folder (got \"" + name + "\")";
-    if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos)
-      return "must be one folder name without '/' (got \"" + name + "\"): runs go to experiment.output/name";
-    if (name.size() > 200) return "is longer than 200 characters";
-    for (char c : name)
-      if (static_cast<unsigned char>(c) < 0x20) return "must not hold control characters";
-    return std::nullopt;
-  };
-}
-
-Check one_of(std::vector<std::string> allowed) {
-  return [allowed](const ConfigValue& v) -> std::optional<std::string> {
-    auto check_one = [&](const std::string& s) -> std::optional<std::string> {
-      if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return std::nullopt;
-      return "'" + s + "' is not one of " + text(allowed);
-    };
-    if (auto s = std::get_if<std::string>(&v)) return check_one(*s);
-    if (auto list = std::get_if<std::vector<std::string>>(&v))
-      for (const auto& s : *list)
-        if (auto bad = check_one(s)) return bad;
-    return std::nullopt;
-  };
-}
-Check all_positive() {
-  return [](const ConfigValue& v) -> std::optional<std::string> {
-    if (auto list = std::get_if<std::vector<std::int64_t>>(&v))
-      for (auto x : *list)
-        if (x <= 0) return "every entry must be > 0";
-    return std::nullopt;
-  };
-}
-Check betas_check() {
-  return [](const ConfigValue& v) -> std::optional<std::string> {
-    const auto& b = std::get<std::vector<double>>(v);
-    if (b.empty()) return std::nullopt;
-    if (b.size() != 2) return "must hold two values, e.g. [0.9, 0.999]";
-    for (double x : b)
-      if (x < 0 || x >= 1) return "each beta must be in [0, 1)";
-    return std::nullopt;
-  };
-}
-
-// Two numbers lo <= hi, each in [min, max].
-Check ordered_pair(double min, double max) {
-  return [min, max](const ConfigValue& v) -> std::optional<std::string> {
-    const auto& p = std::get<std::vector<double>>(v);
-    if (p.size() != 2) return "must hold two numbers [lo, hi]";
-    if (!(p[0] >= min && p[1] <= max && p[0] <= p[1]))
-      return "must be [lo, hi] with " + text(min) + " <= lo <= hi <= " + text(max);
-    return std::nullopt;
-  };
-}
-// An integer >= 0 or "auto" (stored as -1).
-ConfigKey count_zero_or_auto_key(std::string path, std::int64_t Experiment::*field, std::string doc) {
-  ConfigKey k = key(std::move(path), field, std::move(doc), [](const ConfigValue& v) -> std::optional<std::string> {
-    if (auto s = std::get_if<std::string>(&v)) {
-      if (*s == "auto") return std::nullopt;
-      return "must be an integer >= 0 or \"auto\" (got \"" + *s + "\")";
-    }
-    if (std::get<std::int64_t>(v) >= 0) return std::nullopt;
-    return "must be >= 0 or \"auto\"";
-  });
-  k.type = ConfigType::count_or_auto;
-  k.store = [field](Experiment& e, const ConfigValue& v) {
-    e.*field = std::holds_alternative<std::string>(v) ? -1 : std::get<std::int64_t>(v);
-  };
-  k.default_text = [field](const Experiment& e) { return e.*field < 0 ? std::string("\"auto\"") : text(e.*field); };
-  return k;
-}
-
-// true, false or "default", stored as that text.
-// A key that is true, false or one word (`word`: "default", "auto"), kept as that text.
-ConfigKey boolean_or_word_key(std::string path, std::string Experiment::*field, std::string doc, ConfigType type,
-                              std::string word) {
-  ConfigKey k = key(std::move(path), field, std::move(doc));
-  k.type = type;
-  k.store = [field](Experiment& e, const ConfigValue& v) {
-    if (auto b = std::get_if<bool>(&v)) e.*field = *b ? "true" : "false";
-    else e.*field = std::get<std::string>(v);
-  };
-  k.default_text = [field, word](const Experiment& e) { return e.*field == word ? "\"" + word + "\"" : e.*field; };
-  return k;
-}
-
-ConfigKey boolean_or_default_key(std::string path, std::string Experiment::*field, std::string doc) {
-  return boolean_or_word_key(std::move(path), field, std::move(doc), ConfigType::boolean_or_default, "default");
-}
-
-ConfigKey boolean_or_auto_key(std::string path, std::string Experiment::*field, std::string doc) {
-  return boolean_or_word_key(std::move(path), field, std::move(doc), ConfigType::boolean_or_auto, "auto");
-}
-
-// Marks a key as one that may change when a run is resumed.
-ConfigKey resumable(ConfigKey k) {
-  k.may_change_on_resume = true;
-  return k;
-}
-
-}  // namespace
-
 const std::vector<std::string>& experiment_tables() {
   static const std::vector<std::string> tables = {"experiment", "backend",        "plugins", "model",
                                                   "data",       "optim",          "schedule", "train",
@@ -211,6 +28,7 @@ const std::vector<std::string>& experiment_tables() {
 }
 
 const std::vector<ConfigKey>& experiment_schema() {
+  using namespace schema;
   using E = Experiment;
   static const std::vector<ConfigKey> schema = {
       key("experiment.name", &E::name, "run name; outputs go to the folder output/name", folder_name()),

@@ -103,6 +103,13 @@ struct GroupLists {
   const at::Tensor& lr_tensor(double lr);
 };
 
+// The fused CPU kernels walk each tensor's memory in order: `t` laid out as its parameter `p`
+// (a copy only when the strides differ), and every gradient of `l` so.
+at::Tensor laid_out_as(const at::Tensor& t, const at::Tensor& p);
+void lay_out_grads(GroupLists& l);
+// The fused kernels' step counts: one float32 per parameter on its device, from the host counts.
+void make_step_counts(GroupLists& l, const std::vector<std::int64_t>& counts);
+
 }  // namespace detail
 
 // Adam and AdamW (decoupled weight decay) as one fused kernel or foreach kernels.
