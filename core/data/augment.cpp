@@ -274,11 +274,6 @@ Augmenter::Augmenter(AugmentOptions options) : options_(std::move(options)) {
           "erasing_ratio must be 0 < lo <= hi (got " + range_text(o.erasing_ratio) + ")");
 }
 
-bool only_moves_pixels(const AugmentOptions& o) {
-  return std::all_of(o.order.begin(), o.order.end(),
-                     [](const std::string& name) { return name == "random_crop" || name == "horizontal_flip"; });
-}
-
 void pixel_source_maps(const AugmentOptions& o, SampleRng& rng, int64_t height, int64_t width, int64_t* rows,
                        int64_t* cols) {
   std::vector<int64_t> before;

@@ -46,10 +46,8 @@ const std::vector<std::string>& augmentation_names();
 // "constant", "reflect" or "edge"; throws DataError otherwise.
 PaddingMode padding_mode_named(const std::string& name);
 
-// True when every augmentation in `o.order` only moves pixels (random_crop, horizontal_flip).
-bool only_moves_pixels(const AugmentOptions& o);
-
-// For augmentations that only move pixels: where each output row and column of one
+// For augmentations that only move pixels (random_crop, horizontal_flip; another throws
+// DataError): where each output row and column of one
 // height x width sample comes from (-1: padding, a 0 pixel), drawing from `rng` exactly as
 // Augmenter::apply does, so pixel (y, x) of the augmented sample is source (rows[y], cols[x]).
 void pixel_source_maps(const AugmentOptions& o, SampleRng& rng, int64_t height, int64_t width, int64_t* rows,

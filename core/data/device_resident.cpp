@@ -13,12 +13,10 @@ namespace plugtrain::data {
 std::string why_not_on_device(const Dataset& data, const AugmentOptions& augmentation) {
   if (!data.images.defined())
     return "the images are decoded on demand (data.cache = \"none\", or too large for memory)";
-  if (!only_moves_pixels(augmentation)) {
-    for (const std::string& name : augmentation.order)
-      if (name != "random_crop" && name != "horizontal_flip")
-        return "augmentation " + name + " runs on the loader threads (the device does random_crop and "
-               "horizontal_flip)";
-  }
+  for (const std::string& name : augmentation.order)
+    if (name != "random_crop" && name != "horizontal_flip")
+      return "augmentation " + name + " runs on the loader threads (the device does random_crop and "
+             "horizontal_flip)";
   return "";
 }
 

@@ -16,8 +16,8 @@ namespace {
 
 // Why the data stays on the host with data.on_device = "auto" (or true), or "" to place it.
 std::string why_data_stays(const Experiment& e, const RunPlan& plan, BackendHandle& backend, int device_index,
-                           const data::DatasetPair& data, std::int64_t bytes) {
-  const data::AugmentOptions augmentation = data::augment_options(e);
+                           const data::DatasetPair& data, const data::AugmentOptions& augmentation,
+                           std::int64_t bytes) {
   std::string why = data::why_not_on_device(data.train, augmentation);
   if (why.empty()) why = data::why_not_on_device(data.test, {});
   if (!why.empty() || e.on_device == "true") return why;
@@ -36,7 +36,7 @@ void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend
   if (e.on_device == "false") return;
   const data::AugmentOptions augmentation = data::augment_options(e);
   const std::int64_t bytes = data::bytes_on_device(data.train, augmentation) + data::bytes_on_device(data.test, {});
-  const std::string why = why_data_stays(e, plan, backend, device_index, data, bytes);
+  const std::string why = why_data_stays(e, plan, backend, device_index, data, augmentation, bytes);
   if (!why.empty()) {
     if (e.on_device == "true") throw Error("data.on_device = true, but " + why);
     if (!plan.capabilities.host_cpu) log << "data: batches made on the host (" << why << ")\n";

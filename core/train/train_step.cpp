@@ -37,12 +37,7 @@ bool all_finite(const at::Tensor& loss, const std::vector<at::Tensor>& parameter
 StepOutput TrainStep::run(const data::Batch& batch, double lr, PhaseTimer* timer) {
   set_lr(optimizer_, lr);
   optimizer_.zero_grad();
-  StepOutput out;
-  {
-    const AutocastScope autocast = precision_.autocast();
-    out.logits = strategy_.forward(batch.inputs);
-    out.loss = at::cross_entropy_loss(out.logits, batch.targets);
-  }
+  StepOutput out = forward_and_loss(batch, /*synced=*/true);
   if (timer) timer->mark(Phase::forward);
   strategy_.backward([&] { precision_.backward(out.loss); });
   if (timer) timer->mark(Phase::backward);
@@ -56,14 +51,17 @@ StepOutput TrainStep::run(const data::Batch& batch, double lr, PhaseTimer* timer
   return out;
 }
 
+StepOutput TrainStep::forward_and_loss(const data::Batch& batch, bool synced) {
+  StepOutput out;
+  const AutocastScope autocast = precision_.autocast();
+  out.logits = synced ? strategy_.forward(batch.inputs) : strategy_.model_forward(batch.inputs);
+  out.loss = at::cross_entropy_loss(out.logits, batch.targets);
+  return out;
+}
+
 StepOutput TrainStep::forward_backward_unsynced(const data::Batch& batch) {
   optimizer_.zero_grad();
-  StepOutput out;
-  {
-    const AutocastScope autocast = precision_.autocast();
-    out.logits = strategy_.model_forward(batch.inputs);
-    out.loss = at::cross_entropy_loss(out.logits, batch.targets);
-  }
+  StepOutput out = forward_and_loss(batch, /*synced=*/false);
   precision_.backward(out.loss);
   return out;
 }

@@ -55,6 +55,10 @@ class TrainStep {
   void optimizer_step();
 
  private:
+  // Forward and loss under the precision's autocast; `synced`: through the strategy's forward
+  // (ddp shares rank 0's buffers first), else the model alone.
+  StepOutput forward_and_loss(const data::Batch& batch, bool synced);
+
   TrainingStrategy& strategy_;
   Precision& precision_;
   torch::optim::Optimizer& optimizer_;
