@@ -328,6 +328,7 @@ TEST_F(GraphRunTest, TrueFailsWithTheReasonWhenTheRunCannotReplay) {
   auto cpu = plugtrain(run_args("--set backend.name=cpu --set train.graphs=true"));
   EXPECT_NE(cpu.exit_code, 0) << cpu.out;
   EXPECT_NE(cpu.out.find("this backend does not record device graphs"), std::string::npos) << cpu.out;
+  EXPECT_FALSE(fs::exists(dir_ / "runs")) << "refused before a run folder is made";
   auto refused = run_process("export PLUGTRAIN_TEST_GRAPH_REFUSE=1; " + command(run_args()));
   ASSERT_EQ(refused.exit_code, 0) << refused.out;
   EXPECT_NE(refused.out.find("graphs: the step could not be recorded (operation not permitted"), std::string::npos)

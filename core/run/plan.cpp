@@ -9,6 +9,8 @@
 #include "config/config_error.h"
 #include "config/resolved_experiment.h"
 #include "run/batch_search.h"
+#include "train/fused_optimizers.h"
+#include "train/graph_step.h"
 #include "train/optimizers.h"
 #include "select/fastest_backend.h"
 
@@ -102,6 +104,24 @@ std::int64_t automatic_batch_size(ValidatedRun& run, RunPlan& p) {
   return search.chosen;
 }
 
+// train.graphs = true that the run cannot honour is a configuration error, said before a run
+// folder is made; the build stage decides again with the optimizer in hand (device_paths.cpp).
+void check_graphs_possible(const ValidatedRun& run, const RunPlan& p, BackendHandle& backend) {
+  const Experiment& e = run.experiment;
+  GraphConditions c;
+  c.setting = e.graphs;
+  backend.make_graph_capture(p.devices.devices.at(0), c.backend_why_not);
+  c.replicas = p.strategy == Strategy::dp ? static_cast<int>(p.devices.devices.size()) : 1;
+  c.processes = p.processes;
+  c.skip_nonfinite = e.on_nonfinite == "skip_step";
+  if (!may_be_replayable(e.optimizer, e.optimizer_impl)) c.optimizer_why_not = not_replayable_reason();
+  try {
+    decide_graphs(c);
+  } catch (const Error& error) {
+    throw ConfigError(key_location(run.file, "train.graphs") + ": " + error.what());
+  }
+}
+
 }  // namespace
 
 c10::Device device_of(const std::string& type, int index) {
@@ -127,6 +147,7 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   p.launches_workers = !world && p.strategy == Strategy::ddp;
   p.processes = world ? world->world_size : p.launches_workers ? int(p.devices.devices.size()) : 1;
   p.devices_used = p.strategy == Strategy::dp ? std::int64_t(p.devices.devices.size()) : p.processes;
+  if (e.graphs == "true") check_graphs_possible(run, p, backend);
   p.rank = world ? world->rank : 0;
   const std::int64_t per_device = e.batch_size > 0 ? e.batch_size : automatic_batch_size(run, p);
   p.batch = batch_plan(run.file, e, per_device, p.devices_used, /*one_loader=*/p.strategy == Strategy::dp);

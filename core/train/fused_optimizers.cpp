@@ -140,9 +140,17 @@ ReplayableOptimizer* replayable(torch::optim::Optimizer& optimizer, std::string&
   if (auto* o = dynamic_cast<MultiTensorAdam*>(&optimizer); o && fused(o->impl())) return o;
   if (auto* o = dynamic_cast<MultiTensorAdamW*>(&optimizer); o && fused(o->impl())) return o;
   if (auto* o = dynamic_cast<MultiTensorSGD*>(&optimizer); o && fused(o->impl())) return o;
-  why_not = "the optimizer is not in its fused form (optim.impl \"fused\" or \"auto\" with sgd, adam or adamw): "
-            "the other forms pass host numbers to their kernels, which a replay would repeat unchanged";
+  why_not = not_replayable_reason();
   return nullptr;
+}
+
+bool may_be_replayable(const std::string& optimizer, const std::string& impl) {
+  return (optimizer == "sgd" || optimizer == "adam" || optimizer == "adamw") && (impl == "auto" || impl == "fused");
+}
+
+const char* not_replayable_reason() {
+  return "the optimizer is not in its fused form (optim.impl \"fused\" or \"auto\" with sgd, adam or adamw): "
+         "the other forms pass host numbers to their kernels, which a replay would repeat unchanged";
 }
 
 }  // namespace plugtrain

@@ -77,6 +77,10 @@ class ReplayableOptimizer {
 // forms, whose kernels read the learning rate and step counts from device tensors. Otherwise
 // null, and `why_not` says why (foreach and loop forms pass host numbers to every kernel).
 ReplayableOptimizer* replayable(torch::optim::Optimizer& optimizer, std::string& why_not);
+// Before the optimizer exists: whether `optimizer` with optim.impl `impl` can be a replayable
+// one (it is, where ATen has the fused kernel for the device), and why not.
+bool may_be_replayable(const std::string& optimizer, const std::string& impl);
+const char* not_replayable_reason();
 
 namespace detail {
 
