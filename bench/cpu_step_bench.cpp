@@ -126,13 +126,13 @@ struct TrainerFigures {
 
 TrainerFigures plugtrain_epoch(Fixture& f, const std::string& impl) {
   Experiment e;
-  e.model = "mlp";
-  e.epochs = 1;
-  e.batch_size = kBatch;
-  e.log_interval = 0;
-  e.optimizer = "adam";
-  e.optimizer_impl = impl;
-  e.lr = 1e-3;
+  e.model.name = "mlp";
+  e.train.epochs = 1;
+  e.data.batch_size = kBatch;
+  e.train.log_interval = 0;
+  e.optim.name = OptimizerName::adam;
+  e.optim.impl = choice_named<OptimizerImpl>(impl);
+  e.optim.lr = 1e-3;
   TrainSummary s = Trainer(single_device_parts(e, f.mlp(), f.data, {c10::Device(c10::kCPU), f.loader})).fit();
   return {s.samples_per_second, s.epochs.empty() ? "" : s.epochs.front().phases.text()};
 }

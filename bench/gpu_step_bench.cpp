@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "bench_stats.h"
-#include "diagnose/step_bench.h"
+#include "run/step_bench.h"
 #include "plugins/plugin_host.h"
 #include "python_peer.h"
 

@@ -97,7 +97,7 @@ std::map<std::string, std::vector<double>> g_per_second;  // "decode/1" -> runs
 // loader to its last batch.
 double loader_epoch(const data::Dataset& d, int workers) {
   data::AugmentOptions augment;
-  augment.order = {"random_crop", "horizontal_flip"};
+  augment.order = {Augmentation::random_crop, Augmentation::horizontal_flip};
   augment.crop_padding = 4;
   LoaderConfig config;
   config.workers = workers;

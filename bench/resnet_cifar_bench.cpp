@@ -139,18 +139,18 @@ struct TrainerRun {
   std::shared_ptr<Model> model;
   std::unique_ptr<Trainer> trainer;
   explicit TrainerRun(bool channels_last_weights) {
-    e.model = "resnet18";
-    e.seed = 1;
-    e.batch_size = kBatch;
-    e.log_interval = 0;
-    e.optimizer = "sgd";
-    e.lr = 0.1;
-    e.momentum = 0.9;
-    e.nesterov = true;
-    e.weight_decay = 5e-4;
-    e.precision = "fp32";
-    e.augmentation = {"random_crop", "horizontal_flip"};
-    e.crop_padding = 4;
+    e.model.name = "resnet18";
+    e.experiment.seed = 1;
+    e.data.batch_size = kBatch;
+    e.train.log_interval = 0;
+    e.optim.name = OptimizerName::sgd;
+    e.optim.lr = 0.1;
+    e.optim.momentum = 0.9;
+    e.optim.nesterov = true;
+    e.optim.weight_decay = 5e-4;
+    e.train.precision = PrecisionMode::fp32;
+    e.data.augment.order = {Augmentation::random_crop, Augmentation::horizontal_flip};
+    e.data.augment.crop_padding = 4;
     Fixture& f = fixture();
     model = f.model();
     if (channels_last_weights) to_channels_last(*model);
@@ -178,7 +178,7 @@ plugtrain::bench::PythonPeer& python() {
 // loader: no workers, no prefetch): crop + flip + normalise of kBatch samples, median of 20.
 double batch_seconds(const Experiment& e) {
   Fixture& f = fixture();
-  data::BatchLoader loader(f.data.train, kBatch, /*shuffle=*/true, data::augment_options(e), f.loader,
+  data::BatchLoader loader(f.data.train, kBatch, /*shuffle=*/true, data::augment_options(e.data.augment), f.loader,
                            c10::Device(c10::kCPU), 1);
   std::vector<double> seconds;
   for (std::int64_t epoch = 0; seconds.size() < 20; ++epoch) {

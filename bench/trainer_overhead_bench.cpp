@@ -92,12 +92,12 @@ double bare_loop(const std::string& name) {
 double trainer_loop(const std::string& name) {
   Fixture& f = fixture();
   Experiment e;
-  e.model = name;
-  e.epochs = 1;
-  e.batch_size = kBatch;
-  e.log_interval = 0;
-  e.optimizer = "adam";
-  e.lr = 1e-3;
+  e.model.name = name;
+  e.train.epochs = 1;
+  e.data.batch_size = kBatch;
+  e.train.log_interval = 0;
+  e.optim.name = OptimizerName::adam;
+  e.optim.lr = 1e-3;
   data::DatasetPair data{data::subset(f.data.train, samples_for(name)), f.data.test};
   TrainSummary s = Trainer(single_device_parts(e, f.model(name), data, {c10::Device(c10::kCPU), f.loader})).fit();
   return s.samples_per_second;

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "state/checkpoint_error.h"
-#include "state/zip_integrity.h"
+#include "checkpoint/checkpoint_error.h"
+#include "checkpoint/zip_integrity.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::string path = "/tmp/plugtrain-fuzz-" + std::to_string(::getpid()) + ".ckpt";

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), std::streamsize(size));
   for (auto kind : {plugtrain::data::CifarKind::cifar10, plugtrain::data::CifarKind::cifar100}) {
     try {
-      plugtrain::data::load_cifar(path, kind, "coarse");
+      plugtrain::data::load_cifar(path, kind, plugtrain::CifarLabels::coarse);
     } catch (const plugtrain::data::DataError&) {
     }
   }

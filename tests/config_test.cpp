@@ -50,12 +50,12 @@ const std::string kMinimal = "[model]\nname = \"mlp\"\n";
 TEST_F(ConfigTest, MinimalFileTakesEveryDefault) {
   ExperimentFile f = parse_experiment_file(write(kMinimal));
   Experiment e = resolve_experiment(f);
-  EXPECT_EQ(e.model, "mlp");
-  EXPECT_EQ(e.batch_size, 100);
-  EXPECT_EQ(e.optimizer, "adam");
-  EXPECT_DOUBLE_EQ(e.lr, 1e-3);
-  EXPECT_TRUE(e.prefer.empty()) << "by default, the order is the backends' own priorities";
-  EXPECT_EQ(e.data_path, "/usr/share/datasets/fashion-mnist");
+  EXPECT_EQ(e.model.name, "mlp");
+  EXPECT_EQ(e.data.batch_size, 100);
+  EXPECT_EQ(e.optim.name, "adam");
+  EXPECT_DOUBLE_EQ(e.optim.lr, 1e-3);
+  EXPECT_TRUE(e.backend.prefer.empty()) << "by default, the order is the backends' own priorities";
+  EXPECT_EQ(e.data.path, "/usr/share/datasets/fashion-mnist");
 }
 
 TEST_F(ConfigTest, SyntaxErrorNamesFileLineAndColumn) {
@@ -70,13 +70,13 @@ TEST_F(ConfigTest, TheResolvedRecordReadsBackWhateverTheStrings) {
   const std::string odd = "a \"quoted\" \\ name\x01\x7F\u00e9";
   ExperimentFile f = parse_experiment_text(kMinimal, "exp.toml");
   Experiment e = resolve_experiment(f);
-  e.name = "a \"quoted\" name";
-  e.data_path = odd;
+  e.experiment.name = "a \"quoted\" name";
+  e.data.path = odd;
   const std::string record = resolved_toml(e);
   const Experiment again = resolve_experiment(parse_experiment_text(record, "record"));
-  EXPECT_EQ(again.name, "a \"quoted\" name");
-  EXPECT_EQ(again.data_path, odd);
-  EXPECT_NO_THROW(check_resume_compatible(record, record, "x.ckpt"));
+  EXPECT_EQ(again.experiment.name, "a \"quoted\" name");
+  EXPECT_EQ(again.data.path, odd);
+  EXPECT_TRUE(resume_compatible(record, record).ok());
 }
 
 TEST_F(ConfigTest, MissingFileIsNamed) {
@@ -139,11 +139,11 @@ TEST_F(ConfigTest, SetOverridesAreTypedLikeToml) {
   apply_override(f, "model.name=convnet");  // bare word: a string
   apply_override(f, "train.epochs=3");      // a table the file does not have
   Experiment e = resolve_experiment(f);
-  EXPECT_DOUBLE_EQ(e.lr, 0.01);
-  EXPECT_EQ(e.batch_size, 64);
-  EXPECT_EQ(e.augmentation, std::vector<std::string>{"horizontal_flip"});
-  EXPECT_EQ(e.model, "convnet");
-  EXPECT_EQ(e.epochs, 3);
+  EXPECT_DOUBLE_EQ(e.optim.lr, 0.01);
+  EXPECT_EQ(e.data.batch_size, 64);
+  EXPECT_EQ(e.data.augment.order, std::vector<std::string>{"horizontal_flip"});
+  EXPECT_EQ(e.model.name, "convnet");
+  EXPECT_EQ(e.train.epochs, 3);
 }
 
 TEST_F(ConfigTest, BadSetValuesNameTheOverride) {

@@ -380,7 +380,7 @@ TEST(BatchLoader, NoShuffleKeepsDatasetOrder) {
 TEST(BatchLoader, PrefetchOnOrOffGivesIdenticalBatches) {
   DatasetPair p = make_synthetic({3, 8, 8}, 5, 150, 10, 8);
   AugmentOptions aug;
-  aug.order = {"random_crop", "horizontal_flip"};
+  aug.order = {Augmentation::random_crop, Augmentation::horizontal_flip};
   aug.crop_padding = 2;
   BatchLoader off(p.train, 32, true, aug, config_with_prefetch(0), at::kCPU, 77);
   BatchLoader on(p.train, 32, true, aug, config_with_prefetch(2), at::kCPU, 77);
@@ -405,7 +405,7 @@ TEST(BatchLoader, AbandonedEpochsAndEarlyDestructionDoNotHang) {
   Dataset d = index_dataset(1000);
   for (int round = 0; round < 20; ++round) {
     AugmentOptions aug;
-    aug.order = {"random_crop", "horizontal_flip"};
+    aug.order = {Augmentation::random_crop, Augmentation::horizontal_flip};
     BatchLoader loader(d, 7, true, aug, config_with_prefetch(3), at::kCPU, round);
     loader.start_epoch(0);
     loader.next();
@@ -450,7 +450,7 @@ TEST(BatchLoader, WorkerErrorIsRethrownInNextAfterTheBatchesBeforeIt) {
 TEST(BatchLoader, AnyNumberOfWorkersGivesTheSameAugmentedBatches) {
   DatasetPair p = make_synthetic({3, 8, 8}, 5, 150, 10, 8);
   AugmentOptions aug;
-  aug.order = {"random_crop", "horizontal_flip", "random_erasing"};
+  aug.order = {Augmentation::random_crop, Augmentation::horizontal_flip, Augmentation::random_erasing};
   auto epoch_inputs = [&](int workers, int prefetch) {
     LoaderConfig config = config_with_prefetch(prefetch);
     config.workers = workers;
@@ -469,7 +469,7 @@ TEST(BatchLoader, AnyNumberOfWorkersGivesTheSameAugmentedBatches) {
 TEST(BatchLoader, ChannelsLastBatchesHoldTheSameValues) {
   DatasetPair p = make_synthetic({3, 5, 4}, 4, 40, 10, 2);
   AugmentOptions aug;
-  aug.order = {"random_crop", "horizontal_flip"};
+  aug.order = {Augmentation::random_crop, Augmentation::horizontal_flip};
   BatchLoader plain(p.train, 16, true, aug, LoaderConfig{}, at::kCPU, 3);
   BatchLoader last(p.train, 16, true, aug, LoaderConfig{}, at::kCPU, 3, Shard{}, at::MemoryFormat::ChannelsLast);
   while (auto a = plain.next()) {

@@ -27,9 +27,9 @@ Dataset byte_images(int64_t n = 37) {
   return d;
 }
 
-AugmentOptions moves(std::vector<std::string> order, PaddingMode mode = PaddingMode::constant) {
+AugmentOptions moves(const std::vector<std::string>& order, PaddingMode mode = PaddingMode::constant) {
   AugmentOptions o;
-  o.order = std::move(order);
+  for (const std::string& name : order) o.order.push_back(*choice_named<Augmentation>(name));
   o.crop_padding = 3;
   o.crop_padding_mode = mode;
   return o;
@@ -89,7 +89,7 @@ TEST(DeviceResident, SaysWhyADataSetCannotLiveOnTheDevice) {
   Dataset d = byte_images();
   EXPECT_EQ(why_not_on_device(d, moves({"random_crop", "horizontal_flip"})), "");
   AugmentOptions rotation;
-  rotation.order = {"random_crop", "rotation"};
+  rotation.order = {Augmentation::random_crop, Augmentation::rotation};
   EXPECT_EQ(why_not_on_device(d, rotation),
             "augmentation rotation runs on the loader threads (the device does random_crop and horizontal_flip)");
   EXPECT_THROW(DeviceResident(d, rotation, c10::Device(c10::kCPU)), DataError);

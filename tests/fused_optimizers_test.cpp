@@ -252,19 +252,19 @@ INSTANTIATE_TEST_SUITE_P(FusedOptimizers, EveryOptimizer, ::testing::ValuesIn(ca
 
 TEST(FusedOptimizers, AutoIsFusedWhereTheKernelExistsAndForeachElsewhere) {
   const std::vector<at::Tensor> params = initial_parameters();
-  for (const char* name : {"sgd", "adam", "adamw"})
-    EXPECT_EQ(resolve_optimizer_impl(name, "auto", params), OptimizerImpl::fused) << name;
-  for (const char* name : {"rmsprop", "lion"}) {
-    EXPECT_EQ(resolve_optimizer_impl(name, "auto", params), OptimizerImpl::foreach) << name;
-    EXPECT_THROW(resolve_optimizer_impl(name, "fused", params), Error) << name;
+  for (OptimizerName name : {OptimizerName::sgd, OptimizerName::adam, OptimizerName::adamw})
+    EXPECT_EQ(resolve_optimizer_impl(name, std::nullopt, params), OptimizerImpl::fused) << word_of(name);
+  for (OptimizerName name : {OptimizerName::rmsprop, OptimizerName::lion}) {
+    EXPECT_EQ(resolve_optimizer_impl(name, std::nullopt, params), OptimizerImpl::foreach) << word_of(name);
+    EXPECT_THROW(resolve_optimizer_impl(name, OptimizerImpl::fused, params), Error) << word_of(name);
   }
-  EXPECT_EQ(resolve_optimizer_impl("adam", "loop", params), OptimizerImpl::loop);
-  EXPECT_EQ(resolve_optimizer_impl("adam", "foreach", params), OptimizerImpl::foreach);
+  EXPECT_EQ(resolve_optimizer_impl(OptimizerName::adam, OptimizerImpl::loop, params), OptimizerImpl::loop);
+  EXPECT_EQ(resolve_optimizer_impl(OptimizerName::adam, OptimizerImpl::foreach, params), OptimizerImpl::foreach);
   // Parameters of two types: no single fused call steps them.
   const std::vector<at::Tensor> mixed = {at::zeros({2}).requires_grad_(), at::zeros({2}, at::kDouble).requires_grad_()};
-  EXPECT_EQ(resolve_optimizer_impl("adam", "auto", mixed), OptimizerImpl::foreach);
+  EXPECT_EQ(resolve_optimizer_impl(OptimizerName::adam, std::nullopt, mixed), OptimizerImpl::foreach);
   try {
-    resolve_optimizer_impl("adam", "fused", mixed);
+    resolve_optimizer_impl(OptimizerName::adam, OptimizerImpl::fused, mixed);
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("not all on one device and of one type"), std::string::npos) << e.what();
@@ -274,20 +274,20 @@ TEST(FusedOptimizers, AutoIsFusedWhereTheKernelExistsAndForeachElsewhere) {
 TEST(FusedOptimizers, MakeOptimizerBuildsTheFormOptimImplNames) {
   const std::vector<at::Tensor> params = initial_parameters();
   Experiment e;
-  e.optimizer = "adam";
+  e.optim.name = OptimizerName::adam;
   EXPECT_NE(dynamic_cast<MultiTensorAdam*>(make_optimizer(e, 0.1, params).get()), nullptr) << "auto: fused";
   EXPECT_EQ(dynamic_cast<MultiTensorAdam&>(*make_optimizer(e, 0.1, params)).impl(), OptimizerImpl::fused);
-  e.optimizer_impl = "loop";
+  e.optim.impl = OptimizerImpl::loop;
   auto loop = make_optimizer(e, 0.1, params);
   EXPECT_EQ(dynamic_cast<MultiTensorAdam*>(loop.get()), nullptr);
   EXPECT_NE(dynamic_cast<torch::optim::Adam*>(loop.get()), nullptr);
-  e.optimizer = "lion";
-  e.optimizer_impl = "auto";
+  e.optim.name = OptimizerName::lion;
+  e.optim.impl = std::nullopt;
   EXPECT_NE(dynamic_cast<ForeachLion*>(make_optimizer(e, 0.1, params).get()), nullptr);
-  e.optimizer = "rmsprop";
+  e.optim.name = OptimizerName::rmsprop;
   EXPECT_NE(dynamic_cast<ForeachRMSprop*>(make_optimizer(e, 0.1, params).get()), nullptr);
-  e.optimizer = "sgd";
-  e.optimizer_impl = "foreach";
+  e.optim.name = OptimizerName::sgd;
+  e.optim.impl = OptimizerImpl::foreach;
   EXPECT_EQ(dynamic_cast<MultiTensorSGD&>(*make_optimizer(e, 0.1, params)).impl(), OptimizerImpl::foreach);
 }
 

@@ -68,15 +68,15 @@ class GraphFitTest : public ::testing::Test {
   TrainSummary fit(bool graphs, const std::function<void(Experiment&)>& configure = [](Experiment&) {},
                    bool refuse = false, bool fall_back = true) {
     e_ = Experiment{};
-    e_.epochs = 3;
-    e_.batch_size = 16;
-    e_.log_interval = 0;
-    e_.seed = 5;
-    e_.optimizer = "adam";
-    e_.optimizer_impl = "fused";
-    e_.lr = 0.01;
-    e_.schedule = "cosine";
-    e_.grad_clip = 0.5;
+    e_.train.epochs = 3;
+    e_.data.batch_size = 16;
+    e_.train.log_interval = 0;
+    e_.experiment.seed = 5;
+    e_.optim.name = OptimizerName::adam;
+    e_.optim.impl = OptimizerImpl::fused;
+    e_.optim.lr = 0.01;
+    e_.schedule.name = ScheduleName::cosine;
+    e_.train.grad_clip = 0.5;
     configure(e_);
     data_ = data::make_synthetic({1, 4, 4}, 3, 100, 40, 5);
     if (alter_data_) alter_data_(data_.train);
@@ -131,13 +131,13 @@ TEST_F(GraphFitTest, ReplayedStepsGiveTheEagerLossCurveAndStepCounts) {
 
 TEST_F(GraphFitTest, SgdWithMomentumAndDropoutFreeModelReplaysLikeEager) {
   auto sgd = [](Experiment& e) {
-    e.optimizer = "sgd";
-    e.momentum = 0.9;
-    e.nesterov = true;
-    e.weight_decay = 5e-4;
-    e.schedule = "step";
-    e.step_size = 1;
-    e.gamma = 0.5;
+    e.optim.name = OptimizerName::sgd;
+    e.optim.momentum = 0.9;
+    e.optim.nesterov = true;
+    e.optim.weight_decay = 5e-4;
+    e.schedule.name = ScheduleName::step;
+    e.schedule.step_size = 1;
+    e.schedule.gamma = 0.5;
   };
   const TrainSummary eager = fit(false, sgd);
   const TrainSummary replayed = fit(true, sgd);
@@ -152,13 +152,13 @@ TEST_F(GraphFitTest, Fp16SkipsOverflowedStepsOnTheDeviceAsEagerSkipsThemOnTheHos
   // One huge sample: the step whose batch holds it overflows, in every epoch (after the
   // warm-up steps too, so replayed steps skip on the device).
   alter_data_ = [](data::Dataset& d) { d.images[7].mul_(1e4); };
-  for (const char* name : {"adam", "sgd"}) {
-    SCOPED_TRACE(name);
+  for (OptimizerName name : {OptimizerName::adam, OptimizerName::sgd}) {
+    SCOPED_TRACE(word_of(name));
     auto fp16 = [&](Experiment& e) {
-      e.precision = "fp16";
-      e.optimizer = name;
-      e.momentum = 0.9;
-      e.lr = 0.003;
+      e.train.precision = PrecisionMode::fp16;
+      e.optim.name = name;
+      e.optim.momentum = 0.9;
+      e.optim.lr = 0.003;
     };
     const TrainSummary eager = fit(false, fp16);
     const bool adam = std::string(name) == "adam";

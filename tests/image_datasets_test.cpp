@@ -64,8 +64,8 @@ TEST(Cifar, Cifar100FineOrCoarseLabels) {
   TempDir tmp;
   plugtrain::testing::write_cifar100(tmp.path() / "cifar-100-binary", 300, 50);
   make_tar_gz(tmp.path() / "cifar-100-binary.tar.gz", tmp.path(), "cifar-100-binary");
-  const DatasetPair fine = load_cifar(tmp.path() / "cifar-100-binary.tar.gz", CifarKind::cifar100, "fine");
-  const DatasetPair coarse = load_cifar(tmp.path() / "cifar-100-binary", CifarKind::cifar100, "coarse");
+  const DatasetPair fine = load_cifar(tmp.path() / "cifar-100-binary.tar.gz", CifarKind::cifar100, CifarLabels::fine);
+  const DatasetPair coarse = load_cifar(tmp.path() / "cifar-100-binary", CifarKind::cifar100, CifarLabels::coarse);
   EXPECT_EQ(fine.train.num_classes, 100);
   EXPECT_EQ(coarse.train.num_classes, 20);
   EXPECT_EQ(fine.train.size(), 300);
@@ -225,7 +225,7 @@ TEST(LoadDataset, NormalisationFromTheTrainingSetGivenOrNone) {
             "data.mean and data.std need 3 values each (one per channel), got 1 and 3");
   o.mean.clear();
   o.std.clear();
-  o.normalize = "none";
+  o.normalize = Normalize::none;
   EXPECT_EQ(load_dataset(o).data.train.normalization.mean, std::vector<double>(3, 0.0));
 }
 

@@ -73,7 +73,7 @@ TEST_F(ImageRunTest, ChannelsLastOnRequestTrainsAndSaysSo) {
   EXPECT_NE(bad.out.find("train.tf32 must be a boolean or \"default\", got string"), std::string::npos) << bad.out;
 }
 
-// data.normalize = "dataset": the statistics are stored beside the run when it begins, and a
+// data.normalize = Normalize::dataset: the statistics are stored beside the run when it begins, and a
 // resume normalises with them, not with what the (possibly changed) files would give now.
 TEST_F(ImageRunTest, TheNormalisationIsStoredBesideTheRunAndAResumeUsesIt) {
   write_cifar10(dir_ / "c10", 40, 100);

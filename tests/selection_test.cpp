@@ -49,15 +49,15 @@ TEST(Selection, PluginPriorityOrdersAutomaticSelectionAndPreferOverridesIt) {
   BackendChoice c = select_backend(host, e);
   ASSERT_NE(c.backend, nullptr);
   if (!fs::exists("/dev/nvidiactl")) EXPECT_EQ(c.backend->name(), "faulty") << all(c);
-  e.prefer = {"testgood", "cpu"};
-  EXPECT_EQ(automatic_order(host, e), e.prefer);
+  e.backend.prefer = {"testgood", "cpu"};
+  EXPECT_EQ(automatic_order(host, e), e.backend.prefer);
   EXPECT_EQ(select_backend(host, e).backend->name(), "testgood");
 }
 
 TEST(Selection, MpsOnM2IsPassedOverForTheCpuAndSaysWhy) {
   PluginHost host = host_with_fake_mps();
   Experiment e;
-  e.prefer = {"mps", "cpu"};
+  e.backend.prefer = {"mps", "cpu"};
   BackendChoice c = select_backend(host, e);
   EXPECT_EQ(c.backend->name(), "cpu") << all(c);
   EXPECT_NE(all(c).find("skipped mps: usable, but on Apple M2 the CPU is often faster"), std::string::npos) << all(c);
@@ -66,20 +66,20 @@ TEST(Selection, MpsOnM2IsPassedOverForTheCpuAndSaysWhy) {
 TEST(Selection, ForceMpsOrNamingItChoosesMpsOnM2) {
   PluginHost host = host_with_fake_mps();
   Experiment forced;
-  forced.prefer = {"mps", "cpu"};
-  forced.force = {"mps"};
+  forced.backend.prefer = {"mps", "cpu"};
+  forced.backend.force = {"mps"};
   EXPECT_EQ(select_backend(host, forced).backend->name(), "mps");
   Experiment named;
-  named.backend = "mps";
+  named.backend.name = "mps";
   EXPECT_EQ(select_backend(host, named).backend->name(), "mps");
 }
 
 TEST(Selection, DisabledBackendsAreSkipped) {
   PluginHost host = host_with_fake_mps();
   Experiment e;
-  e.prefer = {"mps", "cpu"};
-  e.force = {"mps"};
-  e.disable = {"mps"};
+  e.backend.prefer = {"mps", "cpu"};
+  e.backend.force = {"mps"};
+  e.backend.disable = {"mps"};
   BackendChoice c = select_backend(host, e);
   EXPECT_EQ(c.backend->name(), "cpu");
   EXPECT_NE(all(c).find("skipped mps: disabled"), std::string::npos) << all(c);
@@ -90,7 +90,7 @@ TEST(Selection, NamedUnusableOrUnknownBackendIsAnErrorNotAFallback) {
   o.use_environment = false;
   PluginHost host(o);
   Experiment e;
-  e.backend = "cdua";
+  e.backend.name = "cdua";
   try {
     select_backend(host, e);
     FAIL();
@@ -100,7 +100,7 @@ TEST(Selection, NamedUnusableOrUnknownBackendIsAnErrorNotAFallback) {
         << err.what();
   }
   if (!fs::exists("/dev/nvidiactl")) {
-    e.backend = "cuda";
+    e.backend.name = "cuda";
     EXPECT_THROW(select_backend(host, e), std::runtime_error);
   }
 }

@@ -37,18 +37,18 @@ EpochMetrics epoch_with(std::int64_t epoch, std::optional<double> test_accuracy,
 }
 
 TEST(BestSoFar, MaximisesOrMinimisesWithMinDelta) {
-  BestSoFar acc(BestSoFar::maximises("test_accuracy", "auto"), 0.01);
+  BestSoFar acc(BestSoFar::maximises(Metric::test_accuracy, std::nullopt), 0.01);
   EXPECT_TRUE(acc.offer(0.50, 1));
   EXPECT_FALSE(acc.offer(0.505, 2)) << "within min_delta";
   EXPECT_TRUE(acc.offer(0.52, 3));
   EXPECT_EQ(acc.epoch(), 3);
   EXPECT_DOUBLE_EQ(acc.value(), 0.52);
-  BestSoFar loss(BestSoFar::maximises("test_loss", "auto"));
+  BestSoFar loss(BestSoFar::maximises(Metric::test_loss, std::nullopt));
   EXPECT_TRUE(loss.offer(2.0, 1));
   EXPECT_FALSE(loss.offer(2.5, 2));
   EXPECT_TRUE(loss.offer(1.5, 3));
-  EXPECT_FALSE(BestSoFar::maximises("test_accuracy", "min"));
-  EXPECT_TRUE(BestSoFar::maximises("train_loss", "max"));
+  EXPECT_FALSE(BestSoFar::maximises(Metric::test_accuracy, Direction::min));
+  EXPECT_TRUE(BestSoFar::maximises(Metric::train_loss, Direction::max));
 }
 
 TEST(EarlyStopping, StopsAfterPatienceEvaluatedEpochsWithoutImprovement) {
@@ -99,9 +99,9 @@ class CheckpointSaverTest : public ::testing::Test {
 
 TEST_F(CheckpointSaverTest, EveryNEpochsKeepsTheNewestK) {
   Experiment e;
-  e.checkpoint_save = "every";
-  e.checkpoint_every = 2;
-  e.checkpoint_keep_last = 2;
+  e.checkpoint.save = CheckpointSave::every;
+  e.checkpoint.every_n_epochs = 2;
+  e.checkpoint.keep_last = 2;
   CheckpointSaver saver(dir_, e);
   LoopState state = state_writing_files(7);
   for (int epoch = 1; epoch <= 7; ++epoch) saver.on_epoch_end(state, epoch_with(epoch, 0.5));
@@ -114,8 +114,8 @@ TEST_F(CheckpointSaverTest, EveryNEpochsKeepsTheNewestK) {
 
 TEST_F(CheckpointSaverTest, BestFollowsTheMonitorAndItsStateSurvivesACheckpoint) {
   Experiment e;
-  e.checkpoint_save = "best";
-  e.checkpoint_monitor = "test_loss";
+  e.checkpoint.save = CheckpointSave::best;
+  e.checkpoint.monitor = Metric::test_loss;
   CheckpointSaver saver(dir_, e);
   LoopState state = state_writing_files(5);
   saver.on_epoch_end(state, epoch_with(1, 0.5));  // loss 0.5: best
@@ -179,10 +179,10 @@ class FitLoopTest : public ::testing::Test {
  protected:
   TrainSummary fit(const std::function<void(Experiment&)>& configure,
                    std::vector<std::unique_ptr<Callback>> callbacks = {}) {
-    e_.epochs = 4;
-    e_.batch_size = 20;
-    e_.log_interval = 0;
-    e_.seed = 3;
+    e_.train.epochs = 4;
+    e_.data.batch_size = 20;
+    e_.train.log_interval = 0;
+    e_.experiment.seed = 3;
     configure(e_);
     data_ = data::make_synthetic({1, 4, 4}, 3, 100, 40, 3);
     at::manual_seed(3);
@@ -215,13 +215,13 @@ TEST_F(FitLoopTest, EveryStepOnTheCpuIsSplitIntoPhasesWhoseSharesAddUp) {
   EXPECT_GT(p.share(Phase::forward) + p.share(Phase::backward), 0.0);
   EXPECT_EQ(p.text().rfind("data ", 0), 0u) << p.text();
   EXPECT_NE(p.text().find(" fwd "), std::string::npos) << p.text();
-  const TrainSummary off = fit([](Experiment& e) { e.phase_timing = false; });
+  const TrainSummary off = fit([](Experiment& e) { e.train.phase_timing = false; });
   EXPECT_EQ(off.epochs.front().phases.timed_steps, 0);
   EXPECT_EQ(off.epochs.front().phases.text(), "");
 }
 
 TEST_F(FitLoopTest, StopsMidEpochAtMaxStepsAndStillEvaluates) {
-  const TrainSummary s = fit([](Experiment& e) { e.max_steps = 7; });
+  const TrainSummary s = fit([](Experiment& e) { e.train.max_steps = 7; });
   EXPECT_EQ(trainer_->state().stop, StopReason::max_steps);
   EXPECT_EQ(s.steps, 7);
   ASSERT_EQ(s.epochs.size(), 2u);

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "diagnose/step_bench.h"
+#include "run/step_bench.h"
 #include "plugins/plugin_host.h"
 #include "run/validate.h"
 #include "select/backend_selection.h"

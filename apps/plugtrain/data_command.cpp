@@ -3,7 +3,7 @@
 #include "commands.h"
 #include "config/experiment_loader.h"
 #include "data/from_experiment.h"
-#include "report/data_report.h"
+#include "describe/data_report.h"
 
 namespace plugtrain::cli {
 

@@ -1,7 +1,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "state/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 namespace plugtrain::cli {
 

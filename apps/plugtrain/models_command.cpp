@@ -1,12 +1,12 @@
 // `plugtrain models`: every registered architecture with its options; `plugtrain models NAME
-// --input CxHxW`: that one's layer table and totals (core/report/model_summary.h).
+// --input CxHxW`: that one's layer table and totals (core/describe/model_summary.h).
 #include <iostream>
 
 #include "commands.h"
 #include "config/config_error.h"
 #include "config/toml_text.h"
 #include "plugins/plugin_host.h"
-#include "report/model_summary.h"
+#include "describe/model_summary.h"
 
 namespace plugtrain::cli {
 

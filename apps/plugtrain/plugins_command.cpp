@@ -2,7 +2,7 @@
 
 #include "commands.h"
 #include "plugins/plugin_host.h"
-#include "report/plugins_report.h"
+#include "describe/plugins_report.h"
 
 namespace plugtrain::cli {
 

@@ -10,6 +10,7 @@
 
 #include "config/config_error.h"
 #include "config/experiment_schema.h"
+#include "config/optimizer_table.h"
 #include "config/option_rules.h"
 #include "config/suggest.h"
 #include "util/text.h"
@@ -283,29 +284,30 @@ Experiment resolve_experiment(const ExperimentFile& file) {
   if (const toml::table* backend = file.table["backend"].as_table())
     for (auto&& [key, node] : *backend)
       if (auto name = forced_backend_key("backend", std::string(key.str())))
-        if (node.value_or(false) && std::find(e.force.begin(), e.force.end(), *name) == e.force.end())
-          e.force.push_back(*name);
-  if (e.model.empty())
+        if (node.value_or(false) && std::find(e.backend.force.begin(), e.backend.force.end(), *name) == e.backend.force.end())
+          e.backend.force.push_back(*name);
+  if (e.model.name.empty())
     throw ConfigError(file.source + ": [model] name is required (see `plugtrain models`)");
   // Caps tied to this machine: beyond them a run only floods it.
   const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
-  if (e.threads > 4 * cores)
-    throw ConfigError(key_location(file, "train.threads") + ": train.threads = " + std::to_string(e.threads) +
+  if (e.train.threads > 4 * cores)
+    throw ConfigError(key_location(file, "train.threads") + ": train.threads = " + std::to_string(e.train.threads) +
                       " is more than 4 per core of this machine's " + std::to_string(cores));
-  if (e.batch_size == 0 && e.lr_scaling != "none" && e.lr_batch_size == 0)
-    throw ConfigError(key_location(file, "optim.lr_scaling") + ": optim.lr_scaling = \"" + e.lr_scaling +
+  if (!e.data.batch_size && e.optim.lr_scaling != LrScaling::none && e.optim.lr_batch_size == 0)
+    throw ConfigError(key_location(file, "optim.lr_scaling") + ": optim.lr_scaling = \"" + word_of(e.optim.lr_scaling) +
                       "\" with data.batch_size = \"auto\" needs optim.lr_batch_size, the batch optim.lr is meant for");
-  if (e.batch_size == 0 && e.global_batch_size > 0)
+  if (!e.data.batch_size && e.data.global_batch_size > 0)
     throw ConfigError(key_location(file, "data.global_batch_size") +
                       ": data.global_batch_size and data.batch_size = \"auto\" both set the batch; give one");
-  if (e.min_batch_size > e.max_batch_size)
+  if (e.data.min_batch_size > e.data.max_batch_size)
     throw ConfigError(key_location(file, "data.min_batch_size") + ": data.min_batch_size " +
-                      std::to_string(e.min_batch_size) + " is above data.max_batch_size " +
-                      std::to_string(e.max_batch_size));
-  if (e.optimizer_impl == "fused" && (e.optimizer == "rmsprop" || e.optimizer == "lion"))
-    throw ConfigError(key_location(file, "optim.impl") + ": optim.impl = \"fused\": ATen has no fused " + e.optimizer +
-                      " kernel (fused: sgd, adam, adamw); use \"foreach\" or \"auto\"");
-  if (e.nesterov && e.momentum <= 0)
+                      std::to_string(e.data.min_batch_size) + " is above data.max_batch_size " +
+                      std::to_string(e.data.max_batch_size));
+  if (e.optim.impl == OptimizerImpl::fused && !optimizer_row(e.optim.name).fused_kernel)
+    throw ConfigError(key_location(file, "optim.impl") + ": optim.impl = \"fused\": ATen has no fused " +
+                      word_of(e.optim.name) + " kernel (fused: " + join(optimizers_with_fused_kernel()) +
+                      "); use \"foreach\" or \"auto\"");
+  if (e.optim.nesterov && e.optim.momentum <= 0)
     throw ConfigError(where(file, "optim.nesterov", file.table.at_path("optim.nesterov").node()->source()) +
                       ": optim.nesterov needs optim.momentum > 0");
   return e;

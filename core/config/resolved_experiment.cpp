@@ -6,7 +6,6 @@
 
 #include "config/experiment_schema.h"
 #include "config/toml_text.h"
-#include "state/checkpoint_error.h"
 #include "util/text.h"
 #include "version.h"
 
@@ -42,7 +41,7 @@ std::string resolved_toml(const Experiment& e, const std::map<std::string, std::
       out += "\n[" + t + "]\n";
       table = t;
       if (t == "model")
-        for (const auto& [name, value] : e.model_options.values()) out += name + " = " + toml_text(value) + "\n";
+        for (const auto& [name, value] : e.model.options.values()) out += name + " = " + toml_text(value) + "\n";
     }
     const auto d = decided.find(k.path);
     out += k.path.substr(t.size() + 1) + " = " + (d != decided.end() ? d->second : k.default_text(e)) + "\n";
@@ -59,15 +58,14 @@ std::optional<std::int64_t> recorded_integer(const std::string& record, const st
   }
 }
 
-void check_resume_compatible(const std::string& saved, const std::string& current,
-                             const std::filesystem::path& checkpoint) {
+Status resume_compatible(const std::string& saved, const std::string& current) {
   toml::table before, now;
   try {
     before = toml::parse(saved);
     now = toml::parse(current);
   } catch (const toml::parse_error& e) {  // written by a plugtrain that did not escape every string
-    throw CheckpointError(checkpoint.string() + ": its record of the experiment cannot be read (" +
-                          std::string(e.description()) + "); resume it with the plugtrain that wrote it");
+    return WhyNot{"its record of the experiment cannot be read (" + std::string(e.description()) +
+                  "); resume it with the plugtrain that wrote it"};
   }
   // Checkpoints from before ddp ran one process: their global batch was the batch size.
   if (!before.at_path("data.global_batch_size") && before.at_path("data.batch_size").is_integer())
@@ -86,8 +84,9 @@ void check_resume_compatible(const std::string& saved, const std::string& curren
     }
   }
   if (!differences.empty())
-    throw CheckpointError(checkpoint.string() + ": this experiment differs from the one that wrote the checkpoint (" +
-                          join(differences) + "); resuming would not continue that run");
+    return WhyNot{"this experiment differs from the one that wrote the checkpoint (" + join(differences) +
+                  "); resuming would not continue that run"};
+  return Status::fine();
 }
 
 }  // namespace plugtrain

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "config/experiment.h"
+#include "util/result.h"
 
 namespace plugtrain {
 
@@ -21,9 +22,8 @@ std::string resolved_toml(const Experiment& e, const std::map<std::string, std::
 // when the record has no such integer.
 std::optional<std::int64_t> recorded_integer(const std::string& record, const std::string& key_path);
 
-// Throws CheckpointError listing every key that differs between `saved` (the checkpoint's
-// record) and `current`, except those the schema lets change on resume.
-void check_resume_compatible(const std::string& saved, const std::string& current,
-                             const std::filesystem::path& checkpoint);
+// Refused, listing every key that differs between `saved` (the checkpoint's record) and
+// `current`, except those the schema lets change on resume.
+Status resume_compatible(const std::string& saved, const std::string& current);
 
 }  // namespace plugtrain

@@ -4,17 +4,22 @@
 
 namespace plugtrain::schema {
 
-// A count that may also be "auto" (the value is the string "auto" until stored, as 0).
-ConfigKey count_or_auto_key(std::string path, std::int64_t Experiment::*field, std::string doc) {
-  ConfigKey k = key(std::move(path), field, std::move(doc), [](const ConfigValue& v) -> std::optional<std::string> {
-    if (std::holds_alternative<std::string>(v) || std::get<std::int64_t>(v) >= 1) return std::nullopt;
-    return "must be >= 1 or \"auto\"";
-  });
+// A count that may also be "auto" (nullopt).
+ConfigKey count_or_auto_key(std::string path, Field<std::optional<std::int64_t>> field, std::string doc) {
+  ConfigKey k = key<std::string>(std::move(path), nullptr, std::move(doc),
+                                 [](const ConfigValue& v) -> std::optional<std::string> {
+                                   if (std::holds_alternative<std::string>(v) || std::get<std::int64_t>(v) >= 1)
+                                     return std::nullopt;
+                                   return "must be >= 1 or \"auto\"";
+                                 });
   k.type = ConfigType::count_or_auto;
   k.store = [field](Experiment& e, const ConfigValue& v) {
-    e.*field = std::holds_alternative<std::string>(v) ? 0 : std::get<std::int64_t>(v);
+    field(e) = std::holds_alternative<std::string>(v) ? std::nullopt : std::optional(std::get<std::int64_t>(v));
   };
-  k.default_text = [field](const Experiment& e) { return e.*field == 0 ? std::string("\"auto\"") : text(e.*field); };
+  k.default_text = [field](const Experiment& e) {
+    const auto& value = read(field, e);
+    return value ? text(*value) : std::string("\"auto\"");
+  };
   return k;
 }
 
@@ -99,43 +104,54 @@ Check ordered_pair(double min, double max) {
     return std::nullopt;
   };
 }
-// An integer >= 0 or "auto" (stored as -1).
-ConfigKey count_zero_or_auto_key(std::string path, std::int64_t Experiment::*field, std::string doc) {
-  ConfigKey k = key(std::move(path), field, std::move(doc), [](const ConfigValue& v) -> std::optional<std::string> {
+// An integer >= 0 or "auto" (nullopt).
+ConfigKey count_zero_or_auto_key(std::string path, Field<std::optional<std::int64_t>> field, std::string doc) {
+  ConfigKey k = count_or_auto_key(std::move(path), field, std::move(doc));
+  k.check = [](const ConfigValue& v) -> std::optional<std::string> {
     if (auto s = std::get_if<std::string>(&v)) {
       if (*s == "auto") return std::nullopt;
       return "must be an integer >= 0 or \"auto\" (got \"" + *s + "\")";
     }
     if (std::get<std::int64_t>(v) >= 0) return std::nullopt;
     return "must be >= 0 or \"auto\"";
-  });
-  k.type = ConfigType::count_or_auto;
-  k.store = [field](Experiment& e, const ConfigValue& v) {
-    e.*field = std::holds_alternative<std::string>(v) ? -1 : std::get<std::int64_t>(v);
   };
-  k.default_text = [field](const Experiment& e) { return e.*field < 0 ? std::string("\"auto\"") : text(e.*field); };
   return k;
 }
 
-// A key that is true, false or one word (`word`: "default", "auto"), kept as that text.
-static ConfigKey boolean_or_word_key(std::string path, std::string Experiment::*field, std::string doc, ConfigType type,
-                              std::string word) {
-  ConfigKey k = key(std::move(path), field, std::move(doc));
+// A key that is true, false or one word (`word`: "default", "auto"), the word kept as nullopt.
+static ConfigKey boolean_or_word_key(std::string path, Field<std::optional<bool>> field, std::string doc,
+                                     ConfigType type, std::string word) {
+  ConfigKey k = key<bool>(std::move(path), nullptr, std::move(doc));
   k.type = type;
   k.store = [field](Experiment& e, const ConfigValue& v) {
-    if (auto b = std::get_if<bool>(&v)) e.*field = *b ? "true" : "false";
-    else e.*field = std::get<std::string>(v);
+    if (auto b = std::get_if<bool>(&v)) field(e) = *b;
+    else field(e) = std::nullopt;
   };
-  k.default_text = [field, word](const Experiment& e) { return e.*field == word ? "\"" + word + "\"" : e.*field; };
+  k.default_text = [field, word](const Experiment& e) {
+    const auto& value = read(field, e);
+    return value ? text(*value) : "\"" + word + "\"";
+  };
   return k;
 }
 
-ConfigKey boolean_or_default_key(std::string path, std::string Experiment::*field, std::string doc) {
-  return boolean_or_word_key(std::move(path), field, std::move(doc), ConfigType::boolean_or_default, "default");
+ConfigKey boolean_or_default_key(std::string path, Field<std::optional<bool>> field, std::string doc) {
+  return boolean_or_word_key(std::move(path), std::move(field), std::move(doc), ConfigType::boolean_or_default,
+                             "default");
 }
 
-ConfigKey boolean_or_auto_key(std::string path, std::string Experiment::*field, std::string doc) {
-  return boolean_or_word_key(std::move(path), field, std::move(doc), ConfigType::boolean_or_auto, "auto");
+ConfigKey boolean_or_auto_key(std::string path, Field<std::optional<bool>> field, std::string doc) {
+  return boolean_or_word_key(std::move(path), std::move(field), std::move(doc), ConfigType::boolean_or_auto, "auto");
+}
+
+// A plugin's name or "auto" (nullopt).
+ConfigKey name_or_auto_key(std::string path, Field<std::optional<std::string>> field, std::string doc) {
+  ConfigKey k = key<std::string>(std::move(path), nullptr, std::move(doc));
+  k.store = [field](Experiment& e, const ConfigValue& v) {
+    const std::string& name = std::get<std::string>(v);
+    field(e) = name == "auto" ? std::nullopt : std::optional(name);
+  };
+  k.default_text = [field](const Experiment& e) { return text(read(field, e).value_or("auto")); };
+  return k;
 }
 
 // Marks a key as one that may change when a run is resumed.

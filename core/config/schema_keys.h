@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/choices.h"
 #include "config/experiment.h"
 #include "config/experiment_schema.h"
 #include "config/toml_text.h"
@@ -17,6 +18,17 @@
 namespace plugtrain::schema {
 
 using Check = std::function<std::optional<std::string>(const ConfigValue&)>;
+
+// The checks a value must pass; each returns why it is refused, or nothing.
+Check greater_than(double bound);
+Check at_least(double bound);
+Check between(double lo, double hi);
+Check folder_name();  // one folder name: not empty, no separator, not "." or ".."
+Check one_of(std::vector<std::string> allowed);
+Check all_positive();
+Check betas_check();
+Check ordered_pair(double min, double max);  // lo <= hi, each in [min, max]
+
 
 template <class T> struct TypeOf;
 template <> struct TypeOf<std::int64_t> { static constexpr ConfigType value = ConfigType::integer; };
@@ -42,34 +54,74 @@ std::string text(const std::vector<T>& v) {
   return s + "]";
 }
 
-// One schema row bound to an Experiment field.
+// Where a key's value lives in an Experiment: its table's struct, then the field.
 template <class T>
-ConfigKey key(std::string path, T Experiment::*field, std::string doc, Check check = nullptr) {
+using Field = std::function<T&(Experiment&)>;
+template <class Table, class T>
+Field<T> field(Table Experiment::*table, T Table::*member) {
+  return [table, member](Experiment& e) -> T& { return (e.*table).*member; };
+}
+template <class T>
+Field<T> augment_field(T AugmentConfig::*member) {
+  return [member](Experiment& e) -> T& { return e.data.augment.*member; };
+}
+template <class T>
+const T& read(const Field<T>& f, const Experiment& e) {
+  return f(const_cast<Experiment&>(e));  // the accessor only names the field
+}
+
+// One schema row bound to a field of a plain type.
+template <class T>
+ConfigKey key(std::string path, Field<T> field, std::string doc, Check check = nullptr) {
   ConfigKey k;
   k.path = std::move(path);
   k.type = TypeOf<T>::value;
   k.doc = std::move(doc);
   k.check = std::move(check);
-  k.store = [field](Experiment& e, const ConfigValue& v) { e.*field = std::get<T>(v); };
-  k.default_text = [field](const Experiment& e) { return text(e.*field); };
+  k.store = [field](Experiment& e, const ConfigValue& v) { field(e) = std::get<T>(v); };
+  k.default_text = [field](const Experiment& e) { return text(read(field, e)); };
   return k;
 }
 
-// The checks a value must pass; each returns why it is refused, or nothing.
-Check greater_than(double bound);
-Check at_least(double bound);
-Check between(double lo, double hi);
-Check folder_name();  // one folder name: not empty, no separator, not "." or ".."
-Check one_of(std::vector<std::string> allowed);
-Check all_positive();
-Check betas_check();
-Check ordered_pair(double min, double max);  // lo <= hi, each in [min, max]
+// A word from the enum's table (config/choices.h), checked and stored as the enum; with
+// `or_auto` the field is an optional and "auto" is nullopt.
+template <class E>
+ConfigKey choice_key(std::string path, Field<E> field, std::string doc) {
+  ConfigKey k = key<std::string>(std::move(path), nullptr, std::move(doc), one_of(choice_words<E>()));
+  k.store = [field](Experiment& e, const ConfigValue& v) { field(e) = *choice_named<E>(std::get<std::string>(v)); };
+  k.default_text = [field](const Experiment& e) { return text(std::string(word_of(read(field, e)))); };
+  return k;
+}
+template <class E>
+ConfigKey choice_or_auto_key(std::string path, Field<std::optional<E>> field, std::string doc) {
+  std::vector<std::string> words = choice_words<E>();
+  words.insert(words.begin(), "auto");
+  ConfigKey k = key<std::string>(std::move(path), nullptr, std::move(doc), one_of(words));
+  k.store = [field](Experiment& e, const ConfigValue& v) { field(e) = choice_named<E>(std::get<std::string>(v)); };
+  k.default_text = [field](const Experiment& e) { return text(word_or_auto(read(field, e))); };
+  return k;
+}
+template <class E>
+ConfigKey choice_list_key(std::string path, Field<std::vector<E>> field, std::string doc) {
+  ConfigKey k = key<std::vector<std::string>>(std::move(path), nullptr, std::move(doc), one_of(choice_words<E>()));
+  k.store = [field](Experiment& e, const ConfigValue& v) {
+    field(e).clear();
+    for (const std::string& word : std::get<std::vector<std::string>>(v)) field(e).push_back(*choice_named<E>(word));
+  };
+  k.default_text = [field](const Experiment& e) {
+    std::vector<std::string> words;
+    for (E value : read(field, e)) words.emplace_back(word_of(value));
+    return text(words);
+  };
+  return k;
+}
 
-// Keys that take a word beside a number or a boolean.
-ConfigKey count_or_auto_key(std::string path, std::int64_t Experiment::*field, std::string doc);       // "auto": 0
-ConfigKey count_zero_or_auto_key(std::string path, std::int64_t Experiment::*field, std::string doc);  // "auto": -1
-ConfigKey boolean_or_default_key(std::string path, std::string Experiment::*field, std::string doc);
-ConfigKey boolean_or_auto_key(std::string path, std::string Experiment::*field, std::string doc);
+// Keys that take a word beside a number, a boolean or a name; the word is nullopt.
+ConfigKey count_or_auto_key(std::string path, Field<std::optional<std::int64_t>> field, std::string doc);  // >= 1
+ConfigKey count_zero_or_auto_key(std::string path, Field<std::optional<std::int64_t>> field, std::string doc);  // >= 0
+ConfigKey boolean_or_default_key(std::string path, Field<std::optional<bool>> field, std::string doc);
+ConfigKey boolean_or_auto_key(std::string path, Field<std::optional<bool>> field, std::string doc);
+ConfigKey name_or_auto_key(std::string path, Field<std::optional<std::string>> field, std::string doc);
 
 // Marks a key as one that may change when a run is resumed.
 ConfigKey resumable(ConfigKey k);

@@ -231,31 +231,9 @@ void random_erasing(ImageView im, const AugmentOptions& o, SampleRng& rng, const
 
 }  // namespace
 
-const std::vector<std::string>& augmentation_names() {
-  static const std::vector<std::string> names{"random_crop", "horizontal_flip", "random_resized_crop", "rotation",
-                                              "translate",   "color_jitter",    "random_erasing"};
-  return names;
-}
-
-PaddingMode padding_mode_named(const std::string& name) {
-  if (name == "constant") return PaddingMode::constant;
-  if (name == "reflect") return PaddingMode::reflect;
-  if (name == "edge") return PaddingMode::edge;
-  throw DataError("augmentation: padding mode '" + name + "' is not one of constant, reflect, edge");
-}
-
 Augmenter::Augmenter(AugmentOptions options) : options_(std::move(options)) {
   const AugmentOptions& o = options_;
-  for (const std::string& name : o.order) {
-    const auto& names = augmentation_names();
-    const auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end()) {
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      throw DataError("augmentation: unknown '" + name + "' (known: " + list + ")");
-    }
-    steps_.push_back(static_cast<Step>(it - names.begin()));
-  }
+  steps_ = o.order;
   require(o.crop_padding >= 0, "crop_padding must be >= 0");
   require(o.flip_p >= 0 && o.flip_p <= 1, "flip_p must be in [0, 1]");
   require(o.resized_crop_scale[0] > 0 && o.resized_crop_scale[0] <= o.resized_crop_scale[1] &&
@@ -287,31 +265,31 @@ void pixel_source_maps(const AugmentOptions& o, SampleRng& rng, int64_t height, 
       map[i] = s < 0 ? -1 : before[size_t(s)];
     }
   };
-  for (const std::string& name : o.order) {
-    if (name == "random_crop") {  // the draws of random_crop()
+  for (const Augmentation step : o.order) {
+    if (step == Augmentation::random_crop) {  // the draws of random_crop()
       const int64_t p = o.crop_padding;
       const int64_t dy = rng.below(2 * p + 1) - p, dx = rng.below(2 * p + 1) - p;
       move(rows, height, [&](int64_t y) { return padded_index(y + dy, height, o.crop_padding_mode); });
       move(cols, width, [&](int64_t x) { return padded_index(x + dx, width, o.crop_padding_mode); });
-    } else if (name == "horizontal_flip") {  // and of horizontal_flip()
+    } else if (step == Augmentation::horizontal_flip) {  // and of horizontal_flip()
       if (rng.chance(o.flip_p)) move(cols, width, [&](int64_t x) { return width - 1 - x; });
     } else {
-      throw DataError("augmentation " + name + " does not only move pixels");
+      throw DataError(std::string("augmentation ") + word_of(step) + " does not only move pixels");
     }
   }
 }
 
 void Augmenter::apply(ImageView image, SampleRng& rng, const std::vector<float>& fill,
                       std::vector<float>& scratch) const {
-  for (Step step : steps_) {
+  for (Augmentation step : steps_) {
     switch (step) {
-      case Step::random_crop: random_crop(image, options_, rng, scratch); break;
-      case Step::horizontal_flip: horizontal_flip(image, options_, rng); break;
-      case Step::random_resized_crop: random_resized_crop(image, options_, rng, scratch); break;
-      case Step::rotation: rotation(image, options_, rng, scratch); break;
-      case Step::translate: translate(image, options_, rng, scratch); break;
-      case Step::color_jitter: color_jitter(image, options_, rng); break;
-      case Step::random_erasing: random_erasing(image, options_, rng, fill); break;
+      case Augmentation::random_crop: random_crop(image, options_, rng, scratch); break;
+      case Augmentation::horizontal_flip: horizontal_flip(image, options_, rng); break;
+      case Augmentation::random_resized_crop: random_resized_crop(image, options_, rng, scratch); break;
+      case Augmentation::rotation: rotation(image, options_, rng, scratch); break;
+      case Augmentation::translate: translate(image, options_, rng, scratch); break;
+      case Augmentation::color_jitter: color_jitter(image, options_, rng); break;
+      case Augmentation::random_erasing: random_erasing(image, options_, rng, fill); break;
     }
   }
 }

@@ -17,15 +17,15 @@
 #include <string>
 #include <vector>
 
+#include "config/choices.h"  // Augmentation, PaddingMode
 #include "data/sample_rng.h"
 
 namespace plugtrain::data {
 
-enum class PaddingMode { constant, reflect, edge };
 
 // Every augmentation's parameters; only those named in `order` are used.
 struct AugmentOptions {
-  std::vector<std::string> order;  // e.g. {"random_crop", "horizontal_flip"}
+  std::vector<Augmentation> order;  // applied in this order
 
   int64_t crop_padding = 4;  // random_crop: pixels added on each side before cropping
   PaddingMode crop_padding_mode = PaddingMode::constant;  // constant pads with 0 (black)
@@ -39,12 +39,6 @@ struct AugmentOptions {
   std::array<double, 2> erasing_scale{0.02, 0.33};
   std::array<double, 2> erasing_ratio{0.3, 3.3};
 };
-
-// The augmentation names, in the order the docs list them.
-const std::vector<std::string>& augmentation_names();
-
-// "constant", "reflect" or "edge"; throws DataError otherwise.
-PaddingMode padding_mode_named(const std::string& name);
 
 // For augmentations that only move pixels (random_crop, horizontal_flip; another throws
 // DataError): where each output row and column of one
@@ -74,9 +68,8 @@ class Augmenter {
   void apply(ImageView image, SampleRng& rng, const std::vector<float>& fill, std::vector<float>& scratch) const;
 
  private:
-  enum class Step { random_crop, horizontal_flip, random_resized_crop, rotation, translate, color_jitter, random_erasing };
   AugmentOptions options_;
-  std::vector<Step> steps_;
+  std::vector<Augmentation> steps_;
 };
 
 }  // namespace plugtrain::data

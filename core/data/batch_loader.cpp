@@ -280,7 +280,7 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, 
   if (shard.count < 1 || shard.rank < 0 || shard.rank >= shard.count)
     throw DataError("batch loader: shard " + std::to_string(shard.rank) + " of " + std::to_string(shard.count) +
                     " does not exist");
-  const bool jitter = std::find(augmentation.order.begin(), augmentation.order.end(), "color_jitter") !=
+  const bool jitter = std::find(augmentation.order.begin(), augmentation.order.end(), Augmentation::color_jitter) !=
                       augmentation.order.end();
   if (jitter && !data.bytes())
     throw DataError("augmentation: color_jitter needs image pixels; this data set is already normalised floats");

@@ -28,7 +28,7 @@ struct Layout {
   std::string names_file;
 };
 
-Layout layout_of(CifarKind kind, const std::string& label) {
+Layout layout_of(CifarKind kind, CifarLabels labels) {
   if (kind == CifarKind::cifar10)
     return {{"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin"},
             {"test_batch.bin"},
@@ -36,9 +36,7 @@ Layout layout_of(CifarKind kind, const std::string& label) {
             0,
             10,
             "batches.meta.txt"};
-  if (label != "fine" && label != "coarse")
-    throw DataError("cifar100: data.label must be fine or coarse (got '" + label + "')");
-  const bool fine = label == "fine";
+  const bool fine = labels == CifarLabels::fine;
   return {{"train.bin"}, {"test.bin"}, 2, fine ? 1 : 0, fine ? 100 : 20,
           fine ? "fine_label_names.txt" : "coarse_label_names.txt"};
 }
@@ -153,8 +151,8 @@ std::vector<std::string> class_names(const Source& source, const Layout& layout)
 
 }  // namespace
 
-DatasetPair load_cifar(const fs::path& path, CifarKind kind, const std::string& label) {
-  const Layout layout = layout_of(kind, label);
+DatasetPair load_cifar(const fs::path& path, CifarKind kind, CifarLabels labels) {
+  const Layout layout = layout_of(kind, labels);
   const Source source(path, layout);
   DatasetPair pair{read_split(source, layout, layout.train_files), read_split(source, layout, layout.test_files)};
   pair.train.class_names = pair.test.class_names = class_names(source, layout);

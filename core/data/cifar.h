@@ -12,15 +12,16 @@
 #include <filesystem>
 #include <string>
 
+#include "config/choices.h"
 #include "data/dataset.h"
 
 namespace plugtrain::data {
 
 enum class CifarKind { cifar10, cifar100 };
 
-// label: "fine" (100 classes) or "coarse" (20), CIFAR-100 only. Throws DataError naming the
+// labels: fine (100 classes) or coarse (20), CIFAR-100 only. Throws DataError naming the
 // file for a missing batch, a size that is not whole records, batches of different lengths,
 // or a label outside the classes.
-DatasetPair load_cifar(const std::filesystem::path& path, CifarKind kind, const std::string& label = "fine");
+DatasetPair load_cifar(const std::filesystem::path& path, CifarKind kind, CifarLabels labels = CifarLabels::fine);
 
 }  // namespace plugtrain::data

@@ -13,9 +13,9 @@ namespace plugtrain::data {
 std::string why_not_on_device(const Dataset& data, const AugmentOptions& augmentation) {
   if (!data.images.defined())
     return "the images are decoded on demand (data.cache = \"none\", or too large for memory)";
-  for (const std::string& name : augmentation.order)
-    if (name != "random_crop" && name != "horizontal_flip")
-      return "augmentation " + name + " runs on the loader threads (the device does random_crop and "
+  for (const Augmentation step : augmentation.order)
+    if (step != Augmentation::random_crop && step != Augmentation::horizontal_flip)
+      return std::string("augmentation ") + word_of(step) + " runs on the loader threads (the device does random_crop and "
              "horizontal_flip)";
   return "";
 }

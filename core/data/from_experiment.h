@@ -9,6 +9,6 @@
 namespace plugtrain::data {
 
 DataOptions data_options(const Experiment& e);
-AugmentOptions augment_options(const Experiment& e);
+AugmentOptions augment_options(const AugmentConfig& c);
 
 }  // namespace plugtrain::data

@@ -28,10 +28,10 @@ LoadedData load_images(const DataOptions& o, bool tiny_imagenet) {
   settings.skip_bad = o.skip_bad;
   const int64_t bytes = decoded_bytes(int64_t(list.train.size() + list.test.size()), settings.image_size);
   const int64_t available = available_memory_bytes();
-  settings.in_memory = o.cache == "memory" || (o.cache == "auto" && (available == 0 || bytes <= available / 2));
+  settings.in_memory = o.cache == ImageCache::memory || (!o.cache && (available == 0 || bytes <= available / 2));
 
   LoadedData loaded;
-  loaded.source = o.dataset + " from " + o.path.string();
+  loaded.source = std::string(word_of(o.dataset)) + " from " + o.path.string();
   loaded.test_split = list.test_split;
   loaded.cached = settings.in_memory;
   DecodeReport train_report, test_report;
@@ -46,7 +46,7 @@ LoadedData load_images(const DataOptions& o, bool tiny_imagenet) {
                            " images/s on " + std::to_string(train_report.threads) + " threads); cache " +
                            mib(bytes) + " in memory");
   } else {
-    loaded.notes.push_back(o.cache == "none" ? "cache none: the loader decodes every epoch"
+    loaded.notes.push_back(o.cache == ImageCache::none ? "cache none: the loader decodes every epoch"
                                              : "cache none (" + mib(bytes) + " decoded would not fit in half of " +
                                                    mib(available) + " available): the loader decodes every epoch");
   }
@@ -69,7 +69,7 @@ void set_normalization(LoadedData& loaded, const DataOptions& o) {
                       std::to_string(o.mean.size()) + " and " + std::to_string(o.std.size()));
     n = {o.mean, o.std};
     loaded.notes.push_back("normalize: mean " + channel_text(n.mean) + ", std " + channel_text(n.std) + " (given)");
-  } else if (o.normalize == "none") {
+  } else if (o.normalize == Normalize::none) {
     n = {std::vector<double>(channels, 0.0), std::vector<double>(channels, 1.0)};
     loaded.notes.push_back("normalize: none (pixels scaled to [0, 1])");
   } else if (o.stored) {
@@ -108,21 +108,29 @@ std::string channel_text(const std::vector<double>& values) {
 
 LoadedData load_dataset(const DataOptions& o) {
   LoadedData loaded;
-  if (o.dataset == "synthetic") {
-    loaded.data = make_synthetic(o.synthetic_shape, o.synthetic_classes, o.synthetic_train_size,
-                                 o.synthetic_test_size, o.seed);
-    loaded.source = "synthetic";
-  } else if (o.dataset == "fashion-mnist" || o.dataset == "mnist") {
-    loaded.data = load_idx_dataset(o.path, /*num_classes=*/10);
-    loaded.source = o.dataset + " from " + o.path.string();
-  } else if (o.dataset == "cifar10" || o.dataset == "cifar100") {
-    loaded.data = load_cifar(o.path, o.dataset == "cifar10" ? CifarKind::cifar10 : CifarKind::cifar100, o.label);
-    loaded.source = o.dataset + (o.dataset == "cifar100" ? " (" + o.label + " labels)" : "") + " from " +
-                    o.path.string();
-  } else if (o.dataset == "image-folder" || o.dataset == "tiny-imagenet") {
-    loaded = load_images(o, o.dataset == "tiny-imagenet");
-  } else {
-    throw DataError("unknown data set '" + o.dataset + "'");
+  const std::string name = word_of(o.dataset);  // as the file names it
+  switch (o.dataset) {
+    case DatasetKind::synthetic:
+      loaded.data = make_synthetic(o.synthetic_shape, o.synthetic_classes, o.synthetic_train_size,
+                                   o.synthetic_test_size, o.seed);
+      loaded.source = name;
+      break;
+    case DatasetKind::fashion_mnist:
+    case DatasetKind::mnist:
+      loaded.data = load_idx_dataset(o.path, /*num_classes=*/10);
+      loaded.source = name + " from " + o.path.string();
+      break;
+    case DatasetKind::cifar10:
+    case DatasetKind::cifar100: {
+      const bool ten = o.dataset == DatasetKind::cifar10;
+      loaded.data = load_cifar(o.path, ten ? CifarKind::cifar10 : CifarKind::cifar100, o.label);
+      loaded.source = name + (ten ? "" : std::string(" (") + word_of(o.label) + " labels)") + " from " + o.path.string();
+      break;
+    }
+    case DatasetKind::image_folder:
+    case DatasetKind::tiny_imagenet:
+      loaded = load_images(o, o.dataset == DatasetKind::tiny_imagenet);
+      break;
   }
   set_normalization(loaded, o);
   return loaded;

@@ -9,20 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "config/choices.h"
 #include "data/dataset.h"
 
 namespace plugtrain::data {
 
 struct DataOptions {
-  std::string dataset = "fashion-mnist";  // fashion-mnist, mnist, cifar10, cifar100, image-folder,
-                                          // tiny-imagenet, synthetic
+  DatasetKind dataset = DatasetKind::fashion_mnist;
   std::filesystem::path path;
-  std::string label = "fine";      // cifar100: fine or coarse
+  CifarLabels label = CifarLabels::fine;  // cifar100
   int64_t image_size = 0;          // image folders: sample side (0: 64)
-  std::string cache = "auto";      // image folders: auto, memory, none
+  std::optional<ImageCache> cache;  // image folders; nullopt: "auto", memory when they fit
   int decode_threads = 0;          // image folders, cache: threads decoding (0: every core)
   bool skip_bad = false;           // image folders: skip undecodable images
-  std::string normalize = "dataset";  // dataset or none (mean/std given: those)
+  Normalize normalize = Normalize::dataset;  // (mean/std given: those)
   std::vector<double> mean, std;
   // normalize = "dataset": statistics a run stored when it began (its normalization.json), used
   // instead of computing them again, so a resumed run normalises as it began. `stored_from`

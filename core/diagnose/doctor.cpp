@@ -12,7 +12,7 @@
 
 #include "plugtrain/abi.h"
 #include "plugins/plugin_loader.h"
-#include "report/plugins_report.h"
+#include "describe/plugins_report.h"
 #include "run/build.h"
 #include "run/plan.h"
 #include "run/validate.h"
@@ -29,28 +29,28 @@ namespace {
 Experiment smoke_experiment(const ModelSpec& mlp, const std::string& backend, int devices) {
   Experiment e;
   e.source = "plugtrain doctor";
-  e.name = "doctor";
-  e.backend = backend;
-  e.devices = devices;
-  e.strategy = devices > 1 ? "dp" : "auto";
-  e.model = mlp.name;
+  e.experiment.name = "doctor";
+  e.backend.name = backend;
+  e.backend.devices = devices;
+  e.backend.strategy = devices > 1 ? std::optional(Strategy::dp) : std::nullopt;
+  e.model.name = mlp.name;
   std::map<std::string, OptionValue> options;
   for (const auto& o : mlp.options) options[o.name] = o.default_value;
   options["hidden"] = std::vector<std::int64_t>{32};
   options["dropout"] = 0.0;
-  e.model_options = Options(options);
-  e.dataset = "synthetic";
-  e.synthetic_shape = {1, 8, 8};
-  e.synthetic_classes = 4;
-  e.synthetic_train_size = 64;
-  e.synthetic_test_size = 64;
-  e.batch_size = 64 / devices * devices == 64 ? 64 / devices : 64;
-  e.global_batch_size = 64;
-  e.lr = 0.01;
-  e.epochs = 2;
-  e.log_interval = 0;
-  e.checkpoint_save = "none";
-  e.seed = 1;
+  e.model.options = Options(options);
+  e.data.dataset = DatasetKind::synthetic;
+  e.data.synthetic_shape = {1, 8, 8};
+  e.data.synthetic_classes = 4;
+  e.data.synthetic_train_size = 64;
+  e.data.synthetic_test_size = 64;
+  e.data.batch_size = 64 / devices * devices == 64 ? 64 / devices : 64;
+  e.data.global_batch_size = 64;
+  e.optim.lr = 0.01;
+  e.train.epochs = 2;
+  e.train.log_interval = 0;
+  e.checkpoint.save = CheckpointSave::none;
+  e.experiment.seed = 1;
   return e;
 }
 

@@ -42,8 +42,8 @@ class TrialRunner {
     one.rank = 0;
     one.device = device_of(plan.capabilities.device_type, device_);
     one.loader = backend_.loader_config({device_});
-    one.batch.per_device = one.batch.global = one.batch.loader = std::max<std::int64_t>(1, run.experiment.min_batch_size);
-    one.batch.lr = run.experiment.lr;
+    one.batch.per_device = one.batch.global = one.batch.loader = std::max<std::int64_t>(1, run.experiment.data.min_batch_size);
+    one.batch.lr = run.experiment.optim.lr;
     std::ostringstream quiet;
     built_ = build_run(run, one, nullptr, nullptr, quiet);
   }
@@ -123,22 +123,22 @@ BatchSearch search_batch_size(ValidatedRun& run, const RunPlan& plan) {
   const int sharing = plan.capabilities.host_cpu ? plan.processes : 1;
   std::string how;
   const MemoryInfo before = runner.memory();
-  search.budget_bytes = memory_budget(before, e.memory_headroom, sharing, how);
+  search.budget_bytes = memory_budget(before, e.data.memory_headroom, sharing, how);
   const std::string device = plan.choice.backend->name() + ":" + std::to_string(plan.devices.devices.at(0));
   if (search.budget_bytes)
     search.lines.push_back("auto: memory budget " + format_bytes(search.budget_bytes) + " on " + device + " (" +
-                           fixed(100 * (1 - e.memory_headroom), 0) + "% of " + how + ")");
+                           fixed(100 * (1 - e.data.memory_headroom), 0) + "% of " + how + ")");
   else
     search.lines.push_back("auto: " + device + " does not say how much memory it has (" + before.note +
                            "); only out-of-memory errors limit the search");
 
   const std::int64_t per_device_samples = runner.training_samples() / std::max<std::int64_t>(1, plan.devices_used);
-  const std::int64_t cap = std::min(e.max_batch_size, per_device_samples);
-  const std::string cap_reason = e.max_batch_size <= per_device_samples
-                                     ? "data.max_batch_size " + std::to_string(e.max_batch_size)
+  const std::int64_t cap = std::min(e.data.max_batch_size, per_device_samples);
+  const std::string cap_reason = e.data.max_batch_size <= per_device_samples
+                                     ? "data.max_batch_size " + std::to_string(e.data.max_batch_size)
                                      : std::to_string(per_device_samples) + " training samples per device";
   const std::int64_t top = power_of_two_at_most(std::max<std::int64_t>(1, cap));
-  const std::int64_t bottom = std::min(top, power_of_two_at_least(std::max<std::int64_t>(1, e.min_batch_size)));
+  const std::int64_t bottom = std::min(top, power_of_two_at_least(std::max<std::int64_t>(1, e.data.min_batch_size)));
 
   std::map<std::int64_t, BatchTrial> done;
   auto fits = [&](std::int64_t b) {

@@ -11,12 +11,12 @@
 
 #include "data/from_experiment.h"
 #include "distributed/collectives.h"
-#include "run/device_paths.h"
+#include "run/device_offload.h"
 #include "run/device_settings.h"
 #include "distributed/data_parallel.h"
 #include "distributed/device_collective.h"
 #include "plugins/plugin_error.h"
-#include "state/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "strategy/ddp_strategy.h"
 #include "strategy/dp_strategy.h"
 #include "strategy/single_device.h"
@@ -65,18 +65,18 @@ data::LoadedData load_data(const Experiment& e, const RunOutputs* outputs) {
   data::LoadedData d = data::load_dataset(options);
   const data::Normalization& n = d.data.train.normalization;
   // Kept beside the run, so a resume normalises exactly as the run began.
-  if (!stored.empty() && !options.stored && outputs->writes() && e.normalize == "dataset" && e.data_mean.empty() &&
+  if (!stored.empty() && !options.stored && outputs->writes() && e.data.normalize == Normalize::dataset && e.data.mean.empty() &&
       !n.empty())
     write_file_atomically(stored, nlohmann::json{{"mean", n.mean}, {"std", n.std}}.dump(2) + "\n");
-  d.data.train = data::subset(d.data.train, e.train_subset);
-  d.data.test = data::subset(d.data.test, e.test_subset);
+  d.data.train = data::subset(d.data.train, e.data.train_subset);
+  d.data.test = data::subset(d.data.test, e.data.test_subset);
   return d;
 }
 
 std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelInputs& inputs, const Experiment& e) {
   std::shared_ptr<Model> model =
-      call_plugin(entry.plugin, "building model", [&] { return entry.spec.factory(inputs, e.model_options); });
-  if (!model) throw PluginError(entry.plugin, "model factory for '" + e.model + "' returned nothing");
+      call_plugin(entry.plugin, "building model", [&] { return entry.spec.factory(inputs, e.model.options); });
+  if (!model) throw PluginError(entry.plugin, "model factory for '" + e.model.name + "' returned nothing");
   return model;
 }
 
@@ -110,19 +110,19 @@ std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const
   if (outputs && !outputs->metrics_csv.empty()) callbacks.push_back(std::make_unique<MetricsCsv>(outputs->metrics_csv));
   if (outputs && !outputs->tensorboard.empty())
     callbacks.push_back(std::make_unique<TensorBoardLogger>(outputs->tensorboard));
-  if (e.early_stopping_patience > 0)
-    callbacks.push_back(std::make_unique<EarlyStopping>(e.early_stopping_monitor, e.early_stopping_mode,
-                                                        e.early_stopping_patience, e.early_stopping_min_delta));
+  if (e.early_stopping.patience > 0)
+    callbacks.push_back(std::make_unique<EarlyStopping>(e.early_stopping.monitor, e.early_stopping.mode,
+                                                        e.early_stopping.patience, e.early_stopping.min_delta));
   if (outputs && !outputs->checkpoints.empty())
     callbacks.push_back(std::make_unique<CheckpointSaver>(outputs->checkpoints, e));
-  if (outputs && e.profile)
-    callbacks.push_back(std::make_unique<ProfilerCallback>(outputs->run_folder / "profile", e.profile_warmup,
-                                                           e.profile_steps, plan.capabilities.profiler_activity, log));
+  if (outputs && e.train.profile)
+    callbacks.push_back(std::make_unique<ProfilerCallback>(outputs->run_folder / "profile", e.train.profile_warmup,
+                                                           e.train.profile_steps, plan.capabilities.profiler_activity, log));
   return callbacks;
 }
 
 std::chrono::milliseconds collective_timeout(const Experiment& e) {
-  return std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000));
+  return std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed.timeout * 1000));
 }
 
 }  // namespace
@@ -143,16 +143,16 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
     log << "ddp: " << world.world_size << " processes (" << world.source << ", rendezvous " << world.master_addr << ":"
         << world.master_port
         << (!world.agent_store ? "" : world.source == "plugtrain" ? ", store in the launcher" : ", torchrun's agent store")
-        << "), gradients all-reduced through c10d " << carrier << " in " << e.bucket_mb << " MiB buckets\n";
+        << "), gradients all-reduced through c10d " << carrier << " in " << e.distributed.bucket_mb << " MiB buckets\n";
   }
   auto built = std::make_unique<BuiltRun>();
-  at::manual_seed(static_cast<std::uint64_t>(e.seed));
+  at::manual_seed(static_cast<std::uint64_t>(e.experiment.seed));
   data::LoadedData loaded = load_data(e, outputs);
   built->data = std::move(loaded.data);
-  if (e.label_noise > 0) {
+  if (e.data.label_noise > 0) {
     const std::int64_t changed =
-        data::apply_label_noise(built->data.train, e.label_noise, static_cast<std::uint64_t>(e.seed));
-    log << "data: label noise " << e.label_noise << " replaced " << changed << " training labels\n";
+        data::apply_label_noise(built->data.train, e.data.label_noise, static_cast<std::uint64_t>(e.experiment.seed));
+    log << "data: label noise " << e.data.label_noise << " replaced " << changed << " training labels\n";
   }
   log << "data: " << loaded.source << ", " << built->data.train.size() << " training and " << built->data.test.size()
       << " " << loaded.test_split << " samples, " << built->data.train.num_classes << " classes\n";
@@ -160,39 +160,40 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
 
   const ModelInputs inputs{built->data.train.sample_shape, built->data.train.num_classes};
   built->model = build_model(*run.model, inputs, e);
-  if (!e.model_init.empty()) {
-    load_python_state_dict(e.model_init, *built->model);
-    log << "model: initialised from " << e.model_init << "\n";
+  if (!e.model.init.empty()) {
+    load_python_state_dict(e.model.init, *built->model);
+    log << "model: initialised from " << e.model.init << "\n";
   }
   built->model->to(plan.device);
   const DeviceSettings device_settings = apply_device_settings(e, !plan.capabilities.host_cpu, *built->model);
   if (!device_settings.line.empty()) log << "device: " << device_settings.line << "\n";
 
   TrainerParts parts;
-  parts.experiment = &e;
+  parts.loop = loop_config(e);
   parts.batch_size = plan.batch.loader;
   parts.lr = plan.batch.lr;
   parts.model = built->model;
   if (plan.strategy == Strategy::dp)
     parts.strategy = std::make_unique<DpStrategy>(*built->model, make_replicas(*run.model, inputs, e, built->model, plan, device_settings.memory_format, log));
   else if (collectives)
-    parts.strategy = std::make_unique<DdpStrategy>(*built->model, *collectives, e.bucket_mb * 1024 * 1024);
+    parts.strategy = std::make_unique<DdpStrategy>(*built->model, *collectives, e.distributed.bucket_mb * 1024 * 1024);
   else
     parts.strategy = std::make_unique<SingleDevice>(*built->model);
   for (const auto& p : built->model->parameters()) built->parameters += p.numel();
   const std::vector<at::Tensor> parameters = built->model->parameters();
   parts.optimizer = make_optimizer(e, plan.batch.lr, parameters);
-  log << "model: " << e.model << " (" << run.model->plugin << "), " << built->parameters << " parameters; optimizer "
-      << e.optimizer << " (" << to_string(resolve_optimizer_impl(e.optimizer, e.optimizer_impl, parameters))
-      << ") lr " << e.lr << ", schedule " << e.schedule << ", precision " << e.precision << "\n";
-  parts.precision = std::make_unique<Precision>(e.precision, plan.device);
+  log << "model: " << e.model.name << " (" << run.model->plugin << "), " << built->parameters << " parameters; optimizer "
+      << word_of(e.optim.name) << " (" << to_string(resolve_optimizer_impl(e.optim.name, e.optim.impl, parameters))
+      << ") lr " << e.optim.lr << ", schedule " << word_of(e.schedule.name) << ", precision "
+      << word_of(e.train.precision) << "\n";
+  parts.precision = std::make_unique<Precision>(e.train.precision, plan.device);
   parts.data = &built->data;
   const int memory_device = plan.devices.devices.at(0);
   parts.device = {plan.device, plan.loader, device_settings.memory_format, plan.capabilities.float64,
                   [&backend, memory_device] { return backend.memory(memory_device); },
                   [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
   place_data(e, plan, backend, memory_device, built->data, parts.device, log);
-  choose_graphs(e, plan, backend, memory_device, collectives ? plan.world->world_size : 1, parts, log);
+  use_graphs(plan, backend, memory_device, parts, log);
   parts.callbacks = make_callbacks(e, plan, outputs, log);
   parts.resume_from = run.resume_from;
   parts.finished_checkpoint_is_done = run.request.resume == "auto";

@@ -20,25 +20,25 @@ DeviceSettings apply_device_settings(const Experiment& e, bool accelerator, Mode
   DeviceSettings s;
   auto& context = at::globalContext();
   // PyTorch's defaults unless the experiment says: convolutions in TF32, matrix products not.
-  const bool matmul = e.tf32 == "true", conv = e.tf32 != "false";
+  const bool matmul = e.train.tf32 == true, conv = e.train.tf32 != false;
   context.setAllowTF32CuBLAS(matmul);
   context.setAllowTF32CuDNN(conv);
-  context.setBenchmarkCuDNN(e.cudnn_benchmark);
+  context.setBenchmarkCuDNN(e.train.cudnn_benchmark);
   std::string line;
   if (accelerator)
     line = std::string("tf32 matmul ") + (matmul ? "on" : "off") + ", convolutions " + (conv ? "on" : "off") +
-           (e.tf32 == "default" ? " (PyTorch's defaults)" : " (train.tf32)") + "; cuDNN benchmark " +
-           (e.cudnn_benchmark ? "on" : "off");
+           (!e.train.tf32 ? " (PyTorch's defaults)" : " (train.tf32)") + "; cuDNN benchmark " +
+           (e.train.cudnn_benchmark ? "on" : "off");
   const bool convolutional = has_conv2d_weights(model);
   const bool channels_last =
-      e.memory_format == "channels_last" || (e.memory_format == "auto" && convolutional);
+      e.train.memory_format == MemoryFormatChoice::channels_last || (!e.train.memory_format && convolutional);
   if (channels_last) {
     s.memory_format = at::MemoryFormat::ChannelsLast;
     convert_memory_format(model, s.memory_format);
   }
-  if (convolutional || e.memory_format != "auto") {
+  if (convolutional || e.train.memory_format) {
     line += std::string(line.empty() ? "" : "; ") + "memory format " + (channels_last ? "channels-last" : "contiguous") +
-            (e.memory_format != "auto" ? " (train.memory_format)" : " (auto: a model with 2-d convolutions)");
+            (e.train.memory_format ? " (train.memory_format)" : " (auto: a model with 2-d convolutions)");
   }
   s.line = line;
   return s;

@@ -35,7 +35,7 @@ std::unique_ptr<RunOutputs> prepare_outputs(const ValidatedRun& run, const RunPl
     remove_stale_temporaries(out->run_folder);
     write_file_atomically(out->run_folder / "experiment.toml", plan.record);
     out->log_file.open(out->run_folder / "train.log", std::ios::app);
-    if (e.checkpoint_save != "none") {
+    if (e.checkpoint.save != CheckpointSave::none) {
       out->checkpoints = checkpoint_folder(e, out->run_folder);
       check_writable_folder(out->checkpoints);  // now, not when the first epoch ends
       remove_stale_temporaries(out->checkpoints);

@@ -9,10 +9,11 @@
 #include "config/config_error.h"
 #include "config/resolved_experiment.h"
 #include "run/batch_search.h"
-#include "train/fused_optimizers.h"
+#include "config/optimizer_table.h"
 #include "train/graph_step.h"
 #include "train/optimizers.h"
-#include "select/fastest_backend.h"
+#include "run/fastest_backend.h"
+#include "checkpoint/checkpoint_error.h"
 
 namespace plugtrain {
 
@@ -22,16 +23,16 @@ namespace {
 BatchPlan batch_plan(const ExperimentFile& file, const Experiment& e, std::int64_t per_device, std::int64_t devices,
                      bool one_loader) {
   BatchPlan b;
-  b.global = e.global_batch_size > 0 ? e.global_batch_size : per_device * devices;
+  b.global = e.data.global_batch_size > 0 ? e.data.global_batch_size : per_device * devices;
   if (b.global % devices != 0)
     throw ConfigError(key_location(file, "data.global_batch_size") + ": data.global_batch_size " +
                       std::to_string(b.global) + " does not split evenly over " + std::to_string(devices) +
                       " devices");
   b.per_device = b.global / devices;
   b.loader = one_loader ? b.global : b.per_device;
-  const std::int64_t reference = e.lr_batch_size > 0 ? e.lr_batch_size : per_device;
-  b.lr_factor = lr_scaling_factor(e.lr_scaling, double(b.global) / double(reference));
-  b.lr = e.lr * b.lr_factor;
+  const std::int64_t reference = e.optim.lr_batch_size > 0 ? e.optim.lr_batch_size : per_device;
+  b.lr_factor = lr_scaling_factor(e.optim.lr_scaling, double(b.global) / double(reference));
+  b.lr = e.optim.lr * b.lr_factor;
   return b;
 }
 
@@ -45,7 +46,7 @@ std::vector<int> first_devices(std::int64_t n) {
 // backend.devices within what the backend has: on the host CPU (whose "devices" are processes
 // sharing its cores) two per core, elsewhere the devices its probe lists.
 void check_device_count(const ValidatedRun& run, BackendHandle& backend) {
-  const std::int64_t asked = run.experiment.devices;
+  const std::int64_t asked = run.experiment.backend.devices.value_or(0);
   if (asked <= 1) return;
   const bool host_cpu = backend.capabilities().host_cpu;
   const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
@@ -60,8 +61,8 @@ void check_device_count(const ValidatedRun& run, BackendHandle& backend) {
 MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const std::optional<World>& world) {
   if (world) {
     // Under a launcher: one device per process, the one of this local rank.
-    if (e.strategy == "single" || e.strategy == "dp")
-      throw DistributedError("backend.strategy = \"" + e.strategy + "\" but " + world->source + " started " +
+    if (e.backend.strategy == Strategy::single || e.backend.strategy == Strategy::dp)
+      throw DistributedError(std::string("backend.strategy = \"") + word_of(*e.backend.strategy) + "\" but " + world->source + " started " +
                              std::to_string(world->world_size) + (world->world_size == 1 ? " process" : " processes") +
                              "; use \"ddp\" or \"auto\"");
     MultiDevicePlan plan = backend.plan_multi_device({{world->local_rank}, Strategy::ddp});
@@ -76,10 +77,10 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
                              "; start at most that many processes per node");
     return plan;
   }
-  const Strategy asked = e.strategy == "dp" ? Strategy::dp : e.strategy == "single" ? Strategy::single : Strategy::ddp;
+  const Strategy asked = e.backend.strategy.value_or(Strategy::ddp);
   // "auto": every device the backend lists (the host CPU lists one).
-  const std::int64_t n = e.devices > 0 ? e.devices : std::max<std::int64_t>(1, std::int64_t(backend.probe().devices.size()));
-  MultiDevicePlan plan = backend.plan_multi_device({first_devices(n), n > 1 || e.strategy != "auto" ? asked : Strategy::single});
+  const std::int64_t n = e.backend.devices ? *e.backend.devices : std::max<std::int64_t>(1, std::int64_t(backend.probe().devices.size()));
+  MultiDevicePlan plan = backend.plan_multi_device({first_devices(n), n > 1 || e.backend.strategy ? asked : Strategy::single});
   if (plan.devices.empty()) plan.devices = {0};
   return plan;
 }
@@ -104,19 +105,20 @@ std::int64_t automatic_batch_size(ValidatedRun& run, RunPlan& p) {
   return search.chosen;
 }
 
-// train.graphs = true that the run cannot honour is a configuration error, said before a run
-// folder is made; the build stage decides again with the optimizer in hand (device_paths.cpp).
-void check_graphs_possible(const ValidatedRun& run, const RunPlan& p, BackendHandle& backend) {
+// train.graphs: decided here, from the backend, the strategy and the optimizer table. One that
+// cannot be honoured with train.graphs = true is a configuration error, said before a run
+// folder is made. The build stage only checks the optimizer it made (run/device_offload.cpp).
+void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backend) {
   const Experiment& e = run.experiment;
-  GraphConditions c;
-  c.setting = e.graphs;
-  backend.make_graph_capture(p.devices.devices.at(0), c.backend_why_not);
+  GraphConditions& c = p.graph_conditions;
+  c.setting = e.train.graphs;
+  if (c.setting != false) backend.make_graph_capture(p.devices.devices.at(0), c.backend_why_not);
   c.replicas = p.strategy == Strategy::dp ? static_cast<int>(p.devices.devices.size()) : 1;
   c.processes = p.processes;
-  c.skip_nonfinite = e.on_nonfinite == "skip_step";
-  if (!may_be_replayable(e.optimizer, e.optimizer_impl)) c.optimizer_why_not = not_replayable_reason();
+  c.skip_nonfinite = e.train.on_nonfinite == OnNonfinite::skip_step;
+  if (!may_be_replayable(e.optim.name, e.optim.impl)) c.optimizer_why_not = not_replayable_reason();
   try {
-    decide_graphs(c);
+    p.graphs = decide_graphs(c);
   } catch (const Error& error) {
     throw ConfigError(key_location(run.file, "train.graphs") + ": " + error.what());
   }
@@ -136,7 +138,7 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   p.world = world;
   // "fastest" measures the backends (each a short run of its own); under a launcher every
   // rank must agree, so there the priority order decides.
-  p.choice = e.backend == "auto" && e.select == "fastest" && !world ? choose_fastest(run, limits)
+  p.choice = !e.backend.name && e.backend.select == BackendSelect::fastest && !world ? choose_fastest(run, limits)
                                                                   : select_backend(*run.host, e, limits);
   BackendHandle& backend = *p.choice.backend;
   p.capabilities = backend.capabilities();
@@ -147,24 +149,27 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   p.launches_workers = !world && p.strategy == Strategy::ddp;
   p.processes = world ? world->world_size : p.launches_workers ? int(p.devices.devices.size()) : 1;
   p.devices_used = p.strategy == Strategy::dp ? std::int64_t(p.devices.devices.size()) : p.processes;
-  if (e.graphs == "true") check_graphs_possible(run, p, backend);
+  if (e.train.graphs == true) decide_graph_use(run, p, backend);  // refused before any work
   p.rank = world ? world->rank : 0;
-  const std::int64_t per_device = e.batch_size > 0 ? e.batch_size : automatic_batch_size(run, p);
+  const std::int64_t per_device = e.data.batch_size ? *e.data.batch_size : automatic_batch_size(run, p);
   p.batch = batch_plan(run.file, e, per_device, p.devices_used, /*one_loader=*/p.strategy == Strategy::dp);
   // The run's record holds the batch it really used: a resume with another number of processes
   // is the same run only when the global batch stays the same, and "auto" is not searched again.
   p.record = resolved_toml(e, {{"data.global_batch_size", std::to_string(p.batch.global)},
                                {"data.batch_size", std::to_string(per_device)}});
-  if (!run.resume_from.empty()) check_resume_compatible(run.resume_record, p.record, run.resume_from);
+  if (!run.resume_from.empty())
+    if (const Status same_run = resume_compatible(run.resume_record, p.record); !same_run)
+      throw CheckpointError(run.resume_from.string() + ": " + same_run.why_not());
   if (p.launches_workers) return p;  // the workers plan the rest for themselves
+  if (e.train.graphs != true) decide_graph_use(run, p, backend);
 
   p.device = device_of(p.capabilities.device_type, p.devices.devices.at(0));
   p.loader = backend.loader_config(p.devices.devices);
   // data.workers / data.prefetch, when set, take the place of the backend's choice.
-  if (e.data_workers >= 0) p.loader.workers = int(e.data_workers);
-  if (e.data_prefetch >= 0) p.loader.prefetch_depth = int(e.data_prefetch);
-  if (e.threads > 0)
-    p.threads = int(e.threads);
+  if (e.data.workers) p.loader.workers = int(*e.data.workers);
+  if (e.data.prefetch) p.loader.prefetch_depth = int(*e.data.prefetch);
+  if (e.train.threads > 0)
+    p.threads = int(e.train.threads);
   else if (world && world->local_world_size > 1)  // the ranks on this machine share its cores
     p.threads = std::max(1, at::get_num_threads() / world->local_world_size);
   return p;
@@ -180,9 +185,9 @@ void print_plan(const RunPlan& plan, const Experiment& e, std::ostream& log) {
       << (loader.non_blocking ? "on" : "off") << ", prefetch " << loader.prefetch_depth << "\n";
   for (const auto& line : plan.batch_lines) log << "batch: " << line << "\n";
   const BatchPlan& b = plan.batch;
-  if (plan.devices_used > 1 || b.per_device != e.batch_size) {
+  if (plan.devices_used > 1 || b.per_device != e.data.batch_size.value_or(0)) {
     log << "batch: " << b.per_device << " per device x " << plan.devices_used << " = " << b.global << " per step";
-    if (b.lr_factor != 1.0) log << "; lr " << e.lr << " x " << b.lr_factor << " (" << e.lr_scaling << " scaling) = " << b.lr;
+    if (b.lr_factor != 1.0) log << "; lr " << e.optim.lr << " x " << b.lr_factor << " (" << word_of(e.optim.lr_scaling) << " scaling) = " << b.lr;
     log << "\n";
   }
 }

@@ -15,6 +15,7 @@
 #include "distributed/world.h"
 #include "run/validate.h"
 #include "select/backend_selection.h"
+#include "train/graph_step.h"
 
 namespace plugtrain {
 
@@ -43,6 +44,8 @@ struct RunPlan {
   BatchPlan batch;
   std::vector<std::string> batch_lines;  // data.batch_size = "auto": how the size was found
   std::string record;             // the resolved experiment with what the run decided (global batch)
+  GraphConditions graph_conditions;  // train.graphs: what decided it
+  GraphDecision graphs;           // whether full steps are replayed from a recorded graph, and why
 
   bool writes_outputs() const { return rank == 0; }  // only rank 0 prints and writes files
 };

@@ -24,10 +24,10 @@ RunResult launch_workers(const RunRequest& request, const Experiment& e, const R
   LaunchRequest launch;
   launch.command = request.command_line;
   // "auto" was searched here, once: every worker trains on what it found.
-  if (e.batch_size == 0) launch.command.insert(launch.command.end(), {"--set", "data.batch_size=" + std::to_string(plan.batch.per_device)});
+  if (!e.data.batch_size) launch.command.insert(launch.command.end(), {"--set", "data.batch_size=" + std::to_string(plan.batch.per_device)});
   launch.workers = plan.processes;
   // The workers notice a failed rank within the collective timeout; this is the backstop.
-  launch.grace = std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed_timeout * 1000) + 5000);
+  launch.grace = std::chrono::milliseconds(static_cast<std::int64_t>(e.distributed.timeout * 1000) + 5000);
   RunResult launched;
   launched.launched_workers = true;
   launched.world_size = plan.processes;

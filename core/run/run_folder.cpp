@@ -2,7 +2,7 @@
 
 #include <regex>
 
-#include "state/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 namespace plugtrain {
 
@@ -16,7 +16,7 @@ int run_version(const fs::path& folder) {
 }
 
 fs::path new_run_folder(const Experiment& e) {
-  const fs::path base = fs::path(e.output) / e.name;
+  const fs::path base = fs::path(e.experiment.output) / e.experiment.name;
   int next = 0;
   if (fs::is_directory(base))
     for (const auto& entry : fs::directory_iterator(base)) next = std::max(next, run_version(entry.path()) + 1);
@@ -30,17 +30,17 @@ fs::path run_folder_for(const Experiment& e, const fs::path& resume_from) {
 }
 
 fs::path checkpoint_folder(const Experiment& e, const fs::path& run_folder) {
-  return e.checkpoint_folder.empty() ? run_folder / "checkpoints" : fs::path(e.checkpoint_folder);
+  return e.checkpoint.folder.empty() ? run_folder / "checkpoints" : fs::path(e.checkpoint.folder);
 }
 
 fs::path resume_checkpoint(const Experiment& e, const std::string& resume) {
   if (resume != "last" && resume != "auto") return resume;
   const bool automatic = resume == "auto";  // no checkpoint yet: a fresh start
-  if (!e.checkpoint_folder.empty()) {
-    const fs::path last = fs::path(e.checkpoint_folder) / "last.ckpt";
+  if (!e.checkpoint.folder.empty()) {
+    const fs::path last = fs::path(e.checkpoint.folder) / "last.ckpt";
     return automatic && !fs::exists(last) ? fs::path() : last;
   }
-  const fs::path base = fs::path(e.output) / e.name;
+  const fs::path base = fs::path(e.experiment.output) / e.experiment.name;
   fs::path newest;
   int newest_version = -1;
   if (fs::is_directory(base))

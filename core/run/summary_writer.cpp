@@ -25,18 +25,18 @@ nlohmann::json halvings_json(const std::vector<BatchHalving>& halvings) {
 nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_t parameters) {
   // Every epoch of the run: those before a resume come from the checkpoint it resumed.
   const nlohmann::json epochs = nlohmann::json::parse(epoch_history(r.summary.earlier_epochs_json, r.summary.epochs));
-  return {{"experiment", e.name},
+  return {{"experiment", e.experiment.name},
           {"source", e.source},
-          {"model", e.model},
+          {"model", e.model.name},
           {"parameters", parameters},
-          {"dataset", e.dataset},
+          {"dataset", word_of(e.data.dataset)},
           {"backend", r.backend},
           {"device", r.device},
-          {"seed", e.seed},
+          {"seed", e.experiment.seed},
           {"steps", r.summary.steps},
           {"interrupted", r.summary.interrupted},
           {"stopped_early", r.summary.stopped_early},
-          {"precision", e.precision},
+          {"precision", word_of(e.train.precision)},
           {"skipped_steps", r.summary.skipped_steps},
           {"step_batch", r.summary.step_batch},
           {"nonfinite_skipped_steps", r.summary.nonfinite_skipped_steps},

@@ -18,7 +18,7 @@ bool listed(const std::vector<std::string>& list, const std::string& name) {
 
 // Why `backend` may not be chosen at all, or nullopt.
 std::optional<std::string> disabled_because(BackendHandle& backend, const Experiment& e, const SelectionLimits& limits) {
-  if (listed(e.disable, backend.name()) || listed(limits.disable, backend.name())) return "disabled";
+  if (listed(e.backend.disable, backend.name()) || listed(limits.disable, backend.name())) return "disabled";
   if (limits.host_cpu_only) {
     try {
       if (!backend.capabilities().host_cpu) return "disabled (no GPU asked for)";
@@ -48,7 +48,7 @@ int priority_of(BackendHandle& backend) {
 }  // namespace
 
 std::vector<std::string> automatic_order(PluginHost& host, const Experiment& e) {
-  if (!e.prefer.empty()) return e.prefer;
+  if (!e.backend.prefer.empty()) return e.backend.prefer;
   std::vector<std::pair<int, std::string>> ranked;
   for (auto& b : host.backends()) ranked.emplace_back(-priority_of(b), b.name());
   std::sort(ranked.begin(), ranked.end());
@@ -59,21 +59,22 @@ std::vector<std::string> automatic_order(PluginHost& host, const Experiment& e) 
 
 BackendChoice select_backend(PluginHost& host, const Experiment& e, const SelectionLimits& limits) {
   BackendChoice choice;
-  if (e.backend != "auto") {
-    BackendHandle* b = host.backend(e.backend);
+  if (e.backend.name) {
+    const std::string& named = *e.backend.name;
+    BackendHandle* b = host.backend(named);
     if (!b) {
-      const std::vector<std::string> failures = host.load_failures("backend", e.backend);
-      if (!failures.empty()) throw Error("backend '" + e.backend + "': " + failures.front());
-      throw Error("backend '" + e.backend + "' is not among the loaded backend plugins" +
-                  did_you_mean(e.backend, backend_names(host)) + "; loaded: " + join(backend_names(host), ", ", "none") +
+      const std::vector<std::string> failures = host.load_failures("backend", named);
+      if (!failures.empty()) throw Error("backend '" + named + "': " + failures.front());
+      throw Error("backend '" + named + "' is not among the loaded backend plugins" +
+                  did_you_mean(named, backend_names(host)) + "; loaded: " + join(backend_names(host), ", ", "none") +
                   " (see `plugtrain plugins`)");
     }
     if (auto why = disabled_because(*b, e, limits))
-      throw Error("backend '" + e.backend + "' is named in [backend] name but also " + *why);
+      throw Error("backend '" + named + "' is named in [backend] name but also " + *why);
     const ProbeResult& probe = b->probe();
-    if (!probe.usable()) throw Error("backend '" + e.backend + "' is unusable: " + probe_reason(probe));
+    if (!probe.usable()) throw Error("backend '" + named + "' is unusable: " + probe_reason(probe));
     choice.backend = b;
-    choice.reasons.push_back("chose " + e.backend + " (named in the experiment): " + probe.message);
+    choice.reasons.push_back("chose " + named + " (named in the experiment): " + probe.message);
     return choice;
   }
   const std::vector<std::string> order = automatic_order(host, e);
@@ -92,7 +93,7 @@ BackendChoice select_backend(PluginHost& host, const Experiment& e, const Select
       choice.reasons.push_back("skipped " + name + ": " + probe_reason(probe));
       continue;
     }
-    if (probe.avoid_in_auto && !listed(e.force, name)) {
+    if (probe.avoid_in_auto && !listed(e.backend.force, name)) {
       choice.reasons.push_back("skipped " + name + ": usable, but " + *probe.avoid_in_auto);
       continue;
     }

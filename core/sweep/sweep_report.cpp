@@ -9,7 +9,7 @@
 
 #include <boost/math/distributions/students_t.hpp>
 
-#include "logging/tensorboard_hparams.h"
+#include "sweep/tensorboard_hparams.h"
 #include "sweep/sweep_figure.h"
 #include "util/atomic_file.h"
 #include "util/error.h"

@@ -138,7 +138,7 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
   const SweepSpec spec = read_sweep(file);
   const std::vector<Trial> trials = spec.expand();
   const Experiment base = resolve_experiment(file);
-  const fs::path folder = fs::path(base.output) / base.name / "sweep";
+  const fs::path folder = fs::path(base.experiment.output) / base.experiment.name / "sweep";
 
   // Every trial is checked before the first starts; the first one's plan says how many run
   // at a time and on which devices.
@@ -167,11 +167,11 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
     }
   }
   // On the CPU the trials share the cores: each gets its part as intra-op threads.
-  const int threads = device_variable.empty() && jobs > 1 && base.threads == 0 ? std::max(1, int(cores) / jobs) : 0;
+  const int threads = device_variable.empty() && jobs > 1 && base.train.threads == 0 ? std::max(1, int(cores) / jobs) : 0;
 
   std::vector<TrialState> states;
   for (const Trial& t : trials) states.push_back(state_of(folder / t.name));
-  out << "sweep: " << trials.size() << " trials (" << spec.method << ") in " << folder.string() << ", " << jobs
+  out << "sweep: " << trials.size() << " trials (" << word_of(spec.method) << ") in " << folder.string() << ", " << jobs
       << " at a time" << (threads ? ", " + std::to_string(threads) + " threads each" : "")
       << "\n";
   if (request.dry_run) {

@@ -42,17 +42,18 @@ bool read_distribution(const ExperimentFile& file, const std::string& key, const
   const auto first = t.begin();  // toml++ iterators hand out pairs that live inside them
   const std::string kind(first->first.str());
   const toml::node& node = first->second;
-  if (kind != "uniform" && kind != "log_uniform" && kind != "int") return false;
+  const std::optional<Distribution> distribution = choice_named<Distribution>(kind);
+  if (!distribution) return false;
   const toml::array* range = node.as_array();
   if (!range || range->size() != 2)
     throw ConfigError(at(file, node) + ": sweep." + key + "." + kind + " must be [low, high]");
-  axis.distribution = kind;
+  axis.distribution = distribution;
   axis.low = number(file, (*range)[0], "sweep." + key + "." + kind + " low");
   axis.high = number(file, (*range)[1], "sweep." + key + "." + kind + " high");
   if (!(axis.low < axis.high)) throw ConfigError(at(file, node) + ": sweep." + key + "." + kind + " needs low < high");
-  if (kind == "log_uniform" && axis.low <= 0)
+  if (distribution == Distribution::log_uniform && axis.low <= 0)
     throw ConfigError(at(file, node) + ": sweep." + key + ".log_uniform needs low > 0");
-  if (kind == "int" && std::ceil(axis.low) > std::floor(axis.high))
+  if (distribution == Distribution::integer && std::ceil(axis.low) > std::floor(axis.high))
     throw ConfigError(at(file, node) + ": sweep." + key + ".int holds no integer");
   return true;
 }
@@ -137,9 +138,10 @@ SweepSpec read_sweep(const ExperimentFile& file) {
   const toml::table* sweep = node ? node->as_table() : nullptr;
   if (!sweep) throw ConfigError(file.source + ": no [sweep] table (see docs/sweeps.md)");
   if (const toml::node* m = sweep->get("method")) {
-    spec.method = m->value_or(std::string());
-    if (spec.method != "grid" && spec.method != "random")
+    const std::optional<SweepMethod> method = choice_named<SweepMethod>(m->value_or(std::string()));
+    if (!method)
       throw ConfigError(at(file, *m) + ": sweep.method must be \"grid\" or \"random\"");
+    spec.method = *method;
   }
   if (const toml::node* t = sweep->get("trials")) {
     spec.trials = t->value_or(std::int64_t{0});
@@ -149,9 +151,9 @@ SweepSpec read_sweep(const ExperimentFile& file) {
     if (!s->is_integer()) throw ConfigError(at(file, *s) + ": sweep.seed (the random draws' seed) must be an integer");
     spec.seed = s->value_or(std::int64_t{0});
   }
-  if (spec.method == "random" && spec.trials == 0)
+  if (spec.method == SweepMethod::random && spec.trials == 0)
     throw ConfigError(at(file, *node) + ": sweep.method = \"random\" needs sweep.trials");
-  if (spec.method == "grid" && (sweep->contains("trials") || sweep->contains("seed")))
+  if (spec.method == SweepMethod::grid && (sweep->contains("trials") || sweep->contains("seed")))
     throw ConfigError(at(file, *(sweep->contains("trials") ? sweep->get("trials") : sweep->get("seed"))) +
                       ": sweep.trials and sweep.seed belong to method = \"random\" (a grid trains every combination)");
   read_axes(file, *sweep, "", spec);
@@ -167,7 +169,7 @@ SweepSpec read_sweep(const ExperimentFile& file) {
       axis.values.push_back(toml_text(v));
     }
     // A grid's seed axis; a random search repeats each drawn trial with every seed.
-    if (spec.method == "random")
+    if (spec.method == SweepMethod::random)
       spec.repeat_seeds = axis.values;
     else
       spec.axes.push_back(std::move(axis));
@@ -181,7 +183,7 @@ SweepSpec read_sweep(const ExperimentFile& file) {
   };
   for (std::size_t i = 0; i < spec.axes.size(); ++i) {
     const auto& a = spec.axes[i];
-    if (!a.distribution.empty() && spec.method != "random")
+    if (a.distribution && spec.method != SweepMethod::random)
       throw ConfigError(where_axis(a) + ": sweep." + a.key + " is a range: only method = \"random\" draws from ranges");
     for (std::size_t j = 0; j < i; ++j)
       if (spec.axes[j].key == a.key)
@@ -239,7 +241,7 @@ SweepSpec read_sweep(const ExperimentFile& file) {
 
 std::vector<Trial> SweepSpec::expand() const {
   std::vector<Trial> trials;
-  if (method == "grid") {
+  if (method == SweepMethod::grid) {
     std::vector<std::size_t> index(axes.size(), 0);
     for (;;) {
       Trial t;
@@ -257,15 +259,15 @@ std::vector<Trial> SweepSpec::expand() const {
       for (const Axis& axis : axes) {
         std::ostringstream v;
         v.precision(6);
-        if (axis.distribution.empty()) {
+        if (!axis.distribution) {
           t.overrides.emplace_back(axis.key, axis.values[std::uniform_int_distribution<std::size_t>(0, axis.values.size() - 1)(rng)]);
           continue;
         }
-        if (axis.distribution == "int") {
+        if (axis.distribution == Distribution::integer) {
           v << std::uniform_int_distribution<std::int64_t>(std::int64_t(std::ceil(axis.low)), std::int64_t(std::floor(axis.high)))(rng);
         } else {
           const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-          const double x = axis.distribution == "uniform"
+          const double x = axis.distribution == Distribution::uniform
                                ? axis.low + u * (axis.high - axis.low)
                                : std::exp(std::log(axis.low) + u * (std::log(axis.high) - std::log(axis.low)));
           v << std::scientific << x;

@@ -13,10 +13,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "config/choices.h"
 #include "config/experiment_loader.h"
 
 namespace plugtrain {
@@ -32,7 +34,7 @@ struct Trial {
 };
 
 struct SweepSpec {
-  std::string method = "grid";
+  SweepMethod method = SweepMethod::grid;
   std::int64_t trials = 0;  // random
   std::int64_t seed = 0;    // random
   std::vector<std::string> repeat_seeds;  // random: every drawn trial once per seed
@@ -41,7 +43,7 @@ struct SweepSpec {
   struct Axis {
     std::string key;
     std::vector<std::string> values;  // TOML text; grid, or random's list to draw from
-    std::string distribution;         // random: "", "uniform", "log_uniform", "int"
+    std::optional<Distribution> distribution;  // random: a range to draw from; nullopt: the values
     double low = 0, high = 0;
     std::uint32_t line = 0, column = 0;  // where the file lists it
   };

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <optional>
+
+#include "config/choices.h"
 
 namespace plugtrain {
 
@@ -13,11 +15,9 @@ class BestSoFar {
   // maximise: higher is better. min_delta: how much better a value must be to count.
   explicit BestSoFar(bool maximise = true, double min_delta = 0.0) : maximise_(maximise), min_delta_(min_delta) {}
 
-  // mode "max", "min" or "auto" (max for an accuracy, min for a loss).
-  static bool maximises(const std::string& metric, const std::string& mode) {
-    if (mode == "max") return true;
-    if (mode == "min") return false;
-    return metric.find("accuracy") != std::string::npos;
+  // mode max, min or "auto" (nullopt: max for an accuracy, min for a loss).
+  static bool maximises(Metric metric, std::optional<Direction> mode) {
+    return direction_for(metric, mode) == Direction::max;
   }
 
   // True (and kept) when `value` is the first one or beats the best by more than min_delta.

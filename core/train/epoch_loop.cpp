@@ -12,6 +12,7 @@
 
 #include "strategy/training_strategy.h"
 #include "train/optimizers.h"
+#include "train/precision.h"
 #include "train/train_step.h"
 #include "util/error.h"
 #include "util/interrupt.h"
@@ -27,10 +28,10 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 }  // namespace
 
-EpochLoop::EpochLoop(const Experiment& experiment, double base_lr, std::int64_t loader_batch,
+EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t loader_batch,
                      data::BatchLoader& batches, TrainStep& step, TrainingStrategy& strategy,
                      const DeviceContext& device, std::vector<std::unique_ptr<Callback>>& callbacks)
-    : experiment_(experiment),
+    : config_(config),
       base_lr_(base_lr),
       loader_batch_(loader_batch),
       batches_(batches),
@@ -38,9 +39,9 @@ EpochLoop::EpochLoop(const Experiment& experiment, double base_lr, std::int64_t 
       strategy_(strategy),
       device_(device),
       callbacks_(callbacks),
-      timer_(device.device, experiment.phase_timing),
-      // fp16's loss scaling skips overflowed steps by itself.
-      stops_on_nonfinite_(experiment.on_nonfinite == "stop" && experiment.precision != "fp16") {}
+      timer_(device.device, config.phase_timing),
+      stops_on_nonfinite_(config.on_nonfinite == OnNonfinite::stop &&
+                          !Precision::skips_nonfinite_steps_itself(config.precision)) {}
 
 EpochTotals EpochLoop::run(LoopState& state) {
   const auto start = Clock::now();
@@ -74,7 +75,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
 
   auto interval_start = Clock::now();
   std::int64_t interval_samples = 0;
-  const std::int64_t log_interval = experiment_.log_interval;
+  const std::int64_t log_interval = config_.log_interval;
   timer_.take();  // a new epoch's figures
   for (;;) {
     timer_.start_step(state.step);
@@ -91,9 +92,9 @@ EpochTotals EpochLoop::run(LoopState& state) {
           size == n ? *batch : data::Batch{batch->inputs.narrow(0, begin, size), batch->targets.narrow(0, begin, size)};
       const double position = double(state.planned_step) + double(begin) / double(n);
       const double batch_factor =
-          state.step_batch > 0 ? lr_scaling_factor(experiment_.lr_scaling, double(state.step_batch) / double(loader_batch_))
+          state.step_batch > 0 ? lr_scaling_factor(config_.lr_scaling, double(state.step_batch) / double(loader_batch_))
                                : 1.0;
-      state.lr = scheduled_lr(experiment_, base_lr_, position, state.steps_per_epoch) * batch_factor;
+      state.lr = scheduled_lr(config_, base_lr_, position, state.steps_per_epoch) * batch_factor;
       StepOutput out;
       if (!try_step(part, state, out)) continue;  // halved: these samples again, in smaller steps
       begin += size;
@@ -132,7 +133,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
     }
     ++state.planned_step;
     timer_.end_step();
-    if (experiment_.max_steps > 0 && state.planned_step >= experiment_.max_steps) {
+    if (config_.max_steps > 0 && state.planned_step >= config_.max_steps) {
       state.request_stop(StopReason::max_steps);
       break;
     }
@@ -158,7 +159,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
 void EpochLoop::stop_for_nonfinite(double loss, const LoopState& state, const char* at_or_by) const {
   std::ostringstream message;
   message << "the loss is " << (std::isnan(loss) ? "nan" : "inf") << " " << at_or_by << " step " << state.step
-          << " (epoch " << state.epoch << "; lr " << state.lr << ", precision " << experiment_.precision
+          << " (epoch " << state.epoch << "; lr " << state.lr << ", precision " << word_of(config_.precision)
           << "): training stopped. ";
   if (state.last_checkpoint.empty())
     message << "No checkpoint was written before it";
@@ -192,9 +193,9 @@ void EpochLoop::halve_step_batch(const std::string& error, LoopState& state) {
                 " processes the batch cannot change on one of them: lower data.batch_size or use "
                 "data.batch_size = \"auto\" (" + error + ")");
   const std::int64_t to = from / 2;
-  if (to < std::max<std::int64_t>(1, experiment_.min_batch_size))
+  if (to < std::max<std::int64_t>(1, config_.min_batch_size))
     throw Error(where + "; " + std::to_string(to) + " would be below data.min_batch_size = " +
-                std::to_string(std::max<std::int64_t>(1, experiment_.min_batch_size)) + " (" + error + ")");
+                std::to_string(std::max<std::int64_t>(1, config_.min_batch_size)) + " (" + error + ")");
   if (device_.release_cached_memory) device_.release_cached_memory();
   BatchHalving h;
   h.epoch = state.epoch;
@@ -202,7 +203,7 @@ void EpochLoop::halve_step_batch(const std::string& error, LoopState& state) {
   h.from = from;
   h.to = to;
   h.lr_before = state.lr;
-  h.lr_after = state.lr * lr_scaling_factor(experiment_.lr_scaling, double(to) / double(from));
+  h.lr_after = state.lr * lr_scaling_factor(config_.lr_scaling, double(to) / double(from));
   h.error = error;
   state.step_batch = to;
   state.halvings.push_back(h);

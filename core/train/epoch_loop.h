@@ -14,7 +14,7 @@
 #include <memory>
 #include <vector>
 
-#include "config/experiment.h"
+#include "train/loop_config.h"
 #include "data/batch_loader.h"
 #include "train/callback.h"
 #include "train/device_context.h"
@@ -38,7 +38,7 @@ class EpochLoop {
  public:
   // base_lr: the plan's learning rate for loader_batch samples per step, which the
   // experiment's schedule shapes per step.
-  EpochLoop(const Experiment& experiment, double base_lr, std::int64_t loader_batch, data::BatchLoader& batches,
+  EpochLoop(const LoopConfig& config, double base_lr, std::int64_t loader_batch, data::BatchLoader& batches,
             TrainStep& step, TrainingStrategy& strategy, const DeviceContext& device,
             std::vector<std::unique_ptr<Callback>>& callbacks);
 
@@ -52,7 +52,7 @@ class EpochLoop {
   void halve_step_batch(const std::string& error, LoopState& state);
   [[noreturn]] void stop_for_nonfinite(double loss, const LoopState& state, const char* at_or_by) const;
 
-  const Experiment& experiment_;
+  const LoopConfig& config_;
   double base_lr_;
   std::int64_t loader_batch_;
   std::vector<std::int64_t> tried_;  // samples per step that ran out of memory, in order

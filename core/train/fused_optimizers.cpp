@@ -5,18 +5,13 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/TensorOptions.h>
 
+#include "config/optimizer_table.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
-const char* to_string(OptimizerImpl impl) {
-  switch (impl) {
-    case OptimizerImpl::loop: return "loop";
-    case OptimizerImpl::foreach: return "foreach";
-    case OptimizerImpl::fused: return "fused";
-  }
-  return "?";
-}
+const char* to_string(OptimizerImpl impl) { return word_of(impl); }
 
 namespace {
 
@@ -50,18 +45,14 @@ bool fused_kernel_for(const char* op, const std::vector<at::Tensor>& params, std
 
 }  // namespace
 
-OptimizerImpl resolve_optimizer_impl(const std::string& optimizer, const std::string& impl,
+OptimizerImpl resolve_optimizer_impl(OptimizerName optimizer, std::optional<OptimizerImpl> impl,
                                      const std::vector<at::Tensor>& params) {
-  if (impl == "loop") return OptimizerImpl::loop;
-  if (impl == "foreach") return OptimizerImpl::foreach;
-  if (impl != "auto" && impl != "fused") throw Error("optim.impl: unknown '" + impl + "'", exit_bad_input);
-  const char* op = optimizer == "sgd"     ? "aten::_fused_sgd_"
-                   : optimizer == "adam"  ? "aten::_fused_adam_"
-                   : optimizer == "adamw" ? "aten::_fused_adamw_"
-                                          : nullptr;
-  std::string why = "ATen has no fused " + optimizer + " kernel (fused: sgd, adam, adamw)";
+  if (impl == OptimizerImpl::loop || impl == OptimizerImpl::foreach) return *impl;
+  const char* op = optimizer_row(optimizer).fused_kernel;
+  std::string why = std::string("ATen has no fused ") + word_of(optimizer) + " kernel (fused: " +
+                    join(optimizers_with_fused_kernel()) + ")";
   const bool fused = op && fused_kernel_for(op, params, why);
-  if (impl == "fused" && !fused)
+  if (impl == OptimizerImpl::fused && !fused)
     throw Error("optim.impl = \"fused\": " + why + "; use \"foreach\" or \"auto\"", exit_bad_input);
   return fused ? OptimizerImpl::fused : OptimizerImpl::foreach;
 }
@@ -142,15 +133,6 @@ ReplayableOptimizer* replayable(torch::optim::Optimizer& optimizer, std::string&
   if (auto* o = dynamic_cast<MultiTensorSGD*>(&optimizer); o && fused(o->impl())) return o;
   why_not = not_replayable_reason();
   return nullptr;
-}
-
-bool may_be_replayable(const std::string& optimizer, const std::string& impl) {
-  return (optimizer == "sgd" || optimizer == "adam" || optimizer == "adamw") && (impl == "auto" || impl == "fused");
-}
-
-const char* not_replayable_reason() {
-  return "the optimizer is not in its fused form (optim.impl \"fused\" or \"auto\" with sgd, adam or adamw): "
-         "the other forms pass host numbers to their kernels, which a replay would repeat unchanged";
 }
 
 }  // namespace plugtrain

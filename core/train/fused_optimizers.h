@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,11 +33,12 @@
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
+#include "config/choices.h"
 #include "train/lion.h"
 
 namespace plugtrain {
 
-enum class OptimizerImpl { loop, foreach, fused };
+// OptimizerImpl: config/choices.h
 
 const char* to_string(OptimizerImpl impl);
 
@@ -44,7 +46,7 @@ const char* to_string(OptimizerImpl impl);
 // fused where ATen has a fused kernel for the optimizer (sgd, adam, adamw) on the parameters'
 // device (all on one device, of one floating type), foreach otherwise. An explicit "fused"
 // without such a kernel is an Error.
-OptimizerImpl resolve_optimizer_impl(const std::string& optimizer, const std::string& impl,
+OptimizerImpl resolve_optimizer_impl(OptimizerName optimizer, std::optional<OptimizerImpl> impl,
                                      const std::vector<at::Tensor>& params);
 
 // What replaying a recorded optimizer step needs (train/graph_step.h): on a replay the host code
@@ -77,10 +79,6 @@ class ReplayableOptimizer {
 // forms, whose kernels read the learning rate and step counts from device tensors. Otherwise
 // null, and `why_not` says why (foreach and loop forms pass host numbers to every kernel).
 ReplayableOptimizer* replayable(torch::optim::Optimizer& optimizer, std::string& why_not);
-// Before the optimizer exists: whether `optimizer` with optim.impl `impl` can be a replayable
-// one (it is, where ATen has the fused kernel for the device), and why not.
-bool may_be_replayable(const std::string& optimizer, const std::string& impl);
-const char* not_replayable_reason();
 
 namespace detail {
 

@@ -14,7 +14,8 @@
 namespace plugtrain {
 
 GraphDecision decide_graphs(const GraphConditions& c) {
-  if (c.setting == "false") return {false, "off (train.graphs = false)"};
+  if (c.setting == false) return {false, "off (train.graphs = false)", false};
+  const bool mention = c.backend_why_not.empty() || c.setting == true;
   std::string reason;
   if (!c.backend_why_not.empty())
     reason = c.backend_why_not;
@@ -27,9 +28,10 @@ GraphDecision decide_graphs(const GraphConditions& c) {
   if (reason.empty())
     return {true, c.processes > 1 ? "on: every full training step replayed from two recorded device graphs (forward and "
                                     "backward; the optimizer step), its gradients all-reduced between them"
-                                  : "on: every full training step replayed from one recorded device graph"};
-  if (c.setting == "true") throw Error("train.graphs = true, but the steps cannot be replayed from a graph: " + reason);
-  return {false, "off: " + reason};
+                                  : "on: every full training step replayed from one recorded device graph",
+            mention};
+  if (c.setting == true) throw Error("train.graphs = true, but the steps cannot be replayed from a graph: " + reason);
+  return {false, "off: " + reason, mention};
 }
 
 GraphStep::GraphStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,

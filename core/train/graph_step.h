@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "plugtrain/backend.h"
@@ -47,12 +48,13 @@ class GraphCaptureError : public Error {
 // Whether a run replays its steps from a graph, and why (not).
 struct GraphDecision {
   bool use = false;
-  std::string why;  // one line for the log: what decided it
+  std::string why;       // one line for the log: what decided it
+  bool mention = false;  // worth a log line: the backend records graphs, or train.graphs = true asked
 };
 
 // What decides it; every field but `setting` only matters when graphs could be used.
 struct GraphConditions {
-  std::string setting = "auto";          // train.graphs: auto, true, false
+  std::optional<bool> setting;           // train.graphs; nullopt: "auto"
   std::string backend_why_not;           // empty: the backend records graphs on the device
   int replicas = 1;                      // dp: models in this process
   int processes = 1;                     // ddp: processes (the step is then recorded in two parts)

@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "config/choices.h"
 #include "plugtrain/backend.h"
 #include "train/phase_timer.h"
-#include "state/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 namespace plugtrain {
 
@@ -27,7 +28,7 @@ struct EpochMetrics {
   PhaseTimes phases;              // where the training steps' time went
 
   // "train_loss", "train_accuracy", "test_loss" or "test_accuracy"; nullopt in an epoch without it.
-  std::optional<double> metric(const std::string& name) const;
+  std::optional<double> metric(Metric name) const;
 };
 
 // Every reason a fit ends; the fit loop's done() decides them in one place.

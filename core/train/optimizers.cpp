@@ -16,7 +16,7 @@ namespace plugtrain {
 namespace {
 
 std::tuple<double, double> betas_or(const Experiment& e, double b1, double b2) {
-  if (e.betas.size() == 2) return {e.betas[0], e.betas[1]};
+  if (e.optim.betas.size() == 2) return {e.optim.betas[0], e.optim.betas[1]};
   return {b1, b2};
 }
 
@@ -24,60 +24,63 @@ std::tuple<double, double> betas_or(const Experiment& e, double b1, double b2) {
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, double lr,
                                                        const std::vector<at::Tensor>& params) {
-  const OptimizerImpl impl = resolve_optimizer_impl(e.optimizer, e.optimizer_impl, params);
+  const OptimizerImpl impl = resolve_optimizer_impl(e.optim.name, e.optim.impl, params);
   const bool loop = impl == OptimizerImpl::loop;
-  if (e.optimizer == "sgd") {
-    const auto o = torch::optim::SGDOptions(lr).momentum(e.momentum).nesterov(e.nesterov).weight_decay(e.weight_decay);
+  switch (e.optim.name) {
+    case OptimizerName::sgd: {
+    const auto o = torch::optim::SGDOptions(lr).momentum(e.optim.momentum).nesterov(e.optim.nesterov).weight_decay(e.optim.weight_decay);
     if (loop) return std::make_unique<torch::optim::SGD>(params, o);
     return std::make_unique<MultiTensorSGD>(params, o, impl);
-  }
-  if (e.optimizer == "adam") {
-    const auto o = torch::optim::AdamOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.eps).weight_decay(e.weight_decay);
+    }
+    case OptimizerName::adam: {
+    const auto o = torch::optim::AdamOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.optim.eps).weight_decay(e.optim.weight_decay);
     if (loop) return std::make_unique<torch::optim::Adam>(params, o);
     return std::make_unique<MultiTensorAdam>(params, o, impl);
-  }
-  if (e.optimizer == "adamw") {
+    }
+    case OptimizerName::adamw: {
     const auto o =
-        torch::optim::AdamWOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.eps).weight_decay(e.weight_decay);
+        torch::optim::AdamWOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.optim.eps).weight_decay(e.optim.weight_decay);
     if (loop) return std::make_unique<torch::optim::AdamW>(params, o);
     return std::make_unique<MultiTensorAdamW>(params, o, impl);
-  }
-  if (e.optimizer == "rmsprop") {
+    }
+    case OptimizerName::rmsprop: {
     const auto o =
-        torch::optim::RMSpropOptions(lr).alpha(e.alpha).eps(e.eps).weight_decay(e.weight_decay).momentum(e.momentum);
+        torch::optim::RMSpropOptions(lr).alpha(e.optim.alpha).eps(e.optim.eps).weight_decay(e.optim.weight_decay).momentum(e.optim.momentum);
     if (loop) return std::make_unique<torch::optim::RMSprop>(params, o);
     return std::make_unique<ForeachRMSprop>(params, o);
-  }
-  if (e.optimizer == "lion") {
-    const auto o = LionOptions(lr).betas(betas_or(e, 0.9, 0.99)).weight_decay(e.weight_decay);
+    }
+    case OptimizerName::lion: {
+    const auto o = LionOptions(lr).betas(betas_or(e, 0.9, 0.99)).weight_decay(e.optim.weight_decay);
     if (loop) return std::make_unique<Lion>(params, o);
     return std::make_unique<ForeachLion>(params, o);
+    }
   }
-  throw Error("unknown optimizer '" + e.optimizer + "'");
+  throw Error(std::string("unknown optimizer '") + word_of(e.optim.name) + "'");
 }
 
-double scheduled_lr(const Experiment& e, double base_lr, double step, std::int64_t steps_per_epoch) {
-  const std::int64_t warmup_steps = e.warmup_epochs * steps_per_epoch;
+double scheduled_lr(const LoopConfig& c, double base_lr, double step, std::int64_t steps_per_epoch) {
+  const ScheduleConfig& s = c.schedule;
+  const std::int64_t warmup_steps = s.warmup_epochs * steps_per_epoch;
   if (step < double(warmup_steps)) return base_lr * (step + 1) / double(warmup_steps);
   const std::int64_t epoch = std::int64_t(step) / std::max<std::int64_t>(1, steps_per_epoch);
-  if (e.schedule == "step") return base_lr * std::pow(e.gamma, double(epoch / e.step_size));
-  if (e.schedule == "multistep") {
+  if (s.name == ScheduleName::step) return base_lr * std::pow(s.gamma, double(epoch / s.step_size));
+  if (s.name == ScheduleName::multistep) {
     int passed = 0;
-    for (auto m : e.milestones) passed += epoch >= m;
-    return base_lr * std::pow(e.gamma, passed);
+    for (auto m : s.milestones) passed += epoch >= m;
+    return base_lr * std::pow(s.gamma, passed);
   }
-  if (e.schedule == "cosine") {
-    std::int64_t total = e.epochs * steps_per_epoch;
-    if (e.max_steps > 0) total = std::min(total, e.max_steps);
+  if (s.name == ScheduleName::cosine) {
+    std::int64_t total = c.epochs * steps_per_epoch;
+    if (c.max_steps > 0) total = std::min(total, c.max_steps);
     const double span = double(std::max<std::int64_t>(1, total - warmup_steps));
     const double t = std::min(1.0, (step - double(warmup_steps)) / span);
-    return e.min_lr + (base_lr - e.min_lr) * 0.5 * (1 + std::cos(M_PI * t));
+    return s.min_lr + (base_lr - s.min_lr) * 0.5 * (1 + std::cos(M_PI * t));
   }
   return base_lr;
 }
 
-double lr_scaling_factor(const std::string& rule, double k) {
-  return rule == "linear" ? k : rule == "sqrt" ? std::sqrt(k) : 1.0;
+double lr_scaling_factor(LrScaling rule, double k) {
+  return rule == LrScaling::linear ? k : rule == LrScaling::sqrt ? std::sqrt(k) : 1.0;
 }
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr) {

@@ -7,6 +7,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "config/experiment.h"
+#include "train/loop_config.h"
 
 namespace plugtrain {
 
@@ -19,10 +20,10 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, dou
 // linear warm-up over warmup_epochs, then none / step / multistep / cosine (per step).
 // `position`: steps at the planned batch so far, fractional inside a batch that an
 // out-of-memory halving split into several steps.
-double scheduled_lr(const Experiment& e, double base_lr, double position, std::int64_t steps_per_epoch);
+double scheduled_lr(const LoopConfig& c, double base_lr, double position, std::int64_t steps_per_epoch);
 
 // optim.lr_scaling's factor for a batch k times the one optim.lr is meant for.
-double lr_scaling_factor(const std::string& rule, double k);
+double lr_scaling_factor(LrScaling rule, double k);
 
 void set_lr(torch::optim::Optimizer& optimizer, double lr);
 

@@ -4,18 +4,18 @@
 #include <ATen/autocast_mode.h>
 #include <torch/optim/optimizer.h>
 
-#include "state/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "train/fused_optimizers.h"
 
 namespace plugtrain {
 
-AutocastScope::AutocastScope(const std::string& precision, c10::DeviceType device) : device_(device) {
-  if (precision == "fp32") return;
+AutocastScope::AutocastScope(PrecisionMode precision, c10::DeviceType device) : device_(device) {
+  if (precision == PrecisionMode::fp32) return;
   active_ = true;
   previous_enabled_ = at::autocast::is_autocast_enabled(device);
   previous_dtype_ = at::autocast::get_autocast_dtype(device);
   at::autocast::set_autocast_enabled(device, true);
-  at::autocast::set_autocast_dtype(device, precision == "bf16" ? at::kBFloat16 : at::kHalf);
+  at::autocast::set_autocast_dtype(device, precision == PrecisionMode::bf16 ? at::kBFloat16 : at::kHalf);
   at::autocast::increment_nesting();
 }
 
@@ -95,8 +95,8 @@ void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm) 
   at::_foreach_mul_(grads, coefficient);
 }
 
-Precision::Precision(std::string mode, c10::Device device)
-    : mode_(std::move(mode)), device_(device), scaler_(mode_ == "fp16", device) {}
+Precision::Precision(PrecisionMode mode, c10::Device device)
+    : mode_(mode), device_(device), scaler_(mode == PrecisionMode::fp16, device) {}
 
 void Precision::backward(const at::Tensor& loss) { scaler_.scale(loss).backward(); }
 

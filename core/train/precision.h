@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+
+#include "config/choices.h"
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -18,7 +20,7 @@ namespace plugtrain {
 // "fp32" (no autocast), "bf16", "fp16".
 class AutocastScope {
  public:
-  AutocastScope(const std::string& precision, c10::DeviceType device);
+  AutocastScope(PrecisionMode precision, c10::DeviceType device);
   ~AutocastScope();
   AutocastScope(const AutocastScope&) = delete;
   AutocastScope& operator=(const AutocastScope&) = delete;
@@ -68,11 +70,14 @@ class ReplayableOptimizer;
 // device, so a step that clips can be replayed from a graph.
 void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm);
 
-// "fp32", "bf16" or "fp16" for a run on `device`.
+// fp32, bf16 or fp16 for a run on `device`.
 class Precision {
  public:
-  Precision(std::string mode, c10::Device device);
-  const std::string& mode() const { return mode_; }
+  Precision(PrecisionMode mode, c10::Device device);
+  PrecisionMode mode() const { return mode_; }
+  // fp16's loss scaling skips a step whose gradients are not finite by itself: the loop neither
+  // stops nor skips again for it (train.on_nonfinite applies to fp32 and bf16).
+  static bool skips_nonfinite_steps_itself(PrecisionMode mode) { return mode == PrecisionMode::fp16; }
 
   // The forward pass (and loss) run inside this scope.
   AutocastScope autocast() const { return AutocastScope(mode_, device_.type()); }
@@ -96,7 +101,7 @@ class Precision {
   void load_state(const TrainingProgress& record);
 
  private:
-  std::string mode_;
+  PrecisionMode mode_;
   c10::Device device_;
   LossScaler scaler_;
   bool skips_on_device_ = false;

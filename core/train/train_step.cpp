@@ -20,7 +20,7 @@ TrainStep::TrainStep(TrainingStrategy& strategy, Precision& precision, torch::op
       optimizer_(optimizer),
       parameters_(std::move(parameters)),
       grad_clip_(grad_clip),
-      skip_nonfinite_(skip_nonfinite && precision.mode() != "fp16") {}  // fp16's loss scaling skips by itself
+      skip_nonfinite_(skip_nonfinite && !Precision::skips_nonfinite_steps_itself(precision.mode())) {}
 
 namespace {
 

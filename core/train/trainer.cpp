@@ -8,7 +8,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "data/from_experiment.h"
-#include "state/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 #include "strategy/single_device.h"
 #include "train/epoch_loop.h"
 #include "train/epoch_record.h"
@@ -36,11 +36,11 @@ TrainerParts::~TrainerParts() = default;
 TrainerParts single_device_parts(const Experiment& experiment, std::shared_ptr<Model> model,
                                  const data::DatasetPair& data, DeviceContext device) {
   TrainerParts parts;
-  parts.experiment = &experiment;
-  parts.batch_size = experiment.batch_size;
-  parts.lr = experiment.lr;
-  parts.optimizer = make_optimizer(experiment, experiment.lr, model->parameters());
-  parts.precision = std::make_unique<Precision>(experiment.precision, device.device);
+  parts.loop = loop_config(experiment);
+  parts.batch_size = experiment.data.batch_size.value_or(0);
+  parts.lr = experiment.optim.lr;
+  parts.optimizer = make_optimizer(experiment, experiment.optim.lr, model->parameters());
+  parts.precision = std::make_unique<Precision>(experiment.train.precision, device.device);
   parts.strategy = std::make_unique<SingleDevice>(*model);
   parts.model = std::move(model);
   parts.data = &data;
@@ -52,16 +52,15 @@ Trainer::Trainer(TrainerParts parts) : parts_(std::move(parts)) {}
 Trainer::~Trainer() = default;
 
 std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size) const {
-  const Experiment& e = *parts_.experiment;
   return std::make_unique<data::BatchLoader>(parts_.data->train, batch_size, /*shuffle=*/true,
-                                             data::augment_options(e), parts_.device.loader, parts_.device.device,
-                                             static_cast<std::uint64_t>(e.seed), parts_.strategy->shard(/*pad=*/true),
+                                             data::augment_options(parts_.loop.augment), parts_.device.loader,
+                                             parts_.device.device, parts_.loop.seed, parts_.strategy->shard(/*pad=*/true),
                                              parts_.device.memory_format, parts_.device.train_on_device);
 }
 
 std::unique_ptr<TrainStep> Trainer::make_step(bool skip_nonfinite) {
   const std::vector<at::Tensor> parameters = parts_.model->parameters();
-  const double grad_clip = parts_.experiment->grad_clip;
+  const double grad_clip = parts_.loop.grad_clip;
   if (parts_.make_graph_capture) {
     std::string why_not;
     if (ReplayableOptimizer* replayable_optimizer = replayable(*parts_.optimizer, why_not)) {
@@ -111,14 +110,14 @@ std::vector<double> Trainer::time_steps(std::int64_t steps, std::int64_t batch_s
 }
 
 TrainSummary Trainer::fit() {
-  const Experiment& e = *parts_.experiment;
+  const LoopConfig& c = parts_.loop;
   Model& model = *parts_.model;
   TrainingStrategy& strategy = *parts_.strategy;
   const std::unique_ptr<data::BatchLoader> loader = make_loader(parts_.batch_size);
   data::BatchLoader& batches = *loader;
-  const std::unique_ptr<TrainStep> step = make_step(e.on_nonfinite == "skip_step");
-  EpochLoop epoch_loop(e, parts_.lr, parts_.batch_size, batches, *step, strategy, parts_.device, parts_.callbacks);
-  state_.epochs = e.epochs;
+  const std::unique_ptr<TrainStep> step = make_step(c.on_nonfinite == OnNonfinite::skip_step);
+  EpochLoop epoch_loop(c, parts_.lr, parts_.batch_size, batches, *step, strategy, parts_.device, parts_.callbacks);
+  state_.epochs = c.epochs;
   state_.steps_per_epoch = batches.batches_per_epoch();
   state_.lr = parts_.lr;
   state_.save_checkpoint = [this](const std::filesystem::path& path) {
@@ -174,7 +173,7 @@ bool Trainer::done() {
     state_.request_stop(StopReason::epochs_done);
     return true;
   }
-  const std::int64_t max_steps = parts_.experiment->max_steps;
+  const std::int64_t max_steps = parts_.experiment->train.max_steps;
   if (max_steps > 0 && state_.planned_step >= max_steps) {
     state_.request_stop(StopReason::max_steps);
     return true;
@@ -189,7 +188,6 @@ bool Trainer::done() {
 }
 
 EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
-  const Experiment& e = *parts_.experiment;
   TrainingProgress& progress = state_.progress;
   EpochMetrics m;
   m.epoch = state_.epoch;
@@ -208,8 +206,8 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   progress.partial_seen = 0;
 
   const bool last = state_.stop == StopReason::max_steps || state_.epoch == state_.epochs;
-  if (last || state_.epoch % e.eval_every == 0) {
-    const Evaluation test = evaluate(*parts_.model, *parts_.strategy, parts_.data->test, e.test_batch_size,
+  if (last || state_.epoch % parts_.loop.eval_every == 0) {
+    const Evaluation test = evaluate(*parts_.model, *parts_.strategy, parts_.data->test, parts_.loop.test_batch_size,
                                      parts_.device, *parts_.precision);
     m.test_loss = test.loss;
     m.test_accuracy = test.accuracy;
@@ -236,7 +234,7 @@ void Trainer::restore() {
   if ((p.finished || all_epochs_done) && parts_.finished_checkpoint_is_done) {
     // A restart after the run's end: nothing to train (max_steps stops again by itself).
     summary_.already_ended = true;
-    const std::int64_t max_steps = parts_.experiment->max_steps;
+    const std::int64_t max_steps = parts_.experiment->train.max_steps;
     if (p.finished && !(max_steps > 0 && p.planned_step >= max_steps)) state_.request_stop(StopReason::early_stopping);
     if (auto test = last_test_figures(p.history_json)) {
       summary_.final_test_loss = test->first;
@@ -271,7 +269,7 @@ void Trainer::save_checkpoint(const std::filesystem::path& path) const {
   // Steps replayed from a graph or skipped on the device moved only the device's step counts.
   if (ReplayableOptimizer* r = replayable(*parts_.optimizer, not_replayable)) r->sync_host_steps();
   plugtrain::save_checkpoint(path, *parts_.model, *parts_.optimizer,
-                             {record, parts_.experiment_record, parts_.experiment->model, "", ""},
+                             {record, parts_.experiment_record, parts_.loop.model_name, "", ""},
                              parts_.device.device);
 }
 

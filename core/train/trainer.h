@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/experiment.h"
+#include "train/loop_config.h"
 #include "data/dataset.h"
 #include "plugtrain/model.h"
 #include "strategy/training_strategy.h"
@@ -51,7 +52,7 @@ struct TrainSummary {
 };
 
 struct TrainerParts {
-  const Experiment* experiment = nullptr;  // what the user wrote
+  LoopConfig loop;                         // what the loop needs of the experiment
   std::int64_t batch_size = 0;             // samples per step for this process's loader (the plan's)
   double lr = 0;                           // base learning rate (the plan's, scaled for the global batch)
   std::shared_ptr<Model> model;

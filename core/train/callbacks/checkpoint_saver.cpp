@@ -10,19 +10,19 @@ namespace plugtrain {
 
 CheckpointSaver::CheckpointSaver(std::filesystem::path folder, const Experiment& e)
     : folder_(std::move(folder)),
-      save_(e.checkpoint_save),
-      every_(e.checkpoint_every),
-      keep_last_(e.checkpoint_keep_last),
-      monitor_(e.checkpoint_monitor),
-      best_(BestSoFar::maximises(e.checkpoint_monitor, e.checkpoint_mode)) {}
+      save_(e.checkpoint.save),
+      every_(e.checkpoint.every_n_epochs),
+      keep_last_(e.checkpoint.keep_last),
+      monitor_(e.checkpoint.monitor),
+      best_(BestSoFar::maximises(e.checkpoint.monitor, e.checkpoint.mode)) {}
 
 void CheckpointSaver::on_epoch_end(LoopState& state, const EpochMetrics& m) {
   // Epochs without the monitored metric (a test metric between evaluations) do not count.
   const std::optional<double> value = m.metric(monitor_);
   const bool new_best = value && best_.offer(*value, m.epoch);
-  if (save_ == "best" && new_best) state.save_checkpoint(folder_ / "best.ckpt");
+  if (save_ == CheckpointSave::best && new_best) state.save_checkpoint(folder_ / "best.ckpt");
   const bool ending = state.stopping() || m.epoch == state.epochs;
-  if (save_ == "every" && (m.epoch % every_ == 0 || ending)) {
+  if (save_ == CheckpointSave::every && (m.epoch % every_ == 0 || ending)) {
     char name[32];
     std::snprintf(name, sizeof name, "epoch-%04lld.ckpt", static_cast<long long>(m.epoch));
     state.save_checkpoint(folder_ / name);

@@ -27,9 +27,9 @@ class CheckpointSaver final : public Callback {
 
  private:
   std::filesystem::path folder_;
-  std::string save_;  // "last", "best", "every"
+  CheckpointSave save_;
   std::int64_t every_, keep_last_;
-  std::string monitor_;
+  Metric monitor_;
   BestSoFar best_;
 };
 

@@ -11,7 +11,7 @@ namespace plugtrain {
 
 class EarlyStopping final : public Callback {
  public:
-  EarlyStopping(std::string monitor, const std::string& mode, std::int64_t patience, double min_delta);
+  EarlyStopping(Metric monitor, std::optional<Direction> mode, std::int64_t patience, double min_delta);
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
   void save_state(TrainingProgress& record) const override;
   void load_state(const TrainingProgress& record) override;
@@ -19,7 +19,7 @@ class EarlyStopping final : public Callback {
   std::int64_t epochs_without_improvement() const { return epochs_without_improvement_; }
 
  private:
-  std::string monitor_;
+  Metric monitor_;
   std::int64_t patience_;
   // Tracked apart from the checkpoint's best: the monitors and min_delta may differ.
   BestSoFar best_;

@@ -23,9 +23,8 @@ namespace plugtrain {
 void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend, int device_index,
                 const data::DatasetPair& data, DeviceContext& device, std::ostream& log);
 
-// train.graphs: sets parts.make_graph_capture when the steps are replayed from a graph.
-// `parts` must have its optimizer.
-void choose_graphs(const Experiment& e, const RunPlan& plan, BackendHandle& backend, int device_index, int processes,
-                   TrainerParts& parts, std::ostream& log);
+// train.graphs, as the plan decided it: sets parts.make_graph_capture when the steps are
+// replayed from a graph. `parts` must have its optimizer.
+void use_graphs(const RunPlan& plan, BackendHandle& backend, int device_index, TrainerParts& parts, std::ostream& log);
 
 }  // namespace plugtrain

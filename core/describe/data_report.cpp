@@ -1,4 +1,4 @@
-#include "report/data_report.h"
+#include "describe/data_report.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 
 #include "data/batch_loader.h"
 #include "data/from_experiment.h"
-#include "report/bitmap_font.h"
+#include "describe/bitmap_font.h"
 #include "util/format.h"
 
 namespace plugtrain {
@@ -29,22 +29,22 @@ std::string per_class_text(const data::Dataset& d) {
 }
 
 std::string augmentation_text(const Experiment& e) {
-  if (e.augmentation.empty()) return "none";
+  if (e.data.augment.order.empty()) return "none";
   std::string s;
-  for (const auto& name : e.augmentation) {
+  for (const Augmentation step : e.data.augment.order) {
     s += s.empty() ? "" : ", ";
-    s += name;
-    if (name == "random_crop") s += " (padding " + std::to_string(e.crop_padding) + " " + e.crop_padding_mode + ")";
-    if (name == "horizontal_flip") s += " (p " + fixed(e.flip_p, 2) + ")";
-    if (name == "random_resized_crop")
-      s += " (scale " + fixed(e.resized_crop_scale.at(0), 2) + "-" + fixed(e.resized_crop_scale.at(1), 2) + ", ratio " +
-           fixed(e.resized_crop_ratio.at(0), 2) + "-" + fixed(e.resized_crop_ratio.at(1), 2) + ")";
-    if (name == "rotation") s += " (±" + fixed(e.rotation_degrees, 0) + " degrees)";
-    if (name == "translate") s += " (" + fixed(e.translate.at(0), 2) + " x, " + fixed(e.translate.at(1), 2) + " y)";
-    if (name == "color_jitter")
-      s += " (brightness " + fixed(e.jitter_brightness, 2) + ", contrast " + fixed(e.jitter_contrast, 2) +
-           ", saturation " + fixed(e.jitter_saturation, 2) + ")";
-    if (name == "random_erasing") s += " (p " + fixed(e.erasing_p, 2) + ")";
+    s += word_of(step);
+    if (step == Augmentation::random_crop) s += " (padding " + std::to_string(e.data.augment.crop_padding) + " " + word_of(e.data.augment.crop_padding_mode) + ")";
+    if (step == Augmentation::horizontal_flip) s += " (p " + fixed(e.data.augment.flip_p, 2) + ")";
+    if (step == Augmentation::random_resized_crop)
+      s += " (scale " + fixed(e.data.augment.resized_crop_scale.at(0), 2) + "-" + fixed(e.data.augment.resized_crop_scale.at(1), 2) + ", ratio " +
+           fixed(e.data.augment.resized_crop_ratio.at(0), 2) + "-" + fixed(e.data.augment.resized_crop_ratio.at(1), 2) + ")";
+    if (step == Augmentation::rotation) s += " (±" + fixed(e.data.augment.rotation_degrees, 0) + " degrees)";
+    if (step == Augmentation::translate) s += " (" + fixed(e.data.augment.translate.at(0), 2) + " x, " + fixed(e.data.augment.translate.at(1), 2) + " y)";
+    if (step == Augmentation::color_jitter)
+      s += " (brightness " + fixed(e.data.augment.jitter_brightness, 2) + ", contrast " + fixed(e.data.augment.jitter_contrast, 2) +
+           ", saturation " + fixed(e.data.augment.jitter_saturation, 2) + ")";
+    if (step == Augmentation::random_erasing) s += " (p " + fixed(e.data.augment.erasing_p, 2) + ")";
   }
   return s;
 }
@@ -79,8 +79,8 @@ void print_data_report(const Experiment& e, const data::LoadedData& loaded, std:
 data::Image augmented_sample_grid(const Experiment& e, const data::Dataset& train, int count, int columns) {
   count = int(std::min<int64_t>(count, train.size()));
   columns = std::max(1, std::min(columns, count));
-  data::BatchLoader loader(train, count, /*shuffle=*/true, data::augment_options(e), LoaderConfig{}, at::kCPU,
-                           static_cast<uint64_t>(e.seed));
+  data::BatchLoader loader(train, count, /*shuffle=*/true, data::augment_options(e.data.augment), LoaderConfig{}, at::kCPU,
+                           static_cast<uint64_t>(e.experiment.seed));
   loader.start_epoch(0);
   const data::Batch batch = *loader.next();
   // Back to bytes: x * std + mean on the [0, 1] scale (synthetic floats: min-max per image).

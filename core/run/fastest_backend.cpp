@@ -1,4 +1,4 @@
-#include "select/fastest_backend.h"
+#include "run/fastest_backend.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/toml_text.h"
-#include "diagnose/step_bench.h"
+#include "run/step_bench.h"
 #include "run/validate.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -35,12 +35,13 @@ std::string cache_key(const Experiment& e, const std::vector<std::string>& candi
   char host[256] = "localhost";
   ::gethostname(host, sizeof host - 1);
   std::string options;
-  for (const auto& [name, value] : e.model_options.values()) options += name + "=" + toml_text(value) + ";";
+  for (const auto& [name, value] : e.model.options.values()) options += name + "=" + toml_text(value) + ";";
   std::string shape;
-  for (auto d : e.synthetic_shape) shape += std::to_string(d) + "x";
-  return std::string(host) + "|plugtrain " PLUGTRAIN_VERSION "|" + join(candidates, ",") + "|" + e.model + "(" +
-         options + ")|" + e.dataset + (e.dataset == "synthetic" ? ":" + shape : "") + "|batch " +
-         std::to_string(e.batch_size) + "|" + e.precision + "|" + e.optimizer + "|threads " + std::to_string(e.threads);
+  for (auto d : e.data.synthetic_shape) shape += std::to_string(d) + "x";
+  return std::string(host) + "|plugtrain " PLUGTRAIN_VERSION "|" + join(candidates, ",") + "|" + e.model.name + "(" +
+         options + ")|" + word_of(e.data.dataset) + (e.data.dataset == DatasetKind::synthetic ? ":" + shape : "") +
+         "|batch " + std::to_string(e.data.batch_size.value_or(0)) + "|" + word_of(e.train.precision) + "|" +
+         word_of(e.optim.name) + "|threads " + std::to_string(e.train.threads);
 }
 
 nlohmann::json read_cache() {
@@ -66,7 +67,7 @@ BackendChoice choose_fastest(const ValidatedRun& run, const SelectionLimits& lim
   std::vector<std::string> candidates;
   for (const std::string& name : automatic_order(*run.host, e)) {
     Experiment named = e;
-    named.backend = name;
+    named.backend.name = name;
     try {
       select_backend(*run.host, named, limits);  // usable and not disabled (the same checks as naming it)
       candidates.push_back(name);

@@ -1,6 +1,6 @@
 // Weights to and from Python: `plugtrain export` writes what torch.save(model.state_dict())
 // would, and `[model] init` reads such a file.
-#include "state/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 #include <torch/serialize.h>
 #include <torch/serialize/input-archive.h>

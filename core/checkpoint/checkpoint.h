@@ -13,7 +13,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "plugtrain/model.h"
-#include "state/checkpoint_error.h"
+#include "checkpoint/checkpoint_error.h"
 #include "util/error.h"
 
 namespace torch::serialize {

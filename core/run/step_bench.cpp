@@ -1,4 +1,4 @@
-#include "diagnose/step_bench.h"
+#include "run/step_bench.h"
 
 #include <algorithm>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "report/model_summary.h"
+#include "describe/model_summary.h"
 
 #include <algorithm>
 #include <map>

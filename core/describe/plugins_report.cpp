@@ -1,4 +1,4 @@
-#include "report/plugins_report.h"
+#include "describe/plugins_report.h"
 
 #include <algorithm>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "state/zip_integrity.h"
+#include "checkpoint/zip_integrity.h"
 
 #include <zlib.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <vector>
 
-#include "state/checkpoint_error.h"
+#include "checkpoint/checkpoint_error.h"
 
 namespace plugtrain {
 

@@ -1,4 +1,4 @@
-#include "logging/tensorboard_hparams.h"
+#include "sweep/tensorboard_hparams.h"
 
 #include <cstdlib>
 

@@ -1,4 +1,4 @@
-#include "run/device_paths.h"
+#include "run/device_offload.h"
 
 #include <memory>
 #include <string>
@@ -20,7 +20,7 @@ std::string why_data_stays(const Experiment& e, const RunPlan& plan, BackendHand
                            std::int64_t bytes) {
   std::string why = data::why_not_on_device(data.train, augmentation);
   if (why.empty()) why = data::why_not_on_device(data.test, {});
-  if (!why.empty() || e.on_device == "true") return why;
+  if (!why.empty() || e.data.on_device == true) return why;
   if (plan.capabilities.host_cpu) return "the training device is the host, whose memory the loader threads already use";
   const MemoryInfo memory = backend.memory(device_index);
   if (!memory.free_bytes) return "the device's free memory is unknown" + (memory.note.empty() ? "" : " (" + memory.note + ")");
@@ -33,12 +33,12 @@ std::string why_data_stays(const Experiment& e, const RunPlan& plan, BackendHand
 
 void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend, int device_index,
                 const data::DatasetPair& data, DeviceContext& device, std::ostream& log) {
-  if (e.on_device == "false") return;
-  const data::AugmentOptions augmentation = data::augment_options(e);
+  if (e.data.on_device == false) return;
+  const data::AugmentOptions augmentation = data::augment_options(e.data.augment);
   const std::int64_t bytes = data::bytes_on_device(data.train, augmentation) + data::bytes_on_device(data.test, {});
   const std::string why = why_data_stays(e, plan, backend, device_index, data, augmentation, bytes);
   if (!why.empty()) {
-    if (e.on_device == "true") throw Error("data.on_device = true, but " + why);
+    if (e.data.on_device == true) throw Error("data.on_device = true, but " + why);
     if (!plan.capabilities.host_cpu) log << "data: batches made on the host (" << why << ")\n";
     return;
   }
@@ -48,20 +48,20 @@ void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend
       << (augmentation.order.empty() ? "" : ", cropped and flipped") << " and normalised there\n";
 }
 
-void choose_graphs(const Experiment& e, const RunPlan& plan, BackendHandle& backend, int device_index, int processes,
-                   TrainerParts& parts, std::ostream& log) {
-  if (e.graphs == "false") return;
-  GraphConditions c;
-  c.setting = e.graphs;
-  const bool recordable = backend.make_graph_capture(device_index, c.backend_why_not) != nullptr;
-  c.replicas = plan.strategy == Strategy::dp ? static_cast<int>(plan.devices.devices.size()) : 1;
-  c.processes = processes;
-  c.skip_nonfinite = e.on_nonfinite == "skip_step";
-  replayable(*parts.optimizer, c.optimizer_why_not);
-  const GraphDecision decision = decide_graphs(c);
-  if (recordable || e.graphs == "true") log << "device: graphs " << decision.why << "\n";
+void use_graphs(const RunPlan& plan, BackendHandle& backend, int device_index, TrainerParts& parts,
+                std::ostream& log) {
+  GraphDecision decision = plan.graphs;
+  std::string why_not;
+  // The plan read the optimizer table; the optimizer made for this device may still have no
+  // fused kernel here ("auto" then steps in the foreach form).
+  if (decision.use && !replayable(*parts.optimizer, why_not)) {
+    GraphConditions c = plan.graph_conditions;
+    c.optimizer_why_not = why_not;
+    decision = decide_graphs(c);
+  }
+  if (decision.mention) log << "device: graphs " << decision.why << "\n";
   if (!decision.use) return;
-  parts.graph_fallback = e.graphs == "auto";
+  parts.graph_fallback = !plan.graph_conditions.setting;  // "auto": a refused recording goes on eagerly
   parts.make_graph_capture = [&backend, device_index]() {
     std::string why_not;
     std::unique_ptr<GraphCapture> capture = backend.make_graph_capture(device_index, why_not);

@@ -1,4 +1,4 @@
-#include "state/checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 #include <ATen/Context.h>
 #include <ATen/core/Generator.h>
@@ -15,7 +15,7 @@
 #include <set>
 #include <sstream>
 
-#include "state/zip_integrity.h"
+#include "checkpoint/zip_integrity.h"
 #include "util/atomic_file.h"
 #include "util/text.h"
 #include "version.h"

@@ -1,4 +1,4 @@
-#include "report/bitmap_font.h"
+#include "describe/bitmap_font.h"
 
 namespace plugtrain {
 

@@ -1,0 +1,33 @@
+// The one table of optimizers: each algorithm, the forms it can step in and what a recorded
+// (graph-replayed) step needs. Validation (optim.impl = "fused"), the factory
+// (train/optimizers.cpp), the form chosen per device (train/fused_optimizers.cpp), the graph
+// decision (run/plan.cpp) and docs/experiment.md read it; a new optimizer is a row here and
+// its algorithm in core/train.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/choices.h"
+
+namespace plugtrain {
+
+struct OptimizerRow {
+  OptimizerName name;
+  const char* algorithm;     // one line, for docs and `plugtrain models`-style listings
+  const char* fused_kernel;  // ATen's one-pass kernel ("aten::_fused_adam_"); nullptr: none.
+                             // Every optimizer also steps in the foreach and loop forms.
+  std::vector<const char*> keys;  // the optim.* keys it reads beyond name, impl, lr and weight_decay
+};
+
+const std::vector<OptimizerRow>& optimizer_table();
+const OptimizerRow& optimizer_row(OptimizerName name);
+std::vector<std::string> optimizers_with_fused_kernel();  // "sgd", "adam", "adamw"
+
+// Whether a step of this optimizer and optim.impl may be replayed from a recorded graph: only
+// the fused form reads its learning rate and step counts from device tensors.
+bool may_be_replayable(OptimizerName name, std::optional<OptimizerImpl> impl);
+const char* not_replayable_reason();
+
+}  // namespace plugtrain

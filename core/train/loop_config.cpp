@@ -1,0 +1,25 @@
+#include "train/loop_config.h"
+
+namespace plugtrain {
+
+LoopConfig loop_config(const Experiment& e) {
+  LoopConfig c;
+  c.epochs = e.train.epochs;
+  c.max_steps = e.train.max_steps;
+  c.log_interval = e.train.log_interval;
+  c.eval_every = e.train.eval_every;
+  c.test_batch_size = e.data.test_batch_size;
+  c.min_batch_size = e.data.min_batch_size;
+  c.seed = static_cast<std::uint64_t>(e.experiment.seed);
+  c.phase_timing = e.train.phase_timing;
+  c.precision = e.train.precision;
+  c.on_nonfinite = e.train.on_nonfinite;
+  c.grad_clip = e.train.grad_clip;
+  c.lr_scaling = e.optim.lr_scaling;
+  c.schedule = e.schedule;
+  c.augment = e.data.augment;
+  c.model_name = e.model.name;
+  return c;
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,33 @@
+// What the training loop needs from an experiment, and nothing more: the plan and build stages
+// make it (loop_config()), the Trainer and EpochLoop read only this. A loop feature reads a new
+// field here; it never reaches back into the user's Experiment.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "config/experiment.h"
+
+namespace plugtrain {
+
+struct LoopConfig {
+  std::int64_t epochs = 10;
+  std::int64_t max_steps = 0;        // 0: no limit
+  std::int64_t log_interval = 100;   // steps between logged steps (0: never)
+  std::int64_t eval_every = 1;       // epochs between evaluations (the last always)
+  std::int64_t test_batch_size = 1000;
+  std::int64_t min_batch_size = 1;   // out-of-memory halving goes no lower
+  std::uint64_t seed = 0;            // shuffling and augmentation
+  bool phase_timing = true;
+  PrecisionMode precision = PrecisionMode::fp32;
+  OnNonfinite on_nonfinite = OnNonfinite::stop;
+  double grad_clip = 0;              // 0: off
+  LrScaling lr_scaling = LrScaling::none;  // for a batch an out-of-memory halving changed
+  ScheduleConfig schedule;
+  AugmentConfig augment;             // what the training loader applies per sample
+  std::string model_name;            // stored in checkpoints
+};
+
+LoopConfig loop_config(const Experiment& e);
+
+}  // namespace plugtrain
