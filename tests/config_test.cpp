@@ -52,7 +52,7 @@ TEST_F(ConfigTest, MinimalFileTakesEveryDefault) {
   Experiment e = resolve_experiment(f);
   EXPECT_EQ(e.model.name, "mlp");
   EXPECT_EQ(e.data.batch_size, 100);
-  EXPECT_EQ(e.optim.name, "adam");
+  EXPECT_EQ(e.optim.name, OptimizerName::adam);
   EXPECT_DOUBLE_EQ(e.optim.lr, 1e-3);
   EXPECT_TRUE(e.backend.prefer.empty()) << "by default, the order is the backends' own priorities";
   EXPECT_EQ(e.data.path, "/usr/share/datasets/fashion-mnist");
@@ -119,7 +119,7 @@ TEST_F(ConfigTest, OutOfRangeValues) {
 
 TEST_F(ConfigTest, IntegerIsAcceptedWhereAFloatIsExpected) {
   ExperimentFile f = parse_experiment_file(write(kMinimal + "[optim]\nlr = 1\n"));
-  EXPECT_DOUBLE_EQ(resolve_experiment(f).lr, 1.0);
+  EXPECT_DOUBLE_EQ(resolve_experiment(f).optim.lr, 1.0);
 }
 
 TEST_F(ConfigTest, ModelNameIsRequired) {
@@ -141,7 +141,7 @@ TEST_F(ConfigTest, SetOverridesAreTypedLikeToml) {
   Experiment e = resolve_experiment(f);
   EXPECT_DOUBLE_EQ(e.optim.lr, 0.01);
   EXPECT_EQ(e.data.batch_size, 64);
-  EXPECT_EQ(e.data.augment.order, std::vector<std::string>{"horizontal_flip"});
+  EXPECT_EQ(e.data.augment.order, std::vector<Augmentation>{Augmentation::horizontal_flip});
   EXPECT_EQ(e.model.name, "convnet");
   EXPECT_EQ(e.train.epochs, 3);
 }

@@ -81,7 +81,7 @@ TEST(DataParallel, ReplicasFollowReplica0sTrainingModeAndWeightsEachStep) {
 TEST(DataParallel, ReplicaThreadsKeepTheCallersAutocast) {
   auto model = std::make_shared<TwoLayers>();
   DataParallel dp = replicate(model, 2);
-  AutocastScope bf16("bf16", c10::kCPU);
+  AutocastScope bf16(PrecisionMode::bf16, c10::kCPU);
   const at::Tensor out = dp.forward(at::randn({6, 4}));
   EXPECT_EQ(out.scalar_type(), at::kBFloat16) << "replica 1 ran without autocast";
 }

@@ -292,7 +292,7 @@ TEST(FusedOptimizers, MakeOptimizerBuildsTheFormOptimImplNames) {
 }
 
 TEST(FusedOptimizers, AnOverflowingFp16StepLeavesTheFusedStateAlone) {
-  Precision fp16("fp16", c10::Device(c10::kCPU));
+  Precision fp16(PrecisionMode::fp16, c10::Device(c10::kCPU));
   const std::vector<at::Tensor> params = copy_of(initial_parameters());
   MultiTensorAdam adam(params, torch::optim::AdamOptions(0.01), OptimizerImpl::fused);
   const at::Tensor before = params[0].detach().clone();
@@ -323,7 +323,7 @@ TEST(FusedOptimizers, FusedNeedsAnOptimizerWithAFusedKernel) {
         << e.what();
   }
   std::ofstream(file) << "[model]\nname = \"mlp\"\n[optim]\nname = \"sgd\"\nimpl = \"fused\"\n";
-  EXPECT_EQ(resolve_experiment(parse_experiment_file(file)).optimizer_impl, "fused");
+  EXPECT_EQ(resolve_experiment(parse_experiment_file(file)).optim.impl, OptimizerImpl::fused);
   std::filesystem::remove_all(dir);
 }
 

@@ -161,7 +161,7 @@ TEST_F(GraphFitTest, Fp16SkipsOverflowedStepsOnTheDeviceAsEagerSkipsThemOnTheHos
       e.optim.lr = 0.003;
     };
     const TrainSummary eager = fit(false, fp16);
-    const bool adam = std::string(name) == "adam";
+    const bool adam = name == OptimizerName::adam;
     const std::int64_t eager_steps = adam ? first_parameter_step() : 0;
     const TrainSummary replayed = fit(true, fp16);
     expect_same_curves(eager, replayed);

@@ -201,7 +201,7 @@ TEST(LoadDataset, NormalisationFromTheTrainingSetGivenOrNone) {
   TempDir tmp;
   plugtrain::testing::write_cifar10(tmp.path(), 20, 10);
   DataOptions o;
-  o.dataset = "cifar10";
+  o.dataset = DatasetKind::cifar10;
   o.path = tmp.path();
   const LoadedData stats = load_dataset(o);
   const at::Tensor unit = stats.data.train.images.to(at::kDouble).div(255.0);

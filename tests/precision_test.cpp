@@ -38,11 +38,11 @@ TEST(LossScaler, DisabledIsANoOp) {
 TEST(Autocast, Bf16ScopeCastsMatmulsAndRestoresOnExit) {
   at::Tensor a = at::randn({4, 4}), b = at::randn({4, 4});
   {
-    AutocastScope scope("bf16", c10::DeviceType::CPU);
+    AutocastScope scope(PrecisionMode::bf16, c10::DeviceType::CPU);
     EXPECT_EQ(at::mm(a, b).scalar_type(), at::kBFloat16);
   }
   EXPECT_EQ(at::mm(a, b).scalar_type(), at::kFloat);
-  AutocastScope off("fp32", c10::DeviceType::CPU);
+  AutocastScope off(PrecisionMode::fp32, c10::DeviceType::CPU);
   EXPECT_EQ(at::mm(a, b).scalar_type(), at::kFloat);
 }
 

@@ -52,7 +52,7 @@ TEST(BestSoFar, MaximisesOrMinimisesWithMinDelta) {
 }
 
 TEST(EarlyStopping, StopsAfterPatienceEvaluatedEpochsWithoutImprovement) {
-  EarlyStopping stopping("test_accuracy", "auto", 2, 0.0);
+  EarlyStopping stopping(Metric::test_accuracy, std::nullopt, 2, 0.0);
   LoopState state;
   stopping.on_epoch_end(state, epoch_with(1, 0.6));
   stopping.on_epoch_end(state, epoch_with(2, 0.5));
@@ -64,13 +64,13 @@ TEST(EarlyStopping, StopsAfterPatienceEvaluatedEpochsWithoutImprovement) {
 }
 
 TEST(EarlyStopping, ItsStateSurvivesACheckpoint) {
-  EarlyStopping before("test_accuracy", "auto", 3, 0.0);
+  EarlyStopping before(Metric::test_accuracy, std::nullopt, 3, 0.0);
   LoopState state;
   before.on_epoch_end(state, epoch_with(1, 0.7));
   before.on_epoch_end(state, epoch_with(2, 0.6));
   TrainingProgress record;
   before.save_state(record);
-  EarlyStopping after("test_accuracy", "auto", 3, 0.0);
+  EarlyStopping after(Metric::test_accuracy, std::nullopt, 3, 0.0);
   after.load_state(record);
   EXPECT_EQ(after.epochs_without_improvement(), 1);
   after.on_epoch_end(state, epoch_with(3, 0.65));  // still below 0.7: the restored best counts
@@ -133,7 +133,7 @@ TEST_F(CheckpointSaverTest, BestFollowsTheMonitorAndItsStateSurvivesACheckpoint)
 }
 
 TEST(Precision, LossScaleStateSurvivesACheckpoint) {
-  Precision fp16("fp16", c10::Device(c10::kCPU));
+  Precision fp16(PrecisionMode::fp16, c10::Device(c10::kCPU));
   at::Tensor p = at::ones({2}).requires_grad_();
   fp16.backward(p.sum() * std::numeric_limits<float>::infinity());
   torch::optim::SGD sgd({p}, torch::optim::SGDOptions(0.1));
@@ -142,7 +142,7 @@ TEST(Precision, LossScaleStateSurvivesACheckpoint) {
   fp16.save_state(record);
   EXPECT_DOUBLE_EQ(record.loss_scale, 32768.0);
   EXPECT_EQ(record.skipped_steps, 1);
-  Precision resumed("fp16", c10::Device(c10::kCPU));
+  Precision resumed(PrecisionMode::fp16, c10::Device(c10::kCPU));
   resumed.load_state(record);
   TrainingProgress again;
   resumed.save_state(again);
@@ -232,7 +232,7 @@ TEST_F(FitLoopTest, StopsMidEpochAtMaxStepsAndStillEvaluates) {
 TEST_F(FitLoopTest, StopsEarlyWhenACallbackAsks) {
   std::vector<std::unique_ptr<Callback>> callbacks;
   // A metric that never improves after the first epoch: min_delta 1 on an accuracy.
-  callbacks.push_back(std::make_unique<EarlyStopping>("test_accuracy", "max", 1, 1.0));
+  callbacks.push_back(std::make_unique<EarlyStopping>(Metric::test_accuracy, Direction::max, 1, 1.0));
   const TrainSummary s = fit([](Experiment&) {}, std::move(callbacks));
   EXPECT_EQ(trainer_->state().stop, StopReason::early_stopping);
   EXPECT_TRUE(s.stopped_early);

@@ -173,7 +173,7 @@ bool Trainer::done() {
     state_.request_stop(StopReason::epochs_done);
     return true;
   }
-  const std::int64_t max_steps = parts_.experiment->train.max_steps;
+  const std::int64_t max_steps = parts_.loop.max_steps;
   if (max_steps > 0 && state_.planned_step >= max_steps) {
     state_.request_stop(StopReason::max_steps);
     return true;
@@ -234,7 +234,7 @@ void Trainer::restore() {
   if ((p.finished || all_epochs_done) && parts_.finished_checkpoint_is_done) {
     // A restart after the run's end: nothing to train (max_steps stops again by itself).
     summary_.already_ended = true;
-    const std::int64_t max_steps = parts_.experiment->train.max_steps;
+    const std::int64_t max_steps = parts_.loop.max_steps;
     if (p.finished && !(max_steps > 0 && p.planned_step >= max_steps)) state_.request_stop(StopReason::early_stopping);
     if (auto test = last_test_figures(p.history_json)) {
       summary_.final_test_loss = test->first;
