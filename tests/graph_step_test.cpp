@@ -200,7 +200,7 @@ TEST(GraphDecision, AutoUsesGraphsOnlyWhenNothingStandsInTheWay) {
   EXPECT_TRUE(decide_graphs(ok).use);
   EXPECT_EQ(decide_graphs(ok).why, "on: every full training step replayed from one recorded device graph");
   GraphConditions off = ok;
-  off.setting = "false";
+  off.setting = false;
   EXPECT_FALSE(decide_graphs(off).use);
 
   auto reason = [&](const std::function<void(GraphConditions&)>& change) {
@@ -208,7 +208,7 @@ TEST(GraphDecision, AutoUsesGraphsOnlyWhenNothingStandsInTheWay) {
     change(c);
     const GraphDecision d = decide_graphs(c);
     EXPECT_FALSE(d.use);
-    c.setting = "true";
+    c.setting = true;
     try {
       decide_graphs(c);
       ADD_FAILURE() << "true must fail: " << d.why;
