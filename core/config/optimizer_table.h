@@ -1,8 +1,9 @@
 // The one table of optimizers: each algorithm, the forms it can step in and what a recorded
-// (graph-replayed) step needs. Validation (optim.impl = "fused"), the factory
-// (train/optimizers.cpp), the form chosen per device (train/fused_optimizers.cpp), the graph
-// decision (run/plan.cpp) and docs/experiment.md read it; a new optimizer is a row here and
-// its algorithm in core/train.
+// (graph-replayed) step needs. Validation (optim.impl = "fused"), the form chosen per device
+// (train/fused_optimizers.cpp) and the graph decision (run/plan.cpp) read it; a new optimizer
+// is a row here, a case in make_optimizer (train/optimizers.cpp) and its algorithm in
+// core/train. `algorithm` and `keys` are for docs/experiment.md, which is not generated from
+// them yet.
 #pragma once
 
 #include <optional>
