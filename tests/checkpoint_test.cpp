@@ -81,6 +81,27 @@ class CheckpointTest : public ::testing::Test {
     ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
     EXPECT_TRUE(exported(0) == exported(1)) << what << " differs after resume";
   }
+  // The weights of two checkpoints agree: bitwise on a machine like the one that wrote a stored
+  // one, within float rounding elsewhere (CPU kernels round differently per processor).
+  void expect_same_weights(const fs::path& a_checkpoint, const fs::path& b_checkpoint) {
+    auto export_of = [&](const fs::path& ckpt, const std::string& name) {
+      auto r = run_process(plugtrain("export " + shell_quote(ckpt.string()) + " " + name));
+      EXPECT_EQ(r.exit_code, 0) << r.out;
+      return slurp(dir_ / name);
+    };
+    const std::string continued = export_of(a_checkpoint, "a.pt"), own = export_of(b_checkpoint, "b.pt");
+    ASSERT_FALSE(continued.empty());
+    const c10::Dict<c10::IValue, c10::IValue> a =
+        torch::pickle_load(std::vector<char>(continued.begin(), continued.end())).toGenericDict();
+    const c10::Dict<c10::IValue, c10::IValue> b = torch::pickle_load(std::vector<char>(own.begin(), own.end())).toGenericDict();
+    ASSERT_EQ(a.size(), b.size());
+    for (const auto& item : a) {
+      const at::Tensor x = item.value().toTensor(), y = b.at(item.key()).toTensor();
+      EXPECT_TRUE(at::allclose(x, y, /*rtol=*/1e-5, /*atol=*/1e-6))
+          << item.key().toStringRef() << ": the old checkpoint resumed to other weights than a fresh run (max difference "
+          << (x - y).abs().max().item<double>() << ")";
+    }
+  }
   fs::path dir_;
 };
 
@@ -118,36 +139,60 @@ TEST_F(CheckpointTest, ACheckpointWrittenBeforeTheReshapedCoreStillResumesExactl
   EXPECT_NE(resumed.out.find("epoch 2/2"), std::string::npos) << resumed.out;
   auto fresh = run_process(plugtrain("run old.toml --set experiment.output=fresh"));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.out;
-  auto export_of = [&](const fs::path& ckpt, const std::string& name) {
-    auto r = run_process(plugtrain("export " + shell_quote(ckpt.string()) + " " + name));
-    EXPECT_EQ(r.exit_code, 0) << r.out;
-    return slurp(dir_ / name);
+  expect_same_weights(old / "last.ckpt", dir_ / "fresh" / "checkpoint-v0.1" / "version_0" / "checkpoints" / "last.ckpt");
+}
+
+// tests/data/checkpoint_flat_progress: a run interrupted (SIGINT) in the middle of its second
+// epoch, written in format 1 (one flat "progress" record, before each part had its own section)
+// by commit f6f5597, with early stopping and a best checkpoint. Resuming it continues inside that
+// epoch: the sampler's position and the epoch's running sums come from the old record, so the
+// run ends with a fresh run's weights and the interrupted epoch's figures cover all of it.
+TEST_F(CheckpointTest, AnInterruptedFormat1CheckpointResumesInsideItsEpoch) {
+  const fs::path data = fs::path(PLUGTRAIN_SOURCE_DIR) / "tests" / "data" / "checkpoint_flat_progress";
+  fs::copy_file(data / "experiment.toml", dir_ / "flat.toml");
+  const fs::path run_folder = dir_ / "runs" / "checkpoint-flat-progress" / "version_0";
+  fs::create_directories(run_folder / "checkpoints");
+  fs::copy_file(data / "last.ckpt", run_folder / "checkpoints" / "last.ckpt");
+  auto resumed = run_process(plugtrain("run flat.toml --resume last"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find("1 epochs and 4631 steps done (2131 steps into the next epoch)"), std::string::npos)
+      << resumed.out;
+  auto fresh = run_process(plugtrain("run flat.toml --set experiment.output=fresh"));
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.out;
+  const fs::path fresh_folder = dir_ / "fresh" / "checkpoint-flat-progress" / "version_0";
+  expect_same_weights(run_folder / "checkpoints" / "last.ckpt", fresh_folder / "checkpoints" / "last.ckpt");
+  // metrics.csv: kind,epoch,step,loss,accuracy,... The resumed epoch 2 row sums all its batches.
+  auto epoch_row = [](const fs::path& csv, const std::string& epoch) {
+    std::istringstream rows(slurp(csv));
+    for (std::string row; std::getline(rows, row);)
+      if (row.rfind("epoch," + epoch + ",", 0) == 0) {
+        std::vector<std::string> fields;
+        std::istringstream cells(row);
+        for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
+        return fields;
+      }
+    return std::vector<std::string>{};
   };
-  const std::string continued = export_of(old / "last.ckpt", "continued.pt");
-  const std::string own = export_of(dir_ / "fresh" / "checkpoint-v0.1" / "version_0" / "checkpoints" / "last.ckpt", "fresh.pt");
-  ASSERT_FALSE(continued.empty());
-  const c10::Dict<c10::IValue, c10::IValue> a = torch::pickle_load(std::vector<char>(continued.begin(), continued.end())).toGenericDict();
-  const c10::Dict<c10::IValue, c10::IValue> b = torch::pickle_load(std::vector<char>(own.begin(), own.end())).toGenericDict();
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& item : a) {
-    const at::Tensor x = item.value().toTensor(), y = b.at(item.key()).toTensor();
-    EXPECT_TRUE(at::allclose(x, y, /*rtol=*/1e-5, /*atol=*/1e-6))
-        << item.key().toStringRef() << ": the old checkpoint resumed to other weights than a fresh run (max difference "
-        << (x - y).abs().max().item<double>() << ")";
-  }
+  const auto a = epoch_row(run_folder / "metrics.csv", "2"), b = epoch_row(fresh_folder / "metrics.csv", "2");
+  ASSERT_GE(a.size(), 5u) << slurp(run_folder / "metrics.csv");
+  ASSERT_GE(b.size(), 5u) << slurp(fresh_folder / "metrics.csv");
+  EXPECT_EQ(a[2], b[2]) << "the step at the end of epoch 2";
+  EXPECT_NEAR(std::stod(a[3]), std::stod(b[3]), 1e-3) << "epoch 2's training loss";
+  EXPECT_NEAR(std::stod(a[4]), std::stod(b[4]), 1e-3) << "epoch 2's training accuracy";
 }
 
 TEST_F(CheckpointTest, SigintFinishesTheStepWritesACheckpointAndResumesExactly) {
-  const std::string args = "--set data.synthetic_train_size=60000 --set train.epochs=3";
+  // Steps are logged (which changes no weight) so that the test sees epoch 2 under way.
+  const std::string args = "--set data.synthetic_train_size=60000 --set train.epochs=3 --set train.log_interval=100";
   ASSERT_EQ(run(args).exit_code, 0);  // the uninterrupted reference, version_0
-  // version_1: interrupted during epoch 2.
+  // version_1: interrupted during epoch 2 (1,200 steps), once its 100th step is logged.
   const fs::path log = dir_ / "interrupted.log";
   const std::string start = plugtrain("run exp.toml " + args) + " > " + shell_quote(log.string()) + " 2>&1 & echo $!";
   const int pid = std::stoi(run_process(start, false).out);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (slurp(log).find("epoch 1/3") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+  while (slurp(log).find("epoch 2 step 100/") == std::string::npos && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ASSERT_NE(slurp(log).find("epoch 2 step 100/"), std::string::npos) << slurp(log);
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -68,7 +68,7 @@ TEST(EarlyStopping, ItsStateSurvivesACheckpoint) {
   LoopState state;
   before.on_epoch_end(state, epoch_with(1, 0.7));
   before.on_epoch_end(state, epoch_with(2, 0.6));
-  TrainingProgress record;
+  StateSection record;
   before.save_state(record);
   EarlyStopping after(Metric::test_accuracy, std::nullopt, 3, 0.0);
   after.load_state(record);
@@ -121,9 +121,9 @@ TEST_F(CheckpointSaverTest, BestFollowsTheMonitorAndItsStateSurvivesACheckpoint)
   saver.on_epoch_end(state, epoch_with(1, 0.5));  // loss 0.5: best
   saver.on_epoch_end(state, epoch_with(2, 0.4));  // loss 0.6: not
   EXPECT_EQ(std::count(saved_.begin(), saved_.end(), "best.ckpt"), 1);
-  TrainingProgress record;
+  StateSection record;
   saver.save_state(record);
-  EXPECT_EQ(record.best_epoch, 1);
+  EXPECT_EQ(record.int_at("best_epoch"), 1);
   CheckpointSaver resumed(dir_, e);
   resumed.load_state(record);
   resumed.on_epoch_end(state, epoch_with(3, 0.45));  // loss 0.55: worse than the restored 0.5
@@ -138,15 +138,15 @@ TEST(Precision, LossScaleStateSurvivesACheckpoint) {
   fp16.backward(p.sum() * std::numeric_limits<float>::infinity());
   torch::optim::SGD sgd({p}, torch::optim::SGDOptions(0.1));
   EXPECT_FALSE(fp16.step(sgd, {p}, 0.0)) << "an overflowing fp16 step is skipped";
-  TrainingProgress record;
+  StateSection record;
   fp16.save_state(record);
-  EXPECT_DOUBLE_EQ(record.loss_scale, 32768.0);
-  EXPECT_EQ(record.skipped_steps, 1);
+  EXPECT_DOUBLE_EQ(record.real_at("loss_scale"), 32768.0);
+  EXPECT_EQ(record.int_at("skipped_steps"), 1);
   Precision resumed(PrecisionMode::fp16, c10::Device(c10::kCPU));
   resumed.load_state(record);
-  TrainingProgress again;
+  StateSection again;
   resumed.save_state(again);
-  EXPECT_DOUBLE_EQ(again.loss_scale, 32768.0);
+  EXPECT_DOUBLE_EQ(again.real_at("loss_scale"), 32768.0);
   EXPECT_EQ(resumed.skipped_steps(), 1);
 }
 
@@ -226,7 +226,7 @@ TEST_F(FitLoopTest, StopsMidEpochAtMaxStepsAndStillEvaluates) {
   EXPECT_EQ(s.steps, 7);
   ASSERT_EQ(s.epochs.size(), 2u);
   EXPECT_TRUE(s.epochs.back().test_accuracy.has_value()) << "the last epoch is evaluated";
-  EXPECT_TRUE(trainer_->state().progress.finished) << "a run ended by max_steps is not resumed";
+  EXPECT_TRUE(trainer_->state().finished) << "a run ended by max_steps is not resumed";
 }
 
 TEST_F(FitLoopTest, StopsEarlyWhenACallbackAsks) {
@@ -261,7 +261,7 @@ TEST_F(FitLoopTest, StopsAfterTheStepInWhichAnInterruptCame) {
   EXPECT_TRUE(s.interrupted);
   EXPECT_EQ(s.steps, 7);
   EXPECT_EQ(s.epochs.size(), 1u) << "the interrupted epoch has no figures";
-  EXPECT_EQ(trainer_->state().progress.step_in_epoch, 2) << "where a resume continues inside epoch 2";
+  EXPECT_EQ(trainer_->state().sampler.batches_done, 2) << "where a resume continues inside epoch 2";
   EXPECT_EQ(s.stop_reason, "SIGINT received");
 }
 

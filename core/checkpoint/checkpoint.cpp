@@ -14,7 +14,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <variant>
 
+#include "checkpoint/checkpoint_format1.h"
 #include "checkpoint/zip_integrity.h"
 #include "util/atomic_file.h"
 #include "util/text.h"
@@ -24,29 +26,38 @@ namespace plugtrain {
 
 namespace {
 
-const char* kFormat = "plugtrain-checkpoint-1";
+// Format 2 stores each part's section as "state.<section>.<key>" values; format 1 stored one
+// flat "progress.*" record (checkpoint_format1.cpp reads it).
+const char* kFormat = "plugtrain-checkpoint-2";
+const char* kFormat1 = "plugtrain-checkpoint-1";
+const std::string kStatePrefix = "state.";
 
-void write_progress(torch::serialize::OutputArchive& a, const TrainingProgress& p) {
-  a.write("progress.epochs_done", c10::IValue(p.epochs_done));
-  a.write("progress.step", c10::IValue(p.step));
-  a.write("progress.step_in_epoch", c10::IValue(p.step_in_epoch));
-  a.write("progress.partial_loss_sum", c10::IValue(p.partial_loss_sum));
-  a.write("progress.partial_correct", c10::IValue(p.partial_correct));
-  a.write("progress.partial_seen", c10::IValue(p.partial_seen));
-  a.write("progress.best_value", c10::IValue(p.best_value));
-  a.write("progress.best_epoch", c10::IValue(p.best_epoch));
-  a.write("progress.epochs_without_improvement", c10::IValue(p.epochs_without_improvement));
-  a.write("progress.stopping_best", c10::IValue(p.stopping_best));
-  a.write("progress.stopping_has_best", c10::IValue(p.stopping_has_best));
-  a.write("progress.best_test_accuracy", c10::IValue(p.best_test_accuracy));
-  a.write("progress.best_test_epoch", c10::IValue(p.best_test_epoch));
-  a.write("progress.finished", c10::IValue(p.finished));
-  a.write("progress.loss_scale", c10::IValue(p.loss_scale));
-  a.write("progress.loss_scale_growth_tracker", c10::IValue(p.loss_scale_growth_tracker));
-  a.write("progress.skipped_steps", c10::IValue(p.skipped_steps));
-  a.write("progress.planned_step", c10::IValue(p.planned_step));
-  a.write("progress.step_batch", c10::IValue(p.step_batch));
-  a.write("progress.history", c10::IValue(p.history_json));
+c10::IValue to_ivalue(const StateSection::Value& value) {
+  return std::visit([](const auto& v) { return c10::IValue(v); }, value);
+}
+
+void write_state(torch::serialize::OutputArchive& a, const CheckpointState& state) {
+  for (const auto& [name, section] : state.sections())
+    for (const auto& [key, value] : section.values()) a.write(kStatePrefix + name + "." + key, to_ivalue(value));
+}
+
+CheckpointState read_state(torch::serialize::InputArchive& a) {
+  CheckpointState state;
+  for (const std::string& full_key : a.keys()) {
+    if (full_key.rfind(kStatePrefix, 0) != 0) continue;
+    const std::size_t dot = full_key.find('.', kStatePrefix.size());
+    if (dot == std::string::npos) continue;
+    StateSection& section = state.section(full_key.substr(kStatePrefix.size(), dot - kStatePrefix.size()));
+    const std::string key = full_key.substr(dot + 1);
+    c10::IValue v;
+    a.read(full_key, v);
+    if (v.isBool()) section.put_flag(key, v.toBool());
+    else if (v.isInt()) section.put_int(key, v.toInt());
+    else if (v.isDouble()) section.put_real(key, v.toDouble());
+    else if (v.isString()) section.put_text(key, v.toStringRef());
+    else throw CheckpointError("'" + full_key + "' holds a " + v.tagKind() + ", not a value a part's state has");
+  }
+  return state;
 }
 
 c10::IValue read_value(torch::serialize::InputArchive& a, const std::string& key) {
@@ -55,31 +66,9 @@ c10::IValue read_value(torch::serialize::InputArchive& a, const std::string& key
   return v;
 }
 
-TrainingProgress read_progress(torch::serialize::InputArchive& a) {
-  TrainingProgress p;
-  p.epochs_done = read_value(a, "progress.epochs_done").toInt();
-  p.step = read_value(a, "progress.step").toInt();
-  p.step_in_epoch = read_value(a, "progress.step_in_epoch").toInt();
-  p.partial_loss_sum = read_value(a, "progress.partial_loss_sum").toDouble();
-  p.partial_correct = read_value(a, "progress.partial_correct").toInt();
-  p.partial_seen = read_value(a, "progress.partial_seen").toInt();
-  p.best_value = read_value(a, "progress.best_value").toDouble();
-  p.best_epoch = read_value(a, "progress.best_epoch").toInt();
-  p.epochs_without_improvement = read_value(a, "progress.epochs_without_improvement").toInt();
-  p.stopping_best = read_value(a, "progress.stopping_best").toDouble();
-  p.stopping_has_best = read_value(a, "progress.stopping_has_best").toBool();
-  p.best_test_accuracy = read_value(a, "progress.best_test_accuracy").toDouble();
-  p.best_test_epoch = read_value(a, "progress.best_test_epoch").toInt();
-  p.finished = read_value(a, "progress.finished").toBool();
-  p.loss_scale = read_value(a, "progress.loss_scale").toDouble();
-  p.loss_scale_growth_tracker = read_value(a, "progress.loss_scale_growth_tracker").toInt();
-  p.skipped_steps = read_value(a, "progress.skipped_steps").toInt();
-  // Added later: a checkpoint without them never halved its batch.
-  c10::IValue v;
-  p.planned_step = a.try_read("progress.planned_step", v) ? v.toInt() : p.step;
-  p.step_batch = a.try_read("progress.step_batch", v) ? v.toInt() : 0;
-  p.history_json = a.try_read("progress.history", v) && v.isString() ? v.toStringRef() : "";
-  return p;
+bool has_format_marker(torch::serialize::InputArchive& archive, const char* format) {
+  c10::IValue marker;
+  return archive.try_read("plugtrain.format", marker) && marker.isString() && marker.toStringRef() == format;
 }
 
 // Opens a checkpoint, turning every LibTorch complaint into one line naming the file.
@@ -95,15 +84,14 @@ void open_archive(const std::filesystem::path& path, torch::serialize::InputArch
     why = first_line(why);
     throw CheckpointError(path.string() + ": not a readable checkpoint (corrupt or truncated?): " + why);
   }
-  c10::IValue format;
-  if (!archive.try_read("plugtrain.format", format) || !format.isString() || format.toStringRef() != kFormat)
-    throw CheckpointError(path.string() + ": not a plugtrain checkpoint (no '" + std::string(kFormat) + "' marker)");
+  if (!has_format_marker(archive, kFormat) && !has_format_marker(archive, kFormat1))
+    throw CheckpointError(path.string() + ": not a plugtrain checkpoint (no '" + std::string(kFormat) + "' or '" + kFormat1 + "' marker)");
 }
 
 CheckpointContent read_content(torch::serialize::InputArchive& a, const std::filesystem::path& path) {
   try {
     CheckpointContent c;
-    c.progress = read_progress(a);
+    c.state = has_format_marker(a, kFormat1) ? format1_state(a) : read_state(a);
     c.experiment_json = read_value(a, "experiment").toStringRef();
     c.model_name = read_value(a, "model.name").toStringRef();
     c.plugtrain_version = read_value(a, "plugtrain.version").toStringRef();
@@ -136,7 +124,7 @@ void save_checkpoint(const std::filesystem::path& path, Model& model, torch::opt
   archive.write("libtorch.version", c10::IValue(std::string(TORCH_VERSION)));
   archive.write("experiment", c10::IValue(content.experiment_json));
   archive.write("model.name", c10::IValue(content.model_name));
-  write_progress(archive, content.progress);
+  write_state(archive, content.state);
   torch::serialize::OutputArchive weights;
   for (const auto& [name, tensor] : model_state_dict(model)) weights.write(name, tensor);
   archive.write("model", weights);
@@ -156,8 +144,7 @@ bool is_plugtrain_checkpoint(const std::filesystem::path& path) {
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path.string(), c10::Device(c10::kCPU));
-    c10::IValue format;
-    return archive.try_read("plugtrain.format", format) && format.isString() && format.toStringRef() == kFormat;
+    return has_format_marker(archive, kFormat) || has_format_marker(archive, kFormat1);
   } catch (const std::exception&) {
     return false;  // a Python torch.save file, or not LibTorch's at all
   }

@@ -1,8 +1,9 @@
 // Checkpoints: everything needed to continue a run exactly — model weights, optimizer state
-// with its parameter-group options, epoch/step counters (the learning-rate schedule is a
-// function of the step), partial-epoch sums, best-so-far tracking, RNG states, the resolved
-// experiment, and the plugtrain and LibTorch versions. Written atomically; tensors are loaded
-// onto whatever device the resuming run uses.
+// with its parameter-group options, RNG states, each stateful part's section (the loop's
+// counters, the sampler's position, the precision, each callback: state_section.h), the
+// resolved experiment, and the plugtrain and LibTorch versions. Written atomically; tensors are
+// loaded onto whatever device the resuming run uses. Checkpoints of format 1 (one flat
+// "progress" record, before the sections) are read into sections (checkpoint_format1.cpp).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 
 #include "plugtrain/model.h"
 #include "checkpoint/checkpoint_error.h"
+#include "checkpoint/state_section.h"
 #include "util/error.h"
 
 namespace torch::serialize {
@@ -22,34 +24,8 @@ class InputArchive;
 
 namespace plugtrain {
 
-struct TrainingProgress {
-  std::int64_t epochs_done = 0;     // completed epochs
-  std::int64_t step = 0;            // optimizer steps so far
-  std::int64_t step_in_epoch = 0;   // > 0 when saved in the middle of epoch epochs_done + 1
-  double partial_loss_sum = 0;      // that epoch's running sums so far
-  std::int64_t partial_correct = 0;
-  std::int64_t partial_seen = 0;
-  double best_value = 0;            // monitored metric's best, valid when best_epoch > 0
-  std::int64_t best_epoch = 0;
-  std::int64_t epochs_without_improvement = 0;  // early stopping
-  double stopping_best = 0;
-  bool stopping_has_best = false;
-  double best_test_accuracy = 0;
-  std::int64_t best_test_epoch = 0;
-  bool finished = false;  // the run ended by max_steps or early stopping
-  double loss_scale = 0;  // fp16 dynamic loss scaling (0: not used)
-  std::int64_t loss_scale_growth_tracker = 0;
-  std::int64_t skipped_steps = 0;
-  // Out-of-memory halving (0.4): steps at the planned batch so far (the schedule and max_steps
-  // count these; older checkpoints: = step), and the samples each step trains on now when a
-  // halving made it smaller than the loader's batch (0: the loader's batch).
-  std::int64_t planned_step = 0;
-  std::int64_t step_batch = 0;
-  std::string history_json;  // every completed epoch's figures, a JSON array (0.4; older: none)
-};
-
 struct CheckpointContent {
-  TrainingProgress progress;
+  CheckpointState state;        // every stateful part's section (checkpoint/state_section.h)
   std::string experiment_json;  // the resolved experiment that wrote it
   std::string model_name;
   std::string plugtrain_version, libtorch_version;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "checkpoint/state_section.h"
 #include "config/choices.h"
 
 namespace plugtrain {
@@ -41,6 +42,13 @@ class BestSoFar {
     best_ = value;
     epoch_ = epoch;
   }
+  // As part of its owner's checkpoint section.
+  void save(StateSection& out) const {
+    out.put_flag("has_best", has_value_);
+    out.put_real("best", best_);
+    out.put_int("best_epoch", epoch_);
+  }
+  void load(const StateSection& in) { restore(in.flag_at("has_best"), in.real_at("best"), in.int_at("best_epoch")); }
 
  private:
   bool maximise_;

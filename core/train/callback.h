@@ -1,6 +1,10 @@
 // The loop's extension point (Lightning's Callback): everything that watches or records a fit —
 // console lines, the progress bar, metrics.csv, TensorBoard, early stopping, checkpoints — is
 // one Callback in core/train/callbacks/. Callbacks run in the order they were given.
+//
+// A callback with state a resumed run needs (early stopping's best, the checkpoint monitor's
+// best) also derives from Stateful (checkpoint/state_section.h): it names its section of the
+// checkpoint and writes and reads only that. Nothing else changes for a new one.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -27,10 +31,6 @@ class Callback {
   virtual void on_epoch_end(LoopState&, const EpochMetrics&) {}
   // Once, whatever the reason the fit ended (state.stop says which).
   virtual void on_train_end(LoopState&) {}
-
-  // Its part of a checkpoint, so a resumed run continues where this one stood.
-  virtual void save_state(TrainingProgress&) const {}
-  virtual void load_state(const TrainingProgress&) {}
 };
 
 }  // namespace plugtrain

@@ -45,16 +45,15 @@ EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t load
 
 EpochTotals EpochLoop::run(LoopState& state) {
   const auto start = Clock::now();
-  TrainingProgress& progress = state.progress;
   const int processes = strategy_.processes();
   // The sums of an interrupted epoch are totals over all processes: one of them carries them.
   const bool carries_partial = strategy_.is_rank_zero();
-  const std::int64_t carried_seen = carries_partial ? progress.partial_seen : 0;
+  const std::int64_t carried_seen = carries_partial ? state.partial_sums.seen : 0;
   // Running sums stay on the device: reading them every step would synchronise it.
   const at::ScalarType sum_type = device_.float64 ? at::kDouble : at::kFloat;
-  at::Tensor loss_sum = at::full({}, carries_partial ? progress.partial_loss_sum : 0.0,
+  at::Tensor loss_sum = at::full({}, carries_partial ? state.partial_sums.loss_sum : 0.0,
                                  at::TensorOptions().dtype(sum_type).device(device_.device));
-  at::Tensor correct = at::full({}, carries_partial ? progress.partial_correct : 0,
+  at::Tensor correct = at::full({}, carries_partial ? state.partial_sums.correct : 0,
                                 at::TensorOptions().dtype(at::kLong).device(device_.device));
   std::int64_t seen = carried_seen;
   auto totals = [&] {
@@ -67,9 +66,9 @@ EpochTotals EpochLoop::run(LoopState& state) {
   // Resuming mid-epoch: the epoch's batches are a function of (seed, epoch), so replaying the
   // ones already trained on (without training) puts every generator where it was.
   state.step_in_epoch = 0;
-  for (; state.step_in_epoch < progress.step_in_epoch && batches_.next(); ++state.step_in_epoch) {
+  for (; state.step_in_epoch < state.sampler.batches_done && batches_.next(); ++state.step_in_epoch) {
   }
-  progress.step_in_epoch = 0;
+  state.sampler.batches_done = 0;
   state.epoch_samples = 0;
   for (auto& c : callbacks_) c->on_epoch_start(state);
 
@@ -141,12 +140,10 @@ EpochTotals EpochLoop::run(LoopState& state) {
         strategy_.agree_to_stop(interrupt_requested())) {
       // Finish this step, record where we are inside the epoch, and stop.
       const EpochTotals partial = totals();
-      progress.step_in_epoch = state.step_in_epoch;
-      progress.partial_loss_sum = partial.loss_sum;
-      progress.partial_correct = static_cast<std::int64_t>(partial.correct);
-      progress.partial_seen = static_cast<std::int64_t>(partial.seen);
-      progress.step = state.step;
-      progress.planned_step = state.planned_step;
+      state.sampler.batches_done = state.step_in_epoch;
+      state.partial_sums.loss_sum = partial.loss_sum;
+      state.partial_sums.correct = static_cast<std::int64_t>(partial.correct);
+      state.partial_sums.seen = static_cast<std::int64_t>(partial.seen);
       state.request_stop(StopReason::interrupted, std::string(interrupt_signal_name()) + " received");
       return partial;
     }

@@ -43,7 +43,8 @@ class EpochLoop {
             std::vector<std::unique_ptr<Callback>>& callbacks);
 
   // Trains epoch state.epoch. Returns with state.stop set when max_steps or an interrupt ended
-  // it early; an interrupted epoch leaves its partial sums in state.progress.
+  // it early; an interrupted epoch leaves its position and sums in state.sampler
+  // and state.partial_sums.
   EpochTotals run(LoopState& state);
 
  private:

@@ -1,5 +1,5 @@
 // What the training loop knows at any moment, shared with its callbacks: where the run stands
-// (epoch, step), why it is stopping, and the record a checkpoint stores.
+// (epoch, step, the sampler's position), why it is stopping, and how to write a checkpoint.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "config/choices.h"
 #include "plugtrain/backend.h"
 #include "train/phase_timer.h"
-#include "checkpoint/checkpoint.h"
+#include "checkpoint/state_section.h"
 
 namespace plugtrain {
 
@@ -56,9 +56,32 @@ struct BatchHalving {
   std::string error;                 // LibTorch's message, first line
 };
 
-struct LoopState {
+// Where the sampler stands inside an epoch a run stopped in the middle of (an interrupt): the
+// loader's batches of epoch epochs_done + 1 already trained, as a checkpoint records it (0
+// between epochs). A resume replays that many batches untrained: the order is a function of
+// (seed, epoch), so this puts every generator where it was.
+struct SamplerPosition : Stateful {
+  std::int64_t batches_done = 0;
+  const char* state_name() const override { return "sampler"; }
+  void save_state(StateSection& out) const override { out.put_int("batches_done", batches_done); }
+  void load_state(const StateSection& in) override { batches_done = in.int_at("batches_done"); }
+};
+
+// The running sums of that interrupted epoch, over all processes, so its figures cover it all.
+struct EpochSums : Stateful {
+  double loss_sum = 0;
+  std::int64_t correct = 0, seen = 0;
+  const char* state_name() const override { return "epoch_sums"; }
+  void save_state(StateSection& out) const override;
+  void load_state(const StateSection& in) override;
+};
+
+// The loop's counters are its own checkpoint section, "loop"; SamplerPosition and EpochSums
+// are two more. Callbacks and the precision keep theirs (train/trainer.cpp lists the parts).
+struct LoopState : Stateful {
   std::int64_t epochs = 0;           // planned (train.epochs)
   std::int64_t epoch = 0;            // the current one, 1-based
+  std::int64_t epochs_done = 0;      // completed (epoch - 1 while one is under way)
   std::int64_t step = 0;             // optimizer steps of the whole run so far
   std::int64_t step_in_epoch = 0;    // the loader's batches of the current epoch so far
   std::int64_t steps_per_epoch = 0;  // the loader's batches per epoch
@@ -73,9 +96,13 @@ struct LoopState {
   double lr = 0;                     // the learning rate of the last step
   std::filesystem::path resumed_from;  // empty: a fresh start
 
-  // Where the run stands as a checkpoint records it. The loop keeps its own fields current;
-  // callbacks and the precision add theirs when a checkpoint is written (save_state).
-  TrainingProgress progress;
+  bool finished = false;             // ended by max_steps or early stopping: nothing to resume
+  SamplerPosition sampler;           // after a resume, or a stop, in the middle of an epoch
+  EpochSums partial_sums;            // of that epoch
+
+  const char* state_name() const override { return "loop"; }
+  void save_state(StateSection& out) const override;
+  void load_state(const StateSection& in) override;
 
   StopReason stop = StopReason::none;
   std::string stop_message;  // for a person: why early stopping stopped, which signal came

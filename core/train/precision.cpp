@@ -129,16 +129,15 @@ void Precision::skip_on_host(ReplayableOptimizer& optimizer) {
   skips_on_device_ = false;
 }
 
-void Precision::save_state(TrainingProgress& record) const {
+void Precision::save_state(StateSection& out) const {
   if (!scaler_.enabled()) return;
-  record.loss_scale = scaler_.current_scale();
-  record.loss_scale_growth_tracker = scaler_.growth_tracker();
-  record.skipped_steps = scaler_.skipped_steps();
+  out.put_real("loss_scale", scaler_.current_scale());
+  out.put_int("growth_tracker", scaler_.growth_tracker());
+  out.put_int("skipped_steps", scaler_.skipped_steps());
 }
 
-void Precision::load_state(const TrainingProgress& record) {
-  if (record.loss_scale > 0)
-    scaler_.restore(record.loss_scale, record.loss_scale_growth_tracker, record.skipped_steps);
+void Precision::load_state(const StateSection& in) {
+  scaler_.restore(in.real_at("loss_scale"), in.int_at("growth_tracker"), in.int_at("skipped_steps"));
 }
 
 }  // namespace plugtrain

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "checkpoint/state_section.h"
 #include "config/choices.h"
 #include <vector>
 
@@ -62,7 +63,6 @@ class LossScaler {
   at::Tensor skipped_on_device_;  // unscale_on_device's count (float, on the device)
 };
 
-struct TrainingProgress;
 class ReplayableOptimizer;
 
 // Scales the gradients so that their joint 2-norm is at most `max_norm`, as PyTorch's
@@ -71,7 +71,7 @@ class ReplayableOptimizer;
 void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm);
 
 // fp32, bf16 or fp16 for a run on `device`.
-class Precision {
+class Precision : public Stateful {
  public:
   Precision(PrecisionMode mode, c10::Device device);
   PrecisionMode mode() const { return mode_; }
@@ -95,10 +95,11 @@ class Precision {
   void skip_on_host(ReplayableOptimizer& optimizer);
   std::int64_t skipped_steps() const { return scaler_.skipped_steps(); }
 
-  // Its part of a checkpoint (the loss scaler's state), so a resumed fp16 run scales exactly
-  // as the original.
-  void save_state(TrainingProgress& record) const;
-  void load_state(const TrainingProgress& record);
+  // Its section of a checkpoint (fp16: the loss scaler's state; none otherwise), so a resumed
+  // fp16 run scales exactly as the original.
+  const char* state_name() const override { return "precision"; }
+  void save_state(StateSection& out) const override;
+  void load_state(const StateSection& in) override;
 
  private:
   PrecisionMode mode_;

@@ -48,7 +48,22 @@ TrainerParts single_device_parts(const Experiment& experiment, std::shared_ptr<M
   return parts;
 }
 
-Trainer::Trainer(TrainerParts parts) : parts_(std::move(parts)) {}
+Trainer::Trainer(TrainerParts parts)
+    : parts_(std::move(parts)),
+      history_(
+          "history",
+          [this](StateSection& out) {
+            out.put_text("epochs_json", epoch_history(summary_.earlier_epochs_json, summary_.epochs));
+            out.put_real("best_test_accuracy", best_test_.value());
+            out.put_int("best_test_epoch", best_test_.epoch());
+          },
+          [this](const StateSection& in) {
+            summary_.earlier_epochs_json = in.text_at("epochs_json");
+            const double best = in.real_at("best_test_accuracy");
+            const std::int64_t epoch = in.int_at("best_test_epoch");
+            best_test_.restore(epoch > 0, best, epoch);
+            summary_.best_test_accuracy = best;
+          }) {}
 Trainer::~Trainer() = default;
 
 std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size) const {
@@ -143,7 +158,7 @@ TrainSummary Trainer::fit() {
     for (auto& c : parts_.callbacks) c->on_epoch_end(state_, summary_.epochs.back());
   }
   // Ended by early stopping or max_steps: --resume says so instead of training on.
-  if (state_.stop == StopReason::max_steps || state_.stop == StopReason::early_stopping) state_.progress.finished = true;
+  if (state_.stop == StopReason::max_steps || state_.stop == StopReason::early_stopping) state_.finished = true;
   for (auto& c : parts_.callbacks) c->on_train_end(state_);
 
   summary_.interrupted = state_.stop == StopReason::interrupted;
@@ -169,7 +184,7 @@ TrainSummary Trainer::fit() {
 // (max_steps, an interrupt) and the early-stopping callback its own; the rest is decided here.
 bool Trainer::done() {
   if (state_.stopping()) return true;
-  if (state_.progress.epochs_done >= state_.epochs) {
+  if (state_.epochs_done >= state_.epochs) {
     state_.request_stop(StopReason::epochs_done);
     return true;
   }
@@ -188,7 +203,6 @@ bool Trainer::done() {
 }
 
 EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
-  TrainingProgress& progress = state_.progress;
   EpochMetrics m;
   m.epoch = state_.epoch;
   m.lr = state_.lr;
@@ -197,13 +211,11 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   m.train_accuracy = totals.seen > 0 ? totals.correct / totals.seen : 0;
   m.samples = static_cast<std::int64_t>(totals.seen);
   // A resumed epoch's first part was trained (and timed) before.
-  const double trained_now = totals.seen - double(progress.partial_seen);
+  const double trained_now = totals.seen - double(state_.partial_sums.seen);
   m.samples_per_second = totals.seconds > 0 ? trained_now / totals.seconds : 0;
   train_seconds_ += totals.seconds;
   train_samples_ += static_cast<std::int64_t>(trained_now);
-  progress.partial_loss_sum = 0;
-  progress.partial_correct = 0;
-  progress.partial_seen = 0;
+  state_.partial_sums = EpochSums();
 
   const bool last = state_.stop == StopReason::max_steps || state_.epoch == state_.epochs;
   if (last || state_.epoch % parts_.loop.eval_every == 0) {
@@ -215,61 +227,57 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
     summary_.final_test_accuracy = test.accuracy;
     summary_.final_test_loss = test.loss;
   }
-  // The record as a checkpoint sees it: this epoch is done.
-  progress.epochs_done = state_.epoch;
-  progress.step = state_.step;
-  progress.planned_step = state_.planned_step;
+  state_.epochs_done = state_.epoch;  // as a checkpoint records it from now on
   return m;
+}
+
+std::vector<Stateful*> Trainer::stateful_parts() {
+  std::vector<Stateful*> parts{&state_, &state_.sampler, &state_.partial_sums, &history_, parts_.precision.get()};
+  for (auto& c : parts_.callbacks)
+    if (auto* stateful = dynamic_cast<Stateful*>(c.get())) parts.push_back(stateful);
+  return parts;
 }
 
 void Trainer::restore() {
   const std::filesystem::path& from = parts_.resume_from;
   if (from.empty()) return;
-  const TrainingProgress p =
-      load_checkpoint(from, *parts_.model, *parts_.optimizer, parts_.device.device).progress;
-  if (p.finished && !parts_.finished_checkpoint_is_done)
+  const CheckpointState saved = load_checkpoint(from, *parts_.model, *parts_.optimizer, parts_.device.device).state;
+  if (!saved.find(state_.state_name()))
+    throw CheckpointError(from.string() + ": checkpoint has no '" + state_.state_name() + "' section");
+  try {
+    load_parts(saved, stateful_parts());
+  } catch (const CheckpointError& e) {
+    throw CheckpointError(from.string() + ": " + e.what());
+  }
+  const bool finished = state_.finished;
+  if (finished && !parts_.finished_checkpoint_is_done)
     throw CheckpointError(from.string() + ": that run ended by early stopping or max_steps after epoch " +
-                          std::to_string(p.epochs_done) + "; there is nothing to resume");
-  const bool all_epochs_done = p.epochs_done >= state_.epochs && p.step_in_epoch == 0;
-  if ((p.finished || all_epochs_done) && parts_.finished_checkpoint_is_done) {
+                          std::to_string(state_.epochs_done) + "; there is nothing to resume");
+  const bool all_epochs_done = state_.epochs_done >= state_.epochs && state_.sampler.batches_done == 0;
+  if ((finished || all_epochs_done) && parts_.finished_checkpoint_is_done) {
     // A restart after the run's end: nothing to train (max_steps stops again by itself).
     summary_.already_ended = true;
     const std::int64_t max_steps = parts_.loop.max_steps;
-    if (p.finished && !(max_steps > 0 && p.planned_step >= max_steps)) state_.request_stop(StopReason::early_stopping);
-    if (auto test = last_test_figures(p.history_json)) {
+    if (finished && !(max_steps > 0 && state_.planned_step >= max_steps)) state_.request_stop(StopReason::early_stopping);
+    if (auto test = last_test_figures(summary_.earlier_epochs_json)) {
       summary_.final_test_loss = test->first;
       summary_.final_test_accuracy = test->second;
     }
   } else if (all_epochs_done)
-    throw CheckpointError(from.string() + ": that run already trained all " + std::to_string(p.epochs_done) +
+    throw CheckpointError(from.string() + ": that run already trained all " + std::to_string(state_.epochs_done) +
                           " epochs; raise train.epochs to train further");
-  state_.progress = p;
-  state_.step = p.step;
-  state_.planned_step = p.planned_step;
-  state_.step_batch = p.step_batch;
-  state_.epoch = p.epochs_done;
   state_.resumed_from = from;
-  first_epoch_ = p.epochs_done + 1;
-  best_test_.restore(p.best_test_epoch > 0, p.best_test_accuracy, p.best_test_epoch);
-  summary_.best_test_accuracy = p.best_test_accuracy;
-  summary_.earlier_epochs_json = p.history_json;
-  parts_.precision->load_state(p);
-  for (auto& c : parts_.callbacks) c->load_state(p);
+  first_epoch_ = state_.epochs_done + 1;
 }
 
-void Trainer::save_checkpoint(const std::filesystem::path& path) const {
-  TrainingProgress record = state_.progress;
-  record.step_batch = state_.step_batch;  // a resume keeps the batch an out-of-memory error forced
-  record.history_json = epoch_history(summary_.earlier_epochs_json, summary_.epochs);
-  record.best_test_accuracy = best_test_.value();
-  record.best_test_epoch = best_test_.epoch();
-  parts_.precision->save_state(record);
-  for (const auto& c : parts_.callbacks) c->save_state(record);
+void Trainer::save_checkpoint(const std::filesystem::path& path) {
+  CheckpointState sections;
+  save_parts(sections, stateful_parts());
   std::string not_replayable;
   // Steps replayed from a graph or skipped on the device moved only the device's step counts.
   if (ReplayableOptimizer* r = replayable(*parts_.optimizer, not_replayable)) r->sync_host_steps();
   plugtrain::save_checkpoint(path, *parts_.model, *parts_.optimizer,
-                             {record, parts_.experiment_record, parts_.loop.model_name, "", ""},
+                             {sections, parts_.experiment_record, parts_.loop.model_name, "", ""},
                              parts_.device.device);
 }
 

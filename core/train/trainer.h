@@ -103,15 +103,20 @@ class Trainer {
   std::unique_ptr<data::BatchLoader> make_loader(std::int64_t batch_size) const;
   // The eager step, or the recorded one when parts_.make_graph_capture is set.
   std::unique_ptr<TrainStep> make_step(bool skip_nonfinite);
+  // Every part whose state a checkpoint keeps, each in its own section: the loop's counters,
+  // the sampler's position and the interrupted epoch's sums, the history, the precision, and
+  // each callback that is Stateful.
+  std::vector<Stateful*> stateful_parts();
   void restore();
   bool done();
   EpochMetrics finish_epoch(const EpochTotals& totals);
-  void save_checkpoint(const std::filesystem::path& path) const;
+  void save_checkpoint(const std::filesystem::path& path);
 
   TrainerParts parts_;
   LoopState state_;
   BestSoFar best_test_;               // the summary's best test accuracy
   TrainSummary summary_;
+  StateFunctions history_;            // the epochs so far and the best test accuracy, as a section
   std::int64_t first_epoch_ = 1;      // of this fit (a resumed run starts later)
   double train_seconds_ = 0;          // over this fit's epochs
   std::int64_t train_samples_ = 0;

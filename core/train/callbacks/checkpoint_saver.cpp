@@ -32,18 +32,13 @@ void CheckpointSaver::on_epoch_end(LoopState& state, const EpochMetrics& m) {
 }
 
 void CheckpointSaver::on_train_end(LoopState& state) {
-  const bool mid_epoch_interrupt = state.stop == StopReason::interrupted && state.progress.step_in_epoch > 0;
-  if (mid_epoch_interrupt || state.progress.finished) state.save_checkpoint(folder_ / "last.ckpt");
+  const bool mid_epoch_interrupt = state.stop == StopReason::interrupted && state.sampler.batches_done > 0;
+  if (mid_epoch_interrupt || state.finished) state.save_checkpoint(folder_ / "last.ckpt");
 }
 
-void CheckpointSaver::save_state(TrainingProgress& record) const {
-  record.best_value = best_.value();
-  record.best_epoch = best_.epoch();
-}
+void CheckpointSaver::save_state(StateSection& out) const { best_.save(out); }
 
-void CheckpointSaver::load_state(const TrainingProgress& record) {
-  best_.restore(record.best_epoch > 0, record.best_value, record.best_epoch);
-}
+void CheckpointSaver::load_state(const StateSection& in) { best_.load(in); }
 
 void CheckpointSaver::keep_newest_epoch_files(const std::filesystem::path& folder, std::int64_t keep) {
   if (keep <= 0) return;

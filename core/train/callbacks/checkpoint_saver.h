@@ -14,13 +14,14 @@ namespace plugtrain {
 
 struct Experiment;
 
-class CheckpointSaver final : public Callback {
+class CheckpointSaver final : public Callback, public Stateful {
  public:
   CheckpointSaver(std::filesystem::path folder, const Experiment& experiment);
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
   void on_train_end(LoopState& state) override;
-  void save_state(TrainingProgress& record) const override;
-  void load_state(const TrainingProgress& record) override;
+  const char* state_name() const override { return "checkpoint_saver"; }
+  void save_state(StateSection& out) const override;
+  void load_state(const StateSection& in) override;
 
   // Removes all but the newest `keep` epoch-NNNN.ckpt files of `folder` (keep 0: none removed).
   static void keep_newest_epoch_files(const std::filesystem::path& folder, std::int64_t keep);

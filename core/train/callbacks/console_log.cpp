@@ -9,10 +9,9 @@ namespace plugtrain {
 
 void ConsoleLog::on_train_start(LoopState& state) {
   if (state.resumed_from.empty()) return;
-  const TrainingProgress& p = state.progress;
-  log_ << "resumed from " << state.resumed_from.string() << ": " << p.epochs_done << " epochs and " << p.step
-       << " steps done"
-       << (p.step_in_epoch ? " (" + std::to_string(p.step_in_epoch) + " steps into the next epoch)" : "") << "\n";
+  const std::int64_t into_next = state.sampler.batches_done;
+  log_ << "resumed from " << state.resumed_from.string() << ": " << state.epochs_done << " epochs and " << state.step
+       << " steps done" << (into_next ? " (" + std::to_string(into_next) + " steps into the next epoch)" : "") << "\n";
 }
 
 void ConsoleLog::on_log_step(const LoopState& state, const StepFigures& f) {

@@ -16,15 +16,14 @@ void EarlyStopping::on_epoch_end(LoopState& state, const EpochMetrics& m) {
   }
 }
 
-void EarlyStopping::save_state(TrainingProgress& record) const {
-  record.stopping_best = best_.value();
-  record.stopping_has_best = best_.has_value();
-  record.epochs_without_improvement = epochs_without_improvement_;
+void EarlyStopping::save_state(StateSection& out) const {
+  best_.save(out);
+  out.put_int("epochs_without_improvement", epochs_without_improvement_);
 }
 
-void EarlyStopping::load_state(const TrainingProgress& record) {
-  best_.restore(record.stopping_has_best, record.stopping_best, 0);
-  epochs_without_improvement_ = record.epochs_without_improvement;
+void EarlyStopping::load_state(const StateSection& in) {
+  best_.load(in);
+  epochs_without_improvement_ = in.int_at("epochs_without_improvement");
 }
 
 }  // namespace plugtrain

@@ -9,12 +9,13 @@
 
 namespace plugtrain {
 
-class EarlyStopping final : public Callback {
+class EarlyStopping final : public Callback, public Stateful {
  public:
   EarlyStopping(Metric monitor, std::optional<Direction> mode, std::int64_t patience, double min_delta);
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
-  void save_state(TrainingProgress& record) const override;
-  void load_state(const TrainingProgress& record) override;
+  const char* state_name() const override { return "early_stopping"; }
+  void save_state(StateSection& out) const override;
+  void load_state(const StateSection& in) override;
 
   std::int64_t epochs_without_improvement() const { return epochs_without_improvement_; }
 

@@ -14,15 +14,15 @@ namespace {
 const char* kHeader = "kind,epoch,step,loss,accuracy,test_loss,test_accuracy,lr,samples_per_second,seconds\n";
 
 // Whether a row of metrics.csv was written at or before the checkpoint's place.
-bool before_checkpoint(const std::string& row, const TrainingProgress& p) {
+bool before_checkpoint(const std::string& row, const LoopState& resumed) {
   std::istringstream fields(row);
   std::string kind, epoch, step;
   std::getline(fields, kind, ',');
   std::getline(fields, epoch, ',');
   std::getline(fields, step, ',');
   try {
-    if (kind == "epoch") return std::stoll(epoch) <= p.epochs_done;
-    if (kind == "step") return std::stoll(step) <= p.step;
+    if (kind == "epoch") return std::stoll(epoch) <= resumed.epochs_done;
+    if (kind == "step") return std::stoll(step) <= resumed.step;
   } catch (const std::exception&) {
   }
   return false;  // a cut row
@@ -39,7 +39,7 @@ void MetricsCsv::on_train_start(LoopState& state) {
     std::string row;
     std::getline(in, row);  // the header
     while (std::getline(in, row))
-      if (before_checkpoint(row, state.progress)) kept += row + "\n";
+      if (before_checkpoint(row, state)) kept += row + "\n";
   }
   write_file_atomically(path_, kept);
   out_.open(path_, std::ios::app);
