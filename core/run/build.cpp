@@ -136,6 +136,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
                                     const RunOutputs* outputs, std::ostream& log) {
   const Experiment& e = run.experiment;
   BackendHandle& backend = *plan.choice.backend;
+  auto built = std::make_unique<BuiltRun>();  // from here on, process settings are put back with it
   if (plan.threads > 0) at::set_num_threads(plan.threads);
   if (collectives) {
     const World& world = *plan.world;
@@ -145,7 +146,6 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
         << (!world.agent_store ? "" : world.source == "plugtrain" ? ", store in the launcher" : ", torchrun's agent store")
         << "), gradients all-reduced through c10d " << carrier << " in " << e.distributed.bucket_mb << " MiB buckets\n";
   }
-  auto built = std::make_unique<BuiltRun>();
   at::manual_seed(static_cast<std::uint64_t>(e.experiment.seed));
   data::LoadedData loaded = load_data(e, outputs);
   built->data = std::move(loaded.data);

@@ -10,6 +10,7 @@
 #include "data/dataset.h"
 #include "run/outputs.h"
 #include "run/plan.h"
+#include "run/process_settings.h"
 #include "run/validate.h"
 #include "train/trainer.h"
 
@@ -18,6 +19,9 @@ namespace plugtrain {
 class Collectives;
 
 struct BuiltRun {
+  // First, so it is the last to go: the process settings this run changed are put back once
+  // nothing of the run is left.
+  ProcessSettingsScope process_settings;
   data::DatasetPair data;
   std::shared_ptr<Model> model;
   std::int64_t parameters = 0;

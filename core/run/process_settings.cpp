@@ -1,0 +1,31 @@
+#include "run/process_settings.h"
+
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/Generator.h>
+
+namespace plugtrain {
+
+namespace {
+
+at::Generator cpu_generator() { return at::globalContext().defaultGenerator(c10::Device(c10::kCPU)); }
+
+}  // namespace
+
+ProcessSettingsScope::ProcessSettingsScope()
+    : threads_(at::get_num_threads()),
+      tf32_matmul_(at::globalContext().allowTF32CuBLAS()),
+      tf32_convolutions_(at::globalContext().allowTF32CuDNN()),
+      cudnn_benchmark_(at::globalContext().benchmarkCuDNN()),
+      cpu_generator_state_(cpu_generator().get_state()) {}
+
+ProcessSettingsScope::~ProcessSettingsScope() {
+  auto& context = at::globalContext();
+  if (at::get_num_threads() != threads_) at::set_num_threads(threads_);
+  context.setAllowTF32CuBLAS(tf32_matmul_);
+  context.setAllowTF32CuDNN(tf32_convolutions_);
+  context.setBenchmarkCuDNN(cudnn_benchmark_);
+  cpu_generator().set_state(cpu_generator_state_);
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,28 @@
+// LibTorch's process-wide settings that building a run changes: the intra-op threads
+// (train.threads), TF32 for float32 matrix products and convolutions (train.tf32), cuDNN's
+// autotuner (train.cudnn_benchmark) and the CPU generator (experiment.seed). A scope records
+// them when it begins and puts them back when it ends.
+//
+// Every BuiltRun holds one, so commands that build several runs in one process (doctor, bench,
+// the automatic batch size, select = "fastest") give each run exactly what it would get alone:
+// one backend's settings never leak into the next one's plan or steps.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+namespace plugtrain {
+
+class ProcessSettingsScope {
+ public:
+  ProcessSettingsScope();
+  ~ProcessSettingsScope();
+  ProcessSettingsScope(const ProcessSettingsScope&) = delete;
+  ProcessSettingsScope& operator=(const ProcessSettingsScope&) = delete;
+
+ private:
+  int threads_;
+  bool tf32_matmul_, tf32_convolutions_, cudnn_benchmark_;
+  at::Tensor cpu_generator_state_;
+};
+
+}  // namespace plugtrain
