@@ -56,9 +56,6 @@ bool not_configuration(const std::string& file, const std::string& word) {
   static const std::set<std::pair<std::string, std::string>> exceptions = {
       {"distributed/device_collective.cpp", "none"},  // the SDK's Capabilities::collective
       {"train/callbacks/metrics_csv.cpp", "step"},     // a metrics.csv column
-      {"run/run_folder.cpp", "last"},                  // the --resume argument
-      {"run/run_folder.cpp", "auto"},
-      {"run/build.cpp", "auto"},
   };
   return exceptions.count({file, word}) > 0;
 }

@@ -18,7 +18,8 @@ void add_run_command(CLI::App& app) {
                 "Use no GPU at all: only the host CPU's backend may be chosen");
   auto no_mps = std::make_shared<bool>(false);
   cmd->add_flag("--no-mps", *no_mps, "Do not use the Apple GPU (mps)");
-  cmd->add_option("--resume", request->resume,
+  auto resume = std::make_shared<std::string>();
+  cmd->add_option("--resume", *resume,
                   "Continue exactly from a checkpoint: a .ckpt path, 'last' (this experiment's newest last.ckpt), "
                   "or 'auto' (last when there is one, else a fresh start: for restarts by torchrun or a scheduler)");
   auto profile = std::make_shared<bool>(false);
@@ -31,7 +32,8 @@ void add_run_command(CLI::App& app) {
   add_plugin_path_option(*cmd, request->plugin_paths);
   // Set by `plugtrain sweep` for each trial it starts: the file's [sweep] table is the sweep's.
   cmd->add_flag("--sweep-trial", request->sweep_trial)->group("");
-  cmd->callback([request, no_mps, profile, profile_steps] {
+  cmd->callback([request, no_mps, profile, profile_steps, resume] {
+    request->resume = ResumeRequest::parse(*resume);
     if (*no_mps) request->disable_backends.push_back("mps");
     if (*profile) request->overrides.push_back("train.profile=true");
     if (*profile_steps > 0) request->overrides.push_back("train.profile_steps=" + std::to_string(*profile_steps));

@@ -34,6 +34,8 @@ enum class Direction { max, min };
 enum class OnNonfinite { stop, skip_step };
 enum class PrecisionMode { fp32, bf16, fp16 };
 enum class SweepMethod { grid, random };
+// `plugtrain run --resume`'s keywords (any other argument is a checkpoint's path).
+enum class ResumeKeyword { last, automatic };
 enum class Distribution { uniform, log_uniform, integer };
 
 // ChoiceWords<E>::words: each value with the word a file uses for it, in documentation order.
@@ -43,6 +45,7 @@ template <class E> struct ChoiceWords;
   template <> struct ChoiceWords<E> {                                                          \
     static constexpr std::pair<E, const char*> words[] = {__VA_ARGS__};                        \
   }
+PLUGTRAIN_CHOICE_WORDS(ResumeKeyword, {ResumeKeyword::last, "last"}, {ResumeKeyword::automatic, "auto"});
 PLUGTRAIN_CHOICE_WORDS(BackendSelect, {BackendSelect::priority, "priority"}, {BackendSelect::fastest, "fastest"});
 PLUGTRAIN_CHOICE_WORDS(Strategy, {Strategy::single, "single"}, {Strategy::dp, "dp"}, {Strategy::ddp, "ddp"});
 PLUGTRAIN_CHOICE_WORDS(DatasetKind, {DatasetKind::fashion_mnist, "fashion-mnist"}, {DatasetKind::mnist, "mnist"},

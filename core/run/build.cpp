@@ -196,7 +196,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   use_graphs(plan, backend, memory_device, parts, log);
   parts.callbacks = make_callbacks(e, plan, outputs, log);
   parts.resume_from = run.resume_from;
-  parts.finished_checkpoint_is_done = run.request.resume == "auto";
+  parts.finished_checkpoint_is_done = run.request.resume.automatic();
   parts.experiment_record = plan.record;
   built->trainer = std::make_unique<Trainer>(std::move(parts));
   return built;

@@ -33,9 +33,9 @@ fs::path checkpoint_folder(const Experiment& e, const fs::path& run_folder) {
   return e.checkpoint.folder.empty() ? run_folder / "checkpoints" : fs::path(e.checkpoint.folder);
 }
 
-fs::path resume_checkpoint(const Experiment& e, const std::string& resume) {
-  if (resume != "last" && resume != "auto") return resume;
-  const bool automatic = resume == "auto";  // no checkpoint yet: a fresh start
+fs::path resume_checkpoint(const Experiment& e, const ResumeRequest& resume) {
+  if (!resume.keyword) return resume.checkpoint;
+  const bool automatic = resume.automatic();  // no checkpoint yet: a fresh start
   if (!e.checkpoint.folder.empty()) {
     const fs::path last = fs::path(e.checkpoint.folder) / "last.ckpt";
     return automatic && !fs::exists(last) ? fs::path() : last;

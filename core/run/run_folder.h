@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/experiment.h"
+#include "run/resume_request.h"
 
 namespace plugtrain {
 
@@ -23,6 +24,6 @@ std::filesystem::path checkpoint_folder(const Experiment& e, const std::filesyst
 // "last": the newest last.ckpt of this experiment; "auto": the same, or an empty path (a fresh
 // start) when there is none; anything else is the path given. Throws CheckpointError when
 // "last" finds none.
-std::filesystem::path resume_checkpoint(const Experiment& e, const std::string& resume);
+std::filesystem::path resume_checkpoint(const Experiment& e, const ResumeRequest& resume);
 
 }  // namespace plugtrain

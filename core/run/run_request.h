@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "run/resume_request.h"
 #include "train/trainer.h"
 
 namespace plugtrain {
@@ -15,7 +16,7 @@ struct RunRequest {
   std::vector<std::filesystem::path> plugin_paths;
   bool host_cpu_only = false;                // --no-gpu: only the host CPU's backend may be chosen
   std::vector<std::string> disable_backends;  // e.g. --no-mps
-  std::string resume;                        // "" (fresh run), "last", or a checkpoint path
+  ResumeRequest resume;
   // select = "fastest": measure the backends again instead of using the cached choice.
   bool measure_again = false;
   // One trial of `plugtrain sweep`: the file's [sweep] table belongs to the sweep.

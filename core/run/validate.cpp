@@ -74,7 +74,7 @@ ValidatedRun validate(const RunRequest& request) {
     throw ConfigError(key_location(v.file, "model.init") + ": model.init '" + e.model.init +
                       "' is a plugtrain checkpoint, not a state_dict: continue it with --resume " + e.model.init +
                       ", or start from its weights after `plugtrain export " + e.model.init + " model.pt`");
-  if (!request.resume.empty()) {
+  if (request.resume.requested()) {
     v.resume_from = resume_checkpoint(e, request.resume);
   }
   if (!v.resume_from.empty()) {
