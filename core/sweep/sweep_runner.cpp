@@ -55,7 +55,8 @@ TrialState state_of(const fs::path& trial_folder) {
     if (fs::exists(summary)) {
       try {
         if (!nlohmann::json::parse(std::ifstream(summary)).value("interrupted", true)) return TrialState::finished;
-      } catch (const std::exception&) {
+      } catch (const nlohmann::json::exception&) {
+        // A summary that cannot be read (cut short by a killed trial) is no finished run: the trial runs again.
       }
     }
     checkpoint |= fs::exists(version.path() / "checkpoints" / "last.ckpt");
