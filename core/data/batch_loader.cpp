@@ -13,7 +13,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
 #include <c10/core/Event.h>
 #include <c10/core/Stream.h>
 #include <c10/core/StreamGuard.h>
@@ -22,44 +21,18 @@
 
 #include "data/data_error.h"
 #include "data/device_resident.h"
-#include "data/sample_rng.h"
 
 namespace plugtrain::data {
 
-namespace {
-
-// Per-channel maps the producer applies: byte pixel v -> v * byte_scale + shift (straight
-// to normalised), or, after augmenting on the [0, 1] scale, x -> x * unit_scale + shift.
-struct ChannelMaps {
-  std::vector<float> byte_scale, unit_scale, shift;
-  std::vector<float> erase_fill;  // random_erasing's value before normalisation: the mean
-
-  ChannelMaps(const Dataset& d) {
-    const auto channels = size_t(d.sample_shape.empty() ? 1 : d.sample_shape[0]);
-    for (size_t c = 0; c < channels; ++c) {
-      const bool given = c < d.normalization.mean.size();
-      const double mean = given ? d.normalization.mean[c] : 0.0, std = given ? d.normalization.std[c] : 1.0;
-      byte_scale.push_back(float(1.0 / (255.0 * std)));
-      unit_scale.push_back(float(1.0 / std));
-      shift.push_back(float(-mean / std));
-      erase_fill.push_back(float(mean));
-    }
-  }
-};
-
-}  // namespace
-
 struct BatchLoader::Impl {
-  Dataset data;
+  BatchMaker maker;  // the pixels of each batch; it keeps the data set
   int64_t batch_size;
   bool shuffle;
-  Augmenter augmenter;
   plugtrain::LoaderConfig config;
   c10::Device device;
   uint64_t seed;
   Shard shard;
   at::MemoryFormat memory_format;
-  ChannelMaps maps;
   std::shared_ptr<DeviceResident> resident;  // data.on_device: batches gathered there
   int threads = 0;     // background producers (0: the calling thread makes each batch)
   int64_t window = 0;  // batches prepared ahead of the one the trainer has
@@ -92,16 +65,17 @@ struct BatchLoader::Impl {
 
   Impl(const Dataset& d, int64_t bs, bool sh, AugmentOptions aug, const plugtrain::LoaderConfig& cfg, c10::Device dev,
        uint64_t s, Shard sd, at::MemoryFormat mf, std::shared_ptr<DeviceResident> r)
-      : data(d), batch_size(bs), shuffle(sh), augmenter(std::move(aug)), config(cfg), device(dev), seed(s), shard(sd),
-        memory_format(mf), maps(d), resident(std::move(r)) {
+      : maker(d, std::move(aug), s, sd.rank, mf, cfg.pin_memory && !dev.is_cpu()), batch_size(bs), shuffle(sh),
+        config(cfg), device(dev), seed(s), shard(sd), memory_format(mf), resident(std::move(r)) {
     threads = resident ? 0 : config.workers > 0 ? config.workers : config.prefetch_depth > 0 ? 1 : 0;
     window = std::max<int64_t>(config.prefetch_depth, threads);
   }
 
+  int64_t samples() const { return maker.data().size(); }
   int64_t shard_samples() const {
-    if (shard.count == 1) return data.size();
-    if (shard.pad) return (data.size() + shard.count - 1) / shard.count;
-    return (data.size() - shard.rank + shard.count - 1) / shard.count;
+    if (shard.count == 1) return samples();
+    if (shard.pad) return (samples() + shard.count - 1) / shard.count;
+    return (samples() - shard.rank + shard.count - 1) / shard.count;
   }
   int64_t num_batches() const { return (shard_samples() + batch_size - 1) / batch_size; }
 
@@ -115,91 +89,13 @@ struct BatchLoader::Impl {
     return padded.slice(0, shard.rank, total, shard.count);
   }
 
-  // Sample `position` of the epoch (this rank's numbering) into `out` (C,H,W floats).
-  void make_sample(int64_t position, int64_t sample, float* out) const {
-    const int64_t c = data.sample_shape[0], plane = data.sample_shape[1] * data.sample_shape[2];
-    const int64_t numel = c * plane;
-    thread_local std::vector<uint8_t> decoded;
-    thread_local std::vector<float> scratch;
-    if (!data.bytes()) {  // float data, already normalised
-      const float* src = data.images.const_data_ptr<float>() + sample * numel;
-      std::copy(src, src + numel, out);
-      if (!augmenter.empty()) {
-        SampleRng rng(SampleRng::seed_of(seed, uint64_t(epoch), uint64_t(shard.rank), uint64_t(position)));
-        augmenter.apply({out, c, data.sample_shape[1], data.sample_shape[2]}, rng, std::vector<float>(size_t(c), 0.0f),
-                        scratch);
-      }
-      return;
-    }
-    const uint8_t* src;
-    if (data.images.defined()) {
-      src = data.images.const_data_ptr<uint8_t>() + sample * numel;
-    } else {
-      decoded.resize(size_t(numel));
-      data.decode(sample, decoded.data());
-      src = decoded.data();
-    }
-    if (augmenter.empty()) {
-      for (int64_t ch = 0; ch < c; ++ch) {
-        const float a = maps.byte_scale[size_t(ch)], b = maps.shift[size_t(ch)];
-        const uint8_t* s = src + ch * plane;
-        float* o = out + ch * plane;
-        for (int64_t i = 0; i < plane; ++i) o[i] = float(s[i]) * a + b;
-      }
-      return;
-    }
-    for (int64_t i = 0; i < numel; ++i) out[i] = float(src[i]) * (1.0f / 255.0f);
-    SampleRng rng(SampleRng::seed_of(seed, uint64_t(epoch), uint64_t(shard.rank), uint64_t(position)));
-    augmenter.apply({out, c, data.sample_shape[1], data.sample_shape[2]}, rng, maps.erase_fill, scratch);
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const float a = maps.unit_scale[size_t(ch)], b = maps.shift[size_t(ch)];
-      float* o = out + ch * plane;
-      for (int64_t i = 0; i < plane; ++i) o[i] = o[i] * a + b;
-    }
-  }
-
-  // Batch `index` of the epoch: every sample made into one float batch (pinned when the
-  // device wants it). On a worker thread this runs serially (ParallelGuard); on the
-  // calling thread the samples are spread over LibTorch's intra-op threads.
+  // Batch `index` of the epoch. On a worker thread its samples are made serially
+  // (ParallelGuard); on the calling thread they are spread over LibTorch's intra-op threads.
   Batch produce(int64_t index) const {
     const int64_t begin = index * batch_size;
     const int64_t count = std::min(batch_size, order.size(0) - begin);
     if (resident) return resident->batch(begin, count, memory_format);
-    const bool pin = config.pin_memory && !device.is_cpu();
-    std::vector<int64_t> shape{count};
-    shape.insert(shape.end(), data.sample_shape.begin(), data.sample_shape.end());
-    Batch b;
-    const bool channels_last = memory_format == at::MemoryFormat::ChannelsLast;
-    b.inputs = at::empty(shape, at::TensorOptions().dtype(at::kFloat).pinned_memory(pin).memory_format(memory_format));
-    b.targets = data.labels.index_select(0, order.narrow(0, begin, count));
-    if (pin) b.targets = b.targets.pin_memory();
-    const int64_t numel = b.inputs.numel() / std::max<int64_t>(1, count);
-    const int64_t* samples = order.const_data_ptr<int64_t>() + begin;
-    float* out = b.inputs.data_ptr<float>();
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    at::parallel_for(0, count, 8, [&](int64_t from, int64_t to) {
-      try {
-        thread_local std::vector<float> planar;  // channels last: one C,H,W sample, then interleaved
-        for (int64_t k = from; k < to; ++k) {
-          if (!channels_last) {
-            make_sample(begin + k, samples[k], out + k * numel);
-            continue;
-          }
-          planar.resize(size_t(numel));
-          make_sample(begin + k, samples[k], planar.data());
-          const int64_t c = data.sample_shape[0], plane = numel / c;
-          float* dst = out + k * numel;
-          for (int64_t p = 0; p < plane; ++p)
-            for (int64_t ch = 0; ch < c; ++ch) dst[p * c + ch] = planar[size_t(ch * plane + p)];
-        }
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
-      }
-    });
-    if (error) std::rethrow_exception(error);
-    return b;
+    return maker.make(order, begin, count, epoch);
   }
 
   void worker_loop() {
@@ -306,7 +202,7 @@ void BatchLoader::start_epoch(int64_t epoch) {
   s.epoch = epoch;
   at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(s.seed + static_cast<uint64_t>(epoch));
   const auto i64 = at::TensorOptions().dtype(at::kLong);
-  s.order = s.shard_of(s.shuffle ? at::randperm(s.data.size(), generator, i64) : at::arange(s.data.size(), i64))
+  s.order = s.shard_of(s.shuffle ? at::randperm(s.samples(), generator, i64) : at::arange(s.samples(), i64))
                 .contiguous();
   if (s.resident) s.resident->start_epoch(s.order, s.seed, epoch, s.shard.rank);
   s.started = true;

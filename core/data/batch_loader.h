@@ -18,6 +18,7 @@
 #include <c10/core/MemoryFormat.h>
 
 #include "data/augment.h"
+#include "data/batch_maker.h"
 #include "data/dataset.h"
 #include "plugtrain/backend.h"
 
@@ -35,11 +36,6 @@ struct Shard {
 };
 
 class DeviceResident;
-
-struct Batch {
-  at::Tensor inputs;   // float32 B,C,H,W on the loader's device (channels-last strides when asked)
-  at::Tensor targets;  // int64 B on the loader's device
-};
 
 class BatchLoader {
  public:

@@ -1,19 +1,17 @@
 #include "describe/model_summary.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
-#include <ATen/record_function.h>
 
 #include "config/config_error.h"
 #include "config/experiment_loader.h"
 #include "config/suggest.h"
 #include "config/toml_text.h"
+#include "describe/forward_trace.h"
 #include "plugins/plugin_error.h"
 #include "util/fatal_signals.h"
 #include "util/format.h"
@@ -30,131 +28,6 @@ std::string type_of(const torch::nn::Module& m) {
   if (name.size() > 4 && name.compare(name.size() - 4, 4, "Impl") == 0) name.resize(name.size() - 4);
   return name;
 }
-
-// The forward pass as the RecordFunction callbacks see it. Callbacks are plain function
-// pointers, so the one tracer of this thread is reached through a thread_local.
-struct Tracer {
-  std::map<const c10::TensorImpl*, std::size_t> by_impl;  // parameter or buffer -> module
-  std::map<const void*, std::size_t> by_data;             // its storage, for a view of it
-  int inside = 0;                                         // depth in an attributed operator
-  std::vector<std::pair<std::size_t, LayerRow>> rows;     // module index, row
-  std::set<std::size_t> seen;
-  std::string error;  // an exception may not leave a callback
-};
-thread_local Tracer* t_tracer = nullptr;
-
-struct OpContext : at::ObserverContext {
-  std::size_t module = 0;
-  std::int64_t per_output_element = 0;  // multiply-adds per output element
-  std::int64_t fixed = 0;               // or a count known from the inputs alone
-};
-
-std::optional<std::size_t> owner(const Tracer& t, const at::Tensor& x) {
-  if (!x.defined()) return std::nullopt;
-  if (auto it = t.by_impl.find(x.unsafeGetTensorImpl()); it != t.by_impl.end()) return it->second;
-  if (!x.has_storage() || x.storage().nbytes() == 0) return std::nullopt;
-  if (auto it = t.by_data.find(x.storage().data()); it != t.by_data.end()) return it->second;
-  return std::nullopt;
-}
-
-// Multiply-adds of the operators that count (see the header); the rest count 0.
-void count_macs(OpContext& c, const std::string& op, c10::ArrayRef<const c10::IValue> in) {
-  auto tensor = [&](std::size_t i) -> const at::Tensor* {
-    return i < in.size() && in[i].isTensor() && in[i].toTensor().defined() ? &in[i].toTensor() : nullptr;
-  };
-  const at::Tensor* a = tensor(0);
-  const at::Tensor* b = tensor(1);
-  if (!a || !b) return;
-  if (op == "aten::conv1d" || op == "aten::conv2d" || op == "aten::conv3d" || op == "aten::convolution" ||
-      op == "aten::_convolution" || op == "aten::conv_transpose1d" || op == "aten::conv_transpose2d" ||
-      op == "aten::conv_transpose3d") {
-    if (b->dim() < 2 || b->size(0) == 0) return;
-    const std::int64_t per = b->numel() / b->size(0);
-    bool transposed = op.find("transpose") != std::string::npos;
-    if (op == "aten::convolution" || op == "aten::_convolution")
-      transposed = in.size() > 6 && in[6].isBool() && in[6].toBool();
-    if (transposed) c.fixed = a->numel() * per;
-    else c.per_output_element = per;
-  } else if (op == "aten::linear") {
-    c.per_output_element = b->size(-1);
-  } else if (op == "aten::addmm") {  // bias, mat1, mat2
-    if (const at::Tensor* m = tensor(1); m && m->dim() == 2) c.per_output_element = m->size(1);
-  } else if (op == "aten::mm" || op == "aten::bmm" || op == "aten::matmul") {
-    c.per_output_element = a->size(-1);
-  }
-}
-
-std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  Tracer* t = t_tracer;
-  if (!t || t->inside > 0) return nullptr;
-  try {
-    std::optional<std::size_t> module;
-    for (const c10::IValue& v : fn.inputs()) {
-      if (v.isTensor()) module = owner(*t, v.toTensor());
-      else if (v.isTensorList())
-        for (const at::Tensor& x : v.toTensorList().vec())
-          if ((module = owner(*t, x))) break;
-      if (module) break;
-    }
-    if (!module) return nullptr;
-    auto c = std::make_unique<OpContext>();
-    c->module = *module;
-    count_macs(*c, fn.name(), fn.inputs());
-    ++t->inside;
-    return c;
-  } catch (const std::exception& e) {
-    if (t->error.empty()) t->error = e.what();
-    return nullptr;
-  }
-}
-
-void on_end(const at::RecordFunction& fn, at::ObserverContext* context) {
-  Tracer* t = t_tracer;
-  if (!t || !context) return;
-  --t->inside;
-  const auto& c = *static_cast<OpContext*>(context);
-  const at::Tensor* out = nullptr;
-  for (const c10::IValue& v : fn.outputs())
-    if (v.isTensor() && v.toTensor().defined()) {
-      out = &v.toTensor();
-      break;
-    }
-  std::vector<std::int64_t> shape;
-  if (out && out->dim() > 0) shape.assign(out->sizes().begin() + 1, out->sizes().end());  // per sample
-  const std::int64_t macs = c.fixed + (out ? c.per_output_element * out->numel() : 0);
-  if (!t->rows.empty() && t->rows.back().first == c.module) {  // the same call of that module goes on
-    t->rows.back().second.output_shape = shape;
-    t->rows.back().second.macs += macs;
-    return;
-  }
-  LayerRow row;
-  row.output_shape = shape;
-  row.macs = macs;
-  row.repeated = !t->seen.insert(c.module).second;
-  t->rows.emplace_back(c.module, std::move(row));
-}
-
-// Installs the tracer and the callbacks for this thread for one scope.
-class TraceScope {
- public:
-  explicit TraceScope(Tracer& t) {
-    t_tracer = &t;
-    handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(on_start, on_end)
-                                             .needsInputs(true)
-                                             .needsOutputs(true)
-                                             .scopes({at::RecordScope::FUNCTION}));
-  }
-  ~TraceScope() {
-    at::removeCallback(handle_);
-    t_tracer = nullptr;
-  }
-  TraceScope(const TraceScope&) = delete;
-  TraceScope& operator=(const TraceScope&) = delete;
-
- private:
-  at::CallbackHandle handle_;
-  at::RecordFunctionGuard enabled_{true};
-};
 
 std::string count_or_dash(const LayerRow& r, std::int64_t value) {
   return r.repeated ? "(shared)" : with_thousands(value);
@@ -238,7 +111,7 @@ ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& in
 
   // Every module that owns parameters or buffers itself is a row, in named_modules order
   // until the forward pass tells the real one.
-  Tracer tracer;
+  ForwardTrace trace;
   std::vector<LayerRow> owners;
   for (const auto& item : net->named_modules()) {
     const torch::nn::Module& m = *item.value();
@@ -250,11 +123,7 @@ ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& in
     row.type = type_of(m);
     for (const auto& p : params) row.parameters += p.value().numel();
     for (const auto* list : {&params, &buffers})
-      for (const auto& t : *list) {
-        tracer.by_impl[t.value().unsafeGetTensorImpl()] = owners.size();
-        if (t.value().has_storage() && t.value().storage().nbytes() > 0)
-          tracer.by_data[t.value().storage().data()] = owners.size();
-      }
+      for (const auto& t : *list) trace.own(t.value(), owners.size());
     owners.push_back(row);
   }
   for (const auto& p : net->parameters()) {
@@ -269,7 +138,7 @@ ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& in
   {
     const PluginCallScope scope(model.plugin, "summary forward pass");
     at::NoGradGuard no_grad;
-    TraceScope trace(tracer);
+    const TraceScope watching(trace);
     try {
       net->forward(input);
     } catch (const std::exception& e) {
@@ -277,10 +146,10 @@ ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& in
                                           " input threw: " + first_line(e.what()));
     }
   }
-  if (!tracer.error.empty()) throw Error("tracing the forward pass: " + tracer.error);
+  if (!trace.traced) throw Error("tracing the forward pass: " + trace.traced.why_not());
 
   std::vector<bool> used(owners.size(), false);
-  for (auto& [index, row] : tracer.rows) {
+  for (auto& [index, row] : trace.rows) {
     const LayerRow& o = owners[index];
     row.name = o.name;
     row.type = o.type;

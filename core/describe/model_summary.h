@@ -2,15 +2,15 @@
 // torchinfo or Keras' summary(), so a person sees shapes, parameters and cost before a run.
 //
 // LibTorch's C++ modules have no forward hooks, so the rows come from ONE forward pass (eval
-// mode, no_grad, a batch of 1 of zeros) watched through ATen's RecordFunction callbacks (only
-// observed: the numbers computed are untouched). An operator called with one of a module's
-// own parameters or buffers as an input belongs to that module; the outermost such operator
-// is the one seen (conv2d, not the convolution it calls). Its output gives the row's shape;
-// consecutive operators of one module make one row. Multiply-adds are counted from shapes for
-// convolution (output elements x Cin/groups x kH x kW; transposed: input elements x Cout/groups
-// x kH x kW), linear (output elements x in_features) and addmm/mm/bmm/matmul (output elements x
-// the inner dimension); every other operator (batch norm, activations, pooling, additions, and
-// any operator on no parameter) counts 0.
+// mode, no_grad, a batch of 1 of zeros) watched through ATen's RecordFunction callbacks
+// (describe/forward_trace.h; only observed: the numbers computed are untouched). An operator
+// called with one of a module's own parameters or buffers as an input belongs to that module;
+// the outermost such operator is the one seen (conv2d, not the convolution it calls). Its
+// output gives the row's shape; consecutive operators of one module make one row. Multiply-adds
+// are counted from shapes for convolution (output elements x Cin/groups x kH x kW; transposed:
+// input elements x Cout/groups x kH x kW), linear (output elements x in_features) and
+// addmm/mm/bmm/matmul (output elements x the inner dimension); every other operator (batch
+// norm, activations, pooling, additions, and any operator on no parameter) counts 0.
 #pragma once
 
 #include <cstdint>

@@ -85,7 +85,10 @@ Collectives::~Collectives() {
       impl_->device_backend->abort();  // its peers may be gone: do not wait for them
     else
       impl_->device_backend->shutdown();
-  } catch (...) {
+  } catch (const std::exception&) {
+    // c10d's errors all derive from std::exception. The collectives are over by now: a device
+    // collective that cannot shut down or abort cleanly leaves nothing this rank still needs,
+    // and a destructor may not throw.
   }
 }
 
@@ -111,7 +114,9 @@ void Collectives::announce_failure(const std::string& message) noexcept {
   impl_->failed = true;
   try {
     impl_->store->set(key("error", rank()), bytes(first_line(message)));
-  } catch (...) {
+  } catch (const std::exception&) {
+    // The store's server may have gone with a failed rank. The message is only a courtesy to
+    // the others, which name this rank without it; this rank reports `message` itself.
   }
 }
 

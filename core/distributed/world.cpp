@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <stdexcept>
 
 extern char** environ;
 
@@ -21,7 +22,8 @@ int integer(const Environment& env, const std::string& name, int min_value) {
     std::size_t used = 0;
     const long v = std::stol(*text, &used);
     if (used == text->size() && v >= min_value && v <= 1 << 20) return int(v);
-  } catch (const std::exception&) {
+  } catch (const std::logic_error&) {
+    // std::stol's invalid_argument or out_of_range: not an integer, said just below.
   }
   throw DistributedError("environment variable " + name + "='" + *text + "' is not an integer >= " +
                          std::to_string(min_value));

@@ -1,24 +1,18 @@
 #include "plugins/isolated_probe.h"
 
-#include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "util/fatal_signals.h"
+#include "util/subprocess.h"
 
 namespace plugtrain {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 nlohmann::json to_json(const ProbeResult& r) {
   nlohmann::json devices = nlohmann::json::array();
@@ -51,13 +45,6 @@ ProbeResult from_json(const nlohmann::json& j) {
   return r;
 }
 
-
-
-std::string signal_text(int sig) {
-  const char* name = sigabbrev_np(sig);
-  return "signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : std::string());
-}
-
 }  // namespace
 
 std::chrono::milliseconds probe_time_limit() {
@@ -73,63 +60,27 @@ ProbeResult probe_in_child(const std::string& plugin, const std::function<ProbeR
   (void)limit;
   return probe();
 #else
-  int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) return probe();  // no isolation to be had: probe here
-  const pid_t child = ::fork();
-  if (child < 0) {
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    return probe();
-  }
-  if (child == 0) {
-    ::close(pipe_fds[0]);
+  Result<ChildProcess> started = run_in_child([&](int to_parent) {
     default_fatal_signals();  // the parent says "the probe crashed: signal N", once
-    const std::string answer = to_json(probe()).dump();
-    std::size_t sent = 0;
-    while (sent < answer.size()) {
-      const ssize_t n = ::write(pipe_fds[1], answer.data() + sent, answer.size() - sent);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) ::_exit(3);
-      sent += std::size_t(n);
-    }
-    ::_exit(0);  // no destructors or atexit handlers of the parent's state
-  }
-  ::close(pipe_fds[1]);
+    return write_all(to_parent, to_json(probe()).dump()) ? 0 : 3;
+  });
+  if (!started) return probe();  // no isolation to be had: probe here
+  ChildProcess& child = started.value();
   auto failed = [&](const std::string& why) {
     return ProbeResult{ProbeCode::error, "plugin '" + plugin + "': " + why, {}, std::nullopt};
   };
-  std::string answer;
-  const auto deadline = Clock::now() + limit;
-  bool timed_out = false;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd fd{pipe_fds[0], POLLIN, 0};
-    const int ready = ::poll(&fd, 1, int(std::min<long long>(left, 1000)));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
-    char buf[4096];
-    const ssize_t n = ::read(pipe_fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the child closed the pipe: its answer is complete
-    answer.append(buf, std::size_t(n));
-  }
-  ::close(pipe_fds[0]);
-  if (timed_out) ::kill(child, SIGKILL);
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out)
+  const ReadUntilClosed answer = read_until_closed(child.from_child.get(), std::chrono::steady_clock::now() + limit);
+  child.from_child.reset();
+  if (answer.timed_out) send_signal(child.pid, SIGKILL);
+  const ExitStatus status = wait_for(child.pid);
+  if (answer.timed_out)
     return failed("the probe did not answer within " + std::to_string(limit.count() / 1000.0).substr(0, 4) +
                   " s (it hangs; PLUGTRAIN_PROBE_TIMEOUT sets the limit)");
-  if (WIFSIGNALED(status)) return failed("the probe crashed: " + signal_text(WTERMSIG(status)));
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || answer.empty())
-    return failed("the probe ended without an answer (exit " + std::to_string(WEXITSTATUS(status)) + ")");
+  if (status.signal) return failed("the probe crashed: " + signal_text(status.signal));
+  if (status.exit_code != 0 || answer.text.empty())
+    return failed("the probe ended without an answer (exit " + std::to_string(status.exit_code) + ")");
   try {
-    return from_json(nlohmann::json::parse(answer));
+    return from_json(nlohmann::json::parse(answer.text));
   } catch (const std::exception& e) {
     return failed(std::string("the probe's answer could not be read: ") + e.what());
   }

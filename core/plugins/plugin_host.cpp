@@ -6,6 +6,7 @@
 #include "config/option_rules.h"
 #include "plugins/plugin_error.h"
 #include "plugins/plugin_loader.h"
+#include "util/result.h"
 
 namespace plugtrain {
 
@@ -18,11 +19,11 @@ class StagingRegistry : public ModelRegistry {
   void add(ModelSpec spec) override { add(std::move(spec), {}); }
   void add(ModelSpec spec, std::vector<OptionRule> rules) override {
     if (auto misfit = rules_misfit(spec.options, rules))
-      if (error.empty()) error = "model '" + spec.name + "': " + *misfit;
+      if (all_fit) all_fit = WhyNot{"model '" + spec.name + "': " + *misfit};
     models.push_back({std::move(spec), "", std::move(rules)});
   }
   std::vector<RegisteredModel> models;
-  std::string error;  // the first registration that was wrong
+  Status all_fit;  // refused: the first registration that was wrong
 };
 
 }  // namespace
@@ -63,25 +64,25 @@ class PluginLifecycle {
     static PluginLifecycle lifecycle;
     return lifecycle;
   }
-  // Why the plugin cannot work ("" when it can); init runs the first time only.
-  std::string init(const PluginRecord& record, boost::dll::shared_library& library) {
+  // Whether the plugin can work; init runs the first time only.
+  Status init(const PluginRecord& record, boost::dll::shared_library& library) {
     const std::lock_guard<std::mutex> lock(mutex_);
     const std::string key = record.path.string();
     if (auto done = init_results_.find(key); done != init_results_.end()) return done->second;
-    std::string why;
+    Status ready;
     try {
       if (library.has(PLUGTRAIN_INIT_SYMBOL)) {
         auto init = library.get<const char*()>(PLUGTRAIN_INIT_SYMBOL);
         if (const char* refusal = call_plugin(record.handshake.name, "init", init))
-          why = PluginError(record.handshake.name, std::string("init: ") + refusal).what();
+          ready = WhyNot{PluginError(record.handshake.name, std::string("init: ") + refusal).what()};
       }
     } catch (const std::exception& e) {
-      why = e.what();
+      ready = WhyNot{e.what()};
     }
-    if (why.empty() && library.has(PLUGTRAIN_SHUTDOWN_SYMBOL))
+    if (ready && library.has(PLUGTRAIN_SHUTDOWN_SYMBOL))
       shutdowns_.emplace_back(record.handshake.name, library.get<void()>(PLUGTRAIN_SHUTDOWN_SYMBOL));
-    init_results_[key] = why;
-    return why;
+    init_results_.emplace(key, ready);
+    return ready;
   }
   ~PluginLifecycle() {
     for (auto it = shutdowns_.rbegin(); it != shutdowns_.rend(); ++it) {
@@ -95,17 +96,17 @@ class PluginLifecycle {
 
  private:
   std::mutex mutex_;
-  std::map<std::string, std::string> init_results_;                              // file -> refusal
+  std::map<std::string, Status> init_results_;                                   // file -> its answer
   std::vector<std::pair<std::string, plugtrain_plugin_shutdown_fn>> shutdowns_;  // plugin, hook
 };
 
 }  // namespace
 
 bool PluginHost::run_init_hook(PluginRecord& record, boost::dll::shared_library& library) {
-  const std::string why = PluginLifecycle::instance().init(record, library);
-  if (why.empty()) return true;
+  const Status ready = PluginLifecycle::instance().init(record, library);
+  if (ready) return true;
   record.status = PluginStatus::refused;
-  record.reason = why;
+  record.reason = ready.why_not();
   return false;
 }
 
@@ -142,7 +143,7 @@ void PluginHost::import_models(PluginRecord& record, boost::dll::shared_library&
     auto& register_models = library.get_alias<void(ModelRegistry&)>("plugtrain_register_models");
     StagingRegistry staging;
     call_plugin(name, "register_models", [&] { register_models(staging); });
-    if (!staging.error.empty()) throw PluginError(name, staging.error);
+    if (!staging.all_fit) throw PluginError(name, staging.all_fit.why_not());
     for (auto& model : staging.models) {
       model.plugin = name;
       models_.add(std::move(model));

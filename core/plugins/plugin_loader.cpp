@@ -6,6 +6,7 @@
 #include <torch/version.h>
 
 #include "plugtrain/abi.h"
+#include "util/result.h"
 
 namespace plugtrain {
 namespace fs = std::filesystem;
@@ -22,17 +23,17 @@ std::string kind_name(std::uint32_t kind) {
 
 std::string safe(const char* s) { return s ? std::string(s) : std::string(); }
 
-// Empty when the file may be loaded; otherwise why not. Anyone able to write a plugin
-// file or its folder could run code inside every training job, so such files are refused.
-std::string permission_problem(const fs::path& path) {
+// Whether the file may be loaded. Anyone able to write a plugin file or its folder could run
+// code inside every training job, so such files are refused.
+Status safe_to_load(const fs::path& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "cannot stat " + path.string();
-  if (st.st_mode & S_IWOTH) return "file is world-writable (chmod o-w " + path.string() + ")";
+  if (::stat(path.c_str(), &st) != 0) return WhyNot{"cannot stat " + path.string()};
+  if (st.st_mode & S_IWOTH) return WhyNot{"file is world-writable (chmod o-w " + path.string() + ")"};
   fs::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
   if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & S_IWOTH))
-    return "folder " + dir.string() + " is world-writable (chmod o-w " + dir.string() + ")";
-  return {};
+    return WhyNot{"folder " + dir.string() + " is world-writable (chmod o-w " + dir.string() + ")"};
+  return Status::fine();
 }
 
 OpenedPlugin refused(OpenedPlugin opened, std::string reason) {
@@ -57,8 +58,8 @@ OpenedPlugin open_plugin(const PluginCandidate& candidate) {
   opened.record.path = candidate.path;
   opened.record.origin = candidate.origin;
 
-  if (std::string problem = permission_problem(candidate.path); !problem.empty())
-    return refused(std::move(opened), problem);
+  if (const Status safe = safe_to_load(candidate.path); !safe)
+    return refused(std::move(opened), safe.why_not());
 
   // Boost.DLL reports only a generic error code; the loader's own message (which library
   // is missing, which symbol is undefined) is still waiting in dlerror(), so read it.

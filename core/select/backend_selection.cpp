@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <optional>
 
 #include "config/suggest.h"
 #include "util/error.h"
+#include "util/result.h"
 #include "util/text.h"
 
 namespace plugtrain {
@@ -16,17 +16,17 @@ bool listed(const std::vector<std::string>& list, const std::string& name) {
   return std::find(list.begin(), list.end(), name) != list.end();
 }
 
-// Why `backend` may not be chosen at all, or nullopt.
-std::optional<std::string> disabled_because(BackendHandle& backend, const Experiment& e, const SelectionLimits& limits) {
-  if (listed(e.backend.disable, backend.name()) || listed(limits.disable, backend.name())) return "disabled";
+// Whether `backend` may be chosen at all (the experiment or the command line may rule it out).
+Status allowed(BackendHandle& backend, const Experiment& e, const SelectionLimits& limits) {
+  if (listed(e.backend.disable, backend.name()) || listed(limits.disable, backend.name())) return WhyNot{"disabled"};
   if (limits.host_cpu_only) {
     try {
-      if (!backend.capabilities().host_cpu) return "disabled (no GPU asked for)";
+      if (!backend.capabilities().host_cpu) return WhyNot{"disabled (no GPU asked for)"};
     } catch (const std::exception& error) {
-      return std::string(error.what());
+      return WhyNot{error.what()};
     }
   }
-  return std::nullopt;
+  return Status::fine();
 }
 
 std::string probe_reason(const ProbeResult& p) { return std::string(to_string(p.code)) + ": " + p.message; }
@@ -69,8 +69,8 @@ BackendChoice select_backend(PluginHost& host, const Experiment& e, const Select
                   did_you_mean(named, backend_names(host)) + "; loaded: " + join(backend_names(host), ", ", "none") +
                   " (see `plugtrain plugins`)");
     }
-    if (auto why = disabled_because(*b, e, limits))
-      throw Error("backend '" + named + "' is named in [backend] name but also " + *why);
+    if (const Status may = allowed(*b, e, limits); !may)
+      throw Error("backend '" + named + "' is named in [backend] name but also " + may.why_not());
     const ProbeResult& probe = b->probe();
     if (!probe.usable()) throw Error("backend '" + named + "' is unusable: " + probe_reason(probe));
     choice.backend = b;
@@ -84,8 +84,8 @@ BackendChoice select_backend(PluginHost& host, const Experiment& e, const Select
       choice.reasons.push_back("skipped " + name + ": no such backend plugin loaded");
       continue;
     }
-    if (auto why = disabled_because(*b, e, limits)) {
-      choice.reasons.push_back("skipped " + name + ": " + *why);
+    if (const Status may = allowed(*b, e, limits); !may) {
+      choice.reasons.push_back("skipped " + name + ": " + may.why_not());
       continue;
     }
     const ProbeResult& probe = b->probe();

@@ -1,9 +1,6 @@
 #include "sweep/sweep_runner.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,6 +13,8 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -56,7 +55,8 @@ TrialState state_of(const fs::path& trial_folder) {
     if (fs::exists(summary)) {
       try {
         if (!nlohmann::json::parse(std::ifstream(summary)).value("interrupted", true)) return TrialState::finished;
-      } catch (const std::exception&) {
+      } catch (const nlohmann::json::exception&) {
+        // A summary that cannot be read (cut short by a killed trial) is no finished run: the trial runs again.
       }
     }
     checkpoint |= fs::exists(version.path() / "checkpoints" / "last.ckpt");
@@ -87,6 +87,22 @@ std::vector<std::string> child_argv(const SweepRequest& sweep, const RunRequest&
   if (r.host_cpu_only) argv.push_back("--no-gpu");
   if (resume) argv.insert(argv.end(), {"--resume", "last"});
   return argv;
+}
+
+// A trial's `plugtrain run`: in a process group of its own, so a Ctrl-C on the terminal reaches
+// only the sweep, which passes it on once; it dies with the sweep; its stdout and stderr are
+// appended to `log`.
+SpawnSpec trial_process(std::vector<std::string> argv, std::vector<std::pair<std::string, std::string>> environment,
+                        const fs::path& log) {
+  SpawnSpec spec;
+  spec.argv = std::move(argv);
+  spec.environment = std::move(environment);
+  spec.output = Stream::file;
+  spec.output_file = log;
+  spec.errors_to_output = true;
+  spec.own_process_group = true;
+  spec.death_signal = SIGTERM;
+  return spec;
 }
 
 // The last "plugtrain: error: ..." line a failed trial printed (after `offset`: its log is
@@ -185,7 +201,7 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
   // One sweep per folder at a time.
   std::optional<FolderLock> lock(std::in_place, folder, ".sweep.lock", "plugtrain sweep");
   // Finished children must be reaped here, even when the sweep was started with SIGCHLD ignored.
-  ::signal(SIGCHLD, SIG_DFL);
+  const ReapableChildren reapable;
   fs::create_directories(folder / "logs");
   std::deque<std::size_t> pending;
   for (std::size_t i = 0; i < trials.size(); ++i)
@@ -216,14 +232,15 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
       const fs::path log = folder / "logs" / (trials[i].name + ".log");
       std::error_code ec;
       const std::uintmax_t offset = fs::exists(log) ? fs::file_size(log, ec) : 0;
-      const pid_t pid =
-          start_process(child_argv(request, r, state_of(folder / trials[i].name) == TrialState::resume), env, log);
-      running[pid] = {i, slot, Clock::now(), ec ? 0 : offset};
+      Result<ChildProcess> started =
+          spawn(trial_process(child_argv(request, r, state_of(folder / trials[i].name) == TrialState::resume), env, log));
+      if (!started) throw Error(started.why_not());
+      running[started.value().pid] = {i, slot, Clock::now(), ec ? 0 : offset};
     }
-    const Finished f = poll_finished();
+    const Reaped f = reap_any();
     if (f.pid == 0 || !running.count(f.pid)) {
       if (interrupt_requested() && !forwarded) {
-        for (const auto& [pid, r] : running) ::kill(pid, SIGINT);  // each child once: it checkpoints
+        for (const auto& [pid, r] : running) send_signal(pid, SIGINT);  // each child once: it checkpoints
         forwarded = true;
         pending.clear();  // and none starts: the next run of the command continues them
       }
@@ -232,20 +249,21 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
     }
     const Running r = running[f.pid];
     running.erase(f.pid);
+    const int exit_code = f.status.shell_code();
     free_slots.push_back(r.slot);
     const Trial& t = trials[r.trial];
     const double seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
     std::string what;
-    if (f.exit_code == 0) {
+    if (exit_code == 0) {
       ++done;
       ++finished_here;
       seconds_finished += seconds;
       what = "finished in " + duration_text(seconds);
-    } else if (f.exit_code == exit_interrupted) {
+    } else if (exit_code == exit_interrupted) {
       ++interrupted;
       what = "interrupted (its checkpoint resumes it)";
     } else {
-      const std::string reason = failure_reason(folder / "logs" / (t.name + ".log"), r.log_offset, f.exit_code);
+      const std::string reason = failure_reason(folder / "logs" / (t.name + ".log"), r.log_offset, exit_code);
       failures.push_back("trial " + std::to_string(r.trial + 1) + " (" + t.label() + "): " + reason);
       what = "FAILED: " + reason;
     }

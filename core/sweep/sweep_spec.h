@@ -38,7 +38,7 @@ struct SweepSpec {
   std::int64_t trials = 0;  // random
   std::int64_t seed = 0;    // random
   std::vector<std::string> repeat_seeds;  // random: every drawn trial once per seed
-  std::vector<Trial> expand() const;
+  std::vector<Trial> expand() const;  // sweep/sweep_trials.cpp
 
   struct Axis {
     std::string key;
@@ -60,5 +60,8 @@ bool has_sweep(const ExperimentFile& file);
 
 // Reads [sweep]; every problem is a ConfigError naming file:line:col.
 SweepSpec read_sweep(const ExperimentFile& file);
+
+// "\"sgd\"" -> "sgd": a value of a trial as a person reads it.
+std::string plain_value(const std::string& toml_text);
 
 }  // namespace plugtrain

@@ -11,6 +11,7 @@
 #include <c10/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <c10/util/Exception.h>
 
 #include <cstdio>
 #include <exception>
@@ -56,18 +57,26 @@ void on_side_stream(Graph& g, Body&& body) {
 // A capture whose end failed (cudaStreamEndCapture refused it) leaves the allocators routing
 // to its pool: CUDAGraph only lets go of a pool whose capture ended. Without this the eager
 // steps after a refused recording would leak memory (no block freed for reuse).
+//
+// Each step is tried on its own, and a c10::Error from one (an allocator that was not routing
+// to the pool, or a pool already gone, as when the failed end had let go of part of it) is
+// ignored: there is then nothing of it left to undo, and the capture's own error, which the
+// caller rethrows, is what the user must see.
 void abandon_pool(c10::DeviceIndex device, c10::MempoolId_t pool) {
   try {
     c10::cuda::CUDACachingAllocator::endAllocateToPool(device, pool);
-  } catch (...) {
+  } catch (const c10::Error&) {
+    // nothing was routed to the pool on the device: nothing to end
   }
   try {
     at::getHostAllocator(at::kCUDA)->end_allocate_to_pool(pool);
-  } catch (...) {
+  } catch (const c10::Error&) {
+    // nor on the host
   }
   try {
     c10::cuda::CUDACachingAllocator::releasePool(device, pool);
-  } catch (...) {
+  } catch (const c10::Error&) {
+    // the pool is already released
   }
 }
 

@@ -1,0 +1,124 @@
+// Expanding a [sweep] into its trials (sweep/sweep_spec.h): the grid's product or the random
+// draws, each trial's folder name, and the `when` overrides that apply to it.
+#include "sweep/sweep_spec.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "util/text.h"
+
+namespace plugtrain {
+
+namespace {
+
+// FNV-1a: a stable checksum for names cut short (the same in every build, so a resumed sweep
+// finds its folders).
+std::string fnv1a_hex(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string folder_safe(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || std::string("._=,+-").find(c) != std::string::npos) ? c : '_';
+  return out;
+}
+
+}  // namespace
+
+std::string plain_value(const std::string& toml_text) {
+  if (toml_text.size() >= 2 && toml_text.front() == '"' && toml_text.back() == '"')
+    return toml_text.substr(1, toml_text.size() - 2);
+  return toml_text;
+}
+
+std::vector<std::string> Trial::set_arguments() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : overrides) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::string Trial::label() const {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : overrides) parts.push_back(k + "=" + plain_value(v));
+  return join(parts, ", ");
+}
+
+std::vector<Trial> SweepSpec::expand() const {
+  std::vector<Trial> trials;
+  if (method == SweepMethod::grid) {
+    std::vector<std::size_t> index(axes.size(), 0);
+    for (;;) {
+      Trial t;
+      for (std::size_t a = 0; a < axes.size(); ++a) t.overrides.emplace_back(axes[a].key, axes[a].values[index[a]]);
+      trials.push_back(std::move(t));
+      std::size_t a = axes.size();
+      while (a > 0 && ++index[a - 1] == axes[a - 1].values.size()) index[--a] = 0;
+      if (a == 0) break;
+    }
+  } else {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+    for (std::int64_t i = 0; i < this->trials; ++i) {
+      Trial t;
+      t.draw = i + 1;
+      for (const Axis& axis : axes) {
+        std::ostringstream v;
+        v.precision(6);
+        if (!axis.distribution) {
+          t.overrides.emplace_back(axis.key, axis.values[std::uniform_int_distribution<std::size_t>(0, axis.values.size() - 1)(rng)]);
+          continue;
+        }
+        if (axis.distribution == Distribution::integer) {
+          v << std::uniform_int_distribution<std::int64_t>(std::int64_t(std::ceil(axis.low)), std::int64_t(std::floor(axis.high)))(rng);
+        } else {
+          const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+          const double x = axis.distribution == Distribution::uniform
+                               ? axis.low + u * (axis.high - axis.low)
+                               : std::exp(std::log(axis.low) + u * (std::log(axis.high) - std::log(axis.low)));
+          v << std::scientific << x;
+        }
+        t.overrides.emplace_back(axis.key, v.str());
+      }
+      if (repeat_seeds.empty()) {
+        trials.push_back(std::move(t));
+        continue;
+      }
+      for (const std::string& s : repeat_seeds) {
+        Trial seeded = t;
+        seeded.overrides.emplace_back("experiment.seed", s);
+        trials.push_back(std::move(seeded));
+      }
+    }
+  }
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    Trial& t = trials[i];
+    std::string name;
+    for (const auto& [k, v] : t.overrides) name += (name.empty() ? "" : ",") + k + "=" + plain_value(v);
+    // A random trial's values can repeat: the number of its draw keeps the folders apart.
+    name = (t.draw > 0 ? "trial-" + std::to_string(t.draw) + "," : "") + folder_safe(name);
+    // Folder names stay well under the file system's 255 bytes; the rest becomes a checksum.
+    if (name.size() > 150) name = name.substr(0, 130) + "~" + fnv1a_hex(name);
+    // Values that differ only in characters a folder name cannot hold (or a value listed twice).
+    if (!names.insert(name).second) {
+      name += ",trial-" + std::to_string(i + 1);
+      names.insert(name);
+    }
+    t.name = name;
+    const auto base = t.overrides;
+    for (const When& rule : when)
+      for (const auto& [k, v] : base)
+        if (k == rule.key && v == rule.value)
+          t.overrides.insert(t.overrides.end(), rule.overrides.begin(), rule.overrides.end());
+  }
+  return trials;
+}
+
+}  // namespace plugtrain
