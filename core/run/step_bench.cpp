@@ -49,6 +49,7 @@ BenchRow bench_backend(const RunRequest& request, const std::string& backend, st
     try {
       row.peak_memory_bytes = plan.choice.backend->memory(plan.devices.devices.at(0)).process_peak_bytes;
     } catch (const std::exception&) {
+      // A backend that cannot say: the row shows no memory figure (peak_memory_bytes stays empty).
     }
   } catch (const std::exception& e) {
     row.error = first_line(e.what());

@@ -23,7 +23,7 @@ bool before_checkpoint(const std::string& row, const LoopState& resumed) {
   try {
     if (kind == "epoch") return std::stoll(epoch) <= resumed.epochs_done;
     if (kind == "step") return std::stoll(step) <= resumed.step;
-  } catch (const std::exception&) {
+  } catch (const std::logic_error&) {  // std::stoll on a row cut short by a crash: not a row to keep
   }
   return false;  // a cut row
 }

@@ -11,6 +11,7 @@
 
 #include "util/error.h"
 #include "util/format.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
@@ -88,9 +89,12 @@ ProfilerCallback::ProfilerCallback(std::filesystem::path folder, std::int64_t wa
 
 ProfilerCallback::~ProfilerCallback() {
   if (active_) {
+    // A run that failed mid-recording: the profile is not wanted, only the profiler off. A
+    // destructor must not throw, and a profiler that refuses to stop has nothing to give.
     try {
       prof::disableProfiler();
-    } catch (...) {
+    } catch (const std::exception& e) {
+      log_ << "profiler: could not stop it after the run failed: " << first_line(e.what()) << "\n";
     }
   }
 }
