@@ -1,8 +1,9 @@
-// optim.impl: the fused and foreach forms of every optimizer against torch::optim's own loop
-// (and our Lion's), on the CPU: the same parameters and state within 1e-6 relative after
-// several steps with weight decay and a changing learning rate, a parameter whose gradient
-// appears only later, the same state classes and keys, checkpoints that move between the
-// forms, and the choice "auto" makes.
+// optim.impl: every form of every optimizer (train/multi_tensor_forms.h) against torch::optim's
+// own loop (and, for Lion, the loop it had before its forms shared one algorithm), on the CPU:
+// the loop form bit for bit, fused and foreach within 1e-6 relative after several steps with
+// weight decay and a changing learning rate, a parameter whose gradient appears only later;
+// the same state classes and keys, checkpoints that move between the forms and torch::optim's
+// classes, and the choice "auto" makes.
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -21,6 +22,9 @@
 #include "support/run_process.h"
 #include "train/fused_optimizers.h"
 #include "train/lion.h"
+#include "train/multi_tensor_adam.h"
+#include "train/multi_tensor_rmsprop.h"
+#include "train/multi_tensor_sgd.h"
 #include "train/optimizers.h"
 #include "train/precision.h"
 #include "util/error.h"
@@ -30,6 +34,7 @@ namespace {
 
 using torch::optim::Optimizer;
 using Make = std::function<std::unique_ptr<Optimizer>(const std::vector<at::Tensor>&, OptimizerImpl)>;
+using MakeReference = std::function<std::unique_ptr<Optimizer>(const std::vector<at::Tensor>&)>;
 
 constexpr int kSteps = 6;
 constexpr int kLateStep = 2;  // the step from which `late` has a gradient
@@ -94,6 +99,16 @@ void expect_close(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
   }
 }
 
+void expect_equal(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].defined(), b[i].defined()) << what << " tensor " << i;
+    if (a[i].defined()) {
+      EXPECT_TRUE(at::equal(a[i].detach(), b[i].detach())) << what << " tensor " << i << " differs";
+    }
+  }
+}
+
 // Every state tensor and step count, by parameter, whatever the optimizer.
 struct StateView {
   std::vector<at::Tensor> tensors;
@@ -131,62 +146,85 @@ StateView state_of(const Optimizer& optimizer, const std::vector<at::Tensor>& pa
   return v;
 }
 
+// Lion's loop as it was before its forms shared one algorithm (torch::optim has no Lion).
+class ReferenceLion final : public Lion {
+ public:
+  using Lion::Lion;
+  at::Tensor step(LossClosure /*closure*/ = nullptr) override {
+    at::NoGradGuard no_grad;
+    for (auto& group : param_groups_) {
+      auto& options = static_cast<LionOptions&>(group.options());
+      const double lr = options.lr();
+      const auto [beta1, beta2] = options.betas();
+      for (auto& p : group.params()) {
+        if (!p.grad().defined()) continue;
+        const auto& grad = p.grad();
+        auto& slot = state_[p.unsafeGetTensorImpl()];
+        if (!slot) {
+          auto fresh = std::make_unique<LionParamState>();
+          fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+          slot = std::move(fresh);
+        }
+        auto& exp_avg = static_cast<LionParamState&>(*slot).exp_avg();
+        if (options.weight_decay() != 0) p.mul_(1 - lr * options.weight_decay());
+        auto update = exp_avg.mul(beta1).add_(grad, 1 - beta1).sign_();
+        p.add_(update, -lr);
+        exp_avg.mul_(beta2).add_(grad, 1 - beta2);
+      }
+    }
+    return {};
+  }
+};
+
 struct Case {
   std::string name;
   double lr;
-  Make make;
-  std::vector<OptimizerImpl> impls;  // besides loop
+  Make make;                  // ours, in the form asked for
+  MakeReference reference;    // torch::optim's own (or ReferenceLion)
+  std::vector<OptimizerImpl> impls;  // the forms it has
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
-const auto kBoth = std::vector<OptimizerImpl>{OptimizerImpl::fused, OptimizerImpl::foreach};
-const auto kForeach = std::vector<OptimizerImpl>{OptimizerImpl::foreach};
+const auto kAll = std::vector<OptimizerImpl>{OptimizerImpl::loop, OptimizerImpl::foreach, OptimizerImpl::fused};
+const auto kNoFused = std::vector<OptimizerImpl>{OptimizerImpl::loop, OptimizerImpl::foreach};
+
+template <class Ours, class Reference, class Options>
+Case make_case(std::string name, double lr, Options o, std::vector<OptimizerImpl> impls) {
+  return {std::move(name), lr,
+          [o](const std::vector<at::Tensor>& p, OptimizerImpl impl) -> std::unique_ptr<Optimizer> {
+            return std::make_unique<Ours>(p, o, impl);
+          },
+          [o](const std::vector<at::Tensor>& p) -> std::unique_ptr<Optimizer> { return std::make_unique<Reference>(p, o); },
+          std::move(impls)};
+}
 
 std::vector<Case> cases() {
   using namespace torch::optim;
-  auto sgd = [](SGDOptions o) -> Make {
-    return [o](const std::vector<at::Tensor>& p, OptimizerImpl impl) -> std::unique_ptr<Optimizer> {
-      if (impl == OptimizerImpl::loop) return std::make_unique<SGD>(p, o);
-      return std::make_unique<MultiTensorSGD>(p, o, impl);
-    };
+  auto sgd = [](std::string name, SGDOptions o) { return make_case<MultiTensorSGD, SGD>(name, 0.05, o, kAll); };
+  auto adam = [](std::string name, AdamOptions o) { return make_case<MultiTensorAdam, Adam>(name, 0.01, o, kAll); };
+  auto adamw = [](std::string name, AdamWOptions o) { return make_case<MultiTensorAdamW, AdamW>(name, 0.01, o, kAll); };
+  auto rmsprop = [](std::string name, RMSpropOptions o) {
+    return make_case<MultiTensorRMSprop, RMSprop>(name, 0.01, o, kNoFused);
   };
-  auto adam = [](AdamOptions o) -> Make {
-    return [o](const std::vector<at::Tensor>& p, OptimizerImpl impl) -> std::unique_ptr<Optimizer> {
-      if (impl == OptimizerImpl::loop) return std::make_unique<Adam>(p, o);
-      return std::make_unique<MultiTensorAdam>(p, o, impl);
-    };
-  };
-  auto adamw = [](AdamWOptions o) -> Make {
-    return [o](const std::vector<at::Tensor>& p, OptimizerImpl impl) -> std::unique_ptr<Optimizer> {
-      if (impl == OptimizerImpl::loop) return std::make_unique<AdamW>(p, o);
-      return std::make_unique<MultiTensorAdamW>(p, o, impl);
-    };
-  };
-  auto rmsprop = [](RMSpropOptions o) -> Make {
-    return [o](const std::vector<at::Tensor>& p, OptimizerImpl impl) -> std::unique_ptr<Optimizer> {
-      if (impl == OptimizerImpl::loop) return std::make_unique<RMSprop>(p, o);
-      return std::make_unique<ForeachRMSprop>(p, o);
-    };
-  };
-  auto lion = [](LionOptions o) -> Make {
-    return [o](const std::vector<at::Tensor>& p, OptimizerImpl impl) -> std::unique_ptr<Optimizer> {
-      if (impl == OptimizerImpl::loop) return std::make_unique<Lion>(p, o);
-      return std::make_unique<ForeachLion>(p, o);
-    };
+  auto lion = [](std::string name, LionOptions o) {
+    return make_case<MultiTensorLion, ReferenceLion>(name, 0.001, o, kNoFused);
   };
   return {
-      {"sgd", 0.05, sgd(SGDOptions(0.05)), kBoth},
-      {"sgd_wd", 0.05, sgd(SGDOptions(0.05).weight_decay(0.01)), kBoth},
-      {"sgd_momentum_wd", 0.05, sgd(SGDOptions(0.05).momentum(0.9).weight_decay(0.01)), kBoth},
-      {"sgd_nesterov_wd", 0.05, sgd(SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(0.01)), kBoth},
-      {"sgd_dampening", 0.05, sgd(SGDOptions(0.05).momentum(0.8).dampening(0.3).weight_decay(0.01)), kBoth},
-      {"adam_wd", 0.01, adam(AdamOptions(0.01).weight_decay(0.01)), kBoth},
-      {"adam_amsgrad_wd", 0.01, adam(AdamOptions(0.01).betas({0.8, 0.99}).amsgrad(true).weight_decay(0.01)), kBoth},
-      {"adamw_wd", 0.01, adamw(AdamWOptions(0.01).weight_decay(0.05)), kBoth},
-      {"rmsprop_momentum_wd", 0.01, rmsprop(RMSpropOptions(0.01).momentum(0.9).weight_decay(0.01)), kForeach},
-      {"rmsprop_centered_wd", 0.01, rmsprop(RMSpropOptions(0.01).centered(true).weight_decay(0.01)), kForeach},
-      {"lion_wd", 0.001, lion(LionOptions(0.001).weight_decay(0.1)), kForeach},
+      sgd("sgd", SGDOptions(0.05)),
+      sgd("sgd_wd", SGDOptions(0.05).weight_decay(0.01)),
+      sgd("sgd_momentum_wd", SGDOptions(0.05).momentum(0.9).weight_decay(0.01)),
+      sgd("sgd_nesterov_wd", SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(0.01)),
+      sgd("sgd_dampening", SGDOptions(0.05).momentum(0.8).dampening(0.3).weight_decay(0.01)),
+      adam("adam_wd", AdamOptions(0.01).weight_decay(0.01)),
+      adam("adam_amsgrad_wd", AdamOptions(0.01).betas({0.8, 0.99}).amsgrad(true).weight_decay(0.01)),
+      adamw("adamw_wd", AdamWOptions(0.01).weight_decay(0.05)),
+      adamw("adamw_amsgrad", AdamWOptions(0.01).amsgrad(true)),
+      rmsprop("rmsprop", RMSpropOptions(0.01)),
+      rmsprop("rmsprop_momentum_wd", RMSpropOptions(0.01).momentum(0.9).weight_decay(0.01)),
+      rmsprop("rmsprop_centered_wd", RMSpropOptions(0.01).centered(true).weight_decay(0.01)),
+      lion("lion", LionOptions(0.001)),
+      lion("lion_wd", LionOptions(0.001).weight_decay(0.1)),
   };
 }
 
@@ -195,7 +233,7 @@ class EveryOptimizer : public ::testing::TestWithParam<Case> {};
 TEST_P(EveryOptimizer, MultiTensorFormsMatchTheLoopAndKeepItsState) {
   const Case& c = GetParam();
   const std::vector<at::Tensor> reference = copy_of(initial_parameters());
-  auto loop = c.make(reference, OptimizerImpl::loop);
+  auto loop = c.reference(reference);
   train(*loop, reference, c.lr, 0, kSteps);
   const StateView expected = state_of(*loop, reference);
   EXPECT_EQ(expected.steps.back(), -1) << "the parameter without a gradient has no state";
@@ -204,29 +242,39 @@ TEST_P(EveryOptimizer, MultiTensorFormsMatchTheLoopAndKeepItsState) {
     const std::vector<at::Tensor> params = copy_of(initial_parameters());
     auto optimizer = c.make(params, impl);
     train(*optimizer, params, c.lr, 0, kSteps);
-    expect_close(params, reference, what + " parameters");
     const StateView got = state_of(*optimizer, params);
     EXPECT_EQ(got.steps, expected.steps) << what << ": the same state objects with the same step counts";
-    expect_close(got.tensors, expected.tensors, what + " state");
+    if (impl == OptimizerImpl::loop) {  // the same operations on each tensor: the same bits
+      expect_equal(params, reference, what + " parameters");
+      expect_equal(got.tensors, expected.tensors, what + " state");
+    } else {
+      expect_close(params, reference, what + " parameters");
+      expect_close(got.tensors, expected.tensors, what + " state");
+    }
   }
 }
 
-// Half the steps with one form, a checkpoint of the optimizer (and the parameters), the rest
-// with another: the same as all the steps with the loop.
+// Half the steps with one form (or torch::optim's own class), a checkpoint of the optimizer
+// (and the parameters), the rest with another: the same as all the steps with the loop.
 TEST_P(EveryOptimizer, ACheckpointResumesWithAnyOtherForm) {
   const Case& c = GetParam();
   const std::vector<at::Tensor> reference = copy_of(initial_parameters());
-  auto loop = c.make(reference, OptimizerImpl::loop);
+  auto loop = c.reference(reference);
   train(*loop, reference, c.lr, 0, kSteps);
 
-  std::vector<OptimizerImpl> forms = {OptimizerImpl::loop};
-  forms.insert(forms.end(), c.impls.begin(), c.impls.end());
+  struct Form {
+    std::string name;
+    MakeReference make;
+  };
+  std::vector<Form> forms = {{"torch::optim", c.reference}};
+  for (OptimizerImpl impl : c.impls)
+    forms.push_back({to_string(impl), [&c, impl](const std::vector<at::Tensor>& p) { return c.make(p, impl); }});
   for (std::size_t i = 0; i < forms.size(); ++i) {
     for (std::size_t j = 0; j < forms.size(); ++j) {
       if (i == j) continue;
-      const std::string what = c.name + " " + to_string(forms[i]) + " -> " + to_string(forms[j]);
+      const std::string what = c.name + " " + forms[i].name + " -> " + forms[j].name;
       const std::vector<at::Tensor> before = copy_of(initial_parameters());
-      auto first = c.make(before, forms[i]);
+      auto first = forms[i].make(before);
       train(*first, before, c.lr, 0, kSteps / 2 + 1);  // the late parameter has stepped once
       torch::serialize::OutputArchive archive;
       first->save(archive);
@@ -234,7 +282,7 @@ TEST_P(EveryOptimizer, ACheckpointResumesWithAnyOtherForm) {
       archive.save_to(bytes);
 
       const std::vector<at::Tensor> after = copy_of(before);
-      auto second = c.make(after, forms[j]);
+      auto second = forms[j].make(after);
       torch::serialize::InputArchive in;
       std::istringstream read(bytes.str());
       in.load_from(read);
@@ -279,13 +327,17 @@ TEST(FusedOptimizers, MakeOptimizerBuildsTheFormOptimImplNames) {
   EXPECT_EQ(dynamic_cast<MultiTensorAdam&>(*make_optimizer(e, 0.1, params)).impl(), OptimizerImpl::fused);
   e.optim.impl = OptimizerImpl::loop;
   auto loop = make_optimizer(e, 0.1, params);
-  EXPECT_EQ(dynamic_cast<MultiTensorAdam*>(loop.get()), nullptr);
-  EXPECT_NE(dynamic_cast<torch::optim::Adam*>(loop.get()), nullptr);
-  e.optim.name = OptimizerName::lion;
+  EXPECT_EQ(dynamic_cast<MultiTensorAdam&>(*loop).impl(), OptimizerImpl::loop);
+  EXPECT_NE(dynamic_cast<torch::optim::Adam*>(loop.get()), nullptr) << "torch::optim's class, state and checkpoints";
+  std::string why_not;
+  EXPECT_EQ(replayable(*loop, why_not), nullptr);
+  EXPECT_FALSE(why_not.empty());
   e.optim.impl = std::nullopt;
-  EXPECT_NE(dynamic_cast<ForeachLion*>(make_optimizer(e, 0.1, params).get()), nullptr);
+  EXPECT_NE(replayable(*make_optimizer(e, 0.1, params), why_not), nullptr) << "auto: fused, replayable";
+  e.optim.name = OptimizerName::lion;
+  EXPECT_EQ(dynamic_cast<MultiTensorLion&>(*make_optimizer(e, 0.1, params)).impl(), OptimizerImpl::foreach);
   e.optim.name = OptimizerName::rmsprop;
-  EXPECT_NE(dynamic_cast<ForeachRMSprop*>(make_optimizer(e, 0.1, params).get()), nullptr);
+  EXPECT_EQ(dynamic_cast<MultiTensorRMSprop&>(*make_optimizer(e, 0.1, params)).impl(), OptimizerImpl::foreach);
   e.optim.name = OptimizerName::sgd;
   e.optim.impl = OptimizerImpl::foreach;
   EXPECT_EQ(dynamic_cast<MultiTensorSGD&>(*make_optimizer(e, 0.1, params)).impl(), OptimizerImpl::foreach);

@@ -1,7 +1,6 @@
 #include "train/lion.h"
 
 #include <ATen/ATen.h>
-#include <ATen/core/grad_mode.h>
 
 namespace plugtrain {
 
@@ -37,34 +36,32 @@ void Lion::load(torch::serialize::InputArchive& archive) {
   torch::optim::serialize<LionParamState, LionOptions>(archive, *this);
 }
 
-torch::Tensor Lion::step(LossClosure closure) {
-  at::NoGradGuard no_grad;
-  torch::Tensor loss;
-  if (closure) {
-    at::AutoGradMode enable(true);
-    loss = closure();
-  }
-  for (auto& group : param_groups_) {
-    auto& options = static_cast<LionOptions&>(group.options());
-    const double lr = options.lr();
-    const auto [beta1, beta2] = options.betas();
-    for (auto& p : group.params()) {
-      if (!p.grad().defined()) continue;
-      const auto& grad = p.grad();
-      auto key = p.unsafeGetTensorImpl();
-      if (!state_.count(key)) {
-        auto fresh = std::make_unique<LionParamState>();
-        fresh->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
-        state_[key] = std::move(fresh);
-      }
-      auto& exp_avg = static_cast<LionParamState&>(*state_[key]).exp_avg();
-      if (options.weight_decay() != 0) p.mul_(1 - lr * options.weight_decay());
-      auto update = exp_avg.mul(beta1).add_(grad, 1 - beta1).sign_();
-      p.add_(update, -lr);
-      exp_avg.mul_(beta2).add_(grad, 1 - beta2);
+// state[0]: exp_avg.
+void MultiTensorLion::build_state(GroupLists& l, const Options&, const OptimizerForm&) {
+  l.state.resize(1);
+  for (std::size_t i = 0; i < l.params.size(); ++i) {
+    auto& slot = state_[l.keys[i]];
+    if (!slot) {
+      auto fresh = std::make_unique<LionParamState>();
+      fresh->exp_avg(at::zeros_like(l.params[i], at::MemoryFormat::Preserve));
+      slot = std::move(fresh);
     }
+    l.state[0].push_back(static_cast<LionParamState&>(*slot).exp_avg());
   }
-  return loss;
+}
+
+void MultiTensorLion::update(const ListOps& ops, GroupLists& l, const Options& options) {
+  const auto& o = static_cast<const LionOptions&>(options);
+  const double lr = o.lr();
+  const auto [beta1, beta2] = o.betas();
+  auto& exp_avg = l.state[0];
+  if (o.weight_decay() != 0) ops.mul_(l.params, 1 - lr * o.weight_decay());
+  std::vector<at::Tensor> update = ops.mul(exp_avg, beta1);
+  ops.add_(update, l.grads, 1 - beta1);
+  ops.sign_(update);
+  ops.add_(l.params, update, -lr);
+  ops.mul_(exp_avg, beta2);
+  ops.add_(exp_avg, l.grads, 1 - beta2);
 }
 
 }  // namespace plugtrain

@@ -1,12 +1,17 @@
-// Lion (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms"): LibTorch has no
-// implementation, so this is one on LibTorch's Optimizer base, like its own Adam.
+// Lion (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms"):
 //   c = b1*m + (1-b1)*g;  p -= lr * (sign(c) + wd*p);  m = b2*m + (1-b2)*g
+// LibTorch has none, so `Lion` is one in LibTorch's shape, as torch::optim::Adam is: its options,
+// its per-parameter state and their checkpoint format. MultiTensorLion steps it in the foreach
+// and loop forms (train/multi_tensor_forms.h; ATen has no fused kernel).
 #pragma once
 
 #include <tuple>
+#include <vector>
 
 #include <torch/optim/optimizer.h>
 #include <torch/optim/serialize.h>
+
+#include "train/multi_tensor_optimizer.h"
 
 namespace plugtrain {
 
@@ -33,13 +38,24 @@ struct LionParamState : public torch::optim::OptimizerCloneableParamState<LionPa
   void serialize(torch::serialize::OutputArchive& archive) const override;
 };
 
+// The options and the state, saved and loaded (LibTorch's base versions save nothing); step()
+// is MultiTensorLion's.
 class Lion : public torch::optim::Optimizer {
  public:
   Lion(const std::vector<torch::Tensor>& params, LionOptions defaults);
-  torch::Tensor step(LossClosure closure = nullptr) override;
-  // Checkpoints: the momentum buffers and group options (LibTorch's base versions save nothing).
   void save(torch::serialize::OutputArchive& archive) const override;
   void load(torch::serialize::InputArchive& archive) override;
+};
+
+class MultiTensorLion final : public MultiTensor<Lion> {
+ public:
+  MultiTensorLion(std::vector<at::Tensor> params, LionOptions options, OptimizerImpl impl)
+      : MultiTensor(std::move(params), std::move(options), impl) {}
+
+ private:
+  std::int64_t state_shape(const Options&) const override { return 0; }
+  void build_state(GroupLists& l, const Options& options, const OptimizerForm& form) override;
+  void update(const ListOps& ops, GroupLists& l, const Options& options) override;
 };
 
 }  // namespace plugtrain

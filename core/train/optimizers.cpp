@@ -2,13 +2,11 @@
 
 #include <cmath>
 
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
-#include <torch/optim/rmsprop.h>
-#include <torch/optim/sgd.h>
-
 #include "train/fused_optimizers.h"
 #include "train/lion.h"
+#include "train/multi_tensor_adam.h"
+#include "train/multi_tensor_rmsprop.h"
+#include "train/multi_tensor_sgd.h"
 #include "util/error.h"
 
 namespace plugtrain {
@@ -25,35 +23,26 @@ std::tuple<double, double> betas_or(const Experiment& e, double b1, double b2) {
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, double lr,
                                                        const std::vector<at::Tensor>& params) {
   const OptimizerImpl impl = resolve_optimizer_impl(e.optim.name, e.optim.impl, params);
-  const bool loop = impl == OptimizerImpl::loop;
+  const double wd = e.optim.weight_decay;
   switch (e.optim.name) {
-    case OptimizerName::sgd: {
-    const auto o = torch::optim::SGDOptions(lr).momentum(e.optim.momentum).nesterov(e.optim.nesterov).weight_decay(e.optim.weight_decay);
-    if (loop) return std::make_unique<torch::optim::SGD>(params, o);
-    return std::make_unique<MultiTensorSGD>(params, o, impl);
-    }
-    case OptimizerName::adam: {
-    const auto o = torch::optim::AdamOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.optim.eps).weight_decay(e.optim.weight_decay);
-    if (loop) return std::make_unique<torch::optim::Adam>(params, o);
-    return std::make_unique<MultiTensorAdam>(params, o, impl);
-    }
-    case OptimizerName::adamw: {
-    const auto o =
-        torch::optim::AdamWOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.optim.eps).weight_decay(e.optim.weight_decay);
-    if (loop) return std::make_unique<torch::optim::AdamW>(params, o);
-    return std::make_unique<MultiTensorAdamW>(params, o, impl);
-    }
-    case OptimizerName::rmsprop: {
-    const auto o =
-        torch::optim::RMSpropOptions(lr).alpha(e.optim.alpha).eps(e.optim.eps).weight_decay(e.optim.weight_decay).momentum(e.optim.momentum);
-    if (loop) return std::make_unique<torch::optim::RMSprop>(params, o);
-    return std::make_unique<ForeachRMSprop>(params, o);
-    }
-    case OptimizerName::lion: {
-    const auto o = LionOptions(lr).betas(betas_or(e, 0.9, 0.99)).weight_decay(e.optim.weight_decay);
-    if (loop) return std::make_unique<Lion>(params, o);
-    return std::make_unique<ForeachLion>(params, o);
-    }
+    case OptimizerName::sgd:
+      return std::make_unique<MultiTensorSGD>(
+          params, torch::optim::SGDOptions(lr).momentum(e.optim.momentum).nesterov(e.optim.nesterov).weight_decay(wd),
+          impl);
+    case OptimizerName::adam:
+      return std::make_unique<MultiTensorAdam>(
+          params, torch::optim::AdamOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.optim.eps).weight_decay(wd), impl);
+    case OptimizerName::adamw:
+      return std::make_unique<MultiTensorAdamW>(
+          params, torch::optim::AdamWOptions(lr).betas(betas_or(e, 0.9, 0.999)).eps(e.optim.eps).weight_decay(wd), impl);
+    case OptimizerName::rmsprop:
+      return std::make_unique<MultiTensorRMSprop>(
+          params,
+          torch::optim::RMSpropOptions(lr).alpha(e.optim.alpha).eps(e.optim.eps).weight_decay(wd).momentum(e.optim.momentum),
+          impl);
+    case OptimizerName::lion:
+      return std::make_unique<MultiTensorLion>(params, LionOptions(lr).betas(betas_or(e, 0.9, 0.99)).weight_decay(wd),
+                                               impl);
   }
   throw Error(std::string("unknown optimizer '") + word_of(e.optim.name) + "'");
 }

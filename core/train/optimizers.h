@@ -12,7 +12,8 @@
 namespace plugtrain {
 
 // `lr`: the run's base learning rate (optim.lr, scaled for the global batch by the plan). The
-// form is optim.impl's (train/fused_optimizers.h: resolve_optimizer_impl says which "auto" is).
+// optimizer is its algorithm's MultiTensor class (train/multi_tensor_optimizer.h) in the form
+// optim.impl names (train/fused_optimizers.h: resolve_optimizer_impl says which "auto" is).
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, double lr,
                                                        const std::vector<at::Tensor>& params);
 
