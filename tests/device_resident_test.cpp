@@ -87,16 +87,16 @@ TEST(DeviceResident, ShardsChannelsLastAndFloatDataMatchToo) {
 
 TEST(DeviceResident, SaysWhyADataSetCannotLiveOnTheDevice) {
   Dataset d = byte_images();
-  EXPECT_EQ(why_not_on_device(d, moves({"random_crop", "horizontal_flip"})), "");
+  EXPECT_TRUE(servable_on_device(d, moves({"random_crop", "horizontal_flip"})).ok());
   AugmentOptions rotation;
   rotation.order = {Augmentation::random_crop, Augmentation::rotation};
-  EXPECT_EQ(why_not_on_device(d, rotation),
+  EXPECT_EQ(servable_on_device(d, rotation).why_not(),
             "augmentation rotation runs on the loader threads (the device does random_crop and horizontal_flip)");
   EXPECT_THROW(DeviceResident(d, rotation, c10::Device(c10::kCPU)), DataError);
   Dataset decoded = d;
   decoded.images = at::Tensor();
   decoded.decode = [](int64_t, uint8_t*) {};
-  EXPECT_NE(why_not_on_device(decoded, {}).find("decoded on demand"), std::string::npos);
+  EXPECT_NE(servable_on_device(decoded, {}).why_not().find("decoded on demand"), std::string::npos);
   // 37 samples of 3x8x6 bytes (one zero row and column added for padding) and their labels.
   EXPECT_EQ(bytes_on_device(d, moves({"random_crop"})), 37 * 3 * 8 * 6 + 37 * 8);
   EXPECT_EQ(bytes_on_device(d, {}), 37 * 3 * 7 * 5 + 37 * 8);

@@ -161,11 +161,9 @@ Experiment resolve_experiment(const ExperimentFile& file) {
       throw ConfigError(at + ": " + k.path + " must be " +
                         (std::string("aeiou").find(to_string(k.type)[0]) != std::string::npos ? "an " : "a ") +
                         to_string(k.type) + ", got " + type_name(*node));
-    if (std::optional<std::string> problem = non_finite(*value))
-      throw ConfigError(at + ": " + k.path + " " + *problem);
+    if (Status finite = all_finite(*value); !finite) throw ConfigError(at + ": " + k.path + " " + finite.why_not());
     if (k.check)
-      if (std::optional<std::string> problem = k.check(*value))
-        throw ConfigError(at + ": " + k.path + " " + *problem);
+      if (Status passed = k.check(*value); !passed) throw ConfigError(at + ": " + k.path + " " + passed.why_not());
     k.store(e, *value);
   }
   if (const toml::table* backend = file.table["backend"].as_table())
@@ -225,7 +223,8 @@ Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec,
     values[name] = option_value(*value);
     for (const OptionRule& rule : rules)
       if (rule.option == name)
-        if (auto why = rule_violation(rule, path, values[name])) throw ConfigError(where(file, path, node.source()) + ": " + *why);
+        if (Status kept = keeps_rule(rule, path, values[name]); !kept)
+          throw ConfigError(where(file, path, node.source()) + ": " + kept.why_not());
   }
   return Options(values);
 }

@@ -5,12 +5,12 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "config/experiment.h"
+#include "util/result.h"
 
 namespace plugtrain {
 
@@ -26,8 +26,8 @@ struct ConfigKey {
   std::string path;  // "optim.lr"
   ConfigType type;
   std::string doc;
-  // Empty when the value is acceptable, else what is wrong ("must be > 0").
-  std::function<std::optional<std::string>(const ConfigValue&)> check;
+  // Fine when the value is acceptable, else refused with what is wrong ("must be > 0"); may be empty.
+  std::function<Status(const ConfigValue&)> check;
   std::function<void(Experiment&, const ConfigValue&)> store;
   std::function<std::string(const Experiment&)> default_text;
   // The key may differ between a run and its resumption (how long, where, how verbose, on what

@@ -7,10 +7,10 @@ namespace plugtrain::schema {
 // A count that may also be "auto" (nullopt).
 ConfigKey count_or_auto_key(std::string path, Field<std::optional<std::int64_t>> field, std::string doc) {
   ConfigKey k = key<std::string>(std::move(path), nullptr, std::move(doc),
-                                 [](const ConfigValue& v) -> std::optional<std::string> {
+                                 [](const ConfigValue& v) -> Status {
                                    if (std::holds_alternative<std::string>(v) || std::get<std::int64_t>(v) >= 1)
-                                     return std::nullopt;
-                                   return "must be >= 1 or \"auto\"";
+                                     return Status::fine();
+                                   return WhyNot{"must be >= 1 or \"auto\""};
                                  });
   k.type = ConfigType::count_or_auto;
   k.store = [field](Experiment& e, const ConfigValue& v) {
@@ -30,90 +30,90 @@ static double number(const ConfigValue& v) {
 }
 
 Check greater_than(double bound) {
-  return [bound](const ConfigValue& v) -> std::optional<std::string> {
-    if (number(v) > bound) return std::nullopt;
-    return "must be > " + text(bound);
+  return [bound](const ConfigValue& v) -> Status {
+    if (number(v) > bound) return Status::fine();
+    return WhyNot{"must be > " + text(bound)};
   };
 }
 Check at_least(double bound) {
-  return [bound](const ConfigValue& v) -> std::optional<std::string> {
-    if (number(v) >= bound) return std::nullopt;
-    return "must be >= " + text(bound);
+  return [bound](const ConfigValue& v) -> Status {
+    if (number(v) >= bound) return Status::fine();
+    return WhyNot{"must be >= " + text(bound)};
   };
 }
 Check between(double lo, double hi) {
-  return [lo, hi](const ConfigValue& v) -> std::optional<std::string> {
+  return [lo, hi](const ConfigValue& v) -> Status {
     const double x = number(v);
-    if (x >= lo && x <= hi) return std::nullopt;
-    return "must be in [" + text(lo) + ", " + text(hi) + "]";
+    if (x >= lo && x <= hi) return Status::fine();
+    return WhyNot{"must be in [" + text(lo) + ", " + text(hi) + "]"};
   };
 }
 // One folder name inside the output folder: not empty, no separator, not "." or "..".
 Check folder_name() {
-  return [](const ConfigValue& v) -> std::optional<std::string> {
+  return [](const ConfigValue& v) -> Status {
     const std::string& name = std::get<std::string>(v);
-    if (name.empty() || name == "." || name == "..") return "must name a folder (got \"" + name + "\")";
+    if (name.empty() || name == "." || name == "..") return WhyNot{"must name a folder (got \"" + name + "\")"};
     if (name.find('/') != std::string::npos || name.find('\\') != std::string::npos)
-      return "must be one folder name without '/' (got \"" + name + "\"): runs go to experiment.output/name";
-    if (name.size() > 200) return "is longer than 200 characters";
+      return WhyNot{"must be one folder name without '/' (got \"" + name + "\"): runs go to experiment.output/name"};
+    if (name.size() > 200) return WhyNot{"is longer than 200 characters"};
     for (char c : name)
-      if (static_cast<unsigned char>(c) < 0x20) return "must not hold control characters";
-    return std::nullopt;
+      if (static_cast<unsigned char>(c) < 0x20) return WhyNot{"must not hold control characters"};
+    return Status::fine();
   };
 }
 
 Check one_of(std::vector<std::string> allowed) {
-  return [allowed](const ConfigValue& v) -> std::optional<std::string> {
-    auto check_one = [&](const std::string& s) -> std::optional<std::string> {
-      if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return std::nullopt;
-      return "'" + s + "' is not one of " + text(allowed);
+  return [allowed](const ConfigValue& v) -> Status {
+    auto check_one = [&](const std::string& s) -> Status {
+      if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return Status::fine();
+      return WhyNot{"'" + s + "' is not one of " + text(allowed)};
     };
     if (auto s = std::get_if<std::string>(&v)) return check_one(*s);
     if (auto list = std::get_if<std::vector<std::string>>(&v))
       for (const auto& s : *list)
-        if (auto bad = check_one(s)) return bad;
-    return std::nullopt;
+        if (Status listed = check_one(s); !listed) return listed;
+    return Status::fine();
   };
 }
 Check all_positive() {
-  return [](const ConfigValue& v) -> std::optional<std::string> {
+  return [](const ConfigValue& v) -> Status {
     if (auto list = std::get_if<std::vector<std::int64_t>>(&v))
       for (auto x : *list)
-        if (x <= 0) return "every entry must be > 0";
-    return std::nullopt;
+        if (x <= 0) return WhyNot{"every entry must be > 0"};
+    return Status::fine();
   };
 }
 Check betas_check() {
-  return [](const ConfigValue& v) -> std::optional<std::string> {
+  return [](const ConfigValue& v) -> Status {
     const auto& b = std::get<std::vector<double>>(v);
-    if (b.empty()) return std::nullopt;
-    if (b.size() != 2) return "must hold two values, e.g. [0.9, 0.999]";
+    if (b.empty()) return Status::fine();
+    if (b.size() != 2) return WhyNot{"must hold two values, e.g. [0.9, 0.999]"};
     for (double x : b)
-      if (x < 0 || x >= 1) return "each beta must be in [0, 1)";
-    return std::nullopt;
+      if (x < 0 || x >= 1) return WhyNot{"each beta must be in [0, 1)"};
+    return Status::fine();
   };
 }
 
 // Two numbers lo <= hi, each in [min, max].
 Check ordered_pair(double min, double max) {
-  return [min, max](const ConfigValue& v) -> std::optional<std::string> {
+  return [min, max](const ConfigValue& v) -> Status {
     const auto& p = std::get<std::vector<double>>(v);
-    if (p.size() != 2) return "must hold two numbers [lo, hi]";
+    if (p.size() != 2) return WhyNot{"must hold two numbers [lo, hi]"};
     if (!(p[0] >= min && p[1] <= max && p[0] <= p[1]))
-      return "must be [lo, hi] with " + text(min) + " <= lo <= hi <= " + text(max);
-    return std::nullopt;
+      return WhyNot{"must be [lo, hi] with " + text(min) + " <= lo <= hi <= " + text(max)};
+    return Status::fine();
   };
 }
 // An integer >= 0 or "auto" (nullopt).
 ConfigKey count_zero_or_auto_key(std::string path, Field<std::optional<std::int64_t>> field, std::string doc) {
   ConfigKey k = count_or_auto_key(std::move(path), field, std::move(doc));
-  k.check = [](const ConfigValue& v) -> std::optional<std::string> {
+  k.check = [](const ConfigValue& v) -> Status {
     if (auto s = std::get_if<std::string>(&v)) {
-      if (*s == "auto") return std::nullopt;
-      return "must be an integer >= 0 or \"auto\" (got \"" + *s + "\")";
+      if (*s == "auto") return Status::fine();
+      return WhyNot{"must be an integer >= 0 or \"auto\" (got \"" + *s + "\")"};
     }
-    if (std::get<std::int64_t>(v) >= 0) return std::nullopt;
-    return "must be >= 0 or \"auto\"";
+    if (std::get<std::int64_t>(v) >= 0) return Status::fine();
+    return WhyNot{"must be >= 0 or \"auto\""};
   };
   return k;
 }

@@ -17,9 +17,9 @@
 
 namespace plugtrain::schema {
 
-using Check = std::function<std::optional<std::string>(const ConfigValue&)>;
+using Check = std::function<Status(const ConfigValue&)>;
 
-// The checks a value must pass; each returns why it is refused, or nothing.
+// The checks a value must pass; each is fine, or refused with what is wrong.
 Check greater_than(double bound);
 Check at_least(double bound);
 Check between(double lo, double hi);

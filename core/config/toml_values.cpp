@@ -108,13 +108,13 @@ OptionValue option_value(const ConfigValue& v) {
 }
 
 // inf and nan pass range checks written as comparisons; no key wants them.
-std::optional<std::string> non_finite(const ConfigValue& v) {
+Status all_finite(const ConfigValue& v) {
   auto bad = [](double x) { return !std::isfinite(x); };
-  if (const double* d = std::get_if<double>(&v); d && bad(*d)) return "must be a finite number";
+  if (const double* d = std::get_if<double>(&v); d && bad(*d)) return WhyNot{"must be a finite number"};
   if (const auto* list = std::get_if<std::vector<double>>(&v))
     for (double x : *list)
-      if (bad(x)) return "must hold finite numbers";
-  return std::nullopt;
+      if (bad(x)) return WhyNot{"must hold finite numbers"};
+  return Status::fine();
 }
 
 

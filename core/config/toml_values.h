@@ -11,6 +11,7 @@
 #include "config/experiment_loader.h"
 #include "config/experiment_schema.h"
 #include "plugtrain/options.h"
+#include "util/result.h"
 
 namespace plugtrain {
 
@@ -25,7 +26,8 @@ std::string type_name(const toml::node& node);
 std::optional<ConfigValue> convert(const toml::node& node, ConfigType type);
 ConfigType config_type(OptionType t);
 OptionValue option_value(const ConfigValue& v);
-// inf and nan pass range checks written as comparisons; no key wants them.
-std::optional<std::string> non_finite(const ConfigValue& v);
+// inf and nan pass range checks written as comparisons; no key wants them: refused when `v`
+// holds one.
+Status all_finite(const ConfigValue& v);
 
 }  // namespace plugtrain

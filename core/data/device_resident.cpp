@@ -10,14 +10,14 @@
 
 namespace plugtrain::data {
 
-std::string why_not_on_device(const Dataset& data, const AugmentOptions& augmentation) {
+Status servable_on_device(const Dataset& data, const AugmentOptions& augmentation) {
   if (!data.images.defined())
-    return "the images are decoded on demand (data.cache = \"none\", or too large for memory)";
+    return WhyNot{"the images are decoded on demand (data.cache = \"none\", or too large for memory)"};
   for (const Augmentation step : augmentation.order)
     if (step != Augmentation::random_crop && step != Augmentation::horizontal_flip)
-      return std::string("augmentation ") + word_of(step) + " runs on the loader threads (the device does random_crop and "
-             "horizontal_flip)";
-  return "";
+      return WhyNot{std::string("augmentation ") + word_of(step) +
+                    " runs on the loader threads (the device does random_crop and horizontal_flip)"};
+  return Status::fine();
 }
 
 int64_t bytes_on_device(const Dataset& data, const AugmentOptions& augmentation) {
@@ -29,8 +29,8 @@ int64_t bytes_on_device(const Dataset& data, const AugmentOptions& augmentation)
 
 DeviceResident::DeviceResident(const Dataset& data, const AugmentOptions& augmentation, c10::Device device)
     : augmentation_(augmentation), moves_(!augmentation.order.empty()), shape_(data.sample_shape) {
-  const std::string why_not = why_not_on_device(data, augmentation);
-  if (!why_not.empty()) throw DataError("data.on_device: " + why_not);
+  if (Status servable = servable_on_device(data, augmentation); !servable)
+    throw DataError("data.on_device: " + servable.why_not());
   at::Tensor images = data.images;
   // One zero row and column at the end: where a map's -1 (a padding pixel) points.
   if (moves_) images = at::constant_pad_nd(images, {0, 1, 0, 1}, 0);

@@ -22,20 +22,21 @@
 
 #include "data/augment.h"
 #include "data/dataset.h"
+#include "util/result.h"
 
 namespace plugtrain::data {
 
 struct Batch;
 
-// "" when `data` with `augmentation` can be served from the device; otherwise why not (one line).
-std::string why_not_on_device(const Dataset& data, const AugmentOptions& augmentation);
+// Fine when `data` with `augmentation` can be served from the device; otherwise refused with why.
+Status servable_on_device(const Dataset& data, const AugmentOptions& augmentation);
 
 // Bytes the data set takes on the device.
 int64_t bytes_on_device(const Dataset& data, const AugmentOptions& augmentation);
 
 class DeviceResident {
  public:
-  // Copies `data` to `device` (throws DataError when why_not_on_device says no).
+  // Copies `data` to `device` (throws DataError when servable_on_device refuses).
   DeviceResident(const Dataset& data, const AugmentOptions& augmentation, c10::Device device);
 
   int64_t size() const { return labels_.size(0); }

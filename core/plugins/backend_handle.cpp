@@ -66,13 +66,15 @@ bool BackendHandle::reset_peak_memory(int device) const {
   return call_plugin(name_, "reset_peak_memory", [&] { return backend_->reset_peak_memory(device); });
 }
 
-std::unique_ptr<GraphCapture> BackendHandle::make_graph_capture(int device, std::string& why_not) const {
-  if (sdk_minor_ < 3) {
-    why_not = "plugin '" + name_ + "' was built against SDK 3." + std::to_string(sdk_minor_) +
-              ", before device graphs (3.3)";
-    return nullptr;
-  }
-  return call_plugin(name_, "make_graph_capture", [&] { return backend_->make_graph_capture(device, why_not); });
+Result<std::unique_ptr<GraphCapture>> BackendHandle::make_graph_capture(int device) const {
+  if (sdk_minor_ < 3)
+    return WhyNot{"plugin '" + name_ + "' was built against SDK 3." + std::to_string(sdk_minor_) +
+                  ", before device graphs (3.3)"};
+  std::string why_not;  // the SDK's out-parameter: plugins are built against that signature
+  std::unique_ptr<GraphCapture> capture =
+      call_plugin(name_, "make_graph_capture", [&] { return backend_->make_graph_capture(device, why_not); });
+  if (!capture) return WhyNot{why_not};
+  return Result<std::unique_ptr<GraphCapture>>(std::move(capture));
 }
 
 }  // namespace plugtrain

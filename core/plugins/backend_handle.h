@@ -9,6 +9,7 @@
 #include <c10/util/intrusive_ptr.h>
 
 #include "plugtrain/backend.h"
+#include "util/result.h"
 
 namespace c10d {
 class Backend;
@@ -41,8 +42,9 @@ class BackendHandle {
   // SDK 3.1 calls; on an older plugin the first does nothing and the second returns false.
   void release_cached_memory(int device) const;
   bool reset_peak_memory(int device) const;
-  // SDK 3.3: a graph recorder for `device`, or null with `why_not` (also on an older plugin).
-  std::unique_ptr<GraphCapture> make_graph_capture(int device, std::string& why_not) const;
+  // SDK 3.3: a graph recorder for `device`, or refused with the plugin's reason (also on an
+  // older plugin, which has no such call).
+  Result<std::unique_ptr<GraphCapture>> make_graph_capture(int device) const;
   // The plugin's own c10d backend for its device type (e.g. NCCL), or null when it has none.
   CreateCollective* collective_factory() const { return create_collective_; }
 

@@ -18,8 +18,8 @@ class StagingRegistry : public ModelRegistry {
  public:
   void add(ModelSpec spec) override { add(std::move(spec), {}); }
   void add(ModelSpec spec, std::vector<OptionRule> rules) override {
-    if (auto misfit = rules_misfit(spec.options, rules))
-      if (all_fit) all_fit = WhyNot{"model '" + spec.name + "': " + *misfit};
+    if (Status fit = rules_fit(spec.options, rules); !fit)
+      if (all_fit) all_fit = WhyNot{"model '" + spec.name + "': " + fit.why_not()};
     models.push_back({std::move(spec), "", std::move(rules)});
   }
   std::vector<RegisteredModel> models;

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "data/device_resident.h"
 #include "data/from_experiment.h"
@@ -9,24 +10,28 @@
 #include "train/graph_step.h"
 #include "util/error.h"
 #include "util/format.h"
+#include "util/result.h"
 
 namespace plugtrain {
 
 namespace {
 
-// Why the data stays on the host with data.on_device = "auto" (or true), or "" to place it.
-std::string why_data_stays(const Experiment& e, const RunPlan& plan, BackendHandle& backend, int device_index,
-                           const data::DatasetPair& data, const data::AugmentOptions& augmentation,
-                           std::int64_t bytes) {
-  std::string why = data::why_not_on_device(data.train, augmentation);
-  if (why.empty()) why = data::why_not_on_device(data.test, {});
-  if (!why.empty() || e.data.on_device == true) return why;
-  if (plan.capabilities.host_cpu) return "the training device is the host, whose memory the loader threads already use";
+// Fine to place the data on the device with data.on_device = "auto" (or true); otherwise
+// refused with why it stays on the host.
+Status data_may_move(const Experiment& e, const RunPlan& plan, BackendHandle& backend, int device_index,
+                     const data::DatasetPair& data, const data::AugmentOptions& augmentation, std::int64_t bytes) {
+  if (Status servable = data::servable_on_device(data.train, augmentation); !servable) return servable;
+  if (Status servable = data::servable_on_device(data.test, {}); !servable) return servable;
+  if (e.data.on_device == true) return Status::fine();
+  if (plan.capabilities.host_cpu)
+    return WhyNot{"the training device is the host, whose memory the loader threads already use"};
   const MemoryInfo memory = backend.memory(device_index);
-  if (!memory.free_bytes) return "the device's free memory is unknown" + (memory.note.empty() ? "" : " (" + memory.note + ")");
+  if (!memory.free_bytes)
+    return WhyNot{"the device's free memory is unknown" + (memory.note.empty() ? "" : " (" + memory.note + ")")};
   if (bytes > std::int64_t(*memory.free_bytes / 4))
-    return format_bytes(std::uint64_t(bytes)) + " is more than a quarter of the device's free " + format_bytes(memory.free_bytes);
-  return "";
+    return WhyNot{format_bytes(std::uint64_t(bytes)) + " is more than a quarter of the device's free " +
+                  format_bytes(memory.free_bytes)};
+  return Status::fine();
 }
 
 }  // namespace
@@ -36,10 +41,9 @@ void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend
   if (e.data.on_device == false) return;
   const data::AugmentOptions augmentation = data::augment_options(e.data.augment);
   const std::int64_t bytes = data::bytes_on_device(data.train, augmentation) + data::bytes_on_device(data.test, {});
-  const std::string why = why_data_stays(e, plan, backend, device_index, data, augmentation, bytes);
-  if (!why.empty()) {
-    if (e.data.on_device == true) throw Error("data.on_device = true, but " + why);
-    if (!plan.capabilities.host_cpu) log << "data: batches made on the host (" << why << ")\n";
+  if (Status may = data_may_move(e, plan, backend, device_index, data, augmentation, bytes); !may) {
+    if (e.data.on_device == true) throw Error("data.on_device = true, but " + may.why_not());
+    if (!plan.capabilities.host_cpu) log << "data: batches made on the host (" << may.why_not() << ")\n";
     return;
   }
   device.train_on_device = std::make_shared<data::DeviceResident>(data.train, augmentation, device.device);
@@ -63,10 +67,9 @@ void use_graphs(const RunPlan& plan, BackendHandle& backend, int device_index, T
   if (!decision.use) return;
   parts.graph_fallback = !plan.graph_conditions.setting;  // "auto": a refused recording goes on eagerly
   parts.make_graph_capture = [&backend, device_index]() {
-    std::string why_not;
-    std::unique_ptr<GraphCapture> capture = backend.make_graph_capture(device_index, why_not);
-    if (!capture) throw Error("train.graphs: " + why_not);
-    return capture;
+    Result<std::unique_ptr<GraphCapture>> capture = backend.make_graph_capture(device_index);
+    if (!capture) throw Error("train.graphs: " + capture.why_not());
+    return std::move(capture).value();
   };
 }
 

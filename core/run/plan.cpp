@@ -112,7 +112,9 @@ void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backen
   const Experiment& e = run.experiment;
   GraphConditions& c = p.graph_conditions;
   c.setting = e.train.graphs;
-  if (c.setting != false) backend.make_graph_capture(p.devices.devices.at(0), c.backend_why_not);
+  if (c.setting != false)
+    if (auto capture = backend.make_graph_capture(p.devices.devices.at(0)); !capture)
+      c.backend_why_not = capture.why_not();
   c.replicas = p.strategy == Strategy::dp ? static_cast<int>(p.devices.devices.size()) : 1;
   c.processes = p.processes;
   c.skip_nonfinite = e.train.on_nonfinite == OnNonfinite::skip_step;
