@@ -329,11 +329,11 @@ TEST(FusedOptimizers, MakeOptimizerBuildsTheFormOptimImplNames) {
   auto loop = make_optimizer(e, 0.1, params);
   EXPECT_EQ(dynamic_cast<MultiTensorAdam&>(*loop).impl(), OptimizerImpl::loop);
   EXPECT_NE(dynamic_cast<torch::optim::Adam*>(loop.get()), nullptr) << "torch::optim's class, state and checkpoints";
-  std::string why_not;
-  EXPECT_EQ(replayable(*loop, why_not), nullptr);
-  EXPECT_FALSE(why_not.empty());
+  const Result<ReplayableOptimizer*> not_replayable = replayable(*loop);
+  EXPECT_FALSE(not_replayable.ok());
+  EXPECT_FALSE(not_replayable.why_not().empty());
   e.optim.impl = std::nullopt;
-  EXPECT_NE(replayable(*make_optimizer(e, 0.1, params), why_not), nullptr) << "auto: fused, replayable";
+  EXPECT_TRUE(replayable(*make_optimizer(e, 0.1, params)).ok()) << "auto: fused, replayable";
   e.optim.name = OptimizerName::lion;
   EXPECT_EQ(dynamic_cast<MultiTensorLion&>(*make_optimizer(e, 0.1, params)).impl(), OptimizerImpl::foreach);
   e.optim.name = OptimizerName::rmsprop;

@@ -218,7 +218,7 @@ TEST(GraphDecision, AutoUsesGraphsOnlyWhenNothingStandsInTheWay) {
     }
     return d.why;
   };
-  EXPECT_EQ(reason([](GraphConditions& c) { c.backend_why_not = "this backend does not record device graphs"; }),
+  EXPECT_EQ(reason([](GraphConditions& c) { c.backend_records = WhyNot{"this backend does not record device graphs"}; }),
             "off: this backend does not record device graphs");
   EXPECT_EQ(reason([](GraphConditions& c) { c.replicas = 2; }), "off: dp runs 2 model replicas from this process");
   GraphConditions ddp = ok;
@@ -226,7 +226,7 @@ TEST(GraphDecision, AutoUsesGraphsOnlyWhenNothingStandsInTheWay) {
   EXPECT_TRUE(decide_graphs(ddp).use);
   EXPECT_NE(decide_graphs(ddp).why.find("two recorded device graphs"), std::string::npos);
   EXPECT_NE(reason([](GraphConditions& c) { c.skip_nonfinite = true; }).find("skip_step"), std::string::npos);
-  EXPECT_EQ(reason([](GraphConditions& c) { c.optimizer_why_not = "not fused"; }), "off: not fused");
+  EXPECT_EQ(reason([](GraphConditions& c) { c.optimizer_replayable = WhyNot{"not fused"}; }), "off: not fused");
 }
 
 // The whole path through a run: a backend plugin that records graphs (tests/plugins/

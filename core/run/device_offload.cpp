@@ -55,14 +55,14 @@ void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend
 void use_graphs(const RunPlan& plan, BackendHandle& backend, int device_index, TrainerParts& parts,
                 std::ostream& log) {
   GraphDecision decision = plan.graphs;
-  std::string why_not;
   // The plan read the optimizer table; the optimizer made for this device may still have no
   // fused kernel here ("auto" then steps in the foreach form).
-  if (decision.use && !replayable(*parts.optimizer, why_not)) {
-    GraphConditions c = plan.graph_conditions;
-    c.optimizer_why_not = why_not;
-    decision = decide_graphs(c);
-  }
+  if (decision.use)
+    if (Result<ReplayableOptimizer*> made = replayable(*parts.optimizer); !made) {
+      GraphConditions c = plan.graph_conditions;
+      c.optimizer_replayable = WhyNot{made.why_not()};
+      decision = decide_graphs(c);
+    }
   if (decision.mention) log << "device: graphs " << decision.why << "\n";
   if (!decision.use) return;
   parts.graph_fallback = !plan.graph_conditions.setting;  // "auto": a refused recording goes on eagerly

@@ -114,11 +114,11 @@ void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backen
   c.setting = e.train.graphs;
   if (c.setting != false)
     if (auto capture = backend.make_graph_capture(p.devices.devices.at(0)); !capture)
-      c.backend_why_not = capture.why_not();
+      c.backend_records = WhyNot{capture.why_not()};
   c.replicas = p.strategy == Strategy::dp ? static_cast<int>(p.devices.devices.size()) : 1;
   c.processes = p.processes;
   c.skip_nonfinite = e.train.on_nonfinite == OnNonfinite::skip_step;
-  if (!may_be_replayable(e.optim.name, e.optim.impl)) c.optimizer_why_not = not_replayable_reason();
+  if (!may_be_replayable(e.optim.name, e.optim.impl)) c.optimizer_replayable = WhyNot{not_replayable_reason()};
   try {
     p.graphs = decide_graphs(c);
   } catch (const Error& error) {

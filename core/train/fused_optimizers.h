@@ -13,6 +13,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "config/choices.h"
+#include "util/result.h"
 
 namespace plugtrain {
 
@@ -55,7 +56,7 @@ class ReplayableOptimizer {
 
 // `optimizer` as a ReplayableOptimizer when a recorded step() of it can be replayed: the fused
 // forms, whose kernels read the learning rate and step counts from device tensors. Otherwise
-// null, and `why_not` says why (foreach and loop forms pass host numbers to every kernel).
-ReplayableOptimizer* replayable(torch::optim::Optimizer& optimizer, std::string& why_not);
+// why not (foreach and loop forms pass host numbers to every kernel).
+Result<ReplayableOptimizer*> replayable(torch::optim::Optimizer& optimizer);
 
 }  // namespace plugtrain

@@ -15,16 +15,16 @@ namespace plugtrain {
 
 GraphDecision decide_graphs(const GraphConditions& c) {
   if (c.setting == false) return {false, "off (train.graphs = false)", false};
-  const bool mention = c.backend_why_not.empty() || c.setting == true;
+  const bool mention = c.backend_records.ok() || c.setting == true;
   std::string reason;
-  if (!c.backend_why_not.empty())
-    reason = c.backend_why_not;
+  if (!c.backend_records)
+    reason = c.backend_records.why_not();
   else if (c.replicas > 1)
     reason = "dp runs " + std::to_string(c.replicas) + " model replicas from this process";
   else if (c.skip_nonfinite)
     reason = "train.on_nonfinite = \"skip_step\" reads every step's loss on the host";
-  else if (!c.optimizer_why_not.empty())
-    reason = c.optimizer_why_not;
+  else if (!c.optimizer_replayable)
+    reason = c.optimizer_replayable.why_not();
   if (reason.empty())
     return {true, c.processes > 1 ? "on: every full training step replayed from two recorded device graphs (forward and "
                                     "backward; the optimizer step), its gradients all-reduced between them"

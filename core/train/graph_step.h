@@ -35,6 +35,7 @@
 #include "plugtrain/backend.h"
 #include "train/train_step.h"
 #include "util/error.h"
+#include "util/result.h"
 
 namespace plugtrain {
 
@@ -55,11 +56,11 @@ struct GraphDecision {
 // What decides it; every field but `setting` only matters when graphs could be used.
 struct GraphConditions {
   std::optional<bool> setting;           // train.graphs; nullopt: "auto"
-  std::string backend_why_not;           // empty: the backend records graphs on the device
+  Status backend_records;                // whether the backend records graphs on the device, or why not
   int replicas = 1;                      // dp: models in this process
   int processes = 1;                     // ddp: processes (the step is then recorded in two parts)
   bool skip_nonfinite = false;           // train.on_nonfinite = "skip_step"
-  std::string optimizer_why_not;         // empty: the optimizer is replayable
+  Status optimizer_replayable;           // whether the optimizer's step can be replayed, or why not
 };
 
 // "auto" uses graphs when nothing stands in the way; true then fails with the first reason

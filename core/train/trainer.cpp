@@ -77,12 +77,11 @@ std::unique_ptr<TrainStep> Trainer::make_step(bool skip_nonfinite) {
   const std::vector<at::Tensor> parameters = parts_.model->parameters();
   const double grad_clip = parts_.loop.grad_clip;
   if (parts_.make_graph_capture) {
-    std::string why_not;
-    if (ReplayableOptimizer* replayable_optimizer = replayable(*parts_.optimizer, why_not)) {
+    if (Result<ReplayableOptimizer*> replayable_optimizer = replayable(*parts_.optimizer)) {
       // Several processes: the optimizer step is a second recording (graph_step.h).
       std::unique_ptr<GraphCapture> second =
           parts_.strategy->processes() > 1 ? parts_.make_graph_capture() : nullptr;
-      return std::make_unique<GraphStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, *replayable_optimizer,
+      return std::make_unique<GraphStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, *replayable_optimizer.value(),
                                          parameters, grad_clip, parts_.make_graph_capture(), parts_.graph_fallback,
                                          /*warm_up_steps=*/3, std::move(second));
     }
@@ -273,9 +272,8 @@ void Trainer::restore() {
 void Trainer::save_checkpoint(const std::filesystem::path& path) {
   CheckpointState sections;
   save_parts(sections, stateful_parts());
-  std::string not_replayable;
   // Steps replayed from a graph or skipped on the device moved only the device's step counts.
-  if (ReplayableOptimizer* r = replayable(*parts_.optimizer, not_replayable)) r->sync_host_steps();
+  if (Result<ReplayableOptimizer*> r = replayable(*parts_.optimizer)) r.value()->sync_host_steps();
   plugtrain::save_checkpoint(path, *parts_.model, *parts_.optimizer,
                              {sections, parts_.experiment_record, parts_.loop.model_name, "", ""},
                              parts_.device.device);
