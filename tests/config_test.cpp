@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "config/optimizer_table.h"
 #include "config/config_error.h"
 #include "config/experiment_loader.h"
 #include "config/experiment_schema.h"
@@ -192,6 +193,14 @@ TEST(ExperimentDocs, EveryKeyIsDocumented) {
   docs << in.rdbuf();
   for (const auto& k : experiment_schema())
     EXPECT_NE(docs.str().find("`" + k.path + "`"), std::string::npos) << k.path << " missing from docs/experiment.md";
+}
+
+TEST(ExperimentDocs, TheOptimizerTableIsTheOneTheCodeDeclares) {
+  std::ifstream in(PLUGTRAIN_SOURCE_DIR "/docs/experiment.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  EXPECT_NE(docs.str().find(optimizer_docs_table()), std::string::npos)
+      << "docs/experiment.md should hold config/optimizer_table.cpp's table:\n" << optimizer_docs_table();
 }
 
 }  // namespace

@@ -136,8 +136,8 @@ const std::vector<ConfigKey>& experiment_schema() {
       choice_key<OptimizerName>("optim.name", field(&E::optim, &OptimConfig::name), "sgd, adam, adamw, rmsprop or lion"),
       resumable(choice_or_auto_key<OptimizerImpl>("optim.impl", field(&E::optim, &OptimConfig::impl),
                     "how the optimizer steps: fused (one ATen kernel per step for all parameters: sgd, adam, "
-                    "adamw), foreach (a few multi-tensor kernels: every optimizer), loop (torch::optim's per-parameter "
-                    "loop), or auto (fused where the device has the kernel, else foreach); the same state, so a "
+                    "adamw), foreach (a few multi-tensor kernels: every optimizer), loop (the same operations one "
+                    "parameter at a time, as torch::optim's loop), or auto (fused where the device has the kernel, else foreach); the same state, so a "
                     "checkpoint resumes with any of them")),
       key("optim.lr", field(&E::optim, &OptimConfig::lr), "learning rate", greater_than(0)),
       key("optim.momentum", field(&E::optim, &OptimConfig::momentum), "sgd, rmsprop: momentum", between(0, 1)),

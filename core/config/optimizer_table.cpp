@@ -36,4 +36,19 @@ const char* not_replayable_reason() {
          "the other forms pass host numbers to their kernels, which a replay would repeat unchanged";
 }
 
+std::string optimizer_docs_table() {
+  std::string out =
+      "| `optim.name` | algorithm | `optim.impl` forms | replayed from a graph | its keys |\n"
+      "| --- | --- | --- | --- | --- |\n";
+  for (const OptimizerRow& row : optimizer_table()) {
+    out += std::string("| `") + word_of(row.name) + "` | " + row.algorithm + " | ";
+    out += row.fused_kernel ? std::string("fused (`") + row.fused_kernel + "`), foreach, loop" : "foreach, loop";
+    out += row.fused_kernel ? " | in the fused form | " : " | no | ";
+    std::string keys;
+    for (const char* key : row.keys) keys += std::string(keys.empty() ? "" : ", ") + "`optim." + key + "`";
+    out += keys + " |\n";
+  }
+  return out;
+}
+
 }  // namespace plugtrain

@@ -2,8 +2,7 @@
 // (graph-replayed) step needs. Validation (optim.impl = "fused"), the form chosen per device
 // (train/fused_optimizers.cpp) and the graph decision (run/plan.cpp) read it; a new optimizer
 // is a row here, a case in make_optimizer (train/optimizers.cpp) and its algorithm in
-// core/train. `algorithm` and `keys` are for docs/experiment.md, which is not generated from
-// them yet.
+// core/train. docs/experiment.md's optimizer table is optimizer_docs_table() (a test compares).
 #pragma once
 
 #include <optional>
@@ -30,5 +29,9 @@ std::vector<std::string> optimizers_with_fused_kernel();  // "sgd", "adam", "ada
 // the fused form reads its learning rate and step counts from device tensors.
 bool may_be_replayable(OptimizerName name, std::optional<OptimizerImpl> impl);
 const char* not_replayable_reason();
+
+// The table as docs/experiment.md shows it (Markdown): name, algorithm, forms, whether a
+// recorded step can replay it, and the keys it reads.
+std::string optimizer_docs_table();
 
 }  // namespace plugtrain
