@@ -66,9 +66,12 @@ c10::IValue read_value(torch::serialize::InputArchive& a, const std::string& key
   return v;
 }
 
-bool has_format_marker(torch::serialize::InputArchive& archive, const char* format) {
+// The checkpoint format the archive's marker names: 2 (sections), 1 (the flat record), or 0
+// (no marker of ours).
+int format_of(torch::serialize::InputArchive& archive) {
   c10::IValue marker;
-  return archive.try_read("plugtrain.format", marker) && marker.isString() && marker.toStringRef() == format;
+  if (!archive.try_read("plugtrain.format", marker) || !marker.isString()) return 0;
+  return marker.toStringRef() == kFormat ? 2 : marker.toStringRef() == kFormat1 ? 1 : 0;
 }
 
 // Opens a checkpoint, turning every LibTorch complaint into one line naming the file.
@@ -84,14 +87,14 @@ void open_archive(const std::filesystem::path& path, torch::serialize::InputArch
     why = first_line(why);
     throw CheckpointError(path.string() + ": not a readable checkpoint (corrupt or truncated?): " + why);
   }
-  if (!has_format_marker(archive, kFormat) && !has_format_marker(archive, kFormat1))
+  if (format_of(archive) == 0)
     throw CheckpointError(path.string() + ": not a plugtrain checkpoint (no '" + std::string(kFormat) + "' or '" + kFormat1 + "' marker)");
 }
 
 CheckpointContent read_content(torch::serialize::InputArchive& a, const std::filesystem::path& path) {
   try {
     CheckpointContent c;
-    c.state = has_format_marker(a, kFormat1) ? format1_state(a) : read_state(a);
+    c.state = format_of(a) == 1 ? format1_state(a) : read_state(a);
     c.experiment_json = read_value(a, "experiment").toStringRef();
     c.model_name = read_value(a, "model.name").toStringRef();
     c.plugtrain_version = read_value(a, "plugtrain.version").toStringRef();
@@ -144,7 +147,7 @@ bool is_plugtrain_checkpoint(const std::filesystem::path& path) {
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path.string(), c10::Device(c10::kCPU));
-    return has_format_marker(archive, kFormat) || has_format_marker(archive, kFormat1);
+    return format_of(archive) != 0;
   } catch (const std::exception&) {
     return false;  // a Python torch.save file, or not LibTorch's at all
   }

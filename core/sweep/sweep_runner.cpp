@@ -97,7 +97,6 @@ SpawnSpec trial_process(std::vector<std::string> argv, std::vector<std::pair<std
   SpawnSpec spec;
   spec.argv = std::move(argv);
   spec.environment = std::move(environment);
-  spec.output = Stream::file;
   spec.output_file = log;
   spec.errors_to_output = true;
   spec.own_process_group = true;

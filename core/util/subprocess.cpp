@@ -34,34 +34,6 @@ std::vector<char*> pointers(std::vector<std::string>& texts) {
   return p;
 }
 
-// What the child's stdin and stdout become, opened before fork.
-struct Redirections {
-  FileDescriptor input, output;   // the child's ends
-  FileDescriptor to_child, from_child;  // this process's ends of pipes
-};
-
-Status open_redirections(const SpawnSpec& spec, Redirections& r) {
-  if (spec.input == Stream::file) {
-    r.input = FileDescriptor(::open(spec.input_file.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!r.input.valid()) return WhyNot{spec.input_file.string() + ": cannot be read: " + std::strerror(errno)};
-  } else if (spec.input == Stream::pipe) {
-    Result<Pipe> pipe = make_pipe();
-    if (!pipe) return WhyNot{"cannot start " + spec.what + ": " + pipe.why_not()};
-    r.input = std::move(pipe.value().read_end);
-    r.to_child = std::move(pipe.value().write_end);
-  }
-  if (spec.output == Stream::file) {
-    r.output = FileDescriptor(::open(spec.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-    if (!r.output.valid()) return WhyNot{spec.output_file.string() + ": cannot be written: " + std::strerror(errno)};
-  } else if (spec.output == Stream::pipe) {
-    Result<Pipe> pipe = make_pipe();
-    if (!pipe) return WhyNot{"cannot start " + spec.what + ": " + pipe.why_not()};
-    r.output = std::move(pipe.value().write_end);
-    r.from_child = std::move(pipe.value().read_end);
-  }
-  return Status::fine();
-}
-
 // In the child, between fork and exec: only calls that allocate nothing.
 void redirect(int fd, int target) {
   if (fd < 0) return;
@@ -98,8 +70,11 @@ Result<ChildProcess> spawn(const SpawnSpec& spec) {
   std::vector<std::string> argv_text = spec.argv;
   std::vector<char*> envp = pointers(env_text), argv = pointers(argv_text);
   const std::string program = spec.program.empty() ? spec.argv.at(0) : spec.program.string();
-  Redirections r;
-  if (Status opened = open_redirections(spec, r); !opened) return WhyNot{opened.why_not()};
+  FileDescriptor output;  // opened before fork; closes on exec once copied to stdout
+  if (!spec.output_file.empty()) {
+    output = FileDescriptor(::open(spec.output_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    if (!output.valid()) return WhyNot{spec.output_file.string() + ": cannot be written: " + std::strerror(errno)};
+  }
 
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -110,9 +85,8 @@ Result<ChildProcess> spawn(const SpawnSpec& spec) {
       ::prctl(PR_SET_PDEATHSIG, spec.death_signal);
       if (::getppid() != parent) ::_exit(spec.orphan_exit_code);  // the parent died before prctl
     }
-    redirect(r.input.get(), 0);
-    redirect(r.output.get(), 1);
-    if (spec.errors_to_output) redirect(r.output.get(), 2);
+    redirect(output.get(), 1);
+    if (spec.errors_to_output) redirect(output.get(), 2);
     ::execve(program.c_str(), argv.data(), envp.data());
     if (!spec.exec_failure.empty()) {
       [[maybe_unused]] const auto n = ::write(2, spec.exec_failure.data(), spec.exec_failure.size());
@@ -121,9 +95,7 @@ Result<ChildProcess> spawn(const SpawnSpec& spec) {
   }
   ChildProcess child;
   child.pid = pid;
-  child.to_child = std::move(r.to_child);
-  child.from_child = std::move(r.from_child);
-  return Result<ChildProcess>(std::move(child));  // the child's ends close here, in this process
+  return Result<ChildProcess>(std::move(child));  // the file closes here, in this process
 }
 
 Result<ChildProcess> run_in_child(const std::function<int(int to_parent)>& body) {
@@ -151,15 +123,6 @@ ExitStatus wait_for(pid_t child) {
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  return ExitStatus::from_wait_status(status);
-}
-
-std::optional<ExitStatus> try_wait(pid_t child) {
-  int status = 0;
-  pid_t ended;
-  while ((ended = ::waitpid(child, &status, WNOHANG)) < 0 && errno == EINTR) {
-  }
-  if (ended <= 0) return std::nullopt;
   return ExitStatus::from_wait_status(status);
 }
 

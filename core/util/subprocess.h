@@ -37,23 +37,13 @@ struct ExitStatus {
 // "signal 11 (SIGSEGV)"
 std::string signal_text(int signal);
 
-// Where a child's stdin or stdout goes.
-enum class Stream {
-  inherit,  // this process's own
-  pipe,     // a pipe to or from this process (ChildProcess::to_child, from_child)
-  file,     // a file: read from, or appended to
-};
-
 struct SpawnSpec {
   std::vector<std::string> argv;  // argv[0] is the name the program sees
   std::filesystem::path program;  // the file executed; empty: argv[0]
   // Set in the child, over the variables of this process's environment, which it inherits.
   std::vector<std::pair<std::string, std::string>> environment;
-  Stream input = Stream::inherit;
-  std::filesystem::path input_file;
-  Stream output = Stream::inherit;
-  std::filesystem::path output_file;
-  bool errors_to_output = false;  // stderr goes where stdout goes
+  std::filesystem::path output_file;  // stdout appended to it; empty: this process's stdout
+  bool errors_to_output = false;      // stderr goes where stdout goes
   // A process group of its own: a Ctrl-C on the terminal then reaches only this process,
   // which passes it on once.
   bool own_process_group = false;
@@ -65,8 +55,7 @@ struct SpawnSpec {
 
 struct ChildProcess {
   pid_t pid = 0;
-  FileDescriptor to_child;    // its stdin, when SpawnSpec::input is Stream::pipe
-  FileDescriptor from_child;  // its stdout (Stream::pipe), or what run_in_child's body writes
+  FileDescriptor from_child;  // what run_in_child's body writes
 };
 
 // Starts spec.program; a program that cannot be executed ends its child with code 127.
@@ -78,8 +67,7 @@ Result<ChildProcess> spawn(const SpawnSpec& spec);
 // that may use what the fork copied (in a multi-threaded process: no lock another thread held).
 Result<ChildProcess> run_in_child(const std::function<int(int to_parent)>& body);
 
-ExitStatus wait_for(pid_t child);                 // blocks until it has ended
-std::optional<ExitStatus> try_wait(pid_t child);  // nullopt while it runs
+ExitStatus wait_for(pid_t child);  // blocks until it has ended
 
 // A child of this process that has ended, without waiting.
 struct Reaped {
