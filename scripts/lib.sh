@@ -19,6 +19,10 @@ PLUGTRAIN_APT_PACKAGES=(
   dataset-fashion-mnist
 )
 
+# For the tests only: a real one-node Slurm (tests/slurm/local_slurm.sh). Where these cannot be
+# installed, the Slurm tests skip and say why; nothing else needs them.
+PLUGTRAIN_TEST_APT_PACKAGES=(munge slurmctld slurmd slurm-client)
+
 # ccache keyed on paths relative to the clone, so a fresh clone reuses earlier compiles.
 export CCACHE_BASEDIR=$PLUGTRAIN_ROOT
 export CCACHE_NOHASHDIR=true
@@ -41,6 +45,18 @@ install_debian_packages() {
   log "installing Debian packages: ${missing[*]}"
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+install_test_packages() {
+  local missing=() p
+  for p in "${PLUGTRAIN_TEST_APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages for the Slurm tests: ${missing[*]}"
+  { as_root apt-get update -qq &&
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
+    log "could not install ${missing[*]}: the Slurm tests will skip"
 }
 
 install_torch() {
