@@ -32,6 +32,10 @@ void add_run_command(CLI::App& app) {
   add_plugin_path_option(*cmd, request->plugin_paths);
   // Set by `plugtrain sweep` for each trial it starts: the file's [sweep] table is the sweep's.
   cmd->add_flag("--sweep-trial", request->sweep_trial)->group("");
+  cmd->add_option("--stop-after-epoch", request->stop_after_epoch,
+                  "Stop after this epoch with its checkpoint, exit 0; the schedule stays that of train.epochs, so "
+                  "--resume last continues as if nothing had stopped (what a sweep's ASHA rungs use)")
+      ->check(CLI::PositiveNumber);
   cmd->callback([request, no_mps, profile, profile_steps, resume] {
     request->resume = ResumeRequest::parse(*resume);
     if (*no_mps) request->disable_backends.push_back("mps");
@@ -40,7 +44,7 @@ void add_run_command(CLI::App& app) {
     request->command_line = command_line();
     const RunResult result = run_experiment(*request, std::cout);
     set_exit_code(result.launched_workers     ? result.workers_exit_code
-                  : result.summary.interrupted ? exit_interrupted
+                  : result.summary.interrupted && !result.summary.paused ? exit_interrupted
                                                : exit_ok);
   });
 }

@@ -37,6 +37,8 @@ enum class SweepMethod { grid, random };
 // `plugtrain run --resume`'s keywords (any other argument is a checkpoint's path).
 enum class ResumeKeyword { last, automatic };
 enum class Distribution { uniform, log_uniform, integer };
+// [sweep] scheduler: every trial to its last epoch, or early stopping of trials at rungs.
+enum class SweepScheduler { none, asha, hyperband };
 
 // ChoiceWords<E>::words: each value with the word a file uses for it, in documentation order.
 template <class E> struct ChoiceWords;
@@ -83,6 +85,8 @@ PLUGTRAIN_CHOICE_WORDS(PrecisionMode, {PrecisionMode::fp32, "fp32"}, {PrecisionM
 PLUGTRAIN_CHOICE_WORDS(SweepMethod, {SweepMethod::grid, "grid"}, {SweepMethod::random, "random"});
 PLUGTRAIN_CHOICE_WORDS(Distribution, {Distribution::uniform, "uniform"}, {Distribution::log_uniform, "log_uniform"},
                        {Distribution::integer, "int"});
+PLUGTRAIN_CHOICE_WORDS(SweepScheduler, {SweepScheduler::none, "none"}, {SweepScheduler::asha, "asha"},
+                       {SweepScheduler::hyperband, "hyperband"});
 #undef PLUGTRAIN_CHOICE_WORDS
 
 // The word for a value ("fp16"), for logs, records and messages.

@@ -170,6 +170,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
 
   TrainerParts parts;
   parts.loop = loop_config(e);
+  parts.loop.pause_after_epoch = run.request.stop_after_epoch;
   parts.batch_size = plan.batch.loader;
   parts.lr = plan.batch.lr;
   parts.model = built->model;

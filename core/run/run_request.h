@@ -21,6 +21,9 @@ struct RunRequest {
   bool measure_again = false;
   // One trial of `plugtrain sweep`: the file's [sweep] table belongs to the sweep.
   bool sweep_trial = false;
+  // > 0: stop after this epoch with its checkpoint, the schedule still that of train.epochs, so
+  // `--resume` continues as if nothing had stopped (a sweep scheduler's rung). 0: no pause.
+  std::int64_t stop_after_epoch = 0;
   // This program's own command line: with devices = N, N copies of it are started as workers.
   std::vector<std::string> command_line;
 };

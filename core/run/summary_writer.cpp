@@ -35,6 +35,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"seed", e.experiment.seed},
           {"steps", r.summary.steps},
           {"interrupted", r.summary.interrupted},
+          {"paused", r.summary.paused},
           {"stopped_early", r.summary.stopped_early},
           {"precision", word_of(e.train.precision)},
           {"skipped_steps", r.summary.skipped_steps},
@@ -62,7 +63,7 @@ void write_summary(const Experiment& e, RunResult& result, std::int64_t paramete
   write_file_atomically(result.summary_file, summary_json(e, result, parameters).dump(2) + "\n");
   const TrainSummary& s = result.summary;
   if (s.interrupted) {
-    log << "interrupted (" << s.stop_reason << ")"
+    log << (s.paused ? s.stop_reason : "interrupted (" + s.stop_reason + ")")
         << (outputs.checkpoints.empty() ? std::string(": no checkpoint written (checkpoint.save = \"none\")")
                                         : ": checkpoint " + (outputs.checkpoints / "last.ckpt").string() +
                                               "\nresume with: plugtrain run " + e.source + " --resume last")

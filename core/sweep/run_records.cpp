@@ -36,18 +36,8 @@ std::map<std::string, std::string> flat_settings(const fs::path& file) {
   return out;
 }
 
-// metrics.csv epoch rows: kind,epoch,step,loss,accuracy,test_loss,test_accuracy,lr,samples_per_second,seconds.
-// After a kill and a resume an epoch can appear twice: the later row stands.
 void read_epochs(const fs::path& csv, RunRecord& r) {
-  std::ifstream in(csv);
-  std::map<std::int64_t, std::vector<std::string>> rows;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("epoch,", 0) != 0) continue;
-    std::vector<std::string> cells;
-    std::stringstream s(line);
-    for (std::string cell; std::getline(s, cell, ',');) cells.push_back(cell);
-    if (cells.size() >= 10) rows[std::stoll(cells[1])] = cells;
-  }
+  const std::map<std::int64_t, std::vector<std::string>> rows = metrics_epoch_rows(csv);
   double seconds = 0, throughput = 0;
   bool has_loss = false;
   for (const auto& [epoch, cells] : rows) {
@@ -69,6 +59,24 @@ void read_epochs(const fs::path& csv, RunRecord& r) {
 }
 
 }  // namespace
+
+std::map<std::int64_t, std::vector<std::string>> metrics_epoch_rows(const fs::path& csv) {
+  std::ifstream in(csv);
+  std::map<std::int64_t, std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("epoch,", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream s(line);
+    for (std::string cell; std::getline(s, cell, ',');) cells.push_back(cell);
+    // Ten cells, the last a number: a row still being written has fewer, or a cut last cell.
+    if (cells.size() < 10 || cells[9].empty()) continue;
+    try {
+      rows[std::stoll(cells[1])] = cells;
+    } catch (const std::logic_error&) {  // a row a crash cut short: not a row
+    }
+  }
+  return rows;
+}
 
 std::vector<RunRecord> read_run_records(const fs::path& root) {
   if (!fs::is_directory(root)) throw Error(root.string() + ": no such folder");

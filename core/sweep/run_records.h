@@ -24,6 +24,11 @@ struct RunRecord {
   std::vector<std::pair<std::int64_t, double>> test_accuracy;  // (epoch, test accuracy) curve
 };
 
+// metrics.csv's epoch rows, by epoch, split into cells (kind,epoch,step,loss,accuracy,test_loss,
+// test_accuracy,lr,samples_per_second,seconds). After a kill and a resume an epoch can appear
+// twice: the later row stands. A row cut short (a run being written) is left out.
+std::map<std::int64_t, std::vector<std::string>> metrics_epoch_rows(const std::filesystem::path& csv);
+
 // Every run folder (version_N) below `root` that holds a summary.json. Sorted by path. Figures a
 // diverged run left as null read as NaN.
 std::vector<RunRecord> read_run_records(const std::filesystem::path& root);

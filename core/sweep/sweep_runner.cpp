@@ -3,26 +3,20 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <deque>
 #include <map>
 #include <optional>
-#include <fstream>
+#include <set>
 #include <ostream>
-#include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "config/config_error.h"
-#include "config/experiment_loader.h"
-#include "config/toml_text.h"
-#include "run/plan.h"
-#include "run/validate.h"
+#include "sweep/rung_report.h"
+#include "sweep/slurm_sweep.h"
+#include "sweep/sweep_plan.h"
 #include "sweep/sweep_report.h"
 #include "sweep/sweep_spec.h"
 #include "util/error.h"
@@ -39,54 +33,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum class TrialState { fresh, resume, finished };
-
 const char* to_string(TrialState s) {
   return s == TrialState::finished ? "finished" : s == TrialState::resume ? "resume from last.ckpt" : "new";
-}
-
-// What the trial's folder holds: a finished run (a summary that was not interrupted), a
-// checkpoint to resume from, or nothing yet.
-TrialState state_of(const fs::path& trial_folder) {
-  if (!fs::is_directory(trial_folder)) return TrialState::fresh;
-  bool checkpoint = false;
-  for (const auto& version : fs::directory_iterator(trial_folder)) {
-    const fs::path summary = version.path() / "summary.json";
-    if (fs::exists(summary)) {
-      try {
-        if (!nlohmann::json::parse(std::ifstream(summary)).value("interrupted", true)) return TrialState::finished;
-      } catch (const nlohmann::json::exception&) {
-        // A summary that cannot be read (cut short by a killed trial) is no finished run: the trial runs again.
-      }
-    }
-    checkpoint |= fs::exists(version.path() / "checkpoints" / "last.ckpt");
-  }
-  return checkpoint ? TrialState::resume : TrialState::fresh;
-}
-
-// The `plugtrain run` request of one trial (for validation, and as the child's arguments).
-RunRequest trial_request(const SweepRequest& sweep, const Trial& trial, const fs::path& folder, int threads) {
-  RunRequest r;
-  r.experiment_file = sweep.experiment_file;
-  // The cores' share first: a thread count the experiment, --set or the trial names wins.
-  if (threads > 0) r.overrides.push_back("train.threads=" + std::to_string(threads));
-  for (const auto& o : sweep.overrides) r.overrides.push_back(o);
-  for (const auto& a : trial.set_arguments()) r.overrides.push_back(a);
-  r.overrides.push_back("experiment.name=" + toml_quoted(trial.name));
-  r.overrides.push_back("experiment.output=" + toml_quoted(folder.string()));
-  r.plugin_paths = sweep.plugin_paths;
-  r.host_cpu_only = sweep.host_cpu_only;
-  r.sweep_trial = true;
-  return r;
-}
-
-std::vector<std::string> child_argv(const SweepRequest& sweep, const RunRequest& r, bool resume) {
-  std::vector<std::string> argv{sweep.executable.string(), "run", r.experiment_file.string(), "--sweep-trial"};
-  for (const auto& o : r.overrides) argv.insert(argv.end(), {"--set", o});
-  for (const auto& p : r.plugin_paths) argv.insert(argv.end(), {"--plugin-path", p.string()});
-  if (r.host_cpu_only) argv.push_back("--no-gpu");
-  if (resume) argv.insert(argv.end(), {"--resume", "last"});
-  return argv;
 }
 
 // A trial's `plugtrain run`: in a process group of its own, so a Ctrl-C on the terminal reaches
@@ -104,17 +52,6 @@ SpawnSpec trial_process(std::vector<std::string> argv, std::vector<std::pair<std
   return spec;
 }
 
-// The last "plugtrain: error: ..." line a failed trial printed (after `offset`: its log is
-// appended to by every attempt).
-std::string failure_reason(const fs::path& log, std::uintmax_t offset, int exit_code) {
-  std::ifstream in(log);
-  in.seekg(std::streamoff(offset));
-  std::string reason;
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("plugtrain: error: ", 0) == 0) reason = line.substr(18);
-  return reason.empty() ? "exited with code " + std::to_string(exit_code) + " (see " + log.string() + ")" : reason;
-}
-
 std::string duration_text(double seconds) {
   const long s = std::lround(seconds);
   char buf[32];
@@ -125,10 +62,11 @@ std::string duration_text(double seconds) {
 }
 
 struct Running {
-  std::size_t trial;
+  TrialWork work;
   int slot;
   Clock::time_point start;
   std::uintmax_t log_offset;  // where this attempt's output starts in the trial's log
+  std::int64_t epochs_before;  // the trial's epochs when it started
 };
 
 // The devices a process may use, as the backend's variable lists them for this process
@@ -148,68 +86,40 @@ std::vector<std::string> visible_devices(const std::string& variable, std::size_
 }  // namespace
 
 int run_sweep(const SweepRequest& request, std::ostream& out) {
-  ExperimentFile file = parse_experiment_file(request.experiment_file);
-  for (const auto& o : request.overrides) apply_override(file, o);
-  const SweepSpec spec = read_sweep(file);
-  const std::vector<Trial> trials = spec.expand();
-  const Experiment base = resolve_experiment(file);
-  const fs::path folder = fs::path(base.experiment.output) / base.experiment.name / "sweep";
+  const SweepSetup setup = prepare_sweep(request);
+  if (request.slurm) return submit_sweep_to_slurm(request, setup, out);
+  const std::vector<Trial>& trials = setup.trials;
+  const fs::path& folder = setup.folder;
+  const int jobs = setup.jobs;
+  const int threads = setup.threads;
 
-  // Every trial is checked before the first starts; the first one's plan says how many run
-  // at a time and on which devices.
-  int jobs = request.jobs;
-  std::string device_variable;         // set: each trial gets its own device through it
-  std::vector<std::string> device_ids;  // what the variable is set to, per job slot
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  for (std::size_t i = 0; i < trials.size(); ++i) {
-    try {
-      ValidatedRun run = validate(trial_request(request, trials[i], folder, 0));
-      if (i == 0) {
-        const RunPlan plan = plan_run(run, {request.host_cpu_only, {}}, std::nullopt);
-        const std::size_t devices = plan.choice.backend->probe().devices.size();
-        if (jobs == 0) jobs = plan.capabilities.host_cpu ? 1 : int(std::max<std::size_t>(1, devices));
-        if (!plan.capabilities.host_cpu && jobs > 1) {
-          device_variable = plan.capabilities.visible_devices_variable;
-          if (!device_variable.empty()) device_ids = visible_devices(device_variable, devices);
-          if (std::size_t(jobs) > std::max<std::size_t>(devices, 1))
-            throw ConfigError("--jobs " + std::to_string(jobs) + " trials at a time on " + plan.choice.backend->name() +
-                              ", which has " + std::to_string(devices) + " device(s): one trial per device at most");
-        }
-      }
-    } catch (const Error& e) {
-      throw ConfigError("sweep trial " + std::to_string(i + 1) + " of " + std::to_string(trials.size()) + " (" +
-                        trials[i].label() + "): " + e.what());
-    }
-  }
-  // On the CPU the trials share the cores: each gets its part as intra-op threads.
-  const int threads = device_variable.empty() && jobs > 1 && base.train.threads == 0 ? std::max(1, int(cores) / jobs) : 0;
-
-  std::vector<TrialState> states;
-  for (const Trial& t : trials) states.push_back(state_of(folder / t.name));
-  out << "sweep: " << trials.size() << " trials (" << word_of(spec.method) << ") in " << folder.string() << ", " << jobs
-      << " at a time" << (threads ? ", " + std::to_string(threads) + " threads each" : "")
-      << "\n";
+  std::vector<TrialFiles> files = read_trials(setup);
+  out << "sweep: " << trials.size() << " trials (" << word_of(setup.spec.method) << ") in " << folder.string() << ", "
+      << jobs << " at a time" << (threads ? ", " + std::to_string(threads) + " threads each" : "") << "\n";
+  if (setup.schedule.kind != SweepScheduler::none) out << "sweep: " << schedule_line(setup.schedule) << "\n";
   if (request.dry_run) {
     for (std::size_t i = 0; i < trials.size(); ++i)
-      out << "  " << (i + 1) << ". " << trials[i].label() << "  [" << to_string(states[i]) << "]\n";
-    out << trials.size() << " trials, " << std::count(states.begin(), states.end(), TrialState::finished)
+      out << "  " << (i + 1) << ". " << trials[i].label() << "  [" << to_string(files[i].state) << "]\n";
+    out << trials.size() << " trials, "
+        << std::count_if(files.begin(), files.end(), [](const TrialFiles& f) { return f.state == TrialState::finished; })
         << " already finished\n";
     return exit_ok;
   }
 
   // One sweep per folder at a time.
   std::optional<FolderLock> lock(std::in_place, folder, ".sweep.lock", "plugtrain sweep");
+  write_sweep_manifest(setup, request);
   // Finished children must be reaped here, even when the sweep was started with SIGCHLD ignored.
   const ReapableChildren reapable;
   fs::create_directories(folder / "logs");
-  std::deque<std::size_t> pending;
-  for (std::size_t i = 0; i < trials.size(); ++i)
-    if (states[i] != TrialState::finished) pending.push_back(i);
-  std::size_t done = trials.size() - pending.size();
+  std::size_t done = std::size_t(
+      std::count_if(files.begin(), files.end(), [](const TrialFiles& f) { return f.state == TrialState::finished; }));
   if (done) out << "sweep: " << done << " trials already finished\n";
   std::map<pid_t, Running> running;
   std::vector<int> free_slots;
   for (int s = jobs - 1; s >= 0; --s) free_slots.push_back(s);
+  // Failed, or stopped by a signal of its own, in this sweep: not started again by it.
+  std::set<std::size_t> not_again;
   std::vector<std::string> failures;
   double seconds_finished = 0;
   std::size_t finished_here = 0, interrupted = 0;
@@ -218,30 +128,39 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
   InterruptScope interrupts;  // Ctrl-C: every running trial checkpoints and stops, none starts
   out << std::flush;
 
-  while (!pending.empty() || !running.empty()) {
-    while (!interrupt_requested() && !pending.empty() && int(running.size()) < jobs) {
-      const std::size_t i = pending.front();
-      pending.pop_front();
+  for (;;) {
+    // What to train next, from the trials' files (a rung is decided once its trials are there).
+    std::vector<TrialWork> pending;
+    if (!interrupt_requested()) {
+      files = read_trials(setup);
+      for (const TrialWork& w : next_work(setup, files, false))
+        if (!not_again.count(w.trial) &&
+            std::none_of(running.begin(), running.end(), [&](const auto& r) { return r.second.work.trial == w.trial; }))
+          pending.push_back(w);
+    }
+    std::size_t launched = 0;
+    for (; launched < pending.size() && int(running.size()) < jobs; ++launched) {
+      const TrialWork& w = pending[launched];
       const int slot = free_slots.back();
       free_slots.pop_back();
       std::vector<std::pair<std::string, std::string>> env;
-      if (!device_variable.empty() && std::size_t(slot) < device_ids.size())
-        env.emplace_back(device_variable, device_ids[std::size_t(slot)]);
-      const RunRequest r = trial_request(request, trials[i], folder, threads);
-      const fs::path log = folder / "logs" / (trials[i].name + ".log");
+      if (!setup.device_variable.empty() && std::size_t(slot) < setup.device_ids.size())
+        env.emplace_back(setup.device_variable, setup.device_ids[std::size_t(slot)]);
+      const fs::path log = trial_log(folder, trials[w.trial].name);
       std::error_code ec;
       const std::uintmax_t offset = fs::exists(log) ? fs::file_size(log, ec) : 0;
-      Result<ChildProcess> started =
-          spawn(trial_process(child_argv(request, r, state_of(folder / trials[i].name) == TrialState::resume), env, log));
+      forget_trial_exit(folder, trials[w.trial].name);
+      Result<ChildProcess> started = spawn(
+          trial_process(trial_command(request, setup, w, threads ? std::to_string(threads) : ""), env, log));
       if (!started) throw Error(started.why_not());
-      running[started.value().pid] = {i, slot, Clock::now(), ec ? 0 : offset};
+      running[started.value().pid] = {w, slot, Clock::now(), ec ? 0 : offset, files[w.trial].epochs_done};
     }
+    if (running.empty()) break;  // nothing left to train (or interrupted and every trial stopped)
     const Reaped f = reap_any();
     if (f.pid == 0 || !running.count(f.pid)) {
       if (interrupt_requested() && !forwarded) {
         for (const auto& [pid, r] : running) send_signal(pid, SIGINT);  // each child once: it checkpoints
-        forwarded = true;
-        pending.clear();  // and none starts: the next run of the command continues them
+        forwarded = true;  // and none starts: the next run of the command continues them
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
@@ -249,29 +168,39 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
     const Running r = running[f.pid];
     running.erase(f.pid);
     const int exit_code = f.status.shell_code();
+    record_trial_exit(folder, trials[r.work.trial].name, exit_code);
     free_slots.push_back(r.slot);
-    const Trial& t = trials[r.trial];
+    const Trial& t = trials[r.work.trial];
+    const TrialFiles now = read_trial_files(folder, t.name);
     const double seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
     std::string what;
-    if (exit_code == 0) {
+    if (exit_code == 0 && now.state == TrialState::finished) {
       ++done;
       ++finished_here;
       seconds_finished += seconds;
       what = "finished in " + duration_text(seconds);
+    } else if (exit_code == 0 && now.epochs_done > r.epochs_before) {
+      what = "reached epoch " + std::to_string(now.epochs_done) + " in " + duration_text(seconds) + ", waits at its rung";
     } else if (exit_code == exit_interrupted) {
       ++interrupted;
+      not_again.insert(r.work.trial);
       what = "interrupted (its checkpoint resumes it)";
     } else {
-      const std::string reason = failure_reason(folder / "logs" / (t.name + ".log"), r.log_offset, exit_code);
-      failures.push_back("trial " + std::to_string(r.trial + 1) + " (" + t.label() + "): " + reason);
+      // A trial that ended well but trained nothing would be asked again and again: a failure.
+      const std::string reason = exit_code == 0 ? "exited without training an epoch (see " +
+                                                      trial_log(folder, t.name).string() + ")"
+                                                : trial_failure_reason(folder, t.name, r.log_offset, exit_code);
+      not_again.insert(r.work.trial);
+      failures.push_back("trial " + std::to_string(r.work.trial + 1) + " (" + t.label() + "): " + reason);
       what = "FAILED: " + reason;
     }
-    out << "sweep: trial " << (r.trial + 1) << "/" << trials.size() << " " << what << " (" << t.label() << ") | "
-        << done << " done, " << running.size() << " running, " << pending.size() << " left";
-    if (finished_here > 0 && pending.size() + running.size() > 0) {
-      const double per_trial = seconds_finished / double(finished_here);
-      const double left = double(pending.size() + running.size()) * per_trial / double(jobs);
-      out << ", ETA " << duration_text(left);
+    const std::size_t left = pending.size() - launched;
+    out << "sweep: trial " << (r.work.trial + 1) << "/" << trials.size() << " " << what << " (" << t.label() << ") | "
+        << done << " done, " << running.size() << " running";
+    if (setup.schedule.kind == SweepScheduler::none) {
+      out << ", " << left << " left";
+      if (finished_here > 0 && left + running.size() > 0)
+        out << ", ETA " << duration_text(double(left + running.size()) * seconds_finished / double(finished_here) / double(jobs));
     }
     out << "\n" << std::flush;
   }
@@ -283,6 +212,7 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
   } catch (const std::exception& e) {
     out << "sweep: no report: " << first_line(e.what()) << "\n";
   }
+  if (setup.schedule.kind != SweepScheduler::none) write_rung_report(folder, out);
   out << "sweep: " << done << " of " << trials.size() << " trials finished, " << failures.size() << " failed, "
       << interrupted << " interrupted; " << duration_text(total) << " with " << jobs << " at a time\n";
   if (interrupted || interrupt_requested()) {

@@ -13,12 +13,12 @@ namespace plugtrain {
 
 namespace {
 
-const char* const kReserved[] = {"method", "trials", "seed", "repeat_seeds", "when"};
+const char* const kReserved[] = {"method", "trials", "samples", "seed", "repeat_seeds", "when"};
 
 bool reserved(const std::string& key) {
   for (const char* r : kReserved)
     if (key == r) return true;
-  return false;
+  return is_scheduler_key(key);
 }
 
 std::string at(const ExperimentFile& file, const toml::node& node) {
@@ -37,6 +37,12 @@ bool read_distribution(const ExperimentFile& file, const std::string& key, const
   const auto first = t.begin();  // toml++ iterators hand out pairs that live inside them
   const std::string kind(first->first.str());
   const toml::node& node = first->second;
+  if (kind == "choice") {  // { choice = [a, b, c] }: one of the values, as a plain list is
+    const toml::array* values = node.as_array();
+    if (!values || values->empty()) throw ConfigError(at(file, node) + ": sweep." + key + ".choice must list values");
+    for (const toml::node& v : *values) axis.values.push_back(toml_text(v));
+    return true;
+  }
   const std::optional<Distribution> distribution = choice_named<Distribution>(kind);
   if (!distribution) return false;
   const toml::array* range = node.as_array();
@@ -73,7 +79,8 @@ void read_axes(const ExperimentFile& file, const toml::table& table, const std::
             t->begin()->second.as_array()->size() == 2) {
           const std::string kind(t->begin()->first.str());
           throw ConfigError(at(file, node) + ": sweep." + key + ": '" + kind + "' is not a range" +
-                            did_you_mean(kind, {"uniform", "log_uniform", "int"}) + "; write { uniform | log_uniform | int = [low, high] }");
+                            did_you_mean(kind, {"uniform", "log_uniform", "int", "choice"}) +
+                            "; write { uniform | log_uniform | int = [low, high] } or { choice = [values] }");
         }
         read_axes(file, *t, key, spec);
         continue;
@@ -103,19 +110,24 @@ SweepSpec read_sweep(const ExperimentFile& file) {
       throw ConfigError(at(file, *m) + ": sweep.method must be \"grid\" or \"random\"");
     spec.method = *method;
   }
-  if (const toml::node* t = sweep->get("trials")) {
-    spec.trials = t->value_or(std::int64_t{0});
-    if (spec.trials <= 0) throw ConfigError(at(file, *t) + ": sweep.trials must be a positive integer");
-  }
+  if (sweep->contains("trials") && sweep->contains("samples"))
+    throw ConfigError(at(file, *sweep->get("samples")) + ": sweep.samples and sweep.trials are the same key: give one");
+  for (const char* count : {"trials", "samples"})
+    if (const toml::node* t = sweep->get(count)) {
+      spec.trials = t->value_or(std::int64_t{0});
+      if (spec.trials <= 0) throw ConfigError(at(file, *t) + ": sweep." + count + " must be a positive integer");
+    }
   if (const toml::node* s = sweep->get("seed")) {
     if (!s->is_integer()) throw ConfigError(at(file, *s) + ": sweep.seed (the random draws' seed) must be an integer");
     spec.seed = s->value_or(std::int64_t{0});
   }
   if (spec.method == SweepMethod::random && spec.trials == 0)
-    throw ConfigError(at(file, *node) + ": sweep.method = \"random\" needs sweep.trials");
-  if (spec.method == SweepMethod::grid && (sweep->contains("trials") || sweep->contains("seed")))
-    throw ConfigError(at(file, *(sweep->contains("trials") ? sweep->get("trials") : sweep->get("seed"))) +
-                      ": sweep.trials and sweep.seed belong to method = \"random\" (a grid trains every combination)");
+    throw ConfigError(at(file, *node) + ": sweep.method = \"random\" needs sweep.samples (how many draws)");
+  for (const char* random_only : {"trials", "samples", "seed"})
+    if (spec.method == SweepMethod::grid && sweep->contains(random_only))
+      throw ConfigError(at(file, *sweep->get(random_only)) + ": sweep." + random_only +
+                        " belongs to method = \"random\" (a grid trains every combination)");
+  read_scheduler(file, *sweep, spec.scheduler);
   read_axes(file, *sweep, "", spec);
   if (const toml::node* r = sweep->get("repeat_seeds")) {
     const toml::array* seeds = r->as_array();

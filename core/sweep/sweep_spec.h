@@ -5,9 +5,10 @@
 //   "data.label_noise" = [0.0, 0.2]       # quoted key paths are the same
 //   repeat_seeds = [1, 2, 3]              # shorthand for experiment.seed = [1, 2, 3]
 //   method = "grid"                       # the product (default), or "random"
-//   trials = 20                           # random: how many trials
+//   samples = 20                          # random: how many trials (also: trials)
 //   seed = 0                              # random: the draws' seed
-//   optim.lr = { log_uniform = [1e-4, 1e-1] }   # random: also uniform, int
+//   optim.lr = { log_uniform = [1e-4, 1e-1] }   # random: also uniform, int, choice = [...]
+//   scheduler = "asha"                    # early stopping of trials (sweep/rung_scheduler.h)
 //   [sweep.when."optim.name=sgd"]         # overrides for the trials where optim.name is sgd
 //   optim.momentum = 0.9
 #pragma once
@@ -19,7 +20,9 @@
 #include <vector>
 
 #include "config/choices.h"
+#include "config/experiment.h"
 #include "config/experiment_loader.h"
+#include "sweep/rung_scheduler.h"
 
 namespace plugtrain {
 
@@ -31,6 +34,19 @@ struct Trial {
   std::int64_t draw = 0;  // random: the number of the draw (1-based); 0 in a grid
   std::vector<std::string> set_arguments() const;  // "key=value" for --set
   std::string label() const;                       // "optim.name=sgd, experiment.seed=1"
+};
+
+// [sweep] scheduler and its keys as the file gives them; "auto" values are nullopt until
+// resolve_rung_schedule() reads them from the experiment.
+struct SchedulerRequest {
+  SweepScheduler kind = SweepScheduler::none;
+  std::optional<Metric> metric;     // nullopt: checkpoint.monitor
+  std::optional<Direction> mode;    // nullopt: checkpoint.mode, else by the metric
+  std::int64_t min_epochs = 1;
+  std::optional<std::int64_t> max_epochs;  // nullopt: train.epochs
+  std::int64_t reduction_factor = 3;
+  std::optional<std::int64_t> brackets;    // hyperband; nullopt: every bracket there is
+  std::string where;  // file:line:col of the scheduler key, for messages
 };
 
 struct SweepSpec {
@@ -53,6 +69,7 @@ struct SweepSpec {
     std::vector<std::pair<std::string, std::string>> overrides;
   };
   std::vector<When> when;
+  SchedulerRequest scheduler;
 };
 
 // True when the file has a [sweep] table.
@@ -60,6 +77,12 @@ bool has_sweep(const ExperimentFile& file);
 
 // Reads [sweep]; every problem is a ConfigError naming file:line:col.
 SweepSpec read_sweep(const ExperimentFile& file);
+
+// The keys of [sweep] that belong to the scheduler (sweep/rung_schedule_spec.cpp).
+bool is_scheduler_key(const std::string& key);
+void read_scheduler(const ExperimentFile& file, const toml::table& sweep, SchedulerRequest& out);
+// The scheduler with the experiment's defaults filled in and checked; ConfigError when wrong.
+RungSchedule resolve_rung_schedule(const SchedulerRequest& request, const Experiment& base);
 
 // "\"sgd\"" -> "sgd": a value of a trial as a person reads it.
 std::string plain_value(const std::string& toml_text);

@@ -26,6 +26,7 @@ struct LoopConfig {
   ScheduleConfig schedule;
   AugmentConfig augment;             // what the training loader applies per sample
   std::string model_name;            // stored in checkpoints
+  std::int64_t pause_after_epoch = 0;  // > 0: pause (resumably) once this many epochs are done
 };
 
 LoopConfig loop_config(const Experiment& e);

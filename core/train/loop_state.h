@@ -37,7 +37,8 @@ enum class StopReason {
   epochs_done,     // train.epochs reached
   max_steps,       // train.max_steps reached
   early_stopping,  // the monitored metric stopped improving
-  interrupted      // SIGINT/SIGTERM: stopped after the current step with a checkpoint
+  interrupted,     // SIGINT/SIGTERM: stopped after the current step with a checkpoint
+  paused           // --stop-after-epoch reached: stopped after that epoch's checkpoint, resumable
 };
 
 // Figures of one logged step (every train.log_interval steps), read back from the device once.

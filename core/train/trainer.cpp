@@ -160,7 +160,9 @@ TrainSummary Trainer::fit() {
   if (state_.stop == StopReason::max_steps || state_.stop == StopReason::early_stopping) state_.finished = true;
   for (auto& c : parts_.callbacks) c->on_train_end(state_);
 
-  summary_.interrupted = state_.stop == StopReason::interrupted;
+  // A pause is an interruption asked for in advance: the same checkpoint, resumed the same way.
+  summary_.paused = state_.stop == StopReason::paused;
+  summary_.interrupted = state_.stop == StopReason::interrupted || summary_.paused;
   summary_.stopped_early = state_.stop == StopReason::early_stopping;
   if (summary_.interrupted || summary_.stopped_early) summary_.stop_reason = state_.stop_message;
   summary_.steps = state_.step;
@@ -185,6 +187,12 @@ bool Trainer::done() {
   if (state_.stopping()) return true;
   if (state_.epochs_done >= state_.epochs) {
     state_.request_stop(StopReason::epochs_done);
+    return true;
+  }
+  const std::int64_t pause = parts_.loop.pause_after_epoch;
+  if (pause > 0 && state_.epochs_done >= pause) {
+    state_.request_stop(StopReason::paused, "paused after epoch " + std::to_string(state_.epochs_done) + " of " +
+                                                std::to_string(state_.epochs) + " (--stop-after-epoch)");
     return true;
   }
   const std::int64_t max_steps = parts_.loop.max_steps;

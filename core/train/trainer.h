@@ -32,7 +32,8 @@ class TrainStep;
 struct TrainSummary {
   std::vector<EpochMetrics> epochs;  // this fit's epochs (a resumed run starts later)
   std::string earlier_epochs_json;   // a resumed run's epochs before the resume (JSON array, from its checkpoint)
-  bool interrupted = false;          // stopped by SIGINT/SIGTERM after writing last.ckpt
+  bool interrupted = false;          // stopped by SIGINT/SIGTERM (or paused) after writing last.ckpt
+  bool paused = false;               // stopped where --stop-after-epoch asked (exit 0, resumable)
   // --resume auto found a run that had already ended: this fit trained nothing.
   bool already_ended = false;
   bool stopped_early = false;        // early stopping

@@ -35,6 +35,15 @@ FolderLock::~FolderLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
+bool folder_in_use(const fs::path& folder, const std::string& lock_file) {
+  const int fd = ::open((folder / lock_file).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // A shared lock is refused only while someone holds the exclusive one; it is let go at once.
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
+}
+
 void remove_stale_temporaries(const fs::path& folder) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(folder, ec)) {

@@ -21,6 +21,9 @@ class FolderLock {
   int fd_ = -1;
 };
 
+// True while a live process holds `lock_file` in `folder` (a run or sweep at work there).
+bool folder_in_use(const std::filesystem::path& folder, const std::string& lock_file);
+
 // Removes the temporary files (name.tmp-PID) that a killed writer left in `folder`: call it
 // only while holding the folder's lock, when no other writer can be at work there.
 void remove_stale_temporaries(const std::filesystem::path& folder);

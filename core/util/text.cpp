@@ -18,4 +18,10 @@ std::string shortened(const std::string& text, std::size_t limit) {
          text.substr(text.size() - tail);
 }
 
+std::string shell_quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 }  // namespace plugtrain

@@ -17,4 +17,7 @@ std::string first_line(const std::string& message);
 // much was cut (a 10 MB key in an error message is no help to anyone).
 std::string shortened(const std::string& text, std::size_t limit = 1000);
 
+// 'text' quoted for a POSIX shell (a generated script's arguments), whatever it holds.
+std::string shell_quoted(const std::string& text);
+
 }  // namespace plugtrain

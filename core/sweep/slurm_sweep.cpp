@@ -1,0 +1,212 @@
+#include "sweep/slurm_sweep.h"
+
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include "sweep/rung_report.h"
+#include "sweep/slurm_commands.h"
+#include "sweep/sweep_report.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/folder_lock.h"
+#include "util/text.h"
+
+namespace plugtrain {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fnv1a_hex8(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%08llx", static_cast<unsigned long long>(h & 0xffffffffull));
+  return buf;
+}
+
+std::string quoted_command(const std::vector<std::string>& argv) {
+  std::vector<std::string> parts;
+  for (const auto& a : argv) parts.push_back(shell_quoted(a));
+  return join(parts, " ");
+}
+
+// sbatch options every job of the sweep gets: where it may run and for how long, and the user's own.
+std::vector<std::string> common_options(const SweepRequest& r) {
+  std::vector<std::string> o;
+  if (!r.partition.empty()) o.push_back("--partition=" + r.partition);
+  if (!r.time_limit.empty()) o.push_back("--time=" + r.time_limit);
+  o.insert(o.end(), r.sbatch_args.begin(), r.sbatch_args.end());
+  return o;
+}
+
+// The same sweep again, as the follow-up job runs it.
+std::vector<std::string> follow_up_command(const SweepRequest& r) {
+  std::vector<std::string> argv{r.executable.string(), "sweep", fs::absolute(r.experiment_file).string(), "--slurm",
+                                "--continue"};
+  for (const auto& o : r.overrides) argv.insert(argv.end(), {"--set", o});
+  for (const auto& p : r.plugin_paths) argv.insert(argv.end(), {"--plugin-path", fs::absolute(p).string()});
+  if (r.host_cpu_only) argv.push_back("--no-gpu");
+  if (!r.partition.empty()) argv.insert(argv.end(), {"--partition", r.partition});
+  if (!r.time_limit.empty()) argv.insert(argv.end(), {"--time", r.time_limit});
+  if (r.gpus_per_trial > 0) argv.insert(argv.end(), {"--gpus-per-trial", std::to_string(r.gpus_per_trial)});
+  for (const auto& a : r.sbatch_args) argv.push_back("--sbatch-arg=" + a);
+  return argv;
+}
+
+// Array task i trains work[i]: its output appended to the trial's log, its exit code recorded.
+std::string array_script(const SweepRequest& request, const SweepSetup& setup, const std::vector<TrialWork>& work) {
+  const fs::path logs = fs::absolute(setup.folder / "logs");
+  // On the CPU each task uses the cores Slurm gave it, unless the experiment says otherwise.
+  const bool own_threads = setup.base.train.threads == 0 &&
+                           std::none_of(setup.spec.axes.begin(), setup.spec.axes.end(),
+                                        [](const auto& a) { return a.key == "train.threads"; });
+  std::ostringstream s;
+  s << "#!/bin/bash\n# Written by `plugtrain sweep --slurm`: array task i trains the i-th trial below.\n";
+  s << "case \"$SLURM_ARRAY_TASK_ID\" in\n";
+  for (std::size_t i = 0; i < work.size(); ++i)
+    s << "  " << i << ") trial=" << shell_quoted(setup.trials[work[i].trial].name)
+      << "; command=(" << quoted_command(trial_command(request, setup, work[i], "")) << ") ;;\n";
+  s << "  *) echo \"plugtrain: error: array task $SLURM_ARRAY_TASK_ID is not in $0\" >&2; exit 2 ;;\nesac\n";
+  if (own_threads) s << "command+=(--set \"train.threads=${SLURM_CPUS_PER_TASK:-1}\")\n";
+  s << "logs=" << shell_quoted(logs.string()) << "\n"
+    << "\"${command[@]}\" >>\"$logs/$trial.log\" 2>&1\ncode=$?\n"
+    << "echo \"$code\" >\"$logs/$trial.exit.tmp-$$\" && mv \"$logs/$trial.exit.tmp-$$\" \"$logs/$trial.exit\"\n"
+    << "exit \"$code\"\n";
+  return s.str();
+}
+
+// sbatch --parsable prints "JOBID" or "JOBID;CLUSTER"; anything else is Slurm's refusal.
+std::string submit(const std::vector<std::string>& options, const fs::path& script, const std::string& what) {
+  std::vector<std::string> args{"--parsable"};
+  args.insert(args.end(), options.begin(), options.end());
+  args.push_back(script.string());
+  Result<CommandOutput> r = run_command("sbatch", args);
+  if (!r) throw Error("--slurm: " + r.why_not());
+  std::string text = r.value().output;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  const std::string id = text.substr(0, text.find(';'));
+  const bool numeric = !id.empty() && id.find_first_not_of("0123456789") == std::string::npos;
+  if (!r.value().status.succeeded() || !numeric) {
+    // Slurm's own words: "sbatch: error: invalid partition specified: gpu" (the last error line).
+    std::string reason = first_line(text), line;
+    for (std::istringstream lines(text); std::getline(lines, line);)
+      if (line.find("error") != std::string::npos) reason = line;
+    throw Error("--slurm: sbatch refused the " + what + ": " + (reason.empty() ? r.value().status.text() : reason));
+  }
+  return id;
+}
+
+}  // namespace
+
+std::string slurm_job_name(const fs::path& sweep_folder) {
+  const fs::path absolute = fs::weakly_canonical(fs::absolute(sweep_folder));
+  return "plugtrain-" + absolute.parent_path().filename().string() + "-" + fnv1a_hex8(absolute.string());
+}
+
+std::vector<SlurmTask> submitted_slurm_tasks(const fs::path& sweep_folder) {
+  std::vector<SlurmTask> tasks;
+  std::ifstream in(sweep_folder / "slurm" / "jobs.tsv");
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream cells(line);
+    SlurmTask t;
+    std::string index, until;
+    if (std::getline(cells, t.job_id, '\t') && std::getline(cells, index, '\t') && std::getline(cells, t.trial, '\t') &&
+        std::getline(cells, until, '\t')) {
+      t.index = std::stoul(index);
+      t.until_epoch = std::stoll(until);
+      tasks.push_back(std::move(t));
+    }
+  }
+  return tasks;
+}
+
+int submit_sweep_to_slurm(const SweepRequest& request, const SweepSetup& setup, std::ostream& out) {
+  if (!find_on_path("sbatch")) throw Error("--slurm: no sbatch on PATH (run the sweep on a Slurm login node)");
+  const fs::path& folder = setup.folder;
+  const FolderLock lock(folder, ".sweep.lock", "plugtrain sweep");
+  fs::create_directories(folder / "logs");
+  fs::create_directories(folder / "slurm");
+  write_sweep_manifest(setup, request);
+  const std::string name = slurm_job_name(folder);
+
+  // What Slurm still has of this sweep: those trials are not submitted again.
+  const auto queued = queued_array_tasks(name);
+  if (!queued) throw Error("--slurm: squeue could not list the jobs named " + name + " (is slurmctld reachable?)");
+  std::set<std::string> active_trials, active_jobs;
+  for (const SlurmTask& t : submitted_slurm_tasks(folder))
+    if (queued->count(t.id())) {
+      active_trials.insert(t.trial);
+      active_jobs.insert(t.job_id);
+    }
+  // A person starting the command retries failed trials; the sweep's own follow-up does not.
+  if (!request.continuing)
+    for (const Trial& t : setup.trials)
+      if (!active_trials.count(t.name)) {
+        const TrialFiles f = read_trial_files(folder, t.name);
+        if (f.last_exit && failed_exit(*f.last_exit)) forget_trial_exit(folder, t.name);
+      }
+  std::vector<TrialWork> work;
+  for (const TrialWork& w : next_work(setup, read_trials(setup), true))
+    if (!active_trials.count(setup.trials[w.trial].name)) work.push_back(w);
+
+  out << "sweep: " << setup.trials.size() << " trials (" << word_of(setup.spec.method) << ") in " << folder.string()
+      << " on Slurm; " << work.size() << " to submit, " << active_trials.size() << " still queued or running\n";
+  if (setup.schedule.kind != SweepScheduler::none) out << "sweep: " << schedule_line(setup.schedule) << "\n";
+  if (request.dry_run) {
+    for (const TrialWork& w : work)
+      out << "  " << (w.trial + 1) << ". " << setup.trials[w.trial].label()
+          << (w.until_epoch > 0 && w.until_epoch < setup.schedule.max_epochs ? " (to epoch " + std::to_string(w.until_epoch) + ")" : "")
+          << "\n";
+    return exit_ok;
+  }
+  if (work.empty() && active_trials.empty()) {
+    // The sweep is over: the report, and the trials that failed.
+    write_report(build_report(folder), folder, out);
+    write_rung_report(folder, out);
+    std::vector<std::string> failed;
+    for (const Trial& t : setup.trials) {
+      const TrialFiles f = read_trial_files(folder, t.name);
+      if (f.last_exit && failed_exit(*f.last_exit))
+        failed.push_back(t.label() + ": " + trial_failure_reason(folder, t.name, 0, *f.last_exit));
+    }
+    if (!failed.empty()) throw Error(std::to_string(failed.size()) + " trial(s) failed: " + join(failed, "; "));
+    out << "sweep: every trial is done\n";
+    return exit_ok;
+  }
+
+  std::vector<std::string> dependencies(active_jobs.begin(), active_jobs.end());
+  if (!work.empty()) {
+    const fs::path script = folder / "slurm" / "array.sh";
+    write_file_atomically(script, array_script(request, setup, work));
+    std::vector<std::string> options{"--array=0-" + std::to_string(work.size() - 1), "--job-name=" + name, "--requeue",
+                                     "--open-mode=append", "--chdir=" + fs::current_path().string(),
+                                     "--output=" + fs::absolute(folder / "slurm" / "array-%A_%a.out").string()};
+    if (request.gpus_per_trial > 0) options.push_back("--gpus-per-task=" + std::to_string(request.gpus_per_trial));
+    for (const auto& o : common_options(request)) options.push_back(o);
+    const std::string id = submit(options, script, "job array");
+    fs::rename(script, folder / "slurm" / ("array-" + id + ".sh"));
+    std::ofstream rows(folder / "slurm" / "jobs.tsv", std::ios::app);
+    for (std::size_t i = 0; i < work.size(); ++i)
+      rows << id << "\t" << i << "\t" << setup.trials[work[i].trial].name << "\t" << work[i].until_epoch << "\n";
+    dependencies.push_back(id);
+    out << "sweep: submitted job array " << id << " (" << work.size() << " tasks, job name " << name << ")\n";
+  }
+  // The follow-up: when every array task has ended, the same sweep again decides what is next.
+  const fs::path next = folder / "slurm" / "next.sh";
+  write_file_atomically(next, "#!/bin/bash\n# Written by `plugtrain sweep --slurm`: continues the sweep once its "
+                              "array tasks have ended.\nexec " + quoted_command(follow_up_command(request)) + "\n");
+  std::vector<std::string> options{"--job-name=" + name + "-next", "--dependency=afterany:" + join(dependencies, ":"),
+                                   "--chdir=" + fs::current_path().string(),
+                                   "--output=" + fs::absolute(folder / "slurm" / "next-%j.out").string()};
+  for (const auto& o : common_options(request)) options.push_back(o);
+  const std::string next_id = submit(options, next, "follow-up job");
+  out << "sweep: job " << next_id << " continues the sweep when those end; follow it with: plugtrain sweep --status "
+      << folder.string() << "\n";
+  return exit_ok;
+}
+
+}  // namespace plugtrain
