@@ -35,8 +35,8 @@ hidden = [32]
 [data]
 dataset = "synthetic"
 synthetic_shape = [1, 8, 8]
-synthetic_classes = 4
-synthetic_train_size = 600
+synthetic_classes = 10
+synthetic_train_size = 300
 synthetic_test_size = 400
 batch_size = 30
 [optim]
@@ -141,6 +141,12 @@ TEST_F(AshaSweepTest, InterruptedWhileTrialsWaitAtARungItContinuesWithoutRepeati
                             " && break; sleep 0.1; done; kill -INT $S; wait $S; echo EXIT=$?";
   const auto first = run_process(start);
   EXPECT_NE(first.out.find("EXIT=130"), std::string::npos) << first.out << slurp(log);
+  // A sweep half done: report and status read what its trials wrote so far.
+  const auto half = plugtrain("report runs/asha");
+  EXPECT_EQ(half.exit_code, 0) << half.out;
+  EXPECT_NE(half.out.find("| paused |"), std::string::npos) << half.out;
+  EXPECT_NE(half.out.find("compute: "), std::string::npos) << half.out;
+  EXPECT_EQ(plugtrain("sweep --status runs/asha").exit_code, 0);
   const auto second = plugtrain("sweep exp.toml --jobs 2");
   ASSERT_EQ(second.exit_code, 0) << second.out;
   expect_asha_choices();

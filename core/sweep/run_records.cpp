@@ -101,6 +101,7 @@ std::vector<RunRecord> read_run_records(const fs::path& root) {
       return it != s.end() && it->is_number() ? it->get<double>() : std::numeric_limits<double>::quiet_NaN();
     };
     r.interrupted = s.value("interrupted", false);
+    r.paused = s.value("paused", false);
     r.best_test_accuracy = number("best_test_accuracy");
     r.final_test_accuracy = number("final_test_accuracy");
     r.final_test_loss = number("final_test_loss");

@@ -15,6 +15,7 @@ struct RunRecord {
   std::filesystem::path folder;                 // .../version_N
   std::map<std::string, std::string> settings;  // resolved experiment: key path -> TOML text
   bool interrupted = false;                     // it has not finished yet
+  bool paused = false;                          // stopped where it was asked to (a sweep's rung)
   double best_test_accuracy = 0, final_test_accuracy = 0, final_test_loss = 0;
   double best_test_loss = 0;       // the lowest of its evaluated epochs
   std::int64_t epochs = 0;         // epochs done (metrics.csv, over every resume)

@@ -37,7 +37,7 @@ std::string schedule_line(const RungSchedule& s) {
   for (std::int64_t m : s.milestones(0)) rungs.push_back(std::to_string(m));
   const std::string last = rungs.back();
   rungs.pop_back();
-  std::string line = std::string(word_of(s.kind)) + " on " + word_of(s.metric) + " (" + (s.maximise ? "max" : "min") +
+  std::string line = std::string(word_of(s.kind)) + " on " + word_of(s.metric) + " (" + word_of(s.maximise ? Direction::max : Direction::min) +
                      "): rungs at epochs " + join(rungs, ", ") + ", the best go on to " + last + "; reduction factor " +
                      std::to_string(s.reduction_factor);
   if (s.brackets > 1) line += "; " + std::to_string(s.brackets) + " brackets (bracket b starts at rung b)";

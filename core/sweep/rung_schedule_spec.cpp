@@ -59,7 +59,7 @@ void read_scheduler(const ExperimentFile& file, const toml::table& sweep, Schedu
                         " belongs to an early-stopping scheduler: add scheduler = \"asha\" or \"hyperband\"");
   if (const toml::node* n = sweep.get("metric")) out.metric = word<Metric>(file, *n, "metric");
   if (const toml::node* n = sweep.get("mode")) {
-    if (n->value_or(std::string()) != "auto") out.mode = word<Direction>(file, *n, "mode");
+    if (n->value_or(std::string()) != word_or_auto(std::optional<Direction>())) out.mode = word<Direction>(file, *n, "mode");
   }
   if (const toml::node* n = sweep.get("min_epochs")) out.min_epochs = integer(file, *n, "min_epochs", 1);
   if (const toml::node* n = sweep.get("max_epochs")) out.max_epochs = integer(file, *n, "max_epochs", 1);

@@ -87,6 +87,7 @@ std::vector<TrialDecision> decide_rungs(const RungSchedule& schedule, const std:
         if (std::isnan(a) || std::isnan(c)) return !std::isnan(a) && std::isnan(c);
         return schedule.maximise ? a > c : a < c;
       });
+      if (here.empty()) break;  // every trial left ended by its own early stopping
       const std::size_t keep = std::max<std::size_t>(1, here.size() / std::size_t(schedule.reduction_factor));
       for (std::size_t j = keep; j < here.size(); ++j) out[here[j]].verdict = TrialVerdict::stopped;
       here.resize(keep);

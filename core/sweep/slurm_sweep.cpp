@@ -193,7 +193,8 @@ int submit_sweep_to_slurm(const SweepRequest& request, const SweepSetup& setup, 
     for (std::size_t i = 0; i < work.size(); ++i)
       rows << id << "\t" << i << "\t" << setup.trials[work[i].trial].name << "\t" << work[i].until_epoch << "\n";
     dependencies.push_back(id);
-    out << "sweep: submitted job array " << id << " (" << work.size() << " tasks, job name " << name << ")\n";
+    out << "sweep: submitted job array " << id << " (" << work.size() << (work.size() == 1 ? " task" : " tasks")
+        << ", job name " << name << ")\n";
   }
   // The follow-up: when every array task has ended, the same sweep again decides what is next.
   const fs::path next = folder / "slurm" / "next.sh";

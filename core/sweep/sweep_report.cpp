@@ -147,7 +147,7 @@ void write_report(const SweepReport& report, const std::filesystem::path& folder
     md << fixed(r.final_test_accuracy, 4) << " | " << fixed(r.best_test_accuracy, 4) << " | "
        << fixed(r.final_test_loss, 4) << " | " << fixed(r.best_test_loss, 4) << " | " << r.epochs << " | "
        << fixed(r.seconds, 1) << " s | " << fixed(r.seconds_per_epoch, 2) << " | "
-       << fixed(r.samples_per_second, 0) << " | " << (r.interrupted ? "interrupted" : "finished") << " |\n";
+       << fixed(r.samples_per_second, 0) << " | " << (r.paused ? "paused" : r.interrupted ? "interrupted" : "finished") << " |\n";
     csv << csv_cell(name) << ",";
     for (const auto& k : report.varied) csv << csv_cell(setting(r, k)) << ",";
     csv << r.final_test_accuracy << "," << r.best_test_accuracy << "," << r.final_test_loss << "," << r.best_test_loss

@@ -94,9 +94,11 @@ int print_sweep_status(const fs::path& dir, std::ostream& out) {
     } else if (f.last_exit && failed_exit(*f.last_exit)) {
       state = "failed";
       detail = trial_failure_reason(folder, name, 0, *f.last_exit);
-    } else if (schedule.kind != SweepScheduler::none &&
-               (decisions[i].verdict == TrialVerdict::stopped || decisions[i].verdict == TrialVerdict::waiting)) {
+    } else if (schedule.kind != SweepScheduler::none && decisions[i].verdict != TrialVerdict::run) {
       state = decisions[i].verdict == TrialVerdict::stopped ? "stopped" : "waiting";
+      detail = verdict_text(schedule, decisions[i], f);
+    } else if (schedule.kind != SweepScheduler::none && f.epochs_done > 0) {
+      state = "promoted";  // decided, not started yet: the sweep (or its follow-up job) starts it next
       detail = verdict_text(schedule, decisions[i], f);
     } else if (f.state == TrialState::resume || f.epochs_done > 0) {
       state = "interrupted";

@@ -94,6 +94,14 @@ EOF
 
 stop() {
   local dir=$1 f pid
+  # Jobs first: their slurmstepd and tasks would outlive slurmd. Wait until the node is empty.
+  if [ -f "$dir/slurm.conf" ] && [ -f "$dir/slurmctld.daemon" ] && kill -0 "$(cat "$dir/slurmctld.daemon")" 2>/dev/null; then
+    SLURM_CONF=$dir/slurm.conf scancel --user="$(id -un)" 2>/dev/null
+    for _ in $(seq 300); do
+      [ -z "$(SLURM_CONF=$dir/slurm.conf squeue -h 2>/dev/null)" ] && break
+      sleep 0.1
+    done
+  fi
   for f in "$dir/slurmd.daemon" "$dir/slurmctld.daemon" "$dir/munge/munged.pid"; do
     [ -f "$f" ] || continue
     pid=$(cat "$f")
