@@ -152,6 +152,22 @@ TEST_F(AshaSweepTest, InterruptedWhileTrialsWaitAtARungItContinuesWithoutRepeati
   expect_asha_choices();
 }
 
+TEST_F(AshaSweepTest, HyperbandRunsTwoBracketsAndTheBestOfEachTrainsToTheEnd) {
+  std::string hyperband = kAsha;
+  hyperband.replace(hyperband.find("scheduler = \"asha\""), 18, "scheduler = \"hyperband\"\nbrackets = 2");
+  write_experiment(hyperband);
+  const auto r = plugtrain("sweep exp.toml --jobs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // Weights η^s/(s+1): 3 and 1.5, so 4 trials start at epoch 1 (rungs 1, 3) and 2 at epoch 3.
+  // Bracket 0: 4 + 1·2 + 1·6 epochs; bracket 1: 2·3 + 1·6: 24 in all, one winner per bracket.
+  EXPECT_NE(r.out.find("compute: 24 epochs trained; the full grid trains 54 (44%)"), std::string::npos) << r.out;
+  std::size_t winners = 0;
+  for (std::size_t at = r.out.find("trained all 9 epochs"); at != std::string::npos; at = r.out.find("trained all 9 epochs", at + 1))
+    ++winners;
+  EXPECT_EQ(winners, 2u) << r.out;
+  EXPECT_NE(r.out.find("| 1 | 1 | 3 | 2 | 1 |"), std::string::npos) << "bracket 1's first rung is epoch 3: " << r.out;
+}
+
 TEST_F(AshaSweepTest, ARandomSearchDrawsChoicesAndRangesWithSamples) {
   write_experiment(kAsha.substr(0, kAsha.find("[sweep]")) +
                    "[sweep]\nmethod = \"random\"\nsamples = 4\nseed = 7\noptim.lr = { log_uniform = [1e-3, 1e-1] }\n"

@@ -69,20 +69,6 @@ struct Running {
   std::int64_t epochs_before;  // the trial's epochs when it started
 };
 
-// The devices a process may use, as the backend's variable lists them for this process
-// ("2,3" when the sweep itself was given those), so trial k gets the k-th of them.
-std::vector<std::string> visible_devices(const std::string& variable, std::size_t count) {
-  std::vector<std::string> ids;
-  if (const char* set = std::getenv(variable.c_str()); set && *set) {
-    std::stringstream s(set);
-    for (std::string id; std::getline(s, id, ',');)
-      if (!id.empty()) ids.push_back(id);
-  } else {
-    for (std::size_t i = 0; i < count; ++i) ids.push_back(std::to_string(i));
-  }
-  return ids;
-}
-
 }  // namespace
 
 int run_sweep(const SweepRequest& request, std::ostream& out) {
