@@ -2,6 +2,8 @@
 // rendezvous is. Read from the variables torchrun sets (RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE), which our own
 // launcher sets too; Slurm's and Open MPI's own rank variables are accepted in their place.
+// Inside a Slurm step MASTER_ADDR and MASTER_PORT may be left out: the step's first node and
+// 15000 + SLURM_JOB_ID % 17000 are used, the same for every task of the job.
 #pragma once
 
 #include <map>
