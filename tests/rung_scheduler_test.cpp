@@ -98,18 +98,32 @@ TEST(RungScheduler, OnePromotedAtLeastAndTheWinnerTrainsToTheEnd) {
   EXPECT_EQ(done[0].verdict, TrialVerdict::complete);
 }
 
-TEST(RungScheduler, FailedTrialsLeaveTheRankingAndEndedOnesAreComplete) {
+TEST(RungScheduler, FailedAndEndedTrialsKeepTheirPlaceAtTheRungsTheyReached) {
   TrialProgress failed = at(1, 0.99);
-  failed.failed = true;
-  TrialProgress ended = at(2, 0.95);
-  ended.ended = true;  // its own early stopping after epoch 2
-  const auto d = decide_rungs(asha(1, 9, 2), {failed, at(1, 0.5), ended, at(1, 0.6)});
+  failed.failed = true;  // reached epoch 1, then failed
+  TrialProgress ended = at(1, 0.95);
+  ended.ended = true;  // its own early stopping after epoch 1
+  TrialProgress early_failure = at(0, 0);
+  early_failure.failed = true;  // failed before the first rung: not part of it
+  const auto d = decide_rungs(asha(1, 9, 2), {failed, at(1, 0.5), ended, at(1, 0.6), early_failure});
+  // Rung 1 (epoch 1): 4 trials reached it, ⌊4/2⌋ = 2 places: the failed one (0.99) and the ended
+  // one (0.95) hold them, and neither can go on; 0.6 and 0.5 stop there.
   EXPECT_EQ(d[0].verdict, TrialVerdict::failed);
-  // Rung 1 (epoch 1): 0.95 (the ended one reached it), 0.6, 0.5: ⌊3/2⌋ = 1 goes on, the ended
-  // one; it is alone at rung 2 (epoch 2) and cannot reach rung 3 (epoch 4): complete.
   EXPECT_EQ(d[2].verdict, TrialVerdict::complete);
   EXPECT_EQ(d[1].verdict, TrialVerdict::stopped);
   EXPECT_EQ(d[3].verdict, TrialVerdict::stopped);
+  EXPECT_EQ(d[4].verdict, TrialVerdict::failed);
+}
+
+TEST(RungScheduler, APromotedTrialThatFailsLaterDoesNotReopenItsRung) {
+  std::vector<TrialProgress> p;
+  for (double v : {0.1, 0.9, 0.5, 0.7, 0.2, 0.3}) p.push_back(at(1, v));
+  p[1].failed = true;  // promoted from rung 1 (0.9), then failed on its way to epoch 3
+  const auto d = decide_rungs(asha(1, 9), p);
+  EXPECT_EQ(d[1].verdict, TrialVerdict::failed);
+  EXPECT_EQ(d[3].verdict, TrialVerdict::run) << "0.7 still goes on";
+  // ⌊6/3⌋ = 2 places; the failed trial keeps its own, 0.5 stays stopped as decided.
+  for (std::size_t i : {0, 2, 4, 5}) EXPECT_EQ(d[i].verdict, TrialVerdict::stopped) << i;
 }
 
 TEST(RungScheduler, HyperbandDealsTrialsToBracketsInItsProportions) {

@@ -62,7 +62,12 @@ TEST_F(SlurmSweepTest, AnArraySweepFinishesAndItsReportEqualsTheLocalSweeps) {
   write("grid.toml", experiment("grid", 3, 600, kGrid));
   const auto local = plugtrain("sweep grid.toml --set 'experiment.output=\"local\"'");
   ASSERT_EQ(local.exit_code, 0) << local.out;
-  const auto submitted = plugtrain("sweep grid.toml --slurm --set 'experiment.output=\"cluster\"'");
+  // A site's sbatch that says something on stderr before the job id (the real sbatch behind it).
+  fs::create_directories(dir() / "bin");
+  write("bin/sbatch", "#!/bin/sh\necho 'sbatch: note: this cluster is for tests' >&2\nexec /usr/bin/sbatch \"$@\"\n");
+  fs::permissions(dir() / "bin" / "sbatch", fs::perms::owner_all);
+  const auto submitted = slurm("PATH=\"$PWD/bin:$PATH\" env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) +
+                               " sweep grid.toml --slurm --set 'experiment.output=\"cluster\"'");
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
   EXPECT_NE(submitted.out.find("4 to submit"), std::string::npos) << submitted.out;
   ASSERT_FALSE(array_id(submitted.out).empty()) << submitted.out;

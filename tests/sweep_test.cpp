@@ -175,6 +175,11 @@ TEST_F(SweepTest, AFailingTrialIsReportedAndTheOthersFinish) {
   EXPECT_NE(r.out.find("plugtrain: error: 1 trial(s) failed: trial 2 (model.init=not-weights.pt"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("not-weights.pt"), std::string::npos) << r.out;
+  // --status names the failed trial with its reason, and exits 1.
+  auto status = run("sweep --status runs/grid");
+  EXPECT_EQ(status.exit_code, 1) << status.out;
+  EXPECT_NE(status.out.find("2. failed  model.init=not-weights.pt"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("1 failed, 1 finished"), std::string::npos) << status.out;
 }
 
 // Diverged trials fail with their reason (train.on_nonfinite = "stop"); the others still make a

@@ -55,12 +55,13 @@ std::vector<TrialDecision> decide_rungs(const RungSchedule& schedule, const std:
   const std::vector<std::int64_t> bracket = schedule.bracket_of_trials(progress.size());
   for (std::int64_t b = 0; b < std::max<std::int64_t>(1, schedule.brackets); ++b) {
     const std::vector<std::int64_t> milestones = schedule.milestones(b);
+    // Failed trials stay in the rungs they reached: they count there, so a failure later never
+    // reopens a rung already decided.
     std::vector<std::size_t> alive;
     for (std::size_t i = 0; i < progress.size(); ++i) {
       if (bracket[i] != b) continue;
       out[i].bracket = b;
-      if (progress[i].failed) out[i].verdict = TrialVerdict::failed;
-      else alive.push_back(i);
+      alive.push_back(i);
     }
     for (std::size_t k = 0; k < milestones.size() && !alive.empty(); ++k) {
       const std::int64_t m = milestones[k];
@@ -69,29 +70,33 @@ std::vector<TrialDecision> decide_rungs(const RungSchedule& schedule, const std:
         out[i].rung = std::int64_t(k);
         out[i].rung_epoch = m;
         if (progress[i].epochs_done >= m) here.push_back(i);
+        else if (progress[i].failed) out[i].verdict = TrialVerdict::failed;
         else if (progress[i].ended) out[i].verdict = TrialVerdict::complete;  // its own early stopping ended it
         else behind.push_back(i);
       }
       if (!behind.empty()) {
         for (std::size_t i : behind) out[i] = {TrialVerdict::run, m, b, std::int64_t(k), m};
-        for (std::size_t i : here) out[i].verdict = TrialVerdict::waiting;
+        for (std::size_t i : here) out[i].verdict = progress[i].failed ? TrialVerdict::failed : TrialVerdict::waiting;
         break;
       }
-      if (k + 1 == milestones.size()) {
-        for (std::size_t i : here) out[i].verdict = TrialVerdict::complete;
-        break;
-      }
+      const bool last = k + 1 == milestones.size();
+      for (std::size_t i : here) out[i].verdict = progress[i].failed ? TrialVerdict::failed : TrialVerdict::complete;
+      if (last || here.empty()) break;
       // Best first; NaN (diverged, or never evaluated) last; ties by trial order.
       std::stable_sort(here.begin(), here.end(), [&](std::size_t x, std::size_t y) {
         const double a = metric_at(progress[x], m), c = metric_at(progress[y], m);
         if (std::isnan(a) || std::isnan(c)) return !std::isnan(a) && std::isnan(c);
         return schedule.maximise ? a > c : a < c;
       });
-      if (here.empty()) break;  // every trial left ended by its own early stopping
+      // The best ⌊n/η⌋ of the n trials here (at least one) go on. A failed trial, or one its own
+      // early stopping ended, keeps its place: it reached the rung, and a failure after a
+      // promotion must not reopen a rung already decided (and trained on).
       const std::size_t keep = std::max<std::size_t>(1, here.size() / std::size_t(schedule.reduction_factor));
-      for (std::size_t j = keep; j < here.size(); ++j) out[here[j]].verdict = TrialVerdict::stopped;
-      here.resize(keep);
-      alive = here;
+      const std::vector<std::size_t> promoted(here.begin(), here.begin() + std::ptrdiff_t(std::min(keep, here.size())));
+      for (std::size_t j = keep; j < here.size(); ++j)
+        if (out[here[j]].verdict == TrialVerdict::complete && !progress[here[j]].ended)
+          out[here[j]].verdict = TrialVerdict::stopped;
+      alive = promoted;
     }
   }
   return out;

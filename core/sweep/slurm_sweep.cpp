@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -72,8 +74,15 @@ std::string array_script(const SweepRequest& request, const SweepSetup& setup, c
       << "; command=(" << quoted_command(trial_command(request, setup, work[i], "")) << ") ;;\n";
   s << "  *) echo \"plugtrain: error: array task $SLURM_ARRAY_TASK_ID is not in $0\" >&2; exit 2 ;;\nesac\n";
   if (own_threads) s << "command+=(--set \"train.threads=${SLURM_CPUS_PER_TASK:-1}\")\n";
+  // Slurm's SIGTERM (scancel, a time limit, preemption, a requeue) goes on to the trial, which
+  // writes its checkpoint and exits 130; this script waits for that and records it, so the job
+  // ends only when the trial has.
   s << "logs=" << shell_quoted(logs.string()) << "\n"
-    << "\"${command[@]}\" >>\"$logs/$trial.log\" 2>&1\ncode=$?\n"
+    << "rm -f \"$logs/$trial.exit\"\n"
+    << "\"${command[@]}\" >>\"$logs/$trial.log\" 2>&1 &\npid=$!\n"
+    << "terminated=0\ntrap 'terminated=1; kill -TERM \"$pid\" 2>/dev/null' TERM INT\n"
+    << "wait \"$pid\"\ncode=$?\n"
+    << "if [ \"$terminated\" = 1 ]; then wait \"$pid\"; code=$?; fi\n"
     << "echo \"$code\" >\"$logs/$trial.exit.tmp-$$\" && mv \"$logs/$trial.exit.tmp-$$\" \"$logs/$trial.exit\"\n"
     << "exit \"$code\"\n";
   return s.str();
@@ -86,13 +95,16 @@ std::string submit(const std::vector<std::string>& options, const fs::path& scri
   args.push_back(script.string());
   Result<CommandOutput> r = run_command("sbatch", args);
   if (!r) throw Error("--slurm: " + r.why_not());
-  std::string text = r.value().output;
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  const std::string id = text.substr(0, text.find(';'));
-  const bool numeric = !id.empty() && id.find_first_not_of("0123456789") == std::string::npos;
-  if (!r.value().status.succeeded() || !numeric) {
+  const std::string& text = r.value().output;
+  // The id is the last line that is one (a site's warnings or messages may come before it).
+  std::string id, line;
+  for (std::istringstream lines(text); std::getline(lines, line);) {
+    const std::string first = line.substr(0, line.find(';'));
+    if (!first.empty() && first.find_first_not_of("0123456789") == std::string::npos) id = first;
+  }
+  if (!r.value().status.succeeded() || id.empty()) {
     // Slurm's own words: "sbatch: error: invalid partition specified: gpu" (the last error line).
-    std::string reason = first_line(text), line;
+    std::string reason = first_line(text);
     for (std::istringstream lines(text); std::getline(lines, line);)
       if (line.find("error") != std::string::npos) reason = line;
     throw Error("--slurm: sbatch refused the " + what + ": " + (reason.empty() ? r.value().status.text() : reason));
@@ -113,12 +125,17 @@ std::vector<SlurmTask> submitted_slurm_tasks(const fs::path& sweep_folder) {
   for (std::string line; std::getline(in, line);) {
     std::istringstream cells(line);
     SlurmTask t;
-    std::string index, until;
+    std::string index, until, epochs;
     if (std::getline(cells, t.job_id, '\t') && std::getline(cells, index, '\t') && std::getline(cells, t.trial, '\t') &&
-        std::getline(cells, until, '\t')) {
-      t.index = std::stoul(index);
-      t.until_epoch = std::stoll(until);
-      tasks.push_back(std::move(t));
+        std::getline(cells, until, '\t') && std::getline(cells, epochs, '\t')) {
+      try {
+        t.index = std::stoul(index);
+        t.until_epoch = std::stoll(until);
+        t.epochs_at_start = std::stoll(epochs);
+        tasks.push_back(std::move(t));
+      } catch (const std::logic_error&) {
+        // A row cut short (a submission killed while writing it): not a task of ours.
+      }
     }
   }
   return tasks;
@@ -127,31 +144,48 @@ std::vector<SlurmTask> submitted_slurm_tasks(const fs::path& sweep_folder) {
 int submit_sweep_to_slurm(const SweepRequest& request, const SweepSetup& setup, std::ostream& out) {
   if (!find_on_path("sbatch")) throw Error("--slurm: no sbatch on PATH (run the sweep on a Slurm login node)");
   const fs::path& folder = setup.folder;
-  const FolderLock lock(folder, ".sweep.lock", "plugtrain sweep");
-  fs::create_directories(folder / "logs");
-  fs::create_directories(folder / "slurm");
-  write_sweep_manifest(setup, request);
   const std::string name = slurm_job_name(folder);
-
   // What Slurm still has of this sweep: those trials are not submitted again.
   const auto queued = queued_array_tasks(name);
   if (!queued) throw Error("--slurm: squeue could not list the jobs named " + name + " (is slurmctld reachable?)");
+  const std::optional<FolderLock> lock =
+      request.dry_run ? std::nullopt : std::optional<FolderLock>(std::in_place, folder, ".sweep.lock", "plugtrain sweep");
   std::set<std::string> active_trials, active_jobs;
-  for (const SlurmTask& t : submitted_slurm_tasks(folder))
+  std::map<std::string, SlurmTask> newest;  // each trial's newest array task
+  for (const SlurmTask& t : submitted_slurm_tasks(folder)) {
+    newest[t.trial] = t;
     if (queued->count(t.id())) {
       active_trials.insert(t.trial);
       active_jobs.insert(t.job_id);
     }
-  // A person starting the command retries failed trials; the sweep's own follow-up does not.
-  if (!request.continuing)
-    for (const Trial& t : setup.trials)
-      if (!active_trials.count(t.name)) {
-        const TrialFiles f = read_trial_files(folder, t.name);
-        if (f.last_exit && failed_exit(*f.last_exit)) forget_trial_exit(folder, t.name);
-      }
+  }
+  std::vector<TrialFiles> files = read_trials(setup);
+  for (std::size_t i = 0; i < setup.trials.size() && !request.dry_run; ++i) {
+    const std::string& trial = setup.trials[i].name;
+    if (active_trials.count(trial)) continue;
+    const bool failed = files[i].last_exit && failed_exit(*files[i].last_exit);
+    if (!request.continuing) {
+      // A person starting the command retries failed trials; the sweep's own follow-up does not.
+      if (failed) forget_trial_exit(folder, trial);
+    } else if (const auto t = newest.find(trial); t != newest.end() && !failed &&
+               files[i].state != TrialState::finished && files[i].epochs_done <= t->second.epochs_at_start) {
+      // Its task ended without finishing an epoch (cancelled, killed before its first step, a node
+      // that failed): submitting it again by itself could repeat that forever. It counts as failed.
+      record_trial_exit(folder, trial, exit_failure);
+      std::ofstream(trial_log(folder, trial), std::ios::app)
+          << "plugtrain: error: Slurm task " << t->second.id() << " ended before finishing an epoch (see "
+          << (folder / "slurm").string() << "/array-" << t->second.id() << ".out)\n";
+    }
+  }
+  files = read_trials(setup);
   std::vector<TrialWork> work;
-  for (const TrialWork& w : next_work(setup, read_trials(setup), true))
+  for (const TrialWork& w : next_work(setup, files, true))
     if (!active_trials.count(setup.trials[w.trial].name)) work.push_back(w);
+  if (!request.dry_run) {
+    fs::create_directories(folder / "logs");
+    fs::create_directories(folder / "slurm");
+    write_sweep_manifest(setup, request);
+  }
 
   out << "sweep: " << setup.trials.size() << " trials (" << word_of(setup.spec.method) << ") in " << folder.string()
       << " on Slurm; " << work.size() << " to submit, " << active_trials.size() << " still queued or running\n";
@@ -188,10 +222,14 @@ int submit_sweep_to_slurm(const SweepRequest& request, const SweepSetup& setup, 
     if (request.gpus_per_trial > 0) options.push_back("--gpus-per-task=" + std::to_string(request.gpus_per_trial));
     for (const auto& o : common_options(request)) options.push_back(o);
     const std::string id = submit(options, script, "job array");
-    fs::rename(script, folder / "slurm" / ("array-" + id + ".sh"));
-    std::ofstream rows(folder / "slurm" / "jobs.tsv", std::ios::app);
-    for (std::size_t i = 0; i < work.size(); ++i)
-      rows << id << "\t" << i << "\t" << setup.trials[work[i].trial].name << "\t" << work[i].until_epoch << "\n";
+    {  // first what was submitted, then the script's name (Slurm keeps its own copy)
+      std::ofstream rows(folder / "slurm" / "jobs.tsv", std::ios::app);
+      for (std::size_t i = 0; i < work.size(); ++i)
+        rows << id << "\t" << i << "\t" << setup.trials[work[i].trial].name << "\t" << work[i].until_epoch << "\t"
+             << files[work[i].trial].epochs_done << "\n";
+    }
+    std::error_code ec;
+    fs::rename(script, folder / "slurm" / ("array-" + id + ".sh"), ec);
     dependencies.push_back(id);
     out << "sweep: submitted job array " << id << " (" << work.size() << (work.size() == 1 ? " task" : " tasks")
         << ", job name " << name << ")\n";

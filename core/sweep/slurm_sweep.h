@@ -7,7 +7,7 @@
 // and returns at once; Slurm does all the scheduling.
 //
 // Files, in the sweep folder: slurm/array-<job>.sh (each array's script), slurm/jobs.tsv (job,
-// array index, trial, epoch it trains to), slurm/next.sh (the follow-up), slurm/*.out (Slurm's
+// array index, trial, epoch it trains to, its epochs when submitted), slurm/next.sh (the follow-up), slurm/*.out (Slurm's
 // own output); each trial's output is appended to logs/<trial>.log and its exit code written to
 // logs/<trial>.exit, as in a local sweep.
 #pragma once
@@ -33,6 +33,7 @@ struct SlurmTask {
   std::size_t index = 0;
   std::string trial;
   std::int64_t until_epoch = 0;
+  std::int64_t epochs_at_start = 0;  // the trial's epochs when it was submitted
   std::string id() const { return job_id + "_" + std::to_string(index); }
 };
 std::vector<SlurmTask> submitted_slurm_tasks(const std::filesystem::path& sweep_folder);

@@ -73,6 +73,10 @@ SweepSetup prepare_sweep(const SweepRequest& request) {
                           std::to_string(axis.column) + ": sweep.train.epochs is varied, but with scheduler = \"" +
                           word_of(setup.schedule.kind) + "\" the scheduler decides each trial's epochs (max_epochs)");
 
+  if (setup.schedule.kind != SweepScheduler::none && setup.base.checkpoint.save == CheckpointSave::none)
+    throw ConfigError(setup.spec.scheduler.where + ": scheduler = \"" + word_of(setup.schedule.kind) +
+                      "\" continues promoted trials from their checkpoints, but checkpoint.save = \"none\"");
+
   // Every trial is checked before the first starts; the first one's plan says how many run
   // at a time and on which devices.
   int jobs = request.jobs;
@@ -80,7 +84,8 @@ SweepSetup prepare_sweep(const SweepRequest& request) {
   for (std::size_t i = 0; i < setup.trials.size(); ++i) {
     try {
       ValidatedRun run = validate(trial_request(request, setup, setup.trials[i], ""));
-      if (i > 0) continue;
+      // On Slurm the trials run on the cluster's nodes, not on this (login) node: only validate.
+      if (i > 0 || request.slurm) continue;
       const RunPlan plan = plan_run(run, {request.host_cpu_only, {}}, std::nullopt);
       const std::size_t devices = plan.choice.backend->probe().devices.size();
       if (jobs == 0) jobs = plan.capabilities.host_cpu ? 1 : int(std::max<std::size_t>(1, devices));

@@ -95,6 +95,10 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
   // One sweep per folder at a time.
   std::optional<FolderLock> lock(std::in_place, folder, ".sweep.lock", "plugtrain sweep");
   write_sweep_manifest(setup, request);
+  // A person starting the sweep retries the trials that failed before; within this sweep a
+  // trial that fails is out (of its rung's ranking too), and the others go on.
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (files[i].last_exit && failed_exit(*files[i].last_exit)) forget_trial_exit(folder, trials[i].name);
   // Finished children must be reaped here, even when the sweep was started with SIGCHLD ignored.
   const ReapableChildren reapable;
   fs::create_directories(folder / "logs");
@@ -119,7 +123,7 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
     std::vector<TrialWork> pending;
     if (!interrupt_requested()) {
       files = read_trials(setup);
-      for (const TrialWork& w : next_work(setup, files, false))
+      for (const TrialWork& w : next_work(setup, files, true))
         if (!not_again.count(w.trial) &&
             std::none_of(running.begin(), running.end(), [&](const auto& r) { return r.second.work.trial == w.trial; }))
           pending.push_back(w);
@@ -199,7 +203,14 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
     out << "sweep: no report: " << first_line(e.what()) << "\n";
   }
   if (setup.schedule.kind != SweepScheduler::none) write_rung_report(folder, out);
-  out << "sweep: " << done << " of " << trials.size() << " trials finished, " << failures.size() << " failed, "
+  std::size_t stopped = 0;
+  if (setup.schedule.kind != SweepScheduler::none) {
+    std::vector<TrialProgress> progress;
+    for (const TrialFiles& f : read_trials(setup)) progress.push_back(trial_progress(f, setup.schedule.metric, true));
+    for (const TrialDecision& d : decide_rungs(setup.schedule, progress)) stopped += d.verdict == TrialVerdict::stopped;
+  }
+  out << "sweep: " << done << " of " << trials.size() << " trials finished, "
+      << (stopped ? std::to_string(stopped) + " stopped at a rung, " : "") << failures.size() << " failed, "
       << interrupted << " interrupted; " << duration_text(total) << " with " << jobs << " at a time\n";
   if (interrupted || interrupt_requested()) {
     out << "sweep: interrupted; run the same command again to resume\n";

@@ -97,7 +97,8 @@ int print_sweep_status(const fs::path& dir, std::ostream& out) {
     } else if (schedule.kind != SweepScheduler::none && decisions[i].verdict != TrialVerdict::run) {
       state = decisions[i].verdict == TrialVerdict::stopped ? "stopped" : "waiting";
       detail = verdict_text(schedule, decisions[i], f);
-    } else if (schedule.kind != SweepScheduler::none && f.epochs_done > 0) {
+    } else if (schedule.kind != SweepScheduler::none && decisions[i].rung > 0 &&
+               f.epochs_done >= schedule.milestones(decisions[i].bracket)[std::size_t(decisions[i].rung - 1)]) {
       state = "promoted";  // decided, not started yet: the sweep (or its follow-up job) starts it next
       detail = verdict_text(schedule, decisions[i], f);
     } else if (f.state == TrialState::resume || f.epochs_done > 0) {

@@ -224,7 +224,9 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   train_samples_ += static_cast<std::int64_t>(trained_now);
   state_.partial_sums = EpochSums();
 
-  const bool last = state_.stop == StopReason::max_steps || state_.epoch == state_.epochs;
+  // A pause evaluates too: a sweep's rung ranks the trials by what the paused epoch scored.
+  const bool last = state_.stop == StopReason::max_steps || state_.epoch == state_.epochs ||
+                    state_.epoch == parts_.loop.pause_after_epoch;
   if (last || state_.epoch % parts_.loop.eval_every == 0) {
     const Evaluation test = evaluate(*parts_.model, *parts_.strategy, parts_.data->test, parts_.loop.test_batch_size,
                                      parts_.device, *parts_.precision);
