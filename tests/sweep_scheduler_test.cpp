@@ -168,6 +168,20 @@ TEST_F(AshaSweepTest, HyperbandRunsTwoBracketsAndTheBestOfEachTrainsToTheEnd) {
   EXPECT_NE(r.out.find("| 1 | 1 | 3 | 2 | 1 |"), std::string::npos) << "bracket 1's first rung is epoch 3: " << r.out;
 }
 
+TEST_F(AshaSweepTest, TrialsThatFailLeaveTheRungAndTheOthersGoOn) {
+  std::ofstream(dir_ / "bad.pt") << "this is not a torch.save file";
+  std::string failing = kAsha;
+  failing.replace(failing.find("optim.lr = ["), failing.find("]\nscheduler") - failing.find("optim.lr = [") + 1,
+                  "optim.lr = [0.01, 0.03, 0.1]\nmodel.init = [\"\", \"bad.pt\"]");
+  write_experiment(failing);
+  const auto r = plugtrain("sweep exp.toml --jobs 2");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("plugtrain: error: 3 trial(s) failed"), std::string::npos) << r.out;
+  // The 3 that ran make rung 1; ⌊3/3⌋ = 1 of them trains on to epoch 9.
+  EXPECT_NE(r.out.find("trained all 9 epochs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("compute: 11 epochs trained; the full grid trains 54"), std::string::npos) << r.out;
+}
+
 TEST_F(AshaSweepTest, ARandomSearchDrawsChoicesAndRangesWithSamples) {
   write_experiment(kAsha.substr(0, kAsha.find("[sweep]")) +
                    "[sweep]\nmethod = \"random\"\nsamples = 4\nseed = 7\noptim.lr = { log_uniform = [1e-3, 1e-1] }\n"
