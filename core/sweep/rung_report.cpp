@@ -22,14 +22,6 @@ std::string figure(double v) {
   return buf;
 }
 
-// The metric at a rung's epoch (or the last evaluated one before it).
-std::optional<double> metric_at(const RungSchedule& s, const TrialFiles& f, std::int64_t epoch) {
-  const auto& values = metric_values(f, s.metric);
-  auto it = values.upper_bound(epoch);
-  if (it == values.begin()) return std::nullopt;
-  return std::prev(it)->second;
-}
-
 }  // namespace
 
 std::string schedule_line(const RungSchedule& s) {
@@ -46,7 +38,7 @@ std::string schedule_line(const RungSchedule& s) {
 
 std::string verdict_text(const RungSchedule& s, const TrialDecision& d, const TrialFiles& f) {
   const std::string rung = "rung " + std::to_string(d.rung + 1) + " (epoch " + std::to_string(d.rung_epoch);
-  const std::optional<double> value = metric_at(s, f, d.rung_epoch);
+  const std::optional<double> value = metric_at_rung(metric_values(f, s.metric), d.rung_epoch);
   const std::string at_rung = rung + (value ? ", " + std::string(word_of(s.metric)) + " " + figure(*value) : "") + ")";
   switch (d.verdict) {
     case TrialVerdict::run:

@@ -7,17 +7,11 @@
 
 namespace plugtrain {
 
-namespace {
-
-// The trial's metric at a rung: its value at the rung's epoch, or at the last evaluated epoch
-// before it (train.eval_every > 1); NaN when it has none, which ranks last.
-double metric_at(const TrialProgress& p, std::int64_t epoch) {
-  auto it = p.metric.upper_bound(epoch);
-  if (it == p.metric.begin()) return std::numeric_limits<double>::quiet_NaN();
+std::optional<double> metric_at_rung(const std::map<std::int64_t, double>& values, std::int64_t epoch) {
+  auto it = values.upper_bound(epoch);
+  if (it == values.begin()) return std::nullopt;
   return std::prev(it)->second;
 }
-
-}  // namespace
 
 std::vector<std::int64_t> RungSchedule::milestones(std::int64_t bracket) const {
   std::vector<std::int64_t> out;
@@ -84,7 +78,9 @@ std::vector<TrialDecision> decide_rungs(const RungSchedule& schedule, const std:
       if (last || here.empty()) break;
       // Best first; NaN (diverged, or never evaluated) last; ties by trial order.
       std::stable_sort(here.begin(), here.end(), [&](std::size_t x, std::size_t y) {
-        const double a = metric_at(progress[x], m), c = metric_at(progress[y], m);
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        const double a = metric_at_rung(progress[x].metric, m).value_or(nan);
+        const double c = metric_at_rung(progress[y].metric, m).value_or(nan);
         if (std::isnan(a) || std::isnan(c)) return !std::isnan(a) && std::isnan(c);
         return schedule.maximise ? a > c : a < c;
       });

@@ -68,6 +68,10 @@ struct TrialDecision {
   std::int64_t rung_epoch = 0;   // that rung's epoch
 };
 
+// A metric at a rung's epoch: its value there, or at the last evaluated epoch before it;
+// nullopt when it has none (it then ranks last, with the NaN of a diverged run).
+std::optional<double> metric_at_rung(const std::map<std::int64_t, double>& values, std::int64_t epoch);
+
 // Every trial's next step. progress[i] is trial i's; the result is in the same order.
 std::vector<TrialDecision> decide_rungs(const RungSchedule& schedule, const std::vector<TrialProgress>& progress);
 

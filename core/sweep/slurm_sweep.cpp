@@ -23,10 +23,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string fnv1a_hex8(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%08llx", static_cast<unsigned long long>(h & 0xffffffffull));
+  std::snprintf(buf, sizeof buf, "%08llx", static_cast<unsigned long long>(fnv1a_64(s) & 0xffffffffull));
   return buf;
 }
 

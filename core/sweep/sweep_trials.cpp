@@ -15,13 +15,10 @@ namespace plugtrain {
 
 namespace {
 
-// FNV-1a: a stable checksum for names cut short (the same in every build, so a resumed sweep
-// finds its folders).
+// A stable checksum for names cut short (the same in every build, so a resumed sweep finds its folders).
 std::string fnv1a_hex(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a_64(s)));
   return buf;
 }
 

@@ -24,4 +24,10 @@ std::string shell_quoted(const std::string& text) {
   return out + "'";
 }
 
+std::uint64_t fnv1a_64(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
 }  // namespace plugtrain

@@ -1,6 +1,7 @@
 // Small text helpers used across the host for one-line messages.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ std::string first_line(const std::string& message);
 // At most about `limit` characters: a longer text keeps its start and end around a note of how
 // much was cut (a 10 MB key in an error message is no help to anyone).
 std::string shortened(const std::string& text, std::size_t limit = 1000);
+
+// FNV-1a, 64 bits: a checksum that is the same in every build (names that must be found again).
+std::uint64_t fnv1a_64(const std::string& text);
 
 // 'text' quoted for a POSIX shell (a generated script's arguments), whatever it holds.
 std::string shell_quoted(const std::string& text);
