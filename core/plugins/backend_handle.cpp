@@ -77,4 +77,14 @@ Result<std::unique_ptr<GraphCapture>> BackendHandle::make_graph_capture(int devi
   return Result<std::unique_ptr<GraphCapture>>(std::move(capture));
 }
 
+std::map<std::string, std::uint64_t> BackendHandle::cpu_fallback_counts() const {
+  if (sdk_minor_ < 4) return {};
+  return call_plugin(name_, "cpu_fallback_counts", [&] { return backend_->cpu_fallback_counts(); });
+}
+
+std::vector<std::string> BackendHandle::autocast_precisions() const {
+  if (sdk_minor_ < 4) return {"bf16", "fp16"};
+  return call_plugin(name_, "autocast_precisions", [&] { return backend_->autocast_precisions(); });
+}
+
 }  // namespace plugtrain

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,10 @@ class BackendHandle {
   // SDK 3.3: a graph recorder for `device`, or refused with the plugin's reason (also on an
   // older plugin, which has no such call).
   Result<std::unique_ptr<GraphCapture>> make_graph_capture(int device) const;
+  // SDK 3.4: operators that fell back to the CPU so far, with counts (none on older plugins),
+  // and the precisions autocast computes in (older plugins: bf16 and fp16).
+  std::map<std::string, std::uint64_t> cpu_fallback_counts() const;
+  std::vector<std::string> autocast_precisions() const;
   // The plugin's own c10d backend for its device type (e.g. NCCL), or null when it has none.
   CreateCollective* collective_factory() const { return create_collective_; }
 

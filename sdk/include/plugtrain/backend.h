@@ -202,6 +202,19 @@ class Backend {
     why_not = "this backend does not record device graphs";
     return nullptr;
   }
+
+  // SDK 3.4. Appended after the 3.3 call; the host calls these only on plugins built against
+  // 3.4 or later.
+
+  // The operators that ran on the host CPU because this device has no kernel of its own (a
+  // boxed CPU fallback, as PrivateUse1 backends use), each with how often it ran in this
+  // process so far. The host prints them: a silent fallback is the slowest way to train.
+  virtual std::map<std::string, std::uint64_t> cpu_fallback_counts() { return {}; }
+
+  // The precisions autocast really computes in on this device, from "bf16" and "fp16" (a
+  // device without autocast kernels of its own returns none, and the host refuses those
+  // precisions when it validates the run). Older plugins are taken to support both.
+  virtual std::vector<std::string> autocast_precisions() const { return {"bf16", "fp16"}; }
 };
 
 }  // namespace plugtrain
