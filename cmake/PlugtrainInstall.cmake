@@ -3,7 +3,8 @@
 #           lib/plugtrain/plugtrain (needs at least one backend plugin to train)
 #   cpu, cuda, mps, models   the bundled plugins, lib/plugtrain/plugins/...
 #   sdk     include/plugtrain/*.h and lib/cmake/plugtrain: find_package(plugtrain) for plugin
-#           authors, with plugtrain::sdk and plugtrain_add_plugin()
+#           authors, with plugtrain::sdk and plugtrain_add_plugin(); share/plugtrain/examples/plugins:
+#           the example plugins' sources
 # Every installed file is relative to the prefix (RUNPATHs hold LibTorch's folder only), so an
 # installed tree can be moved or packaged.
 include(CMakePackageConfigHelpers)
@@ -17,6 +18,8 @@ else()
   install(TARGETS plugtrain_launcher RUNTIME DESTINATION bin COMPONENT host)
 endif()
 install(DIRECTORY sdk/include/ DESTINATION include COMPONENT sdk)
+# The example plugins' sources, for plugin authors to copy: share/plugtrain/examples/plugins.
+install(DIRECTORY examples/plugins/ DESTINATION share/plugtrain/examples/plugins COMPONENT sdk)
 
 # The package version is the SDK ABI version: find_package(plugtrain 3.1) accepts any 3.x with
 # x >= 1, the same rule the host applies to a plugin's handshake (same major, host minor >= plugin minor).

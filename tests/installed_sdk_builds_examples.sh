@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A plugin author's path, end to end: install plugtrain to a prefix, build the two example
-# plugins in examples/plugins/ against it with find_package(plugtrain) (no source tree), train
+# A plugin author's path, end to end: install plugtrain to a prefix, build the three example
+# plugins (installed under share/plugtrain/examples/plugins) against it with find_package(plugtrain) (no source tree), train
 # with them through --plugin-path (ddp over two "virtual" devices, a residual MLP), install one
 # into the prefix, then move the prefix and train again: nothing in it points at the build.
 #   installed_sdk_builds_examples.sh BUILD_DIR SOURCE_DIR
@@ -23,8 +23,10 @@ grep -rqs "$build" "$prefix/lib/cmake" "$prefix/include" && fail "an installed C
 
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-for example in virtual_devices tiny_models; do
-  cmake -S "$source/examples/plugins/$example" -B "$work/$example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# Built from the sources the sdk component installs, as a plugin author starts.
+examples=$prefix/share/plugtrain/examples/plugins
+for example in virtual_devices tiny_models emulated_accelerator; do
+  cmake -S "$examples/$example" -B "$work/$example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" >"$work/$example.log" 2>&1 || { cat "$work/$example.log"; fail "configure $example"; }
   cmake --build "$work/$example" >>"$work/$example.log" 2>&1 || { cat "$work/$example.log"; fail "build $example"; }
 done
@@ -54,6 +56,9 @@ cd "$work"
 plugins=(--plugin-path "$work/virtual_devices" --plugin-path "$work/tiny_models")
 "$prefix/bin/plugtrain" plugins "${plugins[@]}" > plugins.txt 2>&1 || { cat plugins.txt; fail "plugins"; }
 grep -q "virtual" plugins.txt && grep -q "tiny" plugins.txt || { cat plugins.txt; fail "the example plugins are not listed"; }
+# The emulated accelerator: a device LibTorch does not know (PrivateUse1), registered by the plugin.
+"$prefix/bin/plugtrain" plugins --plugin-path "$work/emulated_accelerator" > emulated.txt 2>&1 || { cat emulated.txt; fail "plugins (emulated)"; }
+grep -Eq "emulated +usable" emulated.txt && grep -q "emu:0  emulated accelerator 0" emulated.txt || { cat emulated.txt; fail "the emulated accelerator is not usable"; }
 PLUGTRAIN_VIRTUAL_DEVICES=2 "$prefix/bin/plugtrain" run exp.toml "${plugins[@]}" > run.txt 2>&1 || { cat run.txt; fail "training with the example plugins"; }
 grep -q "backend: chose virtual" run.txt && grep -q "ddp: started 2 worker processes" run.txt && grep -q "model: residual_mlp (tiny)" run.txt \
   || { cat run.txt; fail "the run did not use the example plugins as asked"; }

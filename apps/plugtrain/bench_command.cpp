@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "run/step_bench.h"
+#include "plugins/cpu_fallbacks.h"
 #include "plugins/plugin_host.h"
 #include "run/validate.h"
 #include "select/backend_selection.h"
@@ -83,6 +84,7 @@ void add_bench_command(CLI::App& app) {
           j["peak_memory_bytes"] = r.peak_memory_bytes ? nlohmann::json(*r.peak_memory_bytes) : nlohmann::json(nullptr);
           const double cpu = cpu_speed(r.batch_size);
           j["vs_cpu"] = cpu > 0 ? nlohmann::json(r.samples_per_second / cpu) : nlohmann::json(nullptr);
+          j["cpu_fallbacks"] = r.cpu_fallbacks;
         }
         out.push_back(j);
       }
@@ -103,6 +105,11 @@ void add_bench_command(CLI::App& app) {
                   (long long)r.batch_size, r.samples_per_second, step.c_str(), format_bytes(r.peak_memory_bytes, "-").c_str(),
                   cpu > 0 ? (fixed(r.samples_per_second / cpu, 2) + "x").c_str() : "-");
     }
+    // Below the table, so its columns stay aligned: what each backend ran on the CPU per timed run.
+    for (const auto& r : rows)
+      if (const std::string fallbacks = describe_fallbacks(r.cpu_fallbacks); !fallbacks.empty())
+        std::printf("cpu fallback: %s, batch %lld: %s in %d steps\n", r.backend.c_str(), (long long)r.batch_size,
+                    fallbacks.c_str(), (int)args->settings.steps);
     std::cout << std::flush;
     // Nothing could be timed: say so through the exit code too.
     if (std::none_of(rows.begin(), rows.end(), [](const BenchRow& r) { return r.error.empty(); }))

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "plugtrain/abi.h"
+#include "plugins/cpu_fallbacks.h"
 #include "plugins/plugin_loader.h"
 #include "describe/plugins_report.h"
 #include "run/build.h"
@@ -67,8 +68,10 @@ SmokeTest smoke(const std::shared_ptr<PluginHost>& host, const RegisteredModel& 
     run.model = &mlp;
     const RunPlan plan = plan_run(run, {}, std::nullopt);
     std::ostringstream quiet;
+    const FallbackCounts before = plan.choice.backend->cpu_fallback_counts();
     std::unique_ptr<BuiltRun> built = build_run(run, plan, nullptr, nullptr, quiet);
     const TrainSummary s = built->trainer->fit();
+    t.cpu_fallbacks = fallbacks_between(before, plan.choice.backend->cpu_fallback_counts());
     if (s.epochs.size() != 2) throw Error("trained " + std::to_string(s.epochs.size()) + " epochs instead of 2");
     t.first_loss = s.epochs[0].train_loss;
     t.last_loss = s.epochs[1].train_loss;
@@ -169,6 +172,8 @@ void print_doctor(const DoctorReport& report, std::ostream& out) {
     else
       std::snprintf(line, sizeof line, "  FAIL  %-10s %-16s %.1f s: ", t.backend.c_str(), t.what.c_str(), t.seconds);
     out << line << (t.passed ? "" : t.reason + "\n");
+    if (const std::string fallbacks = describe_fallbacks(t.cpu_fallbacks); !fallbacks.empty())
+      out << "        cpu fallback: " << fallbacks << "\n";
   }
   out << "\ndoctor: " << report.verdict << "\n";
 }
@@ -187,6 +192,7 @@ nlohmann::json doctor_json(const DoctorReport& report) {
     } else {
       s["reason"] = t.reason;
     }
+    s["cpu_fallbacks"] = t.cpu_fallbacks;
     j["smoke_tests"].push_back(s);
   }
   j["judged_backend"] = report.judged.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.judged);

@@ -5,7 +5,9 @@
 // test_setup.py, test_gpu_setup.py and test_multi_gpu.py in one command.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ struct SmokeTest {
   double first_loss = 0, last_loss = 0;
   double seconds = 0;
   std::string reason;  // why it failed (one line)
+  std::map<std::string, std::uint64_t> cpu_fallbacks;  // operators it ran on the CPU, with calls
 };
 
 struct DoctorReport {

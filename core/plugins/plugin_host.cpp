@@ -2,6 +2,9 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
+
+#include <c10/core/DeviceType.h>
 
 #include "config/option_rules.h"
 #include "plugins/plugin_error.h"
@@ -53,6 +56,10 @@ PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_root
 
 namespace {
 
+bool mentions_privateuse1(const std::string& text) {
+  return text.find("PrivateUse1") != std::string::npos || text.find("privateuse1") != std::string::npos;
+}
+
 // SDK 3.2's optional hooks, once per plugin file and process however many hosts a process
 // makes (a sweep or `bench` makes several): init when it is first loaded, its answer
 // remembered; shutdown at the process's normal end, newest first, after every host and the
@@ -70,6 +77,7 @@ class PluginLifecycle {
     const std::string key = record.path.string();
     if (auto done = init_results_.find(key); done != init_results_.end()) return done->second;
     Status ready;
+    const bool privateuse1_taken = c10::is_privateuse1_backend_registered();
     try {
       if (library.has(PLUGTRAIN_INIT_SYMBOL)) {
         auto init = library.get<const char*()>(PLUGTRAIN_INIT_SYMBOL);
@@ -79,6 +87,12 @@ class PluginLifecycle {
     } catch (const std::exception& e) {
       ready = WhyNot{e.what()};
     }
+    // A device LibTorch does not know comes as PrivateUse1, and a process has one: name the
+    // plugin that holds it when another one cannot have it.
+    if (!privateuse1_taken && c10::is_privateuse1_backend_registered()) privateuse1_owner_ = record.handshake.name;
+    if (!ready && privateuse1_owner_ && mentions_privateuse1(ready.why_not()))
+      ready = WhyNot{ready.why_not() + " (plugin '" + *privateuse1_owner_ + "' registered PrivateUse1 as '" +
+                     c10::get_privateuse1_backend() + "' first)"};
     if (ready && library.has(PLUGTRAIN_SHUTDOWN_SYMBOL))
       shutdowns_.emplace_back(record.handshake.name, library.get<void()>(PLUGTRAIN_SHUTDOWN_SYMBOL));
     init_results_.emplace(key, ready);
@@ -97,6 +111,7 @@ class PluginLifecycle {
  private:
   std::mutex mutex_;
   std::map<std::string, Status> init_results_;                                   // file -> its answer
+  std::optional<std::string> privateuse1_owner_;                                 // the plugin whose init registered it
   std::vector<std::pair<std::string, plugtrain_plugin_shutdown_fn>> shutdowns_;  // plugin, hook
 };
 

@@ -1,5 +1,6 @@
 #include "run/plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 #include <ostream>
@@ -56,6 +57,21 @@ void check_device_count(const ValidatedRun& run, BackendHandle& backend) {
                     backend.name() + (host_cpu ? " runs at most " + std::to_string(limit) + " processes here (2 per core of " +
                                                      std::to_string(cores) + ")"
                                                : " has " + std::to_string(limit) + " device" + (limit == 1 ? "" : "s")));
+}
+
+// train.precision bf16 or fp16 only where the backend has autocast kernels for it: elsewhere
+// autocast would quietly compute in fp32.
+void check_precision(const ValidatedRun& run, BackendHandle& backend) {
+  const PrecisionMode precision = run.experiment.train.precision;
+  if (precision == PrecisionMode::fp32) return;
+  const std::vector<std::string> supported = backend.autocast_precisions();
+  const std::string word = word_of(precision);
+  if (std::find(supported.begin(), supported.end(), word) != supported.end()) return;
+  std::string listed;
+  for (const std::string& p : supported) listed += (listed.empty() ? "" : ", ") + p;
+  throw ConfigError(key_location(run.file, "train.precision") + ": train.precision = \"" + word + "\" but backend '" +
+                    backend.name() + "' (" + backend.capabilities().device_type + ") has no " + word +
+                    " autocast kernels (it has: " + (listed.empty() ? "none" : listed) + "); use \"fp32\"");
 }
 
 MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const std::optional<World>& world) {
@@ -145,6 +161,7 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   BackendHandle& backend = *p.choice.backend;
   p.capabilities = backend.capabilities();
   if (!world) check_device_count(run, backend);
+  check_precision(run, backend);
   p.devices = plan_devices(backend, e, world);
   const bool several = p.devices.devices.size() > 1;
   p.strategy = world ? Strategy::ddp : several ? p.devices.strategy : Strategy::single;

@@ -74,6 +74,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   // run got as far as writing it, stays as that run wrote it (with its real timings).
   const bool ended_before =
       result.summary.already_ended && std::filesystem::exists(outputs->run_folder / "summary.json");
+  result.cpu_fallbacks = plan.choice.backend->cpu_fallback_counts();
   if (plan.writes_outputs() && !ended_before) write_summary(e, result, parameters, *outputs);
   if (ended_before) result.summary_file = outputs->run_folder / "summary.json";
   return result;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,8 @@ struct RunResult {
   bool launched_workers = false;
   int workers_exit_code = 0;
   int world_size = 1;  // processes that trained together
+  // Operators the backend ran on the CPU in this process (SDK 3.4), with their calls.
+  std::map<std::string, std::uint64_t> cpu_fallbacks;
 };
 
 }  // namespace plugtrain

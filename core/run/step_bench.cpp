@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "plugins/cpu_fallbacks.h"
 #include "run/build.h"
 #include "run/plan.h"
 #include "run/validate.h"
@@ -39,8 +40,10 @@ BenchRow bench_backend(const RunRequest& request, const std::string& backend, st
     std::ostringstream quiet;
     std::unique_ptr<BuiltRun> built = build_run(run, plan, nullptr, nullptr, quiet);
     built->trainer->time_steps(settings.warmup_steps);
+    const FallbackCounts before = plan.choice.backend->cpu_fallback_counts();
     const std::vector<double> seconds =
         built->trainer->time_steps(settings.steps, 0, settings.synchronise_each_step);
+    row.cpu_fallbacks = fallbacks_between(before, plan.choice.backend->cpu_fallback_counts());
     const double median = percentile(seconds, 0.5);
     row.step_ms_median = 1000 * median;
     row.step_ms_p10 = 1000 * percentile(seconds, 0.1);

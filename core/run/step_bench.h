@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@ struct BenchRow {
   double step_ms_median = 0, step_ms_p10 = 0, step_ms_p90 = 0;
   std::optional<std::uint64_t> peak_memory_bytes;  // the backend's figure after the steps
   std::string error;  // non-empty: this backend could not run the steps (one line)
+  std::map<std::string, std::uint64_t> cpu_fallbacks;  // operators run on the CPU in the timed steps
 };
 
 // `request`: the experiment and its --set overrides; `backend` and `batch_size` are set on top.

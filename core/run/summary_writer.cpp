@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugins/cpu_fallbacks.h"
 #include "train/epoch_record.h"
 #include "util/atomic_file.h"
 #include "version.h"
@@ -44,6 +45,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"batch_halvings", halvings_json(r.summary.halvings)},
           {"graph_replays", r.summary.graph_replays},
           {"graph_fallback", r.summary.graph_fallback},
+          {"cpu_fallbacks", r.cpu_fallbacks},
           {"best_test_accuracy", r.summary.best_test_accuracy},
           {"best_epoch", r.summary.best_epoch},
           {"final_test_accuracy", r.summary.final_test_accuracy},
@@ -71,6 +73,9 @@ void write_summary(const Experiment& e, RunResult& result, std::int64_t paramete
     return;
   }
   if (s.stopped_early) log << s.stop_reason << "\n";
+  if (const std::string fallbacks = describe_fallbacks(result.cpu_fallbacks); !fallbacks.empty())
+    log << "warning: " << result.backend << ": " << fallbacks
+        << " instead of its device; summary.json lists them (cpu_fallbacks)\n";
   if (!s.graph_fallback.empty())
     log << "graphs: the step could not be recorded (" << s.graph_fallback << "); trained eagerly after "
         << s.graph_replays << " replays\n";

@@ -1,0 +1,242 @@
+// What only the emulated accelerator (examples/plugins/emulated_accelerator) has: a PrivateUse1
+// device of its own name, its allocator's capacity, operators that fall back to the CPU, no
+// autocast kernels, and PrivateUse1 that one process can hold once. Trained through the
+// unchanged host, it must learn what the CPU learns for the same seed.
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/image_data.h"
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace {
+
+using testing::run_process;
+using testing::shell_quote;
+using testing::slurp;
+namespace fs = std::filesystem;
+
+std::string plugin_path(const std::string& folder) {
+  return " --plugin-path " + shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/" + folder);
+}
+
+const char* kFashion = "/usr/share/datasets/fashion-mnist";
+
+class EmulatedAcceleratorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::scratch_dir("emulated"); }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void write(const std::string& text) const { std::ofstream(dir_ / "exp.toml") << text; }
+  testing::ProcessResult plugtrain(const std::string& args, const std::string& env = "") const {
+    return run_process("cd " + shell_quote(dir_.string()) + " && exec env -u PLUGTRAIN_PLUGIN_PATH " + env + " " +
+                       shell_quote(PLUGTRAIN_EXE) + " " + args + plugin_path("emulated"));
+  }
+  testing::ProcessResult run_on(const std::string& backend, const std::string& args = "", const std::string& env = "") {
+    return plugtrain("run exp.toml --set backend.name=\\\"" + backend + "\\\" " + args, env);
+  }
+  nlohmann::json summary(const std::string& name, int n) const {
+    return nlohmann::json::parse(slurp(dir_ / "runs" / name / ("version_" + std::to_string(n)) / "summary.json"));
+  }
+  // The CPU and the emulated device train the same experiment: the same losses and accuracy
+  // within float noise (the fallback runs the CPU's own kernels on copies).
+  void expect_learns_as_the_cpu_does(const std::string& name) {
+    auto cpu = run_on("cpu");
+    ASSERT_EQ(cpu.exit_code, 0) << cpu.out;
+    auto emulated = run_on("emulated");
+    ASSERT_EQ(emulated.exit_code, 0) << emulated.out;
+    const nlohmann::json a = summary(name, 0), b = summary(name, 1);
+    EXPECT_EQ(b["device"], "emu:0");
+    ASSERT_EQ(a["epochs"].size(), b["epochs"].size());
+    for (std::size_t i = 0; i < a["epochs"].size(); ++i)
+      EXPECT_NEAR(a["epochs"][i]["train_loss"].get<double>(), b["epochs"][i]["train_loss"].get<double>(),
+                  1e-4 * std::abs(a["epochs"][i]["train_loss"].get<double>()))
+          << "epoch " << i + 1;
+    EXPECT_NEAR(a["final_test_accuracy"].get<double>(), b["final_test_accuracy"].get<double>(), 0.002);
+    std::printf("[ %s ] cpu accuracy %.4f, %.0f samples/s; emulated %.4f, %.0f samples/s\n", name.c_str(),
+                a["final_test_accuracy"].get<double>(), a["samples_per_second"].get<double>(),
+                b["final_test_accuracy"].get<double>(), b["samples_per_second"].get<double>());
+  }
+  fs::path dir_;
+};
+
+TEST_F(EmulatedAcceleratorTest, FashionMnistMlpAndConvnetLearnWhatTheCpuLearns) {
+  if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
+  for (const std::string model : {"mlp", "convnet"}) {
+    write(R"(
+[experiment]
+name = ")" + model + R"("
+seed = 1
+[model]
+name = ")" + model + R"("
+[data]
+train_subset = 3000
+test_subset = 1000
+batch_size = 100
+[train]
+epochs = 2
+log_interval = 0
+)");
+    expect_learns_as_the_cpu_does(model);
+  }
+}
+
+TEST_F(EmulatedAcceleratorTest, ResNet18InCifarFormLearnsWhatTheCpuLearns) {
+  testing::write_cifar10(dir_ / "cifar", 40, 40);
+  write(R"(
+[experiment]
+name = "resnet"
+seed = 2
+[model]
+name = "resnet18"
+stem = "cifar"
+[data]
+dataset = "cifar10"
+path = "cifar"
+batch_size = 32
+[optim]
+name = "sgd"
+lr = 0.05
+momentum = 0.9
+[train]
+epochs = 1
+log_interval = 0
+)");
+  expect_learns_as_the_cpu_does("resnet");
+}
+
+TEST_F(EmulatedAcceleratorTest, OperatorsThatFellBackAreCountedInTheSummaryAndSaidOnce) {
+  write(R"(
+[experiment]
+name = "fb"
+[model]
+name = "mlp"
+hidden = [16]
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 4, 4]
+synthetic_train_size = 200
+synthetic_test_size = 100
+batch_size = 50
+[train]
+epochs = 1
+log_interval = 0
+)");
+  auto r = run_on("emulated");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::regex line(R"(warning: emulated: [0-9]+ operators ran on the CPU, [0-9]+ calls \(most: aten::)");
+  EXPECT_TRUE(std::regex_search(r.out, line)) << r.out;
+  const nlohmann::json fallbacks = summary("fb", 0)["cpu_fallbacks"];
+  ASSERT_TRUE(fallbacks.is_object()) << fallbacks.dump();
+  EXPECT_GE(fallbacks.value("aten::addmm", 0), 4) << "4 training steps each run the first layer's addmm: " << fallbacks.dump();
+  EXPECT_FALSE(fallbacks.contains("aten::_copy_from")) << "copies are the device's own kernels";
+  EXPECT_FALSE(fallbacks.contains("aten::empty.memory_format"));
+
+  auto cpu = run_on("cpu");
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.out;
+  EXPECT_EQ(cpu.out.find("ran on the CPU"), std::string::npos) << cpu.out;
+  EXPECT_TRUE(summary("fb", 1)["cpu_fallbacks"].empty());
+}
+
+TEST_F(EmulatedAcceleratorTest, AutocastPrecisionsItLacksAreRefusedAtValidation) {
+  write("[experiment]\nname = \"p\"\n[model]\nname = \"mlp\"\n[data]\ndataset = \"synthetic\"\n[train]\nprecision = \"bf16\"\n");
+  auto r = run_on("emulated");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("exp.toml:8:13: train.precision = \"bf16\" but backend 'emulated' (emu) has no bf16 autocast "
+                       "kernels (it has: none); use \"fp32\""),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "runs")) << "refused before any run folder";
+}
+
+const std::string kMlp = R"(
+[experiment]
+name = "mem"
+seed = 4
+[model]
+name = "mlp"
+hidden = [256, 256]
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 28, 28]
+synthetic_train_size = 2048
+synthetic_test_size = 256
+batch_size = "auto"
+max_batch_size = 1024
+[train]
+epochs = 1
+log_interval = 0
+)";
+
+TEST_F(EmulatedAcceleratorTest, AutomaticBatchSizeFollowsTheAllocatorsCapacity) {
+  write(kMlp);
+  auto roomy = run_on("emulated", "", "PLUGTRAIN_EMU_MEMORY=1G");
+  ASSERT_EQ(roomy.exit_code, 0) << roomy.out;
+  auto tight = run_on("emulated", "", "PLUGTRAIN_EMU_MEMORY=12M");
+  ASSERT_EQ(tight.exit_code, 0) << tight.out;
+  const std::int64_t large = summary("mem", 0)["step_batch"], small = summary("mem", 1)["step_batch"];
+  EXPECT_EQ(large, 1024) << roomy.out;
+  EXPECT_LT(small, large) << tight.out;
+  EXPECT_GE(small, 8) << tight.out;
+}
+
+TEST_F(EmulatedAcceleratorTest, OutOfMemoryFromItsAllocatorHalvesTheBatch) {
+  write(kMlp);
+  auto r = run_on("emulated", "--set data.batch_size=2048", "PLUGTRAIN_EMU_MEMORY=16M");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("out of memory at step 1 (epoch 1) with 2048 samples per step"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("emu:0 out of memory"), std::string::npos) << r.out;
+  const nlohmann::json s = summary("mem", 0);
+  EXPECT_LT(s["step_batch"].get<int>(), 2048);
+  EXPECT_EQ(s["epochs"][0]["samples"], 2048) << "no sample lost or trained twice";
+}
+
+TEST_F(EmulatedAcceleratorTest, ACheckpointMovesToTheCpuAndBack) {
+  write(kMlp);
+  const std::string fixed = "--set data.batch_size=64 ";
+  ASSERT_EQ(run_on("emulated", fixed).exit_code, 0);
+  auto on_cpu = run_on("cpu", fixed + "--resume last --set train.epochs=2");
+  ASSERT_EQ(on_cpu.exit_code, 0) << on_cpu.out;
+  EXPECT_NE(on_cpu.out.find("resumed from"), std::string::npos) << on_cpu.out;
+  auto back = run_on("emulated", fixed + "--resume last --set train.epochs=3");
+  ASSERT_EQ(back.exit_code, 0) << back.out;
+  const nlohmann::json s = summary("mem", 0);
+  ASSERT_EQ(s["epochs"].size(), 3u);
+  EXPECT_EQ(s["device"], "emu:0");
+  EXPECT_LT(s["epochs"][2]["train_loss"].get<double>(), s["epochs"][0]["train_loss"].get<double>());
+}
+
+TEST_F(EmulatedAcceleratorTest, TwoPluginsThatBothWantPrivateUse1GiveOneErrorNamingBoth) {
+  write(kMlp);
+  auto r = plugtrain("plugins" + plugin_path("second_privateuse1"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("PrivateUse1 is already registered as 'emu'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin 'emulated' registered PrivateUse1 as 'emu' first"), std::string::npos) << r.out;
+  auto run = plugtrain("run exp.toml --set backend.name=\\\"emulated2\\\"" + plugin_path("second_privateuse1"));
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.out.find("emulated2"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("'emulated'"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("Segmentation"), std::string::npos) << run.out;
+}
+
+TEST_F(EmulatedAcceleratorTest, DoctorBenchAndFastestSelectionSeeIt) {
+  write(kMlp);
+  auto doctor = plugtrain("doctor");
+  EXPECT_EQ(doctor.exit_code, 0) << doctor.out;
+  EXPECT_TRUE(std::regex_search(doctor.out, std::regex("PASS  emulated +1 device"))) << doctor.out;
+  EXPECT_NE(doctor.out.find("cpu fallback: "), std::string::npos) << doctor.out;
+  auto bench = plugtrain("bench exp.toml --backends cpu,emulated --steps 3 --warmup 1 --set data.batch_size=64");
+  ASSERT_EQ(bench.exit_code, 0) << bench.out;
+  EXPECT_TRUE(std::regex_search(bench.out, std::regex("\nemulated +emu:0 +64 "))) << bench.out;
+  EXPECT_NE(bench.out.find("cpu fallback: emulated, batch 64:"), std::string::npos) << bench.out;
+  auto fastest = plugtrain("run exp.toml --set backend.select=\\\"fastest\\\" --set data.batch_size=64");
+  ASSERT_EQ(fastest.exit_code, 0) << fastest.out;
+  EXPECT_NE(fastest.out.find("emulated"), std::string::npos) << "fastest selection measured it too\n" << fastest.out;
+}
+
+}  // namespace
+}  // namespace plugtrain

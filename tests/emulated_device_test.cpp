@@ -1,0 +1,167 @@
+// The device paths of `plugtrain run` on a device that is not the CPU: the emulated accelerator
+// of examples/plugins/emulated_accelerator, a PrivateUse1 device LibTorch does not know, with its
+// own memory pool and a CPU fallback for most operators. Each case runs on the CPU and on the
+// emulated device (EmulatedDeviceTest/<case>/{cpu,emulated}): a tensor left on the wrong device,
+// or a device value read where the host should not, fails here. The cases only the emulated
+// device has (its memory capacity, two devices, PrivateUse1 itself) follow.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace {
+
+using testing::run_process;
+using testing::shell_quote;
+using testing::slurp;
+namespace fs = std::filesystem;
+
+std::string plugin_path(const std::string& folder) {
+  return " --plugin-path " + shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/" + folder);
+}
+
+const std::string kExperiment = R"(
+[experiment]
+name = "dev"
+seed = 3
+[model]
+name = "mlp"
+hidden = [64]
+dropout = 0.1
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 8, 8]
+synthetic_classes = 4
+synthetic_train_size = 2000
+synthetic_test_size = 400
+batch_size = 50
+[optim]
+name = "adam"
+lr = 0.002
+[train]
+epochs = 2
+log_interval = 10
+)";
+
+class DeviceRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::scratch_dir("device");
+    std::ofstream(dir_ / "exp.toml") << kExperiment;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // `plugtrain ARGS` in the test's folder with the emulated plugin on the path; env: variables.
+  std::string command(const std::string& args, const std::string& env = "") const {
+    return "cd " + shell_quote(dir_.string()) + " && exec env -u PLUGTRAIN_PLUGIN_PATH " + env + " " +
+           shell_quote(PLUGTRAIN_EXE) + " " + args + plugin_path("emulated");
+  }
+  testing::ProcessResult plugtrain(const std::string& args, const std::string& env = "") const {
+    return run_process(command(args, env));
+  }
+  testing::ProcessResult run_on(const std::string& backend, const std::string& args = "", const std::string& env = "") {
+    return plugtrain("run exp.toml --set backend.name=\\\"" + backend + "\\\" " + args, env);
+  }
+  fs::path version(int n) const { return dir_ / "runs" / "dev" / ("version_" + std::to_string(n)); }
+  nlohmann::json summary(int n) const { return nlohmann::json::parse(slurp(version(n) / "summary.json")); }
+  std::string exported(int n) {
+    const fs::path out = dir_ / ("export-" + std::to_string(n) + ".pt");
+    auto r = plugtrain("export " + shell_quote((version(n) / "checkpoints" / "last.ckpt").string()) + " " +
+                       shell_quote(out.string()));
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return slurp(out);
+  }
+  fs::path dir_;
+};
+
+// The same cases on the CPU and on the emulated device.
+class EmulatedDeviceTest : public DeviceRunTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  const std::string& backend() const { return GetParam(); }
+  std::string device() const { return backend() == "cpu" ? "cpu" : "emu:0"; }
+  testing::ProcessResult run(const std::string& args = "", const std::string& env = "") {
+    return run_on(backend(), args, env);
+  }
+};
+
+TEST_P(EmulatedDeviceTest, TrainsOnItsDeviceAndAnInterruptedRunResumesMidEpochExactly) {
+  auto whole = run();  // version_0, the reference
+  ASSERT_EQ(whole.exit_code, 0) << whole.out;
+  EXPECT_NE(whole.out.find("device: " + device() + " "), std::string::npos) << whole.out;
+  EXPECT_EQ(summary(0)["device"], device());
+  EXPECT_GT(summary(0)["final_test_accuracy"].get<double>(), 0.5) << summary(0).dump();
+
+  // version_1: SIGINT once epoch 2 is under way; it finishes the step and writes a checkpoint.
+  const fs::path log = dir_ / "interrupted.log";
+  const std::string slow = "--set data.synthetic_train_size=2000 --set train.log_interval=1 ";
+  const int pid = std::stoi(run_process(command("run exp.toml --set backend.name=\\\"" + backend() + "\\\" " + slow) +
+                                             " > " + shell_quote(log.string()) + " 2>&1 & echo $!",
+                                         false)
+                                .out);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  while (slurp(log).find("epoch 2 step 5/") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_NE(slurp(log).find("epoch 2 step 5/"), std::string::npos) << slurp(log);
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_NE(slurp(log).find("interrupted (SIGINT received): checkpoint"), std::string::npos) << slurp(log);
+  ASSERT_EQ(slurp(log).find("epoch 2/2"), std::string::npos) << "it should have stopped inside epoch 2";
+  auto resumed = run(slow + "--resume last");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_TRUE(exported(0) == exported(1)) << "an interrupted and resumed run differs from the whole run\n"
+                                          << resumed.out;
+}
+
+TEST_P(EmulatedDeviceTest, DataKeptOnTheDeviceTrainsAsTheHostLoaderDoes) {
+  ASSERT_EQ(run("--set data.on_device=false").exit_code, 0);
+  auto kept = run("--set data.on_device=true");
+  ASSERT_EQ(kept.exit_code, 0) << kept.out;
+  EXPECT_EQ(summary(1)["device"], device());
+  EXPECT_TRUE(exported(0) == exported(1)) << "data on the device trained other weights\n" << kept.out;
+}
+
+TEST_P(EmulatedDeviceTest, OutOfMemoryFromTheModelHalvesTheBatch) {
+  auto r = plugtrain("run exp.toml --set backend.name=\\\"" + backend() + "\\\" --set model.name=\\\"faultnet\\\" "
+                     "--set model.max_batch=25 --set model.from_call=3" + plugin_path("fault_models"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("out of memory at step 3 (epoch 1) with 50 samples per step"), std::string::npos) << r.out;
+  EXPECT_EQ(summary(0)["step_batch"], 25);
+  EXPECT_EQ(summary(0)["epochs"][1]["samples"], 2000) << "no sample lost or trained twice";
+}
+
+TEST_P(EmulatedDeviceTest, GraphsAreRefusedWithTheBackendsReason) {
+  auto r = run("--set train.graphs=true");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("train.graphs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("does not record device graphs"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(version(0))) << "refused before any run folder";
+}
+
+TEST_P(EmulatedDeviceTest, TwoDevicesTrainWithDpAndDdp) {
+  if (backend() == "cpu") GTEST_SKIP() << "the CPU has one device (its dp and ddp are tested elsewhere)";
+  const std::string two = "PLUGTRAIN_EMU_DEVICES=2";
+  auto dp = run("--set backend.devices=2 --set backend.strategy=\\\"dp\\\"", two);
+  ASSERT_EQ(dp.exit_code, 0) << dp.out;
+  EXPECT_EQ(summary(0)["device"], "emu:0");
+  auto ddp = run("--set backend.devices=2 --set backend.strategy=\\\"ddp\\\"", two);
+  ASSERT_EQ(ddp.exit_code, 0) << ddp.out;
+  EXPECT_NE(ddp.out.find("gloo-staged"), std::string::npos) << ddp.out;
+  EXPECT_EQ(summary(1)["world_size"], 2);
+  EXPECT_GT(summary(1)["final_test_accuracy"].get<double>(), 0.5) << summary(1).dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, EmulatedDeviceTest, ::testing::Values("cpu", "emulated"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace plugtrain
