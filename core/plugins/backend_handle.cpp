@@ -1,5 +1,7 @@
 #include "plugins/backend_handle.h"
 
+#include <c10/core/Device.h>
+
 #include "plugins/isolated_probe.h"
 #include "plugins/plugin_error.h"
 
@@ -37,6 +39,15 @@ const Capabilities& BackendHandle::capabilities() {
   if (!capabilities_) {
     Capabilities c = call_plugin(name_, "capabilities", [&] { return backend_->capabilities(); });
     if (c.device_type.empty()) throw PluginError(name_, "capabilities name no device_type");
+    // A device LibTorch does not know is one the plugin registered as PrivateUse1 at init; a
+    // name LibTorch cannot parse (letters and '_' only) would fail later, far from its cause.
+    try {
+      (void)c10::Device(c.device_type);
+    } catch (const std::exception&) {
+      throw PluginError(name_, "capabilities name device_type '" + c.device_type +
+                                   "', which LibTorch does not know (a PrivateUse1 name must be registered in "
+                                   "the plugin's init and be letters and '_' only)");
+    }
     capabilities_ = std::move(c);
   }
   return *capabilities_;

@@ -13,6 +13,7 @@
 #include "train/epoch_loop.h"
 #include "train/epoch_record.h"
 #include "train/evaluate.h"
+#include "train/optimizer_state_on_host.h"
 #include "train/optimizers.h"
 #include "train/fused_optimizers.h"
 #include "train/graph_step.h"
@@ -284,9 +285,11 @@ void Trainer::save_checkpoint(const std::filesystem::path& path) {
   save_parts(sections, stateful_parts());
   // Steps replayed from a graph or skipped on the device moved only the device's step counts.
   if (Result<ReplayableOptimizer*> r = replayable(*parts_.optimizer)) r.value()->sync_host_steps();
-  plugtrain::save_checkpoint(path, *parts_.model, *parts_.optimizer,
-                             {sections, parts_.experiment_record, parts_.loop.model_name, "", ""},
-                             parts_.device.device);
+  with_optimizer_state_on_host(*parts_.optimizer, [&] {
+    plugtrain::save_checkpoint(path, *parts_.model, *parts_.optimizer,
+                               {sections, parts_.experiment_record, parts_.loop.model_name, "", ""},
+                               parts_.device.device);
+  });
 }
 
 }  // namespace plugtrain

@@ -20,6 +20,7 @@ std::optional<std::string> register_device() {
   register_allocator();
   register_guard_and_hooks();
   register_kernels();
+  register_host_kernels();
   return std::nullopt;
 }
 

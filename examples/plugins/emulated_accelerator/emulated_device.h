@@ -42,12 +42,14 @@ int device_of_pointer(const void* data);
 // Registers the device with LibTorch: its name, allocator, guard, hooks, kernels and fallback.
 // Once per process; returns why it cannot (PrivateUse1 already taken), else nothing.
 std::optional<std::string> register_device();
-// Operators that ran on the CPU through the fallback, with their counts.
+// Operators that ran on the CPU through the fallback, with their counts, and one more call of `op`.
 std::map<std::string, std::uint64_t> fallback_counts();
+void count_fallback(const std::string& op);
 
 // Parts of register_device, each in its own file.
 void register_allocator();
 void register_guard_and_hooks();
 void register_kernels();
+void register_host_kernels();
 
 }  // namespace emulated

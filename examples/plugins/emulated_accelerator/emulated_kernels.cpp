@@ -110,14 +110,16 @@ std::map<std::string, std::uint64_t> counts;
 
 void counted_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::OperatorName& name = op.schema().operator_name();
-  {
-    std::lock_guard<std::mutex> lock(counts_mutex);
-    ++counts[name.overload_name.empty() ? name.name : name.name + "." + name.overload_name];
-  }
+  count_fallback(name.overload_name.empty() ? name.name : name.name + "." + name.overload_name);
   at::native::cpu_fallback(op, stack);
 }
 
 }  // namespace
+
+void count_fallback(const std::string& op) {
+  std::lock_guard<std::mutex> lock(counts_mutex);
+  ++counts[op];
+}
 
 std::map<std::string, std::uint64_t> fallback_counts() {
   std::lock_guard<std::mutex> lock(counts_mutex);
