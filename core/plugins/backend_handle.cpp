@@ -4,6 +4,7 @@
 
 #include "plugins/isolated_probe.h"
 #include "plugins/plugin_error.h"
+#include "plugins/sdk_compat/capabilities_v3_0.h"
 
 namespace plugtrain {
 
@@ -37,7 +38,10 @@ const ProbeResult& BackendHandle::probe() {
 
 const Capabilities& BackendHandle::capabilities() {
   if (!capabilities_) {
-    Capabilities c = call_plugin(name_, "capabilities", [&] { return backend_->capabilities(); });
+    // A 3.0 plugin returns the 3.0 struct (sdk_compat/frozen_v3.h); from 3.1 on it is today's.
+    Capabilities c = call_plugin(name_, "capabilities", [&] {
+      return sdk_minor_ == 0 ? sdk_compat::capabilities_of_3_0_plugin(*backend_) : backend_->capabilities();
+    });
     if (c.device_type.empty()) throw PluginError(name_, "capabilities name no device_type");
     // A device LibTorch does not know is one the plugin registered as PrivateUse1 at init; a
     // name LibTorch cannot parse (letters and '_' only) would fail later, far from its cause.

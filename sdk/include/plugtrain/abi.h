@@ -12,6 +12,9 @@
  *   - cxx_abi must be equal (standard library + _GLIBCXX_USE_CXX11_ABI); the compiler
  *     string is informational.
  *   - new fields are only ever appended; struct_size tells the host which exist.
+ *   - the minor grows, in the same commit, with every virtual call appended to a class that
+ *     crosses the boundary; a C++ struct that crosses by value never changes within a major
+ *     (docs/plugins.md, "Versioning rules").
  */
 #ifndef PLUGTRAIN_ABI_H
 #define PLUGTRAIN_ABI_H

@@ -10,6 +10,16 @@
 //
 // This header needs no LibTorch library at link time (only <torch/version.h> for the
 // handshake macro), so probing stays cheap.
+//
+// Versioning (docs/plugins.md, "Versioning rules"): plugins built against an older minor of
+// this major keep working unrebuilt, so
+//   - a struct below that crosses by value is FROZEN at its release: never add, remove, reorder
+//     or retype a field (the plugin constructs and reads it with its own header's layout);
+//   - a new fact is a new virtual call appended at the end of Backend with a default, under
+//     its own name (no overload), in the commit that bumps PLUGTRAIN_SDK_ABI_MINOR; the host
+//     makes it only on plugins of that minor or newer;
+//   - enum values are only appended, and sent to a plugin only if its minor has them.
+// The host's build checks these layouts against its frozen copies (core/plugins/sdk_compat/).
 #pragma once
 
 #include <cstdint>
@@ -53,6 +63,7 @@ inline const char* to_string(ProbeCode code) {
   return "error";
 }
 
+// Crosses by value (in ProbeResult): frozen since 3.0.
 struct DeviceInfo {
   int index = 0;
   std::string name;
@@ -62,6 +73,7 @@ struct DeviceInfo {
   std::map<std::string, std::string> details;       // extra facts shown by `plugtrain plugins`
 };
 
+// Crosses by value: frozen since 3.0.
 struct ProbeResult {
   ProbeCode code = ProbeCode::error;
   std::string message;  // one line for a person: why (not) usable
@@ -72,7 +84,8 @@ struct ProbeResult {
   bool usable() const { return code == ProbeCode::usable; }
 };
 
-// How the data loader should feed these devices (the original guides' table).
+// How the data loader should feed these devices (the original guides' table). Crosses by
+// value: frozen since 3.0.
 struct LoaderConfig {
   int workers = 0;            // background threads preparing batches
   bool pin_memory = false;    // page-locked host buffers
@@ -92,11 +105,13 @@ inline const char* to_string(Strategy s) {
   return "single";
 }
 
+// Crosses by reference, read with the plugin's layout: frozen since 3.0.
 struct MultiDeviceRequest {
   std::vector<int> devices;  // device indices asked for
   Strategy strategy = Strategy::single;
 };
 
+// Crosses by value: frozen since 3.0.
 struct MultiDevicePlan {
   Strategy strategy = Strategy::single;
   std::vector<int> devices;           // the devices that will really be used
@@ -104,6 +119,7 @@ struct MultiDevicePlan {
   std::vector<std::string> warnings;  // e.g. "MPS has no DDP: using one device"
 };
 
+// Crosses by value: frozen since 3.0.
 struct MemoryInfo {
   std::optional<std::uint64_t> total_bytes;
   std::optional<std::uint64_t> free_bytes;  // nullopt: unknowable; `note` says why
@@ -116,6 +132,8 @@ struct MemoryInfo {
 
 // What the host needs to know about a backend's devices, asked once when the plugin loads.
 // Everything the host does differently for one device than for another comes from here.
+// Crosses by value: frozen since 3.1. (3.0 plugins return it without its last two fields; the
+// host calls them through that layout and fills in the defaults.) A new fact is a new call.
 struct Capabilities {
   // The LibTorch device type this backend trains on ("cpu", "cuda", "mps", or the name a
   // PrivateUse1 backend registered).

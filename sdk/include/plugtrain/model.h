@@ -28,7 +28,9 @@ class Model : public torch::nn::Module {
   virtual torch::Tensor forward(torch::Tensor input) = 0;
 };
 
-// What the dataset tells the model.
+// What the dataset tells the model. Crosses by reference: frozen since 3.0, like ModelSpec and
+// the option types of options.h (docs/plugins.md, "Versioning rules"). What the host adds to
+// ModelRegistry is appended at its end, under a name of its own.
 struct ModelInputs {
   std::vector<std::int64_t> input_shape;  // per sample, e.g. {1, 28, 28}
   std::int64_t num_classes = 0;

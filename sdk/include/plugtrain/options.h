@@ -1,4 +1,8 @@
 // plugtrain SDK — typed options with a schema (used by model plugins and the host).
+//
+// OptionSpec, OptionValue and Options (since 3.0) and OptionRule (since 3.2) cross the plugin
+// boundary: their layouts are frozen (docs/plugins.md, "Versioning rules"); enum values are
+// only appended.
 #pragma once
 
 #include <cstdint>

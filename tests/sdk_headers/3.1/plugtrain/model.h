@@ -1,0 +1,59 @@
+// plugtrain SDK — model plugins register architectures by name.
+//
+// A models plugin exports one function, void register_models(plugtrain::ModelRegistry&),
+// with PLUGTRAIN_MODELS_PLUGIN. Each architecture has a name, a one-line description, an
+// option schema (checked against the experiment's [model] table before anything is built)
+// and a factory. Parameter names are the state_dict keys users see in checkpoints, so
+// name submodules as the equivalent Python module would.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/dll/alias.hpp>
+#include <torch/nn/module.h>
+#include <torch/types.h>
+#include <torch/version.h>
+
+#include "plugtrain/abi.h"
+#include "plugtrain/options.h"
+
+namespace plugtrain {
+
+// A trainable network: one tensor in (N, C, H, W), logits (N, classes) out.
+class Model : public torch::nn::Module {
+ public:
+  virtual torch::Tensor forward(torch::Tensor input) = 0;
+};
+
+// What the dataset tells the model.
+struct ModelInputs {
+  std::vector<std::int64_t> input_shape;  // per sample, e.g. {1, 28, 28}
+  std::int64_t num_classes = 0;
+};
+
+using ModelFactory =
+    std::function<std::shared_ptr<Model>(const ModelInputs& inputs, const Options& options)>;
+
+struct ModelSpec {
+  std::string name;
+  std::string description;
+  std::vector<OptionSpec> options;
+  ModelFactory factory;
+};
+
+class ModelRegistry {
+ public:
+  virtual ~ModelRegistry() = default;
+  virtual void add(ModelSpec spec) = 0;
+};
+
+}  // namespace plugtrain
+
+// PLUGTRAIN_MODELS_PLUGIN(register_fn, "name", "1.0.0", "one line")
+// register_fn: void(plugtrain::ModelRegistry&). Use once, at global scope.
+#define PLUGTRAIN_MODELS_PLUGIN(REGISTER_FN, NAME, VERSION, DESCRIPTION)      \
+  PLUGTRAIN_PLUGIN_INFO(PLUGTRAIN_KIND_MODELS, NAME, VERSION, DESCRIPTION)    \
+  BOOST_DLL_ALIAS(REGISTER_FN, plugtrain_register_models)

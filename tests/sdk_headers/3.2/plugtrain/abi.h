@@ -1,0 +1,113 @@
+/* plugtrain SDK — the plain-C handshake every plugin exports.
+ *
+ * The host dlopens a candidate file, looks up PLUGTRAIN_INFO_SYMBOL and reads this
+ * struct BEFORE it touches any C++ symbol of the plugin. Only when the SDK ABI major,
+ * the LibTorch version and the C++ ABI tag all match does it import the C++ factory
+ * (see backend.h / model.h). Keep this header C-compatible and free of LibTorch.
+ *
+ * Rules (docs/plugins.md):
+ *   - sdk_abi_major must equal the host's; a plugin whose sdk_abi_minor is greater than
+ *     the host's is refused (it may rely on calls the host lacks); smaller is fine.
+ *   - torch_version must equal the host's LibTorch version string exactly.
+ *   - cxx_abi must be equal (standard library + _GLIBCXX_USE_CXX11_ABI); the compiler
+ *     string is informational.
+ *   - new fields are only ever appended; struct_size tells the host which exist.
+ */
+#ifndef PLUGTRAIN_ABI_H
+#define PLUGTRAIN_ABI_H
+
+#include <stdint.h>
+
+#define PLUGTRAIN_SDK_ABI_MAJOR 3
+#define PLUGTRAIN_SDK_ABI_MINOR 2
+
+/* The one symbol the host looks up first, by this exact name. */
+#define PLUGTRAIN_INFO_SYMBOL "plugtrain_plugin_info_v1"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum plugtrain_plugin_kind {
+  PLUGTRAIN_KIND_BACKEND = 1,
+  PLUGTRAIN_KIND_MODELS = 2
+} plugtrain_plugin_kind;
+
+typedef struct plugtrain_plugin_info {
+  uint32_t struct_size;   /* sizeof(plugtrain_plugin_info) the plugin was built with */
+  uint32_t sdk_abi_major;
+  uint32_t sdk_abi_minor;
+  uint32_t kind;          /* plugtrain_plugin_kind */
+  const char* torch_version; /* LibTorch version the plugin was compiled against */
+  const char* cxx_abi;       /* e.g. "libstdc++ cxx11-abi=1" */
+  const char* compiler;      /* e.g. "gcc 12.2.0" (informational) */
+  const char* name;          /* unique plugin name, e.g. "cpu" */
+  const char* version;       /* the plugin's own version */
+  const char* description;   /* one line */
+} plugtrain_plugin_info;
+
+typedef const plugtrain_plugin_info* (*plugtrain_plugin_info_fn)(void);
+
+/* SDK 3.2, optional lifecycle hooks (PLUGTRAIN_PLUGIN_HOOKS below). init is called once,
+ * after the handshake matched and before the factory is imported; it returns NULL when the
+ * plugin can work, else a message why not (the plugin is then refused with it). shutdown is
+ * called once when the host is done with its plugins, in reverse load order, before the
+ * process exits normally (not after a kill or a crash). Plugins stay loaded until exit. */
+typedef const char* (*plugtrain_plugin_init_fn)(void);
+typedef void (*plugtrain_plugin_shutdown_fn)(void);
+#define PLUGTRAIN_INIT_SYMBOL "plugtrain_plugin_init"
+#define PLUGTRAIN_SHUTDOWN_SYMBOL "plugtrain_plugin_shutdown"
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- helpers used by the export macro (and by the host for its own tag) ---- */
+#define PLUGTRAIN_STR_(x) #x
+#define PLUGTRAIN_STR(x) PLUGTRAIN_STR_(x)
+
+#if defined(_LIBCPP_VERSION)
+#define PLUGTRAIN_CXX_STDLIB "libc++"
+#else
+#define PLUGTRAIN_CXX_STDLIB "libstdc++"
+#endif
+
+#if defined(_GLIBCXX_USE_CXX11_ABI)
+#define PLUGTRAIN_CXX_ABI_TAG PLUGTRAIN_CXX_STDLIB " cxx11-abi=" PLUGTRAIN_STR(_GLIBCXX_USE_CXX11_ABI)
+#else
+#define PLUGTRAIN_CXX_ABI_TAG PLUGTRAIN_CXX_STDLIB
+#endif
+
+#if defined(__clang__)
+#define PLUGTRAIN_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define PLUGTRAIN_COMPILER "gcc " __VERSION__
+#else
+#define PLUGTRAIN_COMPILER "unknown"
+#endif
+
+#if defined(_WIN32)
+#define PLUGTRAIN_EXPORT __declspec(dllexport)
+#else
+#define PLUGTRAIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* PLUGTRAIN_PLUGIN_INFO(kind, "name", "version", "description")
+ * Exports the handshake in one line. Needs <torch/version.h> for TORCH_VERSION, which
+ * the build's include path provides (the header has no link-time dependency). */
+#define PLUGTRAIN_PLUGIN_INFO(KIND, NAME, VERSION, DESCRIPTION)                       \
+  extern "C" PLUGTRAIN_EXPORT const plugtrain_plugin_info* plugtrain_plugin_info_v1(void) { \
+    static const plugtrain_plugin_info info = {                                        \
+        sizeof(plugtrain_plugin_info), PLUGTRAIN_SDK_ABI_MAJOR, PLUGTRAIN_SDK_ABI_MINOR, \
+        (uint32_t)(KIND), TORCH_VERSION, PLUGTRAIN_CXX_ABI_TAG, PLUGTRAIN_COMPILER,     \
+        NAME, VERSION, DESCRIPTION};                                                  \
+    return &info;                                                                      \
+  }
+
+/* PLUGTRAIN_PLUGIN_HOOKS(init, shutdown): exports the lifecycle hooks, with
+ * init: const char*(void) (NULL: fine) and shutdown: void(void). Use once, at global scope. */
+#define PLUGTRAIN_PLUGIN_HOOKS(INIT_FN, SHUTDOWN_FN)                                     \
+  extern "C" PLUGTRAIN_EXPORT const char* plugtrain_plugin_init(void) { return INIT_FN(); } \
+  extern "C" PLUGTRAIN_EXPORT void plugtrain_plugin_shutdown(void) { SHUTDOWN_FN(); }
+
+#endif /* PLUGTRAIN_ABI_H */
