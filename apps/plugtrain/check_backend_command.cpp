@@ -22,7 +22,7 @@ void add_check_backend_command(CLI::App& app) {
   cmd->add_option("name", args->request.backend, "The backend to check (see plugtrain plugins)")->required();
   cmd->add_flag("--json", args->json, "Print the same as one JSON object");
   cmd->add_flag("--all-models", args->request.all_models,
-                "Also train the models over 50M parameters (wide_resnet50_2, the VGGs): slow on a CPU");
+                "Also train the models over 50M parameters (wide_resnet50_2): slow on a CPU");
   cmd->add_option("--only", args->request.groups,
                   "Only these groups of checks: backend, transfer, op, optimizer, model, checkpoint")
       ->delimiter(',');
