@@ -17,6 +17,7 @@ void add_sweep_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
+void add_check_backend_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 
 // Adds --plugin-path (repeatable) to a subcommand.

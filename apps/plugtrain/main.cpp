@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   plugtrain::cli::add_report_command(app);
   plugtrain::cli::add_bench_command(app);
   plugtrain::cli::add_doctor_command(app);
+  plugtrain::cli::add_check_backend_command(app);
   plugtrain::cli::add_data_command(app);
   plugtrain::cli::add_plugins_command(app);
   plugtrain::cli::add_models_command(app);
