@@ -100,6 +100,11 @@ class EmulatedBackend final : public plugtrain::Backend {
       plan.warnings.push_back("only " + std::to_string(device_count()) +
                               " emulated devices (PLUGTRAIN_EMU_DEVICES): the others are left out");
     if (plan.devices.empty()) plan.devices = {0};
+    if (plan.strategy == plugtrain::Strategy::single && plan.devices.size() > 1) {
+      plan.warnings.push_back("strategy single: training on " + std::string(EMULATED_DEVICE_NAME) + ":" +
+                              std::to_string(plan.devices.front()) + " only (dp or ddp use the others)");
+      plan.devices.resize(1);
+    }
     if (plan.devices.size() == 1 && plan.strategy == plugtrain::Strategy::dp) plan.strategy = plugtrain::Strategy::single;
     plan.collective = plan.strategy == plugtrain::Strategy::ddp ? "gloo-staged" : "none";
     return plan;
