@@ -59,6 +59,10 @@ grep -q "virtual" plugins.txt && grep -q "tiny" plugins.txt || { cat plugins.txt
 # The emulated accelerator: a device LibTorch does not know (PrivateUse1), registered by the plugin.
 "$prefix/bin/plugtrain" plugins --plugin-path "$work/emulated_accelerator" > emulated.txt 2>&1 || { cat emulated.txt; fail "plugins (emulated)"; }
 grep -Eq "^emulated +backend +[0-9.]+ +usable" emulated.txt && grep -q "emu:0  emulated accelerator 0" emulated.txt || { cat emulated.txt; fail "the emulated accelerator is not usable"; }
+# ... and its package of its own: the plugin under /opt/plugtrain/lib/plugtrain/plugins.
+(cd "$work/emulated_accelerator" && cpack -G TGZ >cpack-emulated.log 2>&1) || { cat "$work/emulated_accelerator/cpack-emulated.log"; fail "cpack (emulated)"; }
+tar tzf "$work/emulated_accelerator/plugtrain-backend-emulated-1.0.0-Linux.tar.gz" | grep -c "/lib/plugtrain/plugins/plugtrain_backend_emulated.so$" >/dev/null \
+  || fail "the emulated accelerator's package lacks its plugin"
 PLUGTRAIN_VIRTUAL_DEVICES=2 "$prefix/bin/plugtrain" run exp.toml "${plugins[@]}" > run.txt 2>&1 || { cat run.txt; fail "training with the example plugins"; }
 grep -q "backend: chose virtual" run.txt && grep -q "ddp: started 2 worker processes" run.txt && grep -q "model: residual_mlp (tiny)" run.txt \
   || { cat run.txt; fail "the run did not use the example plugins as asked"; }

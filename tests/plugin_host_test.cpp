@@ -246,3 +246,36 @@ TEST_F(WorldWritable, SameFileWithSafePermissionsLoads) {
 
 }  // namespace
 }  // namespace plugtrain
+
+namespace plugtrain {
+namespace {
+
+// A backend whose device type LibTorch cannot parse: a PrivateUse1 name with a digit, or one
+// its plugin never registered. The host says so when it first asks, naming the plugin.
+class UnparsableDeviceBackend final : public Backend {
+ public:
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.device_type = "emu2";
+    return c;
+  }
+  ProbeResult probe() override { return {ProbeCode::usable, "", {DeviceInfo{}}}; }
+  LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
+  MultiDevicePlan plan_multi_device(const MultiDeviceRequest&) override { return {}; }
+  MemoryInfo memory(int) override { return {}; }
+};
+
+TEST(PluginHost, ADeviceTypeLibTorchCannotParseIsRefusedWithTheReason) {
+  BackendHandle handle("vendor", std::make_unique<UnparsableDeviceBackend>());
+  try {
+    handle.capabilities();
+    FAIL() << "an unparsable device type was accepted";
+  } catch (const PluginError& e) {
+    EXPECT_STREQ(e.what(),
+                 "plugin 'vendor': capabilities name device_type 'emu2', which LibTorch does not know (a PrivateUse1 "
+                 "name must be registered in the plugin's init and be letters and '_' only)");
+  }
+}
+
+}  // namespace
+}  // namespace plugtrain
