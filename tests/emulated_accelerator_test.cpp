@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/image_data.h"
+#include "support/emulated_runs.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -21,10 +22,6 @@ using testing::shell_quote;
 using testing::slurp;
 namespace fs = std::filesystem;
 
-std::string plugin_path(const std::string& folder) {
-  return " --plugin-path " + shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/" + folder);
-}
-
 const char* kFashion = "/usr/share/datasets/fashion-mnist";
 
 class EmulatedAcceleratorTest : public ::testing::Test {
@@ -33,18 +30,13 @@ class EmulatedAcceleratorTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   void write(const std::string& text) const { std::ofstream(dir_ / "exp.toml") << text; }
-  // `plugtrain ARGS` with the emulated plugin on the path unless it is `export` (no plugins).
   testing::ProcessResult plugtrain(const std::string& args, const std::string& env = "") const {
-    const bool loads_plugins = args.rfind("export ", 0) != 0;
-    return run_process("cd " + shell_quote(dir_.string()) + " && exec env -u PLUGTRAIN_PLUGIN_PATH " + env + " " +
-                       shell_quote(PLUGTRAIN_EXE) + " " + args + (loads_plugins ? plugin_path("emulated") : ""));
+    return run_process(testing::emulated_command(dir_, args, env));
   }
   testing::ProcessResult run_on(const std::string& backend, const std::string& args = "", const std::string& env = "") {
     return plugtrain("run exp.toml --set backend.name=\\\"" + backend + "\\\" " + args, env);
   }
-  nlohmann::json summary(const std::string& name, int n) const {
-    return nlohmann::json::parse(slurp(dir_ / "runs" / name / ("version_" + std::to_string(n)) / "summary.json"));
-  }
+  nlohmann::json summary(const std::string& name, int n) const { return testing::run_summary(dir_, name, n); }
   // The CPU and the emulated device train the same experiment: the same losses and accuracy
   // within float noise (the fallback runs the CPU's own kernels on copies). Both step the
   // optimizer in its foreach form: by default the CPU would take the fused kernel, which the
@@ -240,7 +232,7 @@ TEST_F(EmulatedAcceleratorTest, ACheckpointMovesToTheCpuAndBack) {
 // path: it takes PrivateUse1, and the emulated plugin after it is refused, naming both.
 TEST_F(EmulatedAcceleratorTest, TwoPluginsThatBothWantPrivateUse1GiveOneErrorNamingBoth) {
   write(kMlp);
-  auto listed = plugtrain("plugins" + plugin_path("second_privateuse1"));
+  auto listed = plugtrain("plugins" + testing::faults::test_plugin("second_privateuse1"));
   EXPECT_EQ(listed.exit_code, 0) << listed.out;
   EXPECT_TRUE(std::regex_search(listed.out, std::regex("emulated2 +backend +1.0.0 +usable"))) << listed.out;
   EXPECT_NE(listed.out.find("emulated    backend  1.0.0    refused: plugin 'emulated': init: PrivateUse1 is already "
@@ -249,12 +241,12 @@ TEST_F(EmulatedAcceleratorTest, TwoPluginsThatBothWantPrivateUse1GiveOneErrorNam
       << listed.out;
   EXPECT_NE(listed.out.find("(plugin 'emulated2' registered PrivateUse1 as 'emutwo' first)"), std::string::npos)
       << listed.out;
-  auto run = plugtrain("run exp.toml --set backend.name=\\\"emulated\\\"" + plugin_path("second_privateuse1"));
+  auto run = plugtrain("run exp.toml --set backend.name=\\\"emulated\\\"" + testing::faults::test_plugin("second_privateuse1"));
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find("plugin 'emulated2' registered PrivateUse1"), std::string::npos) << run.out;
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '\n'), 1) << "one line: " << run.out;
   auto other = plugtrain("run exp.toml --set backend.name=\\\"emulated2\\\" --set data.batch_size=64" +
-                         plugin_path("second_privateuse1"));
+                         testing::faults::test_plugin("second_privateuse1"));
   ASSERT_EQ(other.exit_code, 0) << other.out;
   EXPECT_NE(other.out.find("on emutwo:0"), std::string::npos) << other.out;
 }
@@ -271,7 +263,9 @@ TEST_F(EmulatedAcceleratorTest, DoctorBenchAndFastestSelectionSeeIt) {
   EXPECT_NE(bench.out.find("cpu fallback: emulated, batch 64:"), std::string::npos) << bench.out;
   auto fastest = plugtrain("run exp.toml --set backend.select=\\\"fastest\\\" --set data.batch_size=64");
   ASSERT_EQ(fastest.exit_code, 0) << fastest.out;
-  EXPECT_NE(fastest.out.find("emulated"), std::string::npos) << "fastest selection measured it too\n" << fastest.out;
+  EXPECT_TRUE(std::regex_search(fastest.out, std::regex("backend: measured emulated: [0-9]+ samples/s")))
+      << "fastest selection measured it too\n" << fastest.out;
+  EXPECT_TRUE(std::regex_search(fastest.out, std::regex("backend: chose [a-z]+ \\(fastest of [a-z, ]*emulated"))) << fastest.out;
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 // of examples/plugins/emulated_accelerator, a PrivateUse1 device LibTorch does not know, with its
 // own memory pool and a CPU fallback for most operators. Each case runs on the CPU and on the
 // emulated device (EmulatedDeviceTest/<case>/{cpu,emulated}): a tensor left on the wrong device,
-// or a device value read where the host should not, fails here. The cases only the emulated
-// device has (its memory capacity, two devices, PrivateUse1 itself) follow.
+// or a device value read where the host should not, fails here. Two devices (dp, ddp) are the
+// emulated device's only; its memory capacity, fallbacks and PrivateUse1 itself are tested in
+// emulated_accelerator_test.cpp.
 #include <signal.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/emulated_runs.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -24,10 +26,6 @@ using testing::run_process;
 using testing::shell_quote;
 using testing::slurp;
 namespace fs = std::filesystem;
-
-std::string plugin_path(const std::string& folder) {
-  return " --plugin-path " + shell_quote(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/" + folder);
-}
 
 const std::string kExperiment = R"(
 [experiment]
@@ -60,12 +58,8 @@ class DeviceRunTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // `plugtrain ARGS` in the test's folder, with the emulated plugin on the path unless it is
-  // `export` (which loads no plugin); env: variables.
   std::string command(const std::string& args, const std::string& env = "") const {
-    const bool loads_plugins = args.rfind("export ", 0) != 0;
-    return "cd " + shell_quote(dir_.string()) + " && exec env -u PLUGTRAIN_PLUGIN_PATH " + env + " " +
-           shell_quote(PLUGTRAIN_EXE) + " " + args + (loads_plugins ? plugin_path("emulated") : "");
+    return testing::emulated_command(dir_, args, env);
   }
   testing::ProcessResult plugtrain(const std::string& args, const std::string& env = "") const {
     return run_process(command(args, env));
@@ -74,7 +68,7 @@ class DeviceRunTest : public ::testing::Test {
     return plugtrain("run exp.toml --set backend.name=\\\"" + backend + "\\\" " + args, env);
   }
   fs::path version(int n) const { return dir_ / "runs" / "dev" / ("version_" + std::to_string(n)); }
-  nlohmann::json summary(int n) const { return nlohmann::json::parse(slurp(version(n) / "summary.json")); }
+  nlohmann::json summary(int n) const { return testing::run_summary(dir_, "dev", n); }
   std::string exported(int n) {
     const fs::path out = dir_ / ("export-" + std::to_string(n) + ".pt");
     auto r = plugtrain("export " + shell_quote((version(n) / "checkpoints" / "last.ckpt").string()) + " " +
@@ -140,7 +134,7 @@ TEST_P(EmulatedDeviceTest, OutOfMemoryFromTheModelHalvesTheBatch) {
                      std::string("name = \"mlp\"\nhidden = [64]\ndropout = 0.1").size(),
                      "name = \"faultnet\"\nmax_batch = 25\nfrom_call = 3");
   std::ofstream(dir_ / "exp.toml") << experiment;
-  auto r = plugtrain("run exp.toml --set backend.name=\\\"" + backend() + "\\\"" + plugin_path("fault_models"));
+  auto r = plugtrain("run exp.toml --set backend.name=\\\"" + backend() + "\\\"" + testing::faults::test_plugin("fault_models"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("out of memory at step 3 (epoch 1) with 50 samples per step"), std::string::npos) << r.out;
   EXPECT_EQ(summary(0)["step_batch"], 25);
@@ -160,6 +154,7 @@ TEST_P(EmulatedDeviceTest, TwoDevicesTrainWithDpAndDdp) {
   const std::string two = "PLUGTRAIN_EMU_DEVICES=2";
   auto dp = run("--set backend.devices=2 --set backend.strategy=\\\"dp\\\"", two);
   ASSERT_EQ(dp.exit_code, 0) << dp.out;
+  EXPECT_NE(dp.out.find("dp: 2 replicas in this process on emu:0, emu:1"), std::string::npos) << dp.out;
   EXPECT_EQ(summary(0)["device"], "emu:0");
   auto ddp = run("--set backend.devices=2 --set backend.strategy=\\\"ddp\\\"", two);
   ASSERT_EQ(ddp.exit_code, 0) << ddp.out;

@@ -5,6 +5,7 @@
 
 #include "config/suggest.h"
 #include "diagnose/conformance_checks.h"
+#include "plugins/cpu_fallbacks.h"
 #include "run/plan.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -17,18 +18,6 @@ std::vector<std::string> backend_names(PluginHost& host) {
   std::vector<std::string> names;
   for (const BackendHandle& b : host.backends()) names.push_back(b.name());
   return names;
-}
-
-// The operators that fell back to the CPU between two counts (SDK 3.4).
-std::map<std::string, std::uint64_t> fallbacks_since(const std::map<std::string, std::uint64_t>& before,
-                                                     const std::map<std::string, std::uint64_t>& after) {
-  std::map<std::string, std::uint64_t> delta;
-  for (const auto& [op, count] : after) {
-    const auto was = before.find(op);
-    const std::uint64_t earlier = was == before.end() ? 0 : was->second;
-    if (count > earlier) delta[op] = count - earlier;
-  }
-  return delta;
 }
 
 }  // namespace
@@ -107,7 +96,7 @@ ConformanceReport check_backend(const ConformanceRequest& request) {
   if (wanted("optimizer")) add(check_optimizer_kernels(t));
   if (wanted("model")) add(check_models(t, request.all_models));
   if (wanted("checkpoint")) add(check_checkpoint(t));
-  report.cpu_fallbacks = fallbacks_since(fallbacks_before, t.backend->cpu_fallback_counts());
+  report.cpu_fallbacks = fallbacks_between(fallbacks_before, t.backend->cpu_fallback_counts());
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

@@ -4,6 +4,7 @@
 
 #include "distributed/collectives.h"
 #include "distributed/launcher.h"
+#include "plugins/cpu_fallbacks.h"
 #include "run/build.h"
 #include "run/outputs.h"
 #include "run/plan.h"
@@ -43,6 +44,8 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   const RunPlan plan = plan_run(run, {request.host_cpu_only, request.disable_backends}, world_from_environment());
   if (plan.launches_workers) return launch_workers(request, e, plan, console);
 
+  // This run's own fallbacks: choosing the fastest backend timed steps in this process too.
+  const FallbackCounts fallbacks_before = plan.choice.backend->cpu_fallback_counts();
   std::unique_ptr<RunOutputs> outputs = prepare_outputs(run, plan, console);
   std::ostream& log = outputs->log;
   print_plan(plan, e, log);
@@ -74,7 +77,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   // run got as far as writing it, stays as that run wrote it (with its real timings).
   const bool ended_before =
       result.summary.already_ended && std::filesystem::exists(outputs->run_folder / "summary.json");
-  result.cpu_fallbacks = plan.choice.backend->cpu_fallback_counts();
+  result.cpu_fallbacks = fallbacks_between(fallbacks_before, plan.choice.backend->cpu_fallback_counts());
   if (plan.writes_outputs() && !ended_before) write_summary(e, result, parameters, *outputs);
   if (ended_before) result.summary_file = outputs->run_folder / "summary.json";
   return result;

@@ -32,8 +32,9 @@ std::optional<std::uint64_t> parse_bytes(const std::string& text) {
   else if (suffix == "M") scale = 1024.0 * 1024;
   else if (suffix == "G") scale = 1024.0 * 1024 * 1024;
   else if (!suffix.empty()) return std::nullopt;
-  if (!(value > 0)) return std::nullopt;
-  return std::uint64_t(value * scale);
+  const double bytes = value * scale;
+  if (!(bytes >= 1) || !(bytes < 1e18)) return std::nullopt;  // also refuses nan and inf
+  return std::uint64_t(bytes);
 }
 
 std::optional<int> parse_count(const char* text) {
@@ -71,26 +72,35 @@ class EmulatedAllocator final : public c10::Allocator {
 
   void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
 
-  static void free_block(void* context) {
+  // Runs in DataPtr's destructor, which may not throw: a block that cannot be kept for reuse
+  // goes back to the host.
+  static void free_block(void* context) noexcept {
     if (!context) return;
     const Block* block = static_cast<Block*>(context);
     {
       std::lock_guard<std::mutex> lock(mutex());
-      Pool& pool = pools().at(std::size_t(block->device));
+      Pool& pool = pools()[std::size_t(block->device)];
       pool.live.erase(block->data);
       pool.stats.allocated -= block->size;
-      pool.cached.emplace(block->size, block->data);
+      try {
+        pool.cached.emplace(block->size, block->data);
+      } catch (...) {
+        std::free(block->data);
+        pool.stats.reserved -= block->size;
+      }
     }
     delete block;
   }
 
+  // Never destroyed (as c10's own allocators): a tensor freed while the process exits still
+  // finds its pool.
   static std::mutex& mutex() {
-    static std::mutex m;
-    return m;
+    static auto* m = new std::mutex;
+    return *m;
   }
   static std::vector<Pool>& pools() {
-    static std::vector<Pool> p(static_cast<std::size_t>(device_count()));
-    return p;
+    static auto* p = new std::vector<Pool>(static_cast<std::size_t>(device_count()));
+    return *p;
   }
 
   static void release(Pool& pool) {
@@ -137,11 +147,18 @@ thread_local int current = 0;
 
 }  // namespace
 
-int device_count() { return parse_count(std::getenv("PLUGTRAIN_EMU_DEVICES")).value_or(1); }
+// Read once: the guard and the allocator ask on every call, and the pools are sized by it.
+int device_count() {
+  static const int count = parse_count(std::getenv("PLUGTRAIN_EMU_DEVICES")).value_or(1);
+  return count;
+}
 
 std::uint64_t capacity_bytes() {
-  const char* text = std::getenv("PLUGTRAIN_EMU_MEMORY");
-  return parse_bytes(text ? text : "4G").value_or(0);
+  static const std::uint64_t capacity = [] {
+    const char* text = std::getenv("PLUGTRAIN_EMU_MEMORY");
+    return parse_bytes(text ? text : "4G").value_or(0);
+  }();
+  return capacity;
 }
 
 std::optional<std::string> configuration_error() {

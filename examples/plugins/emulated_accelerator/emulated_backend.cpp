@@ -53,7 +53,7 @@ class EmulatedBackend final : public plugtrain::Backend {
     c.priority = 50;     // above the CPU, below real GPUs; and probe() asks automatic selection to pass it over
     c.strategies = {plugtrain::Strategy::single, plugtrain::Strategy::dp, plugtrain::Strategy::ddp};
     c.collective = "gloo-staged";
-    c.profiler_activity = "privateuse1";
+    c.profiler_activity = "";  // no Kineto profiler of its own: --profile records its host side
     return c;
   }
 

@@ -18,7 +18,7 @@ namespace emulated {
 
 // PLUGTRAIN_EMU_DEVICES (default 1, at most 16).
 int device_count();
-// PLUGTRAIN_EMU_MEMORY per device: bytes, or with a K, M or G suffix (default 4G).
+// PLUGTRAIN_EMU_MEMORY per device: bytes, or with a K, M or G suffix (default 4G), read once.
 std::uint64_t capacity_bytes();
 // Why the environment is wrong, or nothing: the probe and init report it.
 std::optional<std::string> configuration_error();

@@ -65,6 +65,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
 }
 
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  const c10::OptionalDeviceGuard guard(dst.is_cpu() ? std::nullopt : std::optional<c10::Device>(dst.device()));
   at::native::resize_(dst, self.sizes(), std::nullopt);
   return copy_from(self, dst, false);
 }
@@ -74,7 +75,9 @@ at::Tensor as_strided(const at::Tensor& self, c10::SymIntArrayRef size, c10::Sym
   return at::cpu::as_strided_symint(self, size, stride, std::move(storage_offset));
 }
 
+// A larger storage comes from the allocator of the thread's current device: make it the tensor's.
 const at::Tensor& resize(const at::Tensor& self, c10::SymIntArrayRef size, std::optional<c10::MemoryFormat> format) {
+  const c10::DeviceGuard guard(self.device());
   return at::native::resize_(self, C10_AS_INTARRAYREF_SLOW(size), format);
 }
 
