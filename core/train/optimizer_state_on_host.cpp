@@ -33,15 +33,21 @@ class HostCopies {
   std::vector<std::function<void()>> restores_;
 };
 
+// Adam's and AdamW's states: the same three fields in two unrelated classes.
+template <class AdamState>
+bool swap_adam_state(torch::optim::OptimizerParamState& state, HostCopies& copies) {
+  auto* s = dynamic_cast<AdamState*>(&state);
+  if (!s) return false;
+  copies.swap(s->exp_avg(), [s](const at::Tensor& t) { s->exp_avg(t); });
+  copies.swap(s->exp_avg_sq(), [s](const at::Tensor& t) { s->exp_avg_sq(t); });
+  copies.swap(s->max_exp_avg_sq(), [s](const at::Tensor& t) { s->max_exp_avg_sq(t); });
+  return true;
+}
+
 void swap_state(torch::optim::OptimizerParamState& state, HostCopies& copies) {
-  if (auto* s = dynamic_cast<torch::optim::AdamParamState*>(&state)) {
-    copies.swap(s->exp_avg(), [s](const at::Tensor& t) { s->exp_avg(t); });
-    copies.swap(s->exp_avg_sq(), [s](const at::Tensor& t) { s->exp_avg_sq(t); });
-    copies.swap(s->max_exp_avg_sq(), [s](const at::Tensor& t) { s->max_exp_avg_sq(t); });
-  } else if (auto* s = dynamic_cast<torch::optim::AdamWParamState*>(&state)) {
-    copies.swap(s->exp_avg(), [s](const at::Tensor& t) { s->exp_avg(t); });
-    copies.swap(s->exp_avg_sq(), [s](const at::Tensor& t) { s->exp_avg_sq(t); });
-    copies.swap(s->max_exp_avg_sq(), [s](const at::Tensor& t) { s->max_exp_avg_sq(t); });
+  if (swap_adam_state<torch::optim::AdamParamState>(state, copies) ||
+      swap_adam_state<torch::optim::AdamWParamState>(state, copies)) {
+    return;
   } else if (auto* s = dynamic_cast<torch::optim::SGDParamState*>(&state)) {
     copies.swap(s->momentum_buffer(), [s](const at::Tensor& t) { s->momentum_buffer(t); });
   } else if (auto* s = dynamic_cast<torch::optim::RMSpropParamState*>(&state)) {
