@@ -8,10 +8,12 @@ def answer(obj):
     print(json.dumps(obj), flush=True)
 
 
-def serve(command, handle):
+def serve(command, handle=None):
     """Answers each line of standard input whose first word is `command` with handle(words[1:])
-    (a dict); "quit" or the end of input ends it; any failure is answered {"error": ...}, after
-    which the bench skips the peer."""
+    (a dict), or, with `command` a dict of handlers by first word, with that word's handler;
+    "quit" or the end of input ends it; any failure is answered {"error": ...}, after which the
+    bench skips the peer."""
+    handlers = command if isinstance(command, dict) else {command: handle}
     for line in sys.stdin:
         words = line.split()
         if not words:
@@ -19,8 +21,8 @@ def serve(command, handle):
         if words[0] == "quit":
             break
         try:
-            if words[0] != command:
+            if words[0] not in handlers:
                 raise ValueError(f"unknown command {line.strip()!r}")
-            answer(handle(words[1:]))
+            answer(handlers[words[0]](words[1:]))
         except Exception as e:  # noqa: BLE001 - reported to the bench, which skips the peer
             answer({"error": f"{type(e).__name__}: {e}"})

@@ -210,6 +210,9 @@ const std::vector<ConfigKey>& experiment_schema() {
                                        "\"default\" (PyTorch's: convolutions yes, matrix products no)")),
       resumable(key("train.cudnn_benchmark", field(&E::train, &TrainConfig::cudnn_benchmark),
                     "NVIDIA GPUs: let cuDNN time its convolution algorithms once per shape and keep the fastest")),
+      resumable(key("train.keep_host_memory", field(&E::train, &TrainConfig::keep_host_memory),
+                    "training on the host CPU: keep freed memory in the heap for the next step instead of glibc "
+                    "unmapping it and the kernel zeroing it again (false: glibc's own behaviour)")),
       resumable(choice_or_auto_key<MemoryFormatChoice>("train.memory_format", field(&E::train, &TrainConfig::memory_format),
                     "convolutional models and their batches: channels_last, contiguous, or auto (channels_last for "
                     "a model with 2-d convolutions)")),

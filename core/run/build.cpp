@@ -138,6 +138,9 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   BackendHandle& backend = *plan.choice.backend;
   auto built = std::make_unique<BuiltRun>();  // from here on, process settings are put back with it
   if (plan.threads > 0) at::set_num_threads(plan.threads);
+  if (plan.capabilities.host_cpu && e.train.keep_host_memory)
+    if (const std::string heap = built->process_settings.keep_freed_host_memory(); !heap.empty())
+      log << "device: " << heap << "\n";
   if (collectives) {
     const World& world = *plan.world;
     const std::string carrier = attach_device_collective(*collectives, backend, plan.devices.collective, plan.device, log);

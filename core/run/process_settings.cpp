@@ -1,5 +1,7 @@
 #include "run/process_settings.h"
 
+#include "run/host_heap.h"
+
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Generator.h>
@@ -26,6 +28,14 @@ ProcessSettingsScope::~ProcessSettingsScope() {
   context.setAllowTF32CuDNN(tf32_convolutions_);
   context.setBenchmarkCuDNN(cudnn_benchmark_);
   cpu_generator().set_state(cpu_generator_state_);
+  if (host_heap_changed_) restore_host_heap();
+}
+
+std::string ProcessSettingsScope::keep_freed_host_memory() {
+  if (host_heap_changed_) return "";
+  const HostHeapChange change = plugtrain::keep_freed_host_memory();
+  host_heap_changed_ = change.changed;
+  return change.line;
 }
 
 }  // namespace plugtrain

@@ -29,7 +29,7 @@ class ConvStage final : public Block {
     if (se) se_ = register_module("se", std::make_shared<SqueezeExcitation>(out));
   }
   torch::Tensor forward(torch::Tensor x) override {
-    for (std::size_t j = 0; j < convs_.size(); ++j) x = torch::relu(bns_[j]->forward(convs_[j]->forward(x)));
+    for (std::size_t j = 0; j < convs_.size(); ++j) x = bns_[j]->forward(convs_[j]->forward(x)).relu_();
     if (se_) x = se_->forward(x);
     return torch::max_pool2d(x, {2, 2});
   }

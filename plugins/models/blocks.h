@@ -6,6 +6,9 @@
 //    is our addition; torchvision's ResNets have none.
 //  - init_like_torchvision: Kaiming normal (fan_out, relu) convs with zero bias, BatchNorm 1 / 0.
 //  - cifar_form: the stem/head choice "imagenet" | "cifar" | "auto" (auto: cifar when H, W <= 64).
+// Activations and residual adds run in place on a batch norm's fresh output, as torchvision's
+// ReLU(inplace=True) and `out += identity`: batch norm's backward needs its input, not its
+// output, so autograd allows it, and each saves a tensor's allocation and a pass over memory.
 #pragma once
 
 #include <algorithm>
@@ -74,7 +77,7 @@ class SqueezeExcitation : public torch::nn::Module {
   }
   torch::Tensor forward(const torch::Tensor& x) {
     torch::Tensor s = torch::adaptive_avg_pool2d(x, {1, 1});
-    return x * torch::sigmoid(fc2_->forward(torch::relu(fc1_->forward(s))));
+    return x * torch::sigmoid(fc2_->forward(fc1_->forward(s).relu_()));
   }
 
  private:
@@ -103,10 +106,11 @@ class ResidualBlock : public Block {
   void add_se(bool se, std::int64_t channels) {
     if (se) se_ = register_module("se", std::make_shared<SqueezeExcitation>(channels));
   }
-  // out (the branch after its last bn) -> se -> + shortcut -> relu.
+  // out (the branch after its last bn, or se's product) -> += shortcut -> relu, in place.
   torch::Tensor finish(torch::Tensor out, const torch::Tensor& x) {
     if (se_) out = se_->forward(out);
-    return torch::relu(out + (downsample_ ? downsample_->forward(x) : x));
+    out += downsample_ ? downsample_->forward(x) : x;
+    return out.relu_();
   }
 
  private:
@@ -127,7 +131,7 @@ class BasicBlock final : public ResidualBlock {
     add_downsample(in, planes, stride);
   }
   torch::Tensor forward(torch::Tensor x) override {
-    torch::Tensor out = torch::relu(bn1_->forward(conv1_->forward(x)));
+    torch::Tensor out = bn1_->forward(conv1_->forward(x)).relu_();
     return finish(bn2_->forward(conv2_->forward(out)), x);
   }
   torch::nn::BatchNorm2d last_bn() const override { return bn2_; }
@@ -153,8 +157,8 @@ class Bottleneck final : public ResidualBlock {
     add_downsample(in, planes * expansion, stride);
   }
   torch::Tensor forward(torch::Tensor x) override {
-    torch::Tensor out = torch::relu(bn1_->forward(conv1_->forward(x)));
-    out = torch::relu(bn2_->forward(conv2_->forward(out)));
+    torch::Tensor out = bn1_->forward(conv1_->forward(x)).relu_();
+    out = bn2_->forward(conv2_->forward(out)).relu_();
     return finish(bn3_->forward(conv3_->forward(out)), x);
   }
   torch::nn::BatchNorm2d last_bn() const override { return bn3_; }

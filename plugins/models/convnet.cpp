@@ -25,9 +25,11 @@ class ConvNet final : public Model {
   }
 
   torch::Tensor forward(torch::Tensor x) override {
-    x = torch::max_pool2d(torch::relu(conv1_->forward(x)), {2, 2});
-    x = torch::max_pool2d(torch::relu(conv2_->forward(x)), {2, 2});
-    x = dropout_->forward(torch::relu(fc1_->forward(x.flatten(1))));
+    // relu in place on each layer's fresh output (a convolution's and a linear layer's
+    // backward need only their inputs).
+    x = torch::max_pool2d(conv1_->forward(x).relu_(), {2, 2});
+    x = torch::max_pool2d(conv2_->forward(x).relu_(), {2, 2});
+    x = dropout_->forward(fc1_->forward(x.flatten(1)).relu_());
     return fc2_->forward(x);
   }
 

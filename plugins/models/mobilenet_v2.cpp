@@ -37,7 +37,11 @@ class ConvBnReLU6 final : public Block {
     conv_ = register_module("0", torch::nn::Conv2d(conv_options(in, out, k, stride, groups)));
     bn_ = register_module("1", torch::nn::BatchNorm2d(out));
   }
-  torch::Tensor forward(torch::Tensor x) override { return torch::hardtanh(bn_->forward(conv_->forward(x)), 0.0, 6.0); }
+  // ReLU6 in place, as torchvision's (blocks.h).
+  torch::Tensor forward(torch::Tensor x) override {
+    torch::Tensor out = bn_->forward(conv_->forward(x));
+    return torch::hardtanh_(out, 0.0, 6.0);
+  }
 
  private:
   torch::nn::Conv2d conv_{nullptr};

@@ -72,13 +72,17 @@ inline Activation parse_activation(const std::string& model, const std::string& 
   return Activation::relu;
 }
 
-inline torch::Tensor activate(Activation a, const torch::Tensor& x) {
+// The activation of `x`, a layer's fresh output that nothing else reads: relu and tanh run in
+// place, as torchvision's ReLU(inplace=True) (autograd needs their result, not their input; the
+// layer before needs its own input), which saves a tensor's allocation and a pass over memory.
+// gelu's backward needs its input, so it makes a new tensor.
+inline torch::Tensor activate(Activation a, torch::Tensor x) {
   switch (a) {
     case Activation::gelu: return torch::gelu(x);
-    case Activation::tanh: return torch::tanh(x);
+    case Activation::tanh: return x.tanh_();
     case Activation::relu: break;
   }
-  return torch::relu(x);
+  return x.relu_();
 }
 
 }  // namespace plugtrain::models

@@ -64,7 +64,7 @@ class ResNet final : public Model {
   }
 
   torch::Tensor forward(torch::Tensor x) override {
-    x = torch::relu(bn1_->forward(conv1_->forward(x)));
+    x = bn1_->forward(conv1_->forward(x)).relu_();
     if (!cifar_) x = torch::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
     for (const auto& b : blocks_) x = b->forward(x);
     x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);

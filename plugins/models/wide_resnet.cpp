@@ -28,11 +28,14 @@ class WideBasicBlock final : public Block {
     if (in != out) shortcut_ = register_module("convShortcut", torch::nn::Conv2d(conv_options(in, out, 1, stride)));
   }
   torch::Tensor forward(torch::Tensor x) override {
-    torch::Tensor pre = torch::relu(bn1_->forward(x));
-    torch::Tensor out = torch::relu(bn2_->forward(conv1_->forward(pre)));
+    // In place on fresh outputs (blocks.h): batch norm's and convolution's backward need only
+    // their inputs.
+    torch::Tensor pre = bn1_->forward(x).relu_();
+    torch::Tensor out = bn2_->forward(conv1_->forward(pre)).relu_();
     if (dropout_ > 0.0) out = torch::dropout(out, dropout_, is_training());
     out = conv2_->forward(out);
-    return out + (shortcut_ ? shortcut_->forward(pre) : x);
+    out += shortcut_ ? shortcut_->forward(pre) : x;
+    return out;
   }
 
  private:
@@ -81,7 +84,7 @@ class WideResNet final : public Model {
   torch::Tensor forward(torch::Tensor x) override {
     x = conv1_->forward(x);
     for (const auto& g : groups_) x = g->forward(x);
-    x = torch::relu(bn1_->forward(x));
+    x = bn1_->forward(x).relu_();
     return fc_->forward(torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1));
   }
 

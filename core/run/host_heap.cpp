@@ -1,0 +1,75 @@
+#include "run/host_heap.h"
+
+#include <climits>
+#include <cstdlib>
+#include <mutex>
+#include <string_view>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace plugtrain {
+
+namespace {
+
+std::mutex holders_mutex;
+int holders = 0;  // runs alive that changed the settings
+
+void glibc_defaults() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+  malloc_trim(0);
+#endif
+}
+
+const char* const kKeptLine = "host heap keeps freed memory for the next step (blocks under 2 GiB from the heap, no trim)";
+
+// What in the environment already decides how the heap behaves ("" when nothing does).
+std::string environment_choice() {
+  for (const char* name : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_"})
+    if (std::getenv(name)) return name;
+  if (const char* tunables = std::getenv("GLIBC_TUNABLES");
+      tunables && std::string_view(tunables).find("glibc.malloc.") != std::string_view::npos)
+    return "GLIBC_TUNABLES";
+  if (const char* preload = std::getenv("LD_PRELOAD")) {
+    const std::string_view p(preload);
+    for (const char* allocator : {"jemalloc", "tcmalloc", "mimalloc"})
+      if (p.find(allocator) != std::string_view::npos) return std::string("LD_PRELOAD's ") + allocator;
+  }
+  return "";
+}
+
+}  // namespace
+
+HostHeapChange keep_freed_host_memory() {
+#if defined(__GLIBC__)
+  if (const std::string choice = environment_choice(); !choice.empty())
+    return {false, "host heap as the environment sets it (" + choice + ")"};
+  const std::lock_guard<std::mutex> lock(holders_mutex);
+  if (holders > 0) {
+    ++holders;
+    return {true, kKeptLine};
+  }
+  // mallopt takes an int: INT_MAX (2 GiB - 1) is the largest threshold it can set. Both calls
+  // succeed on every glibc since 2.0 for values up to that.
+  const bool mmap_set = mallopt(M_MMAP_THRESHOLD, INT_MAX) == 1;
+  const bool trim_set = mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
+  if (!mmap_set || !trim_set) {
+    glibc_defaults();
+    return {false, "host heap: glibc refused to keep freed memory (mallopt); each step maps its memory anew"};
+  }
+  ++holders;
+  return {true, kKeptLine};
+#else
+  return {false, ""};  // macOS's malloc keeps its own freed regions; nothing to do
+#endif
+}
+
+void restore_host_heap() {
+  const std::lock_guard<std::mutex> lock(holders_mutex);
+  if (holders > 0 && --holders == 0) glibc_defaults();
+}
+
+}  // namespace plugtrain
