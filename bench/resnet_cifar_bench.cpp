@@ -2,11 +2,12 @@
 // torchvision.models.resnet18(num_classes=10) with a 3x3 stride-1 conv1 and no max-pool on the
 // Python side, 11,173,962 parameters both), batch 128 of 3x32x32, fp32, train mode, SGD lr 0.1
 // momentum 0.9 Nesterov weight decay 5e-4: training samples/s of
-//   - plugtrain's Trainer on the CPU backend (Experiment + single_device_parts +
-//     Trainer::time_steps; uint8 CIFAR-shaped data with random_crop + horizontal_flip, batches
-//     made by the BatchLoader on the training thread as the CPU backend asks),
-//   - the same, with the model's 4-d weights converted to channels_last here (the loader's
-//     batches stay NCHW; oneDNN convolutions follow a channels_last weight),
+//   - plugtrain as `plugtrain run` trains it (bench/default_run.h: the experiment validated,
+//     planned and built by the run's own stages, every other setting the default: channels-last,
+//     the fused SGD, the host heap keeping freed memory; synthetic uint8 CIFAR-shaped data with
+//     random_crop + horizontal_flip, batches made on the training thread as the CPU backend
+//     asks), one step being Trainer::time_steps(1),
+//   - the same with train.memory_format = "contiguous" (the one deviation, named in its row),
 //   - a bare LibTorch loop with the same model on normalised float batches, contiguous (NCHW)
 //     and channels_last (model and batches),
 //   - the Python PyTorch peer (bench/python/resnet_cifar_peer.py), eager, channels_last and
@@ -29,6 +30,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,6 +39,7 @@
 
 #include "bench_stats.h"
 #include "data/batch_loader.h"
+#include "default_run.h"
 #include "data/dataset.h"
 #include "data/from_experiment.h"
 #include "plugins/plugin_host.h"
@@ -92,12 +96,6 @@ Fixture& fixture() {
   return f;
 }
 
-std::int64_t parameter_count(Model& model) {
-  std::int64_t n = 0;
-  for (const auto& p : model.parameters()) n += p.numel();
-  return n;
-}
-
 // Every 4-d parameter (the convolutions' weights) in channels_last, in place: the same
 // tensors, so an optimizer built before or after sees them.
 void to_channels_last(Model& model) {
@@ -134,31 +132,49 @@ struct BareRun {
   }
 };
 
+// The experiment of the plugtrain rows: examples/cifar10_resnet18.toml's recipe on synthetic
+// data of CIFAR's shape.
+std::filesystem::path experiment_file() {
+  static const std::filesystem::path file = [] {
+    const auto path = std::filesystem::temp_directory_path() / ("resnet_cifar_bench_" + std::to_string(::getpid()) + ".toml");
+    std::ofstream(path) << R"([experiment]
+name = "resnet-cifar-bench"
+seed = 1
+[model]
+name = "resnet18"
+stem = "cifar"
+[data]
+dataset = "synthetic"
+synthetic_shape = [3, 32, 32]
+synthetic_classes = 10
+synthetic_train_size = 512
+synthetic_test_size = 128
+batch_size = 128
+augmentation = ["random_crop", "horizontal_flip"]
+crop_padding = 4
+[optim]
+name = "sgd"
+lr = 0.1
+momentum = 0.9
+nesterov = true
+weight_decay = 5e-4
+[train]
+epochs = 1
+log_interval = 0
+)";
+    return path;
+  }();
+  return file;
+}
+
 struct TrainerRun {
-  Experiment e;
-  std::shared_ptr<Model> model;
-  std::unique_ptr<Trainer> trainer;
-  explicit TrainerRun(bool channels_last_weights) {
-    e.model.name = "resnet18";
-    e.experiment.seed = 1;
-    e.data.batch_size = kBatch;
-    e.train.log_interval = 0;
-    e.optim.name = OptimizerName::sgd;
-    e.optim.lr = 0.1;
-    e.optim.momentum = 0.9;
-    e.optim.nesterov = true;
-    e.optim.weight_decay = 5e-4;
-    e.train.precision = PrecisionMode::fp32;
-    e.data.augment.order = {Augmentation::random_crop, Augmentation::horizontal_flip};
-    e.data.augment.crop_padding = 4;
-    Fixture& f = fixture();
-    model = f.model();
-    if (channels_last_weights) to_channels_last(*model);
-    trainer = std::make_unique<Trainer>(single_device_parts(e, model, f.data, {c10::Device(c10::kCPU), f.loader}));
-  }
+  std::unique_ptr<bench::DefaultRun> run;
+  explicit TrainerRun(bool contiguous)
+      : run(bench::build_default_run(experiment_file(), contiguous ? std::vector<std::string>{"train.memory_format=\"contiguous\""}
+                                                                    : std::vector<std::string>{})) {}
   // One step as the Trainer times it: the batch made by its BatchLoader (crop + flip +
   // normalise on the training thread, as the CPU backend asks), forward, backward, SGD.
-  double step() { return trainer->time_steps(1).at(0); }
+  double step() { return run->trainer().time_steps(1).at(0); }
 };
 
 std::map<std::string, std::vector<double>> g_step_seconds;  // row -> the timed steps' wall times
@@ -221,11 +237,11 @@ StepTime one_step(const std::string& name) {
     if (!run) run = std::make_unique<BareRun>(name == "bare_cl");
     return timed_step(*run);
   }
-  if (name == "trainer" || name == "trainer_cl_weights") {
+  if (name == "trainer" || name == "trainer_contiguous") {
     auto& run = g_trainer_runs[name];
     if (!run) {
-      run = std::make_unique<TrainerRun>(name == "trainer_cl_weights");
-      g_plugtrain_parameters = parameter_count(*run->model);
+      run = std::make_unique<TrainerRun>(name == "trainer_contiguous");
+      g_plugtrain_parameters = run->run->built->parameters;
     }
     return timed_step(*run);
   }
@@ -269,7 +285,7 @@ int main(int argc, char** argv) {
       {"trainer", "plugtrain_trainer"},
       {"bare", "bare_contiguous"},
       {"python_contiguous", "python_contiguous"},
-      {"trainer_cl_weights", "plugtrain_trainer_channels_last_weights"},
+      {"trainer_contiguous", "plugtrain_trainer_contiguous"},
       {"bare_cl", "bare_channels_last"},
       {"python_channels_last", "python_channels_last"},
   };
@@ -294,8 +310,8 @@ int main(int argc, char** argv) {
     const char* key;
     const char* what;
   } rows[] = {
-      {"trainer", "(a) plugtrain Trainer, CPU backend, crop+flip"},
-      {"trainer_cl_weights", "    same, weights channels_last (bench-side)"},
+      {"trainer", "(a) plugtrain run's defaults, crop+flip"},
+      {"trainer_contiguous", "    same, train.memory_format = contiguous"},
       {"bare", "(b) bare LibTorch loop, contiguous"},
       {"bare_cl", "    bare LibTorch loop, channels_last"},
       {"python_channels_last", "(c) Python eager, channels_last"},
@@ -337,15 +353,15 @@ int main(int argc, char** argv) {
   std::printf("\n  %-46s %8s %11s %8s\n", "ratios of samples/s", "medians", "per round", "bests");
   ratio("plugtrain / Python channels_last", "trainer", "python_channels_last");
   ratio("plugtrain / Python contiguous", "trainer", "python_contiguous");
-  ratio("plugtrain / bare LibTorch (contiguous)", "trainer", "bare");
-  ratio("plugtrain channels_last weights / plugtrain", "trainer_cl_weights", "trainer");
+  ratio("plugtrain / bare LibTorch (channels_last)", "trainer", "bare_cl");
+  ratio("plugtrain / plugtrain contiguous", "trainer", "trainer_contiguous");
   ratio("bare channels_last / bare contiguous", "bare_cl", "bare");
   ratio("Python channels_last / Python contiguous", "python_channels_last", "python_contiguous");
   ratio("bare contiguous / Python contiguous", "bare", "python_contiguous");
   ratio("bare channels_last / Python channels_last", "bare_cl", "python_channels_last");
 
   if (sps.count("trainer") && g_trainer_runs.count("trainer")) {
-    const double batch = batch_seconds(g_trainer_runs["trainer"]->e);
+    const double batch = batch_seconds(g_trainer_runs["trainer"]->run->run.experiment);
     std::printf("  of the trainer's step, making the batch (crop + flip + normalise, training thread): %.1f ms (%.2f %%)\n",
                 1000 * batch, 100 * batch * sps["trainer"] / double(kBatch));
   }
@@ -368,5 +384,6 @@ int main(int argc, char** argv) {
   g_python.reset();
   g_trainer_runs.clear();
   g_bare_runs.clear();
+  std::filesystem::remove(experiment_file());
   return rc;
 }

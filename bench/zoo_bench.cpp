@@ -41,11 +41,9 @@
 #include <vector>
 
 #include "bench_stats.h"
+#include "default_run.h"
 #include "describe/model_summary.h"
 #include "python_peer.h"
-#include "run/build.h"
-#include "run/plan.h"
-#include "run/validate.h"
 
 namespace {
 
@@ -96,35 +94,28 @@ log_interval = 0
 }
 
 struct PlugtrainRow {
-  ValidatedRun run;
-  std::unique_ptr<BuiltRun> built;
+  std::unique_ptr<bench::DefaultRun> run;
   std::int64_t macs = 0;  // multiply-adds per sample
 };
 
 std::unique_ptr<PlugtrainRow> build_row(const std::filesystem::path& experiment, const ZooModel& m,
                                         const std::vector<std::string>& sets) {
-  RunRequest request;
-  request.experiment_file = experiment;
   const std::string side = std::to_string(m.size);
-  request.overrides = {"model.name=\"" + m.model + "\"",
+  std::vector<std::string> overrides = {"model.name=\"" + m.model + "\"",
                        "data.batch_size=" + std::to_string(m.batch),
                        "data.synthetic_shape=[3, " + side + ", " + side + "]",
                        "data.synthetic_train_size=" + std::to_string(4 * m.batch),
                        "data.synthetic_test_size=" + std::to_string(m.batch)};
-  for (const std::string& o : m.options) request.overrides.push_back("model." + o);
-  request.overrides.insert(request.overrides.end(), sets.begin(), sets.end());
+  for (const std::string& o : m.options) overrides.push_back("model." + o);
+  overrides.insert(overrides.end(), sets.begin(), sets.end());
   auto row = std::make_unique<PlugtrainRow>();
-  row->run = validate(request);
-  const RunPlan plan = plan_run(row->run, {}, std::nullopt);
-  std::ostringstream quiet;
-  row->built = build_run(row->run, plan, nullptr, nullptr, quiet);
-  const ModelSummary summary = summarize_model(*row->run.model, {{3, m.size, m.size}, 10},
-                                               resolve_option_assignments(*row->run.model, m.options));
+  row->run = bench::build_default_run(experiment, overrides);
+  const RegisteredModel& model = *row->run->run.model;
+  const ModelSummary summary =
+      summarize_model(model, {{3, m.size, m.size}, 10}, resolve_option_assignments(model, m.options));
   row->macs = summary.macs;
   return row;
 }
-
-std::int64_t parameter_count(const BuiltRun& built) { return built.parameters; }
 
 // float32 matrix products' speed on this machine with these threads: the best of a few
 // 1024 x 1024 x 1024 products.
@@ -203,7 +194,7 @@ int main(int argc, char** argv) {
     const bool timed = round >= options.warmup;
     for (std::size_t i = 0; i < models.size(); ++i) {
       const ZooModel& m = models[i];
-      const double mine = ours[i]->built->trainer->time_steps(1).at(0);
+      const double mine = ours[i]->run->trainer().time_steps(1).at(0);
       double theirs = -1;
       if (const nlohmann::json a = peer.ask("step " + m.label); !a.is_null()) theirs = a["seconds"].get<double>();
       std::printf("%s %d %-16s plugtrain %7.1f  torchvision %7.1f samples/s\n", timed ? "round" : "warmup",
@@ -248,7 +239,7 @@ int main(int argc, char** argv) {
   }
   std::printf("\n  parameters (plugtrain / torchvision):");
   for (std::size_t i = 0; i < models.size(); ++i) {
-    const std::int64_t mine = parameter_count(*ours[i]->built);
+    const std::int64_t mine = ours[i]->run->built->parameters;
     const auto it = their_parameters.find(models[i].label);
     std::printf(" %s %s/%s", models[i].label.c_str(), with_thousands(mine).c_str(),
                 it == their_parameters.end() ? "?" : with_thousands(it->second).c_str());

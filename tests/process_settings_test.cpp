@@ -1,8 +1,13 @@
 // Process-wide settings (run/process_settings.h): a built run changes LibTorch's threads, TF32,
 // cuDNN autotuner and CPU generator, and puts them back when it goes, so that a command timing
-// backend A and then backend B in one process gives B exactly what B gets alone.
+// backend A and then backend B in one process gives B exactly what B gets alone. A run on the
+// host CPU also keeps freed memory in the heap while it lives (run/host_heap.h).
+#include <sys/resource.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <list>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -10,6 +15,7 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Generator.h>
+#include <ATen/ops/empty.h>
 
 #include "run/build.h"
 #include "run/plan.h"
@@ -51,6 +57,22 @@ class ProcessSettingsTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // A run of exp.toml on `backend`, built as `plugtrain run` builds it; its log in `log`.
+  std::unique_ptr<BuiltRun> build(const std::string& backend, std::vector<std::string> overrides, std::string& log) {
+    RunRequest request;
+    request.experiment_file = dir_ / "exp.toml";
+    request.plugin_paths = {PLUGTRAIN_PLUGIN_DIR, fs::path(PLUGTRAIN_TEST_PLUGIN_DIR) / "graph_recorder"};
+    request.overrides = std::move(overrides);
+    request.overrides.push_back("backend.name=\"" + backend + "\"");
+    runs_.push_back(validate(request));
+    const RunPlan plan = plan_run(runs_.back(), {}, std::nullopt);
+    std::ostringstream out;
+    std::unique_ptr<BuiltRun> built = build_run(runs_.back(), plan, nullptr, nullptr, out);
+    log = out.str();
+    return built;
+  }
+  std::list<ValidatedRun> runs_;  // outlive the runs built from them (a list: never moved)
+
   // Builds a run of exp.toml on `backend` with `overrides`, trains two steps, and returns the
   // settings the run had while it trained. The run is gone when this returns.
   Settings settings_while_training(const std::string& backend, std::vector<std::string> overrides) {
@@ -68,6 +90,55 @@ class ProcessSettingsTest : public ::testing::Test {
   }
   fs::path dir_;
 };
+
+// Minor page faults of allocating, writing and freeing a block of `bytes`, as a training step
+// does with its activations.
+long faults_of_a_step(std::size_t bytes) {
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_SELF, &before);
+  at::empty({std::int64_t(bytes / sizeof(float))}).fill_(1.0f);
+  ::getrusage(RUSAGE_SELF, &after);
+  return after.ru_minflt - before.ru_minflt;
+}
+
+TEST_F(ProcessSettingsTest, ARunOnTheHostCpuKeepsFreedMemoryForTheNextStepWhileItLives) {
+#if !defined(__GLIBC__)
+  GTEST_SKIP() << "the host heap setting is glibc's";
+#endif
+  for (const char* name : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_",
+                           "GLIBC_TUNABLES", "LD_PRELOAD"})
+    if (std::getenv(name)) GTEST_SKIP() << name << " is set: the environment decides how the heap behaves";
+  // 64 MiB: above the largest block glibc ever serves from its heap by itself (32 MiB), so
+  // without the setting every such block is mapped anew, a fault per page.
+  constexpr std::size_t kBytes = std::size_t(64) << 20;
+  const long pages = long(kBytes / std::size_t(::sysconf(_SC_PAGESIZE)));
+  faults_of_a_step(kBytes);
+  const long system = faults_of_a_step(kBytes);
+  if (system < pages / 2) GTEST_SKIP() << "fresh mappings take " << system << " faults for " << pages
+                                       << " pages here (transparent huge pages): nothing to tell apart";
+
+  std::string log;
+  {
+    const std::unique_ptr<BuiltRun> run = build("cpu", {}, log);
+    EXPECT_NE(log.find("device: host heap keeps freed memory for the next step"), std::string::npos) << log;
+    faults_of_a_step(kBytes);  // the first step brings the pages into the heap
+    EXPECT_LT(faults_of_a_step(kBytes), pages / 100) << "the next step reuses them";
+    {
+      std::string second_log;
+      const std::unique_ptr<BuiltRun> second = build("cpu", {}, second_log);  // bench builds runs side by side
+    }
+    // What the second run left allocated (its plugin host) may split the kept block: the next
+    // step may take new pages once, and the one after reuses them.
+    faults_of_a_step(kBytes);
+    EXPECT_LT(faults_of_a_step(kBytes), pages / 100) << "a second run that came and went leaves the first's setting";
+  }
+  EXPECT_GE(faults_of_a_step(kBytes), pages / 2) << "glibc's own behaviour once the run is gone";
+
+  const std::unique_ptr<BuiltRun> system_run = build("cpu", {"train.keep_host_memory=false"}, log);
+  EXPECT_EQ(log.find("host heap"), std::string::npos) << log;
+  faults_of_a_step(kBytes);
+  EXPECT_GE(faults_of_a_step(kBytes), pages / 2) << "train.keep_host_memory = false";
+}
 
 TEST_F(ProcessSettingsTest, BackendBAfterBackendAGetsExactlyWhatItGetsAlone) {
   const Settings before = Settings::now();

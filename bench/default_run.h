@@ -1,0 +1,41 @@
+// A benchmark's plugtrain row, built exactly as `plugtrain run` builds a run: the experiment
+// file validated, planned and built by the run's own stages (core/run), with --set overrides
+// on top, but no run folder and no log. So the row measures the defaults a user gets (the
+// memory format, the optimizer's implementation, the loader, the host heap, ...); a row that
+// deviates says so through its overrides.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "run/build.h"
+#include "run/plan.h"
+#include "run/validate.h"
+
+namespace plugtrain::bench {
+
+struct DefaultRun {
+  ValidatedRun run;
+  RunPlan plan;
+  std::unique_ptr<BuiltRun> built;
+  Trainer& trainer() { return *built->trainer; }
+};
+
+inline std::unique_ptr<DefaultRun> build_default_run(const std::filesystem::path& experiment,
+                                                     const std::vector<std::string>& overrides) {
+  RunRequest request;
+  request.experiment_file = experiment;
+  request.overrides = overrides;
+  auto r = std::make_unique<DefaultRun>();
+  r->run = validate(request);
+  r->plan = plan_run(r->run, {}, std::nullopt);
+  std::ostringstream quiet;
+  r->built = build_run(r->run, r->plan, nullptr, nullptr, quiet);
+  return r;
+}
+
+}  // namespace plugtrain::bench
