@@ -1,6 +1,6 @@
 // A benchmark's plugtrain row, built exactly as `plugtrain run` builds a run: the experiment
 // file validated, planned and built by the run's own stages (core/run), with --set overrides
-// on top, but no run folder and no log. So the row measures the defaults a user gets (the
+// on top, but no run folder, and the log kept in memory. So the row measures the defaults a user gets (the
 // memory format, the optimizer's implementation, the loader, the host heap, ...); a row that
 // deviates says so through its overrides.
 #pragma once
@@ -21,6 +21,7 @@ namespace plugtrain::bench {
 struct DefaultRun {
   ValidatedRun run;
   RunPlan plan;
+  std::ostringstream log;  // the run's log: its callbacks write here as long as it trains
   std::unique_ptr<BuiltRun> built;
   Trainer& trainer() { return *built->trainer; }
 };
@@ -33,8 +34,7 @@ inline std::unique_ptr<DefaultRun> build_default_run(const std::filesystem::path
   auto r = std::make_unique<DefaultRun>();
   r->run = validate(request);
   r->plan = plan_run(r->run, {}, std::nullopt);
-  std::ostringstream quiet;
-  r->built = build_run(r->run, r->plan, nullptr, nullptr, quiet);
+  r->built = build_run(r->run, r->plan, nullptr, nullptr, r->log);
   return r;
 }
 
