@@ -18,6 +18,20 @@
 
 namespace plugtrain::bench {
 
+// The [optim] and [train] tables of examples/cifar10_resnet18.toml's recipe (SGD lr 0.1,
+// Nesterov momentum 0.9, weight decay 5e-4), for one epoch without step lines: what the
+// convolutional benchmarks and their Python peers train with.
+inline constexpr const char* kSgdRecipeTables = R"([optim]
+name = "sgd"
+lr = 0.1
+momentum = 0.9
+nesterov = true
+weight_decay = 5e-4
+[train]
+epochs = 1
+log_interval = 0
+)";
+
 struct DefaultRun {
   ValidatedRun run;
   RunPlan plan;

@@ -12,7 +12,10 @@
 //     and channels_last (model and batches),
 //   - the Python PyTorch peer (bench/python/resnet_cifar_peer.py), eager, channels_last and
 //     contiguous,
-// all in this one invocation with the same number of intra-op threads (the peer runs beside
+// The bare loop runs in this process while the plugtrain rows are alive, so it has their host
+// heap setting too (freed memory kept for the next step, run/host_heap.h); the Python peer
+// has glibc's own.
+// All in this one invocation with the same number of intra-op threads (the peer runs beside
 // the bench and is asked for one step at a time). A step takes seconds on 2 cores, so each row
 // is 5 timed steps after 2 warm-up steps, and the rows alternate step by step (every row's
 // first step, then every row's second, ...) so that machine noise hits all alike; the figure
@@ -152,16 +155,7 @@ synthetic_test_size = 128
 batch_size = 128
 augmentation = ["random_crop", "horizontal_flip"]
 crop_padding = 4
-[optim]
-name = "sgd"
-lr = 0.1
-momentum = 0.9
-nesterov = true
-weight_decay = 5e-4
-[train]
-epochs = 1
-log_interval = 0
-)";
+)" << bench::kSgdRecipeTables;
     return path;
   }();
   return file;

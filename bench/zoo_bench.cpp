@@ -81,16 +81,7 @@ name = "resnet18"
 [data]
 dataset = "synthetic"
 synthetic_classes = 10
-[optim]
-name = "sgd"
-lr = 0.1
-momentum = 0.9
-nesterov = true
-weight_decay = 5e-4
-[train]
-epochs = 1
-log_interval = 0
-)";
+)" << bench::kSgdRecipeTables;
 }
 
 struct PlugtrainRow {

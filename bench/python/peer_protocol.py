@@ -2,6 +2,7 @@
 
 import json
 import sys
+import time
 
 
 def answer(obj):
@@ -26,3 +27,18 @@ def serve(command, handle=None):
             answer(handlers[words[0]](words[1:]))
         except Exception as e:  # noqa: BLE001 - reported to the bench, which skips the peer
             answer({"error": f"{type(e).__name__}: {e}"})
+
+
+def timed_training_step(run, loss_fn):
+    """One eager training step of run = {"model", "optimizer", "batches", "steps"} on its next
+    batch (they cycle): zero_grad(set_to_none=True), loss_fn(model(x), y), backward, step.
+    Answers {"seconds": its wall time, "cpu_seconds": the CPU time of all this process's threads}."""
+    x, y = run["batches"][run["steps"] % len(run["batches"])]
+    run["steps"] += 1
+    model, optimizer = run["model"], run["optimizer"]
+    cpu = time.process_time()
+    start = time.perf_counter()
+    optimizer.zero_grad(set_to_none=True)
+    loss_fn(model(x), y).backward()
+    optimizer.step()
+    return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}

@@ -14,9 +14,8 @@ contiguous": one training step of that model, answered {"seconds": its wall time
 
 import argparse
 import sys
-import time
 
-from peer_protocol import answer, serve
+from peer_protocol import answer, serve, timed_training_step
 
 
 def main():
@@ -54,18 +53,7 @@ def main():
     def step(args_):
         if len(args_) != 1 or args_[0] not in runs:
             raise ValueError("usage: step channels_last|contiguous")
-        run = runs[args_[0]]
-        x, y = run["batches"][run["steps"] % len(run["batches"])]
-        run["steps"] += 1
-        model, optimizer = run["model"], run["optimizer"]
-        cpu = time.process_time()
-        start = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        optimizer.step()
-        seconds = time.perf_counter() - start
-        return {"seconds": seconds, "cpu_seconds": time.process_time() - cpu}
+        return timed_training_step(runs[args_[0]], F.cross_entropy)
 
     serve("step", step)
     return 0

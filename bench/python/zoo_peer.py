@@ -13,9 +13,8 @@ torchvision. "quit" (or the end of input) ends it.
 
 import argparse
 import sys
-import time
 
-from peer_protocol import answer, serve
+from peer_protocol import answer, serve, timed_training_step
 
 
 def main():
@@ -55,17 +54,7 @@ def main():
         return {"parameters": sum(p.numel() for p in model.parameters())}
 
     def step(words):
-        run = runs[words[0]]
-        x, y = run["batches"][run["steps"] % len(run["batches"])]
-        run["steps"] += 1
-        model, optimizer = run["model"], run["optimizer"]
-        cpu = time.process_time()
-        start = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        optimizer.step()
-        return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
+        return timed_training_step(runs[words[0]], F.cross_entropy)
 
     serve({"add": add, "step": step})
     return 0
