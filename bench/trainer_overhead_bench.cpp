@@ -2,6 +2,10 @@
 // same batch, same optimizer, in one process. Goal: the trainer within 3 % of the bare loop
 // for the MLP at batch 100 (no time lost to the framework).
 //
+// The trainer's row is `plugtrain run` (bench/default_run.h: built by the run's own stages,
+// every setting the default: the fused Adam, channels-last for the convnet, the host heap
+// keeping freed memory), evaluating 100 test samples (data.test_subset; not what is timed).
+// The bare loop is torch::optim::Adam on contiguous float batches, as a LibTorch user writes it.
 // Each benchmark trains one pass over the same training samples; the two loops alternate
 // (bare, trainer, bare, trainer, ...) so machine noise hits both alike. After the runs the
 // program prints samples/s for each and the ratio trainer / bare per model.
@@ -14,11 +18,15 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <memory>
+#include <unistd.h>
 #include <sstream>
 
 #include "bench_stats.h"
 #include "data/dataset.h"
+#include "default_run.h"
 #include "plugins/plugin_host.h"
 #include "train/trainer.h"
 
@@ -39,17 +47,24 @@ struct Fixture {
   }()};
   data::DatasetPair data;
   at::Tensor normalised;  // the bare loop's data: float, normalised once before timing
-  LoaderConfig loader;
+  std::filesystem::path experiment;  // the trainer rows'
   Fixture() {
     const char* path = "/usr/share/datasets/fashion-mnist";
-    data = std::filesystem::exists(path) ? data::load_idx_dataset(path)
-                                         : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
+    const bool real = std::filesystem::exists(path);
+    data = real ? data::load_idx_dataset(path) : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
+    experiment = std::filesystem::temp_directory_path() / ("trainer_overhead_bench_" + std::to_string(::getpid()) + ".toml");
+    std::ofstream(experiment) << "[experiment]\nname = \"trainer-overhead-bench\"\nseed = 1\n[model]\nname = \"mlp\"\n"
+                              << (real ? std::string("[data]\ndataset = \"fashion-mnist\"\npath = \"") + path + "\"\n"
+                                       : std::string("[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\n"
+                                                     "synthetic_train_size = 60000\nsynthetic_test_size = 1000\n"))
+                              << "batch_size = " << kBatch << "\ntest_subset = " << kBatch
+                              << "\n[optim]\nname = \"adam\"\nlr = 1e-3\n[train]\nepochs = 1\nlog_interval = 0\n";
     data.test = data::subset(data.test, kBatch);  // evaluation is not what is measured
     normalised = data.train.images.to(at::kFloat);
     if (data.train.bytes())
       normalised.div_(255).sub_(data.train.normalization.mean.at(0)).div_(data.train.normalization.std.at(0));
-    loader = host.backend("cpu")->loader_config({0});
   }
+  ~Fixture() { std::filesystem::remove(experiment); }
   std::shared_ptr<Model> model(const std::string& name) {
     const RegisteredModel* m = host.models().find(name);
     std::map<std::string, OptionValue> values;
@@ -90,17 +105,10 @@ double bare_loop(const std::string& name) {
 }
 
 double trainer_loop(const std::string& name) {
-  Fixture& f = fixture();
-  Experiment e;
-  e.model.name = name;
-  e.train.epochs = 1;
-  e.data.batch_size = kBatch;
-  e.train.log_interval = 0;
-  e.optim.name = OptimizerName::adam;
-  e.optim.lr = 1e-3;
-  data::DatasetPair data{data::subset(f.data.train, samples_for(name)), f.data.test};
-  TrainSummary s = Trainer(single_device_parts(e, f.model(name), data, {c10::Device(c10::kCPU), f.loader})).fit();
-  return s.samples_per_second;
+  const std::unique_ptr<bench::DefaultRun> run = bench::build_default_run(
+      fixture().experiment,
+      {"model.name=\"" + name + "\"", "data.train_subset=" + std::to_string(samples_for(name))});
+  return run->trainer().fit().samples_per_second;
 }
 
 void Bare(benchmark::State& state, std::string name) {
