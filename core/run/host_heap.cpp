@@ -16,10 +16,15 @@ namespace {
 std::mutex holders_mutex;
 int holders = 0;  // runs alive that changed the settings
 
+// glibc's settings as its own dynamic thresholds leave them once a process has freed a block of
+// 32 MiB: mmap threshold at its ceiling (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB on 64-bit) and trim
+// threshold twice that. mallopt cannot switch the dynamic adjustment back on, and glibc's
+// initial 128 KiB would map every tensor over 128 KiB anew: worse than a process that never
+// had the setting. Then the free pages are given back.
 void glibc_defaults() {
 #if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-  mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+  mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
   malloc_trim(0);
 #endif
 }

@@ -27,8 +27,9 @@ struct HostHeapChange {
 // Runs built side by side in one process (bench, doctor) share the setting: it is counted.
 HostHeapChange keep_freed_host_memory();
 
-// For each change made: once the last run that asked for it is gone, glibc's initial settings
-// again (128 KiB thresholds) and the free pages given back.
+// For each change made: once the last run that asked for it is gone, glibc's settings as its
+// dynamic thresholds leave them after a training step (blocks from 32 MiB mapped anew, the top
+// trimmed beyond 64 MiB) and the free pages given back.
 void restore_host_heap();
 
 }  // namespace plugtrain
