@@ -56,7 +56,7 @@ struct Fixture {
   at::Tensor normalised;  // the bare loop's inputs: float, normalised once before timing
   LoaderConfig loader;
   std::string source;
-  std::filesystem::path experiment;  // the plugtrain rows' experiment
+  std::unique_ptr<bench::ExperimentFile> experiment;  // the plugtrain rows'
   std::int64_t samples;
   explicit Fixture(std::int64_t samples_asked) {
     const char* path = "/usr/share/datasets/fashion-mnist";
@@ -71,16 +71,12 @@ struct Fixture {
       normalised.div_(255).sub_(data.train.normalization.mean.at(0)).div_(data.train.normalization.std.at(0));
     loader = host.backend("cpu")->loader_config({0});
     samples = data.train.size();
-    experiment = std::filesystem::temp_directory_path() / ("cpu_step_bench_" + std::to_string(::getpid()) + ".toml");
-    std::ofstream(experiment) << "[experiment]\nname = \"cpu-step-bench\"\nseed = 1\n"
-                              << "[model]\nname = \"mlp\"\n"
-                              << (real ? std::string("[data]\ndataset = \"fashion-mnist\"\npath = \"") + path + "\"\n"
-                                       : std::string("[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\n"
-                                                     "synthetic_train_size = 60000\nsynthetic_test_size = 1000\n"))
-                              << "batch_size = " << kBatch << "\ntrain_subset = " << samples << "\ntest_subset = " << kBatch
-                              << "\n[optim]\nname = \"adam\"\nlr = 1e-3\n[train]\nepochs = 1\nlog_interval = 0\n";
+    experiment = std::make_unique<bench::ExperimentFile>(
+        "cpu_step_bench", "[experiment]\nname = \"cpu-step-bench\"\nseed = 1\n[model]\nname = \"mlp\"\n" +
+                              bench::fashion_mnist_data_table(kBatch, kBatch).text +
+                              "train_subset = " + std::to_string(samples) +
+                              "\n[optim]\nname = \"adam\"\nlr = 1e-3\n[train]\nepochs = 1\nlog_interval = 0\n");
   }
-  ~Fixture() { std::filesystem::remove(experiment); }
   std::shared_ptr<Model> mlp() {
     const RegisteredModel* m = host.models().find("mlp");
     std::map<std::string, OptionValue> values;
@@ -146,7 +142,7 @@ struct TrainerFigures {
 
 // One epoch of `plugtrain run` with the bench's experiment; `overrides` as --set takes them.
 TrainerFigures plugtrain_epoch(Fixture& f, const std::vector<std::string>& overrides) {
-  const std::unique_ptr<bench::DefaultRun> run = bench::build_default_run(f.experiment, overrides);
+  const std::unique_ptr<bench::DefaultRun> run = bench::build_default_run(f.experiment->path(), overrides);
   const TrainSummary s = run->trainer().fit();
   return {s.samples_per_second, s.epochs.empty() ? "" : s.epochs.front().phases.text()};
 }
@@ -158,25 +154,15 @@ std::string load_average() {
   return one + " " + five + " " + fifteen;
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  int rounds = 5;
-  std::int64_t samples = 60000;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
-    else if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) samples = std::atoll(argv[++i]);
-    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) at::set_num_threads(std::atoi(argv[++i]));
-    else {
-      std::fprintf(stderr, "usage: cpu_step_bench [--rounds N] [--samples N] [--threads N]\n");
-      return 2;
-    }
-  }
+int bench_rounds(int rounds, std::int64_t samples) {
+  const bench::HeldHostHeap heap;
   Fixture f(samples);
   const std::int64_t steps = f.data.train.size() / kBatch;
   std::printf("MLP 784-256-128-10, batch %lld, Adam, %s, %lld samples per run, %d intra-op threads, %d rounds\n",
               (long long)kBatch, f.source.c_str(), (long long)f.data.train.size(), at::get_num_threads(), rounds);
   std::printf("load average before: %s\n", load_average().c_str());
+  if (!heap.line().empty()) std::printf("%s: every row, the bare loop's too\n", heap.line().c_str());
   std::map<std::string, std::vector<double>> sps;
   std::map<std::string, std::string> phases;
   for (int r = 0; r < rounds; ++r) {
@@ -207,4 +193,26 @@ int main(int argc, char** argv) {
   std::printf("\nplugtrain phases (last round): defaults %s\n", phases["default"].c_str());
   std::printf("                               loop     %s\n", phases["loop"].c_str());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = 5;
+  std::int64_t samples = 60000;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) samples = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) at::set_num_threads(std::atoi(argv[++i]));
+    else {
+      std::fprintf(stderr, "usage: cpu_step_bench [--rounds N] [--samples N] [--threads N]\n");
+      return 2;
+    }
+  }
+  try {
+    return bench_rounds(rounds, samples);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cpu_step_bench: %s\n", e.what());
+    return 2;
+  }
 }

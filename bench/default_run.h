@@ -1,11 +1,15 @@
-// A benchmark's plugtrain row, built exactly as `plugtrain run` builds a run: the experiment
-// file validated, planned and built by the run's own stages (core/run), with --set overrides
-// on top, but no run folder, and the log kept in memory. So the row measures the defaults a user gets (the
-// memory format, the optimizer's implementation, the loader, the host heap, ...); a row that
-// deviates says so through its overrides.
+// A benchmark's plugtrain row, built as `plugtrain run` builds a run of one process: the
+// experiment file validated, planned and built by the run's own stages (core/run), with --set
+// overrides on top, but no run folder, and the log kept in memory. So the row measures the
+// defaults a user gets (the memory format, the optimizer's implementation, the loader, the
+// host heap, ...); a row that deviates says so through its overrides.
 #pragma once
 
+#include <unistd.h>
+
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -13,6 +17,7 @@
 #include <vector>
 
 #include "run/build.h"
+#include "run/host_heap.h"
 #include "run/plan.h"
 #include "run/validate.h"
 
@@ -32,7 +37,67 @@ epochs = 1
 log_interval = 0
 )";
 
+// The Fashion-MNIST benchmarks' [data] table: Debian's files where they are installed, else
+// synthetic data of their shape; `batch`, and only the first `test_subset` test samples (the
+// end-of-epoch evaluation is not what they time).
+struct FashionMnistTable {
+  bool real = false;
+  std::string text;
+};
+inline FashionMnistTable fashion_mnist_data_table(std::int64_t batch, std::int64_t test_subset) {
+  const char* path = "/usr/share/datasets/fashion-mnist";
+  FashionMnistTable t;
+  t.real = std::filesystem::exists(path);
+  t.text = t.real ? std::string("[data]\ndataset = \"fashion-mnist\"\npath = \"") + path + "\"\n"
+                  : std::string("[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\n"
+                                "synthetic_train_size = 60000\nsynthetic_test_size = 1000\n");
+  t.text += "batch_size = " + std::to_string(batch) + "\ntest_subset = " + std::to_string(test_subset) + "\n";
+  return t;
+}
+
+// An experiment file in the temporary folder, named after the bench and this process, removed
+// when it goes (a bench catches its errors in main, so this happens on a bad --set too).
+class ExperimentFile {
+ public:
+  ExperimentFile(const std::string& bench, const std::string& text)
+      : path_(std::filesystem::temp_directory_path() / (bench + "_" + std::to_string(::getpid()) + ".toml")) {
+    std::ofstream(path_) << text;
+  }
+  ~ExperimentFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  ExperimentFile(const ExperimentFile&) = delete;
+  ExperimentFile& operator=(const ExperimentFile&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The host heap setting of a run on the CPU (run/host_heap.h), held for a whole bench: its bare
+// LibTorch rows then have the same heap as plugtrain's rows in every round, rather than glibc's
+// own in the first round and what a finished run put back in the others.
+class HeldHostHeap {
+ public:
+  HeldHostHeap() : change_(keep_freed_host_memory()) {}
+  ~HeldHostHeap() {
+    if (change_.changed) restore_host_heap();
+  }
+  HeldHostHeap(const HeldHostHeap&) = delete;
+  HeldHostHeap& operator=(const HeldHostHeap&) = delete;
+  const std::string& line() const { return change_.line; }
+
+ private:
+  HostHeapChange change_;
+};
+
 struct DefaultRun {
+  DefaultRun() = default;
+  // The built run refers to `run`, `plan` and `log`: never copied or moved.
+  DefaultRun(const DefaultRun&) = delete;
+  DefaultRun& operator=(const DefaultRun&) = delete;
+
   ValidatedRun run;
   RunPlan plan;
   std::ostringstream log;  // the run's log: its callbacks write here as long as it trains

@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -138,9 +139,7 @@ struct BareRun {
 // The experiment of the plugtrain rows: examples/cifar10_resnet18.toml's recipe on synthetic
 // data of CIFAR's shape.
 std::filesystem::path experiment_file() {
-  static const std::filesystem::path file = [] {
-    const auto path = std::filesystem::temp_directory_path() / ("resnet_cifar_bench_" + std::to_string(::getpid()) + ".toml");
-    std::ofstream(path) << R"([experiment]
+  static const bench::ExperimentFile file("resnet_cifar_bench", std::string(R"([experiment]
 name = "resnet-cifar-bench"
 seed = 1
 [model]
@@ -155,10 +154,8 @@ synthetic_test_size = 128
 batch_size = 128
 augmentation = ["random_crop", "horizontal_flip"]
 crop_padding = 4
-)" << bench::kSgdRecipeTables;
-    return path;
-  }();
-  return file;
+)") + bench::kSgdRecipeTables);
+  return file.path();
 }
 
 struct TrainerRun {
@@ -247,7 +244,13 @@ StepTime one_step(const std::string& name) {
 
 void Step(benchmark::State& state, const std::string& name, bool timed) {
   for (auto _ : state) {
-    const StepTime t = one_step(name);
+    StepTime t;
+    try {
+      t = one_step(name);
+    } catch (const std::exception& e) {  // exit, not terminate: the experiment file goes with it
+      std::fprintf(stderr, "resnet_cifar_bench: %s\n", e.what());
+      std::exit(2);
+    }
     const double seconds = t.wall;
     if (seconds < 0) {  // the peer is skipped
       state.SetIterationTime(0);
@@ -378,6 +381,5 @@ int main(int argc, char** argv) {
   g_python.reset();
   g_trainer_runs.clear();
   g_bare_runs.clear();
-  std::filesystem::remove(experiment_file());
   return rc;
 }

@@ -5,7 +5,8 @@
 // The trainer's row is `plugtrain run` (bench/default_run.h: built by the run's own stages,
 // every setting the default: the fused Adam, channels-last for the convnet, the host heap
 // keeping freed memory), evaluating 100 test samples (data.test_subset; not what is timed).
-// The bare loop is torch::optim::Adam on contiguous float batches, as a LibTorch user writes it.
+// The bare loop is torch::optim::Adam on contiguous float batches, as a LibTorch user writes it,
+// with the same host heap setting as the trainer's runs (held for the whole bench).
 // Each benchmark trains one pass over the same training samples; the two loops alternate
 // (bare, trainer, bare, trainer, ...) so machine noise hits both alike. After the runs the
 // program prints samples/s for each and the ratio trainer / bare per model.
@@ -17,11 +18,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <unistd.h>
 #include <sstream>
 
 #include "bench_stats.h"
@@ -47,24 +47,19 @@ struct Fixture {
   }()};
   data::DatasetPair data;
   at::Tensor normalised;  // the bare loop's data: float, normalised once before timing
-  std::filesystem::path experiment;  // the trainer rows'
+  const bench::HeldHostHeap heap;  // the bare loop's rows too
+  const bench::FashionMnistTable table = bench::fashion_mnist_data_table(kBatch, kBatch);
+  const bench::ExperimentFile experiment{
+      "trainer_overhead_bench", "[experiment]\nname = \"trainer-overhead-bench\"\nseed = 1\n[model]\nname = \"mlp\"\n" +
+                                    table.text + "[optim]\nname = \"adam\"\nlr = 1e-3\n[train]\nepochs = 1\nlog_interval = 0\n"};
   Fixture() {
-    const char* path = "/usr/share/datasets/fashion-mnist";
-    const bool real = std::filesystem::exists(path);
-    data = real ? data::load_idx_dataset(path) : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
-    experiment = std::filesystem::temp_directory_path() / ("trainer_overhead_bench_" + std::to_string(::getpid()) + ".toml");
-    std::ofstream(experiment) << "[experiment]\nname = \"trainer-overhead-bench\"\nseed = 1\n[model]\nname = \"mlp\"\n"
-                              << (real ? std::string("[data]\ndataset = \"fashion-mnist\"\npath = \"") + path + "\"\n"
-                                       : std::string("[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\n"
-                                                     "synthetic_train_size = 60000\nsynthetic_test_size = 1000\n"))
-                              << "batch_size = " << kBatch << "\ntest_subset = " << kBatch
-                              << "\n[optim]\nname = \"adam\"\nlr = 1e-3\n[train]\nepochs = 1\nlog_interval = 0\n";
+    data = table.real ? data::load_idx_dataset("/usr/share/datasets/fashion-mnist")
+                      : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
     data.test = data::subset(data.test, kBatch);  // evaluation is not what is measured
     normalised = data.train.images.to(at::kFloat);
     if (data.train.bytes())
       normalised.div_(255).sub_(data.train.normalization.mean.at(0)).div_(data.train.normalization.std.at(0));
   }
-  ~Fixture() { std::filesystem::remove(experiment); }
   std::shared_ptr<Model> model(const std::string& name) {
     const RegisteredModel* m = host.models().find(name);
     std::map<std::string, OptionValue> values;
@@ -106,7 +101,7 @@ double bare_loop(const std::string& name) {
 
 double trainer_loop(const std::string& name) {
   const std::unique_ptr<bench::DefaultRun> run = bench::build_default_run(
-      fixture().experiment,
+      fixture().experiment.path(),
       {"model.name=\"" + name + "\"", "data.train_subset=" + std::to_string(samples_for(name))});
   return run->trainer().fit().samples_per_second;
 }
@@ -121,7 +116,13 @@ void Bare(benchmark::State& state, std::string name) {
 
 void WithPlugtrain(benchmark::State& state, std::string name) {
   for (auto _ : state) {
-    double sps = trainer_loop(name);
+    double sps = 0;
+    try {
+      sps = trainer_loop(name);
+    } catch (const std::exception& e) {  // exit, not terminate: the fixture's files go with it
+      std::fprintf(stderr, "trainer_overhead_bench: %s\n", e.what());
+      std::exit(2);
+    }
     g_samples_per_second[name + "/plugtrain"].push_back(sps);
     state.counters["samples_per_s"] = sps;
   }

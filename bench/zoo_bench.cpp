@@ -73,8 +73,8 @@ const std::vector<ZooModel>& zoo() {
 }
 
 // The experiment every plugtrain row runs, with only what the comparison fixes.
-void write_experiment(const std::filesystem::path& file) {
-  std::ofstream(file) << R"([experiment]
+std::string experiment_text() {
+  return std::string(R"([experiment]
 name = "zoo-bench"
 seed = 1
 [model]
@@ -82,7 +82,7 @@ name = "resnet18"
 [data]
 dataset = "synthetic"
 synthetic_classes = 10
-)" << bench::kSgdRecipeTables;
+)") + bench::kSgdRecipeTables;
 }
 
 struct PlugtrainRow {
@@ -170,22 +170,9 @@ BenchOptions parse(int argc, char** argv) {
   return o;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const BenchOptions options = parse(argc, argv);
-  std::vector<ZooModel> models;
-  for (const ZooModel& m : zoo())
-    if (options.only.empty() || std::find(options.only.begin(), options.only.end(), m.label) != options.only.end())
-      models.push_back(m);
-  if (models.empty()) {
-    std::fprintf(stderr, "zoo_bench: --only names no model\n");
-    return 2;
-  }
-  const std::filesystem::path folder = std::filesystem::temp_directory_path() / ("zoo_bench_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(folder);
-  const std::filesystem::path experiment = folder / "zoo.toml";
-  write_experiment(experiment);
+int bench_models(const BenchOptions& options, const std::vector<ZooModel>& models) {
+  const bench::ExperimentFile file("zoo_bench", experiment_text());
+  const std::filesystem::path& experiment = file.path();
 
   // Built in order and destroyed in reverse (each BuiltRun puts back the process settings it
   // changed when it goes).
@@ -264,6 +251,25 @@ int main(int argc, char** argv) {
   std::printf("\n");
   if (!peer.ok()) std::printf("torchvision peer: skipped (%s)\n", peer.skipped().c_str());
   while (!ours.empty()) ours.pop_back();
-  std::filesystem::remove_all(folder);
   return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const BenchOptions options = parse(argc, argv);
+  std::vector<ZooModel> models;
+  for (const ZooModel& m : zoo())
+    if (options.only.empty() || std::find(options.only.begin(), options.only.end(), m.label) != options.only.end())
+      models.push_back(m);
+  if (models.empty()) {
+    std::fprintf(stderr, "zoo_bench: --only names no model\n");
+    return 2;
+  }
+  try {
+    return bench_models(options, models);
+  } catch (const std::exception& e) {  // a bad --set, a model that cannot be built: one line
+    std::fprintf(stderr, "zoo_bench: %s\n", e.what());
+    return 2;
+  }
 }

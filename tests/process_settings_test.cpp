@@ -66,25 +66,19 @@ class ProcessSettingsTest : public ::testing::Test {
     request.overrides.push_back("backend.name=\"" + backend + "\"");
     runs_.push_back(validate(request));
     const RunPlan plan = plan_run(runs_.back(), {}, std::nullopt);
-    std::ostringstream out;
-    std::unique_ptr<BuiltRun> built = build_run(runs_.back(), plan, nullptr, nullptr, out);
-    log = out.str();
+    std::unique_ptr<BuiltRun> built = build_run(runs_.back(), plan, nullptr, nullptr, logs_.emplace_back());
+    log = logs_.back().str();
     return built;
   }
-  std::list<ValidatedRun> runs_;  // outlive the runs built from them (a list: never moved)
+  // Outlive the runs built from them (lists: never moved): the run and the log it writes to.
+  std::list<ValidatedRun> runs_;
+  std::list<std::ostringstream> logs_;
 
   // Builds a run of exp.toml on `backend` with `overrides`, trains two steps, and returns the
   // settings the run had while it trained. The run is gone when this returns.
   Settings settings_while_training(const std::string& backend, std::vector<std::string> overrides) {
-    RunRequest request;
-    request.experiment_file = dir_ / "exp.toml";
-    request.plugin_paths = {PLUGTRAIN_PLUGIN_DIR, fs::path(PLUGTRAIN_TEST_PLUGIN_DIR) / "graph_recorder"};
-    request.overrides = std::move(overrides);
-    request.overrides.push_back("backend.name=\"" + backend + "\"");
-    ValidatedRun run = validate(request);
-    const RunPlan plan = plan_run(run, {}, std::nullopt);
-    std::ostringstream quiet;
-    std::unique_ptr<BuiltRun> built = build_run(run, plan, nullptr, nullptr, quiet);
+    std::string log;
+    const std::unique_ptr<BuiltRun> built = build(backend, std::move(overrides), log);
     built->trainer->time_steps(2);
     return Settings::now();
   }
@@ -121,14 +115,17 @@ TEST_F(ProcessSettingsTest, ARunOnTheHostCpuKeepsFreedMemoryForTheNextStepWhileI
   {
     const std::unique_ptr<BuiltRun> run = build("cpu", {}, log);
     EXPECT_NE(log.find("device: host heap keeps freed memory for the next step"), std::string::npos) << log;
+    if (log.find("blocks under 32 MiB") != std::string::npos)
+      GTEST_SKIP() << "this glibc keeps blocks under 32 MiB only (before 2.35): a 64 MiB one is mapped anew";
     faults_of_a_step(kBytes);  // the first step brings the pages into the heap
     EXPECT_LT(faults_of_a_step(kBytes), pages / 100) << "the next step reuses them";
     {
       std::string second_log;
       const std::unique_ptr<BuiltRun> second = build("cpu", {}, second_log);  // bench builds runs side by side
     }
-    // What the second run left allocated (its plugin host) may split the kept block: the next
-    // step may take new pages once, and the one after reuses them.
+    // What the second run left allocated (its plugin host) splits the kept block: the next step
+    // takes new pages once (a second one too, for margin), and the steps after reuse them.
+    faults_of_a_step(kBytes);
     faults_of_a_step(kBytes);
     EXPECT_LT(faults_of_a_step(kBytes), pages / 100) << "a second run that came and went leaves the first's setting";
   }

@@ -20,16 +20,24 @@ int holders = 0;  // runs alive that changed the settings
 // 32 MiB: mmap threshold at its ceiling (DEFAULT_MMAP_THRESHOLD_MAX, 32 MiB on 64-bit) and trim
 // threshold twice that. mallopt cannot switch the dynamic adjustment back on, and glibc's
 // initial 128 KiB would map every tensor over 128 KiB anew: worse than a process that never
-// had the setting. Then the free pages are given back.
+// had the setting. Then the free pages are given back (as the CPU backend's
+// release_cached_memory does; plugins/backend_cpu/host_memory.cpp).
+constexpr int kGlibcMmapCeiling = 32 * 1024 * 1024;
+
 void glibc_defaults() {
 #if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
-  mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
+  mallopt(M_MMAP_THRESHOLD, kGlibcMmapCeiling);
+  mallopt(M_TRIM_THRESHOLD, 2 * kGlibcMmapCeiling);
   malloc_trim(0);
 #endif
 }
 
-const char* const kKeptLine = "host heap keeps freed memory for the next step (blocks under 2 GiB from the heap, no trim)";
+int largest_heap_block = 0;  // the mmap threshold set while holders > 0
+
+std::string kept_line() {
+  return std::string("host heap keeps freed memory for the next step (blocks under ") +
+         (largest_heap_block == INT_MAX ? "2 GiB" : "32 MiB") + " from the heap, no trim)";
+}
 
 // What in the environment already decides how the heap behaves ("" when nothing does).
 std::string environment_choice() {
@@ -55,18 +63,22 @@ HostHeapChange keep_freed_host_memory() {
   const std::lock_guard<std::mutex> lock(holders_mutex);
   if (holders > 0) {
     ++holders;
-    return {true, kKeptLine};
+    return {true, kept_line()};
   }
-  // mallopt takes an int: INT_MAX (2 GiB - 1) is the largest threshold it can set. Both calls
-  // succeed on every glibc since 2.0 for values up to that.
-  const bool mmap_set = mallopt(M_MMAP_THRESHOLD, INT_MAX) == 1;
-  const bool trim_set = mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
-  if (!mmap_set || !trim_set) {
+  // mallopt takes an int: INT_MAX (2 GiB - 1) is the largest threshold it can set. glibc before
+  // 2.35 refuses an mmap threshold above HEAP_MAX_SIZE / 2 (32 MiB on 64-bit): there blocks from
+  // 32 MiB on are still mapped anew. The trim threshold has no such cap.
+  largest_heap_block = INT_MAX;
+  if (mallopt(M_MMAP_THRESHOLD, largest_heap_block) != 1) {
+    largest_heap_block = kGlibcMmapCeiling;
+    if (mallopt(M_MMAP_THRESHOLD, largest_heap_block) != 1) largest_heap_block = 0;
+  }
+  if (largest_heap_block == 0 || mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1) {
     glibc_defaults();
     return {false, "host heap: glibc refused to keep freed memory (mallopt); each step maps its memory anew"};
   }
   ++holders;
-  return {true, kKeptLine};
+  return {true, kept_line()};
 #else
   return {false, ""};  // macOS's malloc keeps its own freed regions; nothing to do
 #endif

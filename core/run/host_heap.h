@@ -1,17 +1,20 @@
 // The host heap between training steps, on a run whose device is the host CPU.
 //
-// glibc's malloc serves every block of 128 KiB or more with a mmap of its own (the threshold
-// grows to at most 32 MiB) and unmaps it at free, and it trims the heap's top beyond 128 KiB.
+// glibc's malloc serves each block above its mmap threshold with a mmap of its own and unmaps
+// it at free; the threshold starts at 128 KiB and rises, as such blocks are freed, to at most
+// 32 MiB. It also trims the heap's freed top beyond twice the threshold.
 // A training step frees its activations at the end and allocates them again in the next: for
 // ResNet-18 on CIFAR (batch 128) that is about 1 GiB mapped, zeroed by the kernel page by page
 // on first touch and unmapped again, every step: 250,000 minor page faults and 15 % of the
 // step on 2 cores. PyTorch's CUDA caching allocator keeps freed blocks for the next step;
-// this does the same for the host heap: blocks under 2 GiB come from the heap and its freed
-// top is kept (mallopt M_MMAP_THRESHOLD and M_TRIM_THRESHOLD). Out-of-memory recovery still
-// gives the free pages back (the CPU backend's release_cached_memory: malloc_trim).
+// this does the same for the host heap: blocks under 2 GiB (32 MiB on glibc before 2.35) come
+// from the heap and its freed top is kept (mallopt M_MMAP_THRESHOLD and M_TRIM_THRESHOLD).
+// Out-of-memory recovery still gives the free pages back (the CPU backend's
+// release_cached_memory: malloc_trim).
 //
-// The environment wins: where MALLOC_*_ variables or GLIBC_TUNABLES set glibc's malloc, or
-// LD_PRELOAD brings another allocator (jemalloc, tcmalloc, mimalloc), nothing is changed.
+// The environment wins: where MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_, MALLOC_TOP_PAD_,
+// MALLOC_MMAP_MAX_ or GLIBC_TUNABLES (glibc.malloc.*) set glibc's malloc, or LD_PRELOAD brings
+// another allocator (jemalloc, tcmalloc, mimalloc), nothing is changed.
 #pragma once
 
 #include <string>

@@ -6,9 +6,10 @@
 //    is our addition; torchvision's ResNets have none.
 //  - init_like_torchvision: Kaiming normal (fan_out, relu) convs with zero bias, BatchNorm 1 / 0.
 //  - cifar_form: the stem/head choice "imagenet" | "cifar" | "auto" (auto: cifar when H, W <= 64).
-// Activations and residual adds run in place on a batch norm's fresh output, as torchvision's
-// ReLU(inplace=True) and `out += identity`: batch norm's backward needs its input, not its
-// output, so autograd allows it, and each saves a tensor's allocation and a pass over memory.
+// Activations and residual adds run in place on a layer's fresh output (a batch norm's, a
+// convolution's, squeeze-and-excitation's product), as torchvision's ReLU(inplace=True) and
+// `out += identity`: those layers' backward needs their inputs, not their output, so autograd
+// allows it, and each saves a tensor's allocation and a pass over memory.
 #pragma once
 
 #include <algorithm>
