@@ -25,9 +25,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <memory>
-#include <unistd.h>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "bench_stats.h"
@@ -54,28 +53,22 @@ struct Fixture {
   }()};
   data::DatasetPair data;
   at::Tensor normalised;  // the bare loop's inputs: float, normalised once before timing
-  LoaderConfig loader;
   std::string source;
   std::unique_ptr<bench::ExperimentFile> experiment;  // the plugtrain rows'
-  std::int64_t samples;
-  explicit Fixture(std::int64_t samples_asked) {
-    const char* path = "/usr/share/datasets/fashion-mnist";
-    const bool real = std::filesystem::exists(path);
+  explicit Fixture(std::int64_t samples) {
+    const bool real = std::filesystem::exists(bench::FashionMnistExperiment::kPath);
     source = real ? "Fashion-MNIST" : "synthetic 1x28x28 (no Fashion-MNIST)";
-    data = std::filesystem::exists(path) ? data::load_idx_dataset(path)
-                                         : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
-    data.train = data::subset(data.train, std::min(samples_asked, data.train.size()));
+    data = real ? data::load_idx_dataset(bench::FashionMnistExperiment::kPath)
+                : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
+    data.train = data::subset(data.train, std::min(samples, data.train.size()));
     data.test = data::subset(data.test, kBatch);  // evaluation is not what is measured
     normalised = data.train.images.to(at::kFloat).flatten(1);
     if (data.train.bytes())
       normalised.div_(255).sub_(data.train.normalization.mean.at(0)).div_(data.train.normalization.std.at(0));
-    loader = host.backend("cpu")->loader_config({0});
-    samples = data.train.size();
     experiment = std::make_unique<bench::ExperimentFile>(
-        "cpu_step_bench", "[experiment]\nname = \"cpu-step-bench\"\nseed = 1\n[model]\nname = \"mlp\"\n" +
-                              bench::fashion_mnist_data_table(kBatch, kBatch).text +
-                              "train_subset = " + std::to_string(samples) +
-                              "\n[optim]\nname = \"adam\"\nlr = 1e-3\n[train]\nepochs = 1\nlog_interval = 0\n");
+        "cpu_step_bench", bench::fashion_mnist_experiment("cpu-step-bench", kBatch, kBatch,
+                                                          "train_subset = " + std::to_string(data.train.size()) + "\n")
+                              .text);
   }
   std::shared_ptr<Model> mlp() {
     const RegisteredModel* m = host.models().find("mlp");
@@ -153,7 +146,6 @@ std::string load_average() {
   in >> one >> five >> fifteen;
   return one + " " + five + " " + fifteen;
 }
-
 
 int bench_rounds(int rounds, std::int64_t samples) {
   const bench::HeldHostHeap heap;

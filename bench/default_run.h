@@ -37,22 +37,26 @@ epochs = 1
 log_interval = 0
 )";
 
-// The Fashion-MNIST benchmarks' [data] table: Debian's files where they are installed, else
-// synthetic data of their shape; `batch`, and only the first `test_subset` test samples (the
-// end-of-epoch evaluation is not what they time).
-struct FashionMnistTable {
-  bool real = false;
+// The Fashion-MNIST benchmarks' experiment: the mlp (its defaults), Adam lr 1e-3, one epoch
+// without step lines, on Debian's files where they are installed, else synthetic data of their
+// shape; `batch`, only the first `test_subset` test samples (the end-of-epoch evaluation is not
+// what they time) and any further [data] lines.
+struct FashionMnistExperiment {
+  static constexpr const char* kPath = "/usr/share/datasets/fashion-mnist";
+  bool real = false;  // Debian's files, not synthetic data
   std::string text;
 };
-inline FashionMnistTable fashion_mnist_data_table(std::int64_t batch, std::int64_t test_subset) {
-  const char* path = "/usr/share/datasets/fashion-mnist";
-  FashionMnistTable t;
-  t.real = std::filesystem::exists(path);
-  t.text = t.real ? std::string("[data]\ndataset = \"fashion-mnist\"\npath = \"") + path + "\"\n"
-                  : std::string("[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\n"
-                                "synthetic_train_size = 60000\nsynthetic_test_size = 1000\n");
-  t.text += "batch_size = " + std::to_string(batch) + "\ntest_subset = " + std::to_string(test_subset) + "\n";
-  return t;
+inline FashionMnistExperiment fashion_mnist_experiment(const std::string& name, std::int64_t batch,
+                                                       std::int64_t test_subset, const std::string& data_lines = "") {
+  FashionMnistExperiment x;
+  x.real = std::filesystem::exists(FashionMnistExperiment::kPath);
+  x.text = "[experiment]\nname = \"" + name + "\"\nseed = 1\n[model]\nname = \"mlp\"\n[data]\n" +
+           (x.real ? std::string("dataset = \"fashion-mnist\"\npath = \"") + FashionMnistExperiment::kPath + "\"\n"
+                   : std::string("dataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\n"
+                                 "synthetic_train_size = 60000\nsynthetic_test_size = 1000\n")) +
+           "batch_size = " + std::to_string(batch) + "\ntest_subset = " + std::to_string(test_subset) + "\n" +
+           data_lines + "[optim]\nname = \"adam\"\nlr = 1e-3\n[train]\nepochs = 1\nlog_interval = 0\n";
+  return x;
 }
 
 // An experiment file in the temporary folder, named after the bench and this process, removed

@@ -48,13 +48,11 @@ struct Fixture {
   data::DatasetPair data;
   at::Tensor normalised;  // the bare loop's data: float, normalised once before timing
   const bench::HeldHostHeap heap;  // the bare loop's rows too
-  const bench::FashionMnistTable table = bench::fashion_mnist_data_table(kBatch, kBatch);
-  const bench::ExperimentFile experiment{
-      "trainer_overhead_bench", "[experiment]\nname = \"trainer-overhead-bench\"\nseed = 1\n[model]\nname = \"mlp\"\n" +
-                                    table.text + "[optim]\nname = \"adam\"\nlr = 1e-3\n[train]\nepochs = 1\nlog_interval = 0\n"};
+  const bench::FashionMnistExperiment recipe = bench::fashion_mnist_experiment("trainer-overhead-bench", kBatch, kBatch);
+  const bench::ExperimentFile experiment{"trainer_overhead_bench", recipe.text};
   Fixture() {
-    data = table.real ? data::load_idx_dataset("/usr/share/datasets/fashion-mnist")
-                      : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
+    data = recipe.real ? data::load_idx_dataset(bench::FashionMnistExperiment::kPath)
+                       : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
     data.test = data::subset(data.test, kBatch);  // evaluation is not what is measured
     normalised = data.train.images.to(at::kFloat);
     if (data.train.bytes())

@@ -276,14 +276,13 @@ max_steps = 1
 // torchvision's model in eager PyTorch within float rounding, one thread each: the second loss
 // follows the first step's every gradient. (A third step on 20 samples that the network is
 // memorising amplifies rounding: torchvision alone moves by 0.005 in it between 1 and 2 threads,
-// plugtrain alone by 0.008 between memory formats.) resnet50
-// (Bottleneck, CIFAR form) and mobilenet_v2 (ImageNet form: ReLU6 in place) are held to their
-// first loss (the forward pass, in-place activations included) after one step trained: on
-// 20 samples its batch norms make later steps so sensitive to rounding that torchvision alone,
-// contiguous against channels-last or 2 threads against 1, differs by 0.01 in the second step's
-// loss and 0.07 in the third. A backward pass that an in-place operation would corrupt is not
-// possible silently: autograd refuses it (a saved tensor's version changed). Holds the in-place
-// activations and residual adds (plugins/models/blocks.h) to torchvision's arithmetic.
+// plugtrain alone by 0.008 between memory formats.) resnet50 (Bottleneck, CIFAR form) and
+// mobilenet_v2 (ImageNet form: ReLU6 in place) are held to their first loss, the forward pass
+// with its in-place activations, and train that one step: on 20 samples resnet50's batch norms
+// make later losses so sensitive to rounding that torchvision alone, contiguous against
+// channels-last or 2 threads against 1, differs by 0.01 in the second and 0.07 in the third.
+// A backward pass that an in-place operation corrupted cannot pass silently: autograd refuses
+// it (a saved tensor's version changed).
 TEST_F(ImageRunTest, ZooLossCurvesAreTorchvisionsWithinFloatRounding) {
   const std::string python = PLUGTRAIN_PYTHON;
   if (run_process(python + " -c 'import torchvision'").exit_code != 0)

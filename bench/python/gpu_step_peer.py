@@ -16,18 +16,14 @@ warm-up, ended by one torch.cuda.synchronize(), answered {"samples_per_second": 
 import sys
 import time
 
-from peer_protocol import answer, serve
+from peer_protocol import answer, import_or_skip, serve
 
 
 def main():
-    try:
-        import torch
-        import torch.nn as nn
-        import torch.nn.functional as F
-        import torchvision
-    except Exception as e:  # noqa: BLE001 - any import failure means: no peer
-        answer({"skipped": f"{type(e).__name__}: {e}"})
+    modules = import_or_skip("torch", "torch.nn", "torch.nn.functional", "torchvision")
+    if modules is None:
         return 0
+    torch, nn, F, torchvision = modules
     if not torch.cuda.is_available():
         answer({"skipped": "torch.cuda.is_available() is False"})
         return 0

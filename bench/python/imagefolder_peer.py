@@ -16,7 +16,7 @@ import os
 import sys
 import time
 
-from peer_protocol import answer, serve
+from peer_protocol import answer, import_or_skip, serve
 
 
 def main():
@@ -28,14 +28,10 @@ def main():
     ap.add_argument("--mean", default="0.485,0.456,0.406")
     ap.add_argument("--std", default="0.229,0.224,0.225")
     args = ap.parse_args()
-    try:
-        import PIL
-        import torch
-        import torchvision
-        from torchvision import datasets, transforms
-    except Exception as e:  # noqa: BLE001 - any import failure means: no peer
-        answer({"skipped": f"{type(e).__name__}: {e}"})
+    modules = import_or_skip("PIL", "torch", "torchvision", "torchvision.datasets", "torchvision.transforms")
+    if modules is None:
         return 0
+    PIL, torch, torchvision, datasets, transforms = modules
 
     torch.set_num_threads(args.threads)
     mean = [float(v) for v in args.mean.split(",")]

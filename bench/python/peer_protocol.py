@@ -1,5 +1,6 @@
 """The peers' side of the protocol in bench/python_peer.h: one JSON line per answer."""
 
+import importlib
 import json
 import sys
 import time
@@ -7,6 +8,16 @@ import time
 
 def answer(obj):
     print(json.dumps(obj), flush=True)
+
+
+def import_or_skip(*names):
+    """The modules `names`, imported in order; when any cannot be imported (torch or torchvision
+    missing, or broken), answers {"skipped": reason} for the bench and returns None."""
+    try:
+        return [importlib.import_module(name) for name in names]
+    except Exception as e:  # noqa: BLE001 - any import failure means: no peer
+        answer({"skipped": f"{type(e).__name__}: {e}"})
+        return None
 
 
 def serve(command, handle=None):

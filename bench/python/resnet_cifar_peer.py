@@ -15,7 +15,7 @@ contiguous": one training step of that model, answered {"seconds": its wall time
 import argparse
 import sys
 
-from peer_protocol import answer, serve, timed_training_step
+from peer_protocol import answer, import_or_skip, serve, timed_training_step
 
 
 def main():
@@ -23,13 +23,10 @@ def main():
     ap.add_argument("--threads", type=int, required=True)
     ap.add_argument("--batch", type=int, default=128)
     args = ap.parse_args()
-    try:
-        import torch
-        import torch.nn.functional as F
-        import torchvision
-    except Exception as e:  # noqa: BLE001 - any import failure means: no peer
-        answer({"skipped": f"{type(e).__name__}: {e}"})
+    modules = import_or_skip("torch", "torch.nn.functional", "torchvision")
+    if modules is None:
         return 0
+    torch, F, torchvision = modules
 
     torch.set_num_threads(args.threads)
 

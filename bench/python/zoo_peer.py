@@ -14,20 +14,17 @@ torchvision. "quit" (or the end of input) ends it.
 import argparse
 import sys
 
-from peer_protocol import answer, serve, timed_training_step
+from peer_protocol import answer, import_or_skip, serve, timed_training_step
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, required=True)
     args = ap.parse_args()
-    try:
-        import torch
-        import torch.nn.functional as F
-        import torchvision
-    except Exception as e:  # noqa: BLE001 - any import failure means: no peer
-        answer({"skipped": f"{type(e).__name__}: {e}"})
+    modules = import_or_skip("torch", "torch.nn.functional", "torchvision")
+    if modules is None:
         return 0
+    torch, F, torchvision = modules
     torch.set_num_threads(args.threads)
     answer({"ready": True, "torch": torch.__version__, "torchvision": torchvision.__version__,
             "threads": torch.get_num_threads()})
