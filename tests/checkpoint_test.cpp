@@ -216,7 +216,7 @@ TEST_F(CheckpointTest, RunFolderHoldsResolvedExperimentLogMetricsAndSummary) {
   EXPECT_NE(resolved.find("batch_size = 50"), std::string::npos) << resolved;
   EXPECT_NE(resolved.find("test_batch_size = 1000"), std::string::npos) << "defaults are written too";
   const std::string csv = slurp(version(0) / "metrics.csv");
-  EXPECT_EQ(csv.rfind("kind,epoch,step,loss,accuracy,test_loss,test_accuracy,lr,samples_per_second,seconds\n", 0), 0u);
+  EXPECT_EQ(csv.rfind("kind,epoch,step,loss,accuracy,test_loss,test_accuracy,lr,samples_per_second,seconds,test_top5_accuracy\n", 0), 0u);
   int steps = 0, epochs = 0;
   std::istringstream lines(csv);
   for (std::string line; std::getline(lines, line);) {

@@ -41,7 +41,6 @@ std::set<std::string> configuration_words() {
   add_words<LrScaling>(words);
   add_words<ScheduleName>(words);
   add_words<CheckpointSave>(words);
-  add_words<Metric>(words);
   add_words<Direction>(words);
   add_words<OnNonfinite>(words);
   add_words<PrecisionMode>(words);

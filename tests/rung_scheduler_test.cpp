@@ -168,7 +168,7 @@ TEST_F(SchedulerKeys, DefaultsComeFromTheRunsMonitorAndEpochs) {
   EXPECT_EQ(s.max_epochs, 9);
   EXPECT_EQ(s.min_epochs, 1);
   EXPECT_EQ(s.reduction_factor, 3);
-  EXPECT_EQ(s.metric, Metric::test_accuracy);
+  EXPECT_EQ(s.metric, "test_accuracy");
   EXPECT_TRUE(s.maximise);
   const RungSchedule loss = read("scheduler = \"hyperband\"\nmetric = \"test_loss\"\nmax_epochs = 27\n");
   EXPECT_FALSE(loss.maximise);
@@ -183,7 +183,9 @@ TEST_F(SchedulerKeys, BadKeysAreOneLineNamingThem) {
             std::string::npos);
   EXPECT_NE(error("scheduler = \"asha\"\nbrackets = 2\n").find("exp.toml:8:12: sweep.brackets belongs to scheduler = \"hyperband\""),
             std::string::npos);
-  EXPECT_NE(error("scheduler = \"asha\"\nmetric = \"acc\"\n").find("sweep.metric must be one of test_accuracy"),
+  EXPECT_NE(error("scheduler = \"asha\"\nmetric = \"acc\"\n")
+                .find("exp.toml:8:10: sweep.metric 'acc' is not a metric of task 'classification'; its metrics: "
+                      "train_loss, test_loss, train_accuracy, test_accuracy, test_top5_accuracy"),
             std::string::npos);
   EXPECT_NE(error("min_epochs = 2\n").find("sweep.min_epochs belongs to an early-stopping scheduler"), std::string::npos);
   EXPECT_NE(error("scheduler = \"fast\"\n").find("sweep.scheduler must be one of none, asha, hyperband"),

@@ -14,6 +14,7 @@
 
 #include "data/dataset.h"
 #include "strategy/single_device.h"
+#include "task/task_registry.h"
 #include "support/run_process.h"
 #include "train/best_so_far.h"
 #include "train/callbacks/checkpoint_saver.h"
@@ -30,29 +31,49 @@ namespace fs = std::filesystem;
 EpochMetrics epoch_with(std::int64_t epoch, std::optional<double> test_accuracy, double train_loss = 1.0) {
   EpochMetrics m;
   m.epoch = epoch;
-  m.test_accuracy = test_accuracy;
+  if (test_accuracy) m.test = {{"accuracy", *test_accuracy}};
   m.test_loss = test_accuracy ? std::optional<double>(1 - *test_accuracy) : std::nullopt;
   m.train_loss = train_loss;
   return m;
 }
 
 TEST(BestSoFar, MaximisesOrMinimisesWithMinDelta) {
-  BestSoFar acc(BestSoFar::maximises(Metric::test_accuracy, std::nullopt), 0.01);
+  BestSoFar acc(/*maximise=*/true, 0.01);
   EXPECT_TRUE(acc.offer(0.50, 1));
   EXPECT_FALSE(acc.offer(0.505, 2)) << "within min_delta";
   EXPECT_TRUE(acc.offer(0.52, 3));
   EXPECT_EQ(acc.epoch(), 3);
   EXPECT_DOUBLE_EQ(acc.value(), 0.52);
-  BestSoFar loss(BestSoFar::maximises(Metric::test_loss, std::nullopt));
+  BestSoFar loss(/*maximise=*/false);
   EXPECT_TRUE(loss.offer(2.0, 1));
   EXPECT_FALSE(loss.offer(2.5, 2));
   EXPECT_TRUE(loss.offer(1.5, 3));
-  EXPECT_FALSE(BestSoFar::maximises(Metric::test_accuracy, Direction::min));
-  EXPECT_TRUE(BestSoFar::maximises(Metric::train_loss, Direction::max));
+}
+
+TEST(Monitor, AutoIsTheTasksHeadlineInItsOwnDirectionAndAModeOverridesIt) {
+  const TaskSpec& classification = *find_task("classification");
+  const auto& training = classification.training_metrics;
+  const auto& evaluation = classification.evaluation_metrics;
+  const std::optional<Monitor> automatic = find_monitor(training, evaluation, std::nullopt, std::nullopt);
+  ASSERT_TRUE(automatic);
+  EXPECT_EQ(automatic->name, "test_accuracy");
+  EXPECT_EQ(automatic->direction, Direction::max);
+  EXPECT_EQ(find_monitor(training, evaluation, "train_loss", std::nullopt)->direction, Direction::min);
+  EXPECT_EQ(find_monitor(training, evaluation, "test_top5_accuracy", std::nullopt)->direction, Direction::max);
+  EXPECT_EQ(find_monitor(training, evaluation, "test_accuracy", Direction::min)->direction, Direction::min);
+  EXPECT_EQ(find_monitor(training, evaluation, "train_loss", Direction::max)->direction, Direction::max);
+  EXPECT_FALSE(find_monitor(training, evaluation, "test_miou", std::nullopt)) << "not classification's";
+  EXPECT_FALSE(find_monitor(training, evaluation, "train_top5_accuracy", std::nullopt)) << "measured on the test set only";
+  const TaskSpec& regression = *find_task("regression");
+  EXPECT_EQ(find_monitor(regression.training_metrics, regression.evaluation_metrics, std::nullopt, std::nullopt)->name,
+            "test_mae");
+  EXPECT_EQ(find_monitor(regression.training_metrics, regression.evaluation_metrics, std::nullopt, std::nullopt)->direction,
+            Direction::min)
+      << "an error is minimised";
 }
 
 TEST(EarlyStopping, StopsAfterPatienceEvaluatedEpochsWithoutImprovement) {
-  EarlyStopping stopping(Metric::test_accuracy, std::nullopt, 2, 0.0);
+  EarlyStopping stopping(Monitor{"test_accuracy", Direction::max}, 2, 0.0);
   LoopState state;
   stopping.on_epoch_end(state, epoch_with(1, 0.6));
   stopping.on_epoch_end(state, epoch_with(2, 0.5));
@@ -64,13 +85,13 @@ TEST(EarlyStopping, StopsAfterPatienceEvaluatedEpochsWithoutImprovement) {
 }
 
 TEST(EarlyStopping, ItsStateSurvivesACheckpoint) {
-  EarlyStopping before(Metric::test_accuracy, std::nullopt, 3, 0.0);
+  EarlyStopping before(Monitor{"test_accuracy", Direction::max}, 3, 0.0);
   LoopState state;
   before.on_epoch_end(state, epoch_with(1, 0.7));
   before.on_epoch_end(state, epoch_with(2, 0.6));
   StateSection record;
   before.save_state(record);
-  EarlyStopping after(Metric::test_accuracy, std::nullopt, 3, 0.0);
+  EarlyStopping after(Monitor{"test_accuracy", Direction::max}, 3, 0.0);
   after.load_state(record);
   EXPECT_EQ(after.epochs_without_improvement(), 1);
   after.on_epoch_end(state, epoch_with(3, 0.65));  // still below 0.7: the restored best counts
@@ -102,7 +123,7 @@ TEST_F(CheckpointSaverTest, EveryNEpochsKeepsTheNewestK) {
   e.checkpoint.save = CheckpointSave::every;
   e.checkpoint.every_n_epochs = 2;
   e.checkpoint.keep_last = 2;
-  CheckpointSaver saver(dir_, e);
+  CheckpointSaver saver(dir_, e, Monitor{"test_accuracy", Direction::max});
   LoopState state = state_writing_files(7);
   for (int epoch = 1; epoch <= 7; ++epoch) saver.on_epoch_end(state, epoch_with(epoch, 0.5));
   std::vector<std::string> files;
@@ -115,8 +136,7 @@ TEST_F(CheckpointSaverTest, EveryNEpochsKeepsTheNewestK) {
 TEST_F(CheckpointSaverTest, BestFollowsTheMonitorAndItsStateSurvivesACheckpoint) {
   Experiment e;
   e.checkpoint.save = CheckpointSave::best;
-  e.checkpoint.monitor = Metric::test_loss;
-  CheckpointSaver saver(dir_, e);
+  CheckpointSaver saver(dir_, e, Monitor{"test_loss", Direction::min});
   LoopState state = state_writing_files(5);
   saver.on_epoch_end(state, epoch_with(1, 0.5));  // loss 0.5: best
   saver.on_epoch_end(state, epoch_with(2, 0.4));  // loss 0.6: not
@@ -124,7 +144,7 @@ TEST_F(CheckpointSaverTest, BestFollowsTheMonitorAndItsStateSurvivesACheckpoint)
   StateSection record;
   saver.save_state(record);
   EXPECT_EQ(record.int_at("best_epoch"), 1);
-  CheckpointSaver resumed(dir_, e);
+  CheckpointSaver resumed(dir_, e, Monitor{"test_loss", Direction::min});
   resumed.load_state(record);
   resumed.on_epoch_end(state, epoch_with(3, 0.45));  // loss 0.55: worse than the restored 0.5
   EXPECT_EQ(std::count(saved_.begin(), saved_.end(), "best.ckpt"), 1);
@@ -202,7 +222,8 @@ TEST_F(FitLoopTest, StopsWhenTheEpochsAreDone) {
   EXPECT_EQ(s.epochs.size(), 4u);
   EXPECT_EQ(s.steps, 20);
   EXPECT_FALSE(s.interrupted || s.stopped_early);
-  EXPECT_GT(s.final_test_accuracy, 0.0);
+  EXPECT_GT(s.final_headline(), 0.0);
+  EXPECT_EQ(s.headline.name, "accuracy");
 }
 
 TEST_F(FitLoopTest, EveryStepOnTheCpuIsSplitIntoPhasesWhoseSharesAddUp) {
@@ -225,14 +246,14 @@ TEST_F(FitLoopTest, StopsMidEpochAtMaxStepsAndStillEvaluates) {
   EXPECT_EQ(trainer_->state().stop, StopReason::max_steps);
   EXPECT_EQ(s.steps, 7);
   ASSERT_EQ(s.epochs.size(), 2u);
-  EXPECT_TRUE(s.epochs.back().test_accuracy.has_value()) << "the last epoch is evaluated";
+  EXPECT_TRUE(s.epochs.back().metric("test_accuracy").has_value()) << "the last epoch is evaluated";
   EXPECT_TRUE(trainer_->state().finished) << "a run ended by max_steps is not resumed";
 }
 
 TEST_F(FitLoopTest, StopsEarlyWhenACallbackAsks) {
   std::vector<std::unique_ptr<Callback>> callbacks;
   // A metric that never improves after the first epoch: min_delta 1 on an accuracy.
-  callbacks.push_back(std::make_unique<EarlyStopping>(Metric::test_accuracy, Direction::max, 1, 1.0));
+  callbacks.push_back(std::make_unique<EarlyStopping>(Monitor{"test_accuracy", Direction::max}, 1, 1.0));
   const TrainSummary s = fit([](Experiment&) {}, std::move(callbacks));
   EXPECT_EQ(trainer_->state().stop, StopReason::early_stopping);
   EXPECT_TRUE(s.stopped_early);

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   plugtrain::cli::add_data_command(app);
   plugtrain::cli::add_plugins_command(app);
   plugtrain::cli::add_models_command(app);
+  plugtrain::cli::add_tasks_command(app);
 
   try {
     app.parse(argc, argv);

@@ -29,7 +29,6 @@ enum class OptimizerImpl { loop, foreach, fused };  // how an optimizer steps (t
 enum class LrScaling { none, linear, sqrt };
 enum class ScheduleName { none, step, multistep, cosine };
 enum class CheckpointSave { none, last, best, every };
-enum class Metric { test_accuracy, test_loss, train_accuracy, train_loss };
 enum class Direction { max, min };
 enum class OnNonfinite { stop, skip_step };
 enum class PrecisionMode { fp32, bf16, fp16 };
@@ -76,8 +75,6 @@ PLUGTRAIN_CHOICE_WORDS(ScheduleName, {ScheduleName::none, "none"}, {ScheduleName
                        {ScheduleName::multistep, "multistep"}, {ScheduleName::cosine, "cosine"});
 PLUGTRAIN_CHOICE_WORDS(CheckpointSave, {CheckpointSave::none, "none"}, {CheckpointSave::last, "last"},
                        {CheckpointSave::best, "best"}, {CheckpointSave::every, "every"});
-PLUGTRAIN_CHOICE_WORDS(Metric, {Metric::test_accuracy, "test_accuracy"}, {Metric::test_loss, "test_loss"},
-                       {Metric::train_accuracy, "train_accuracy"}, {Metric::train_loss, "train_loss"});
 PLUGTRAIN_CHOICE_WORDS(Direction, {Direction::max, "max"}, {Direction::min, "min"});
 PLUGTRAIN_CHOICE_WORDS(OnNonfinite, {OnNonfinite::stop, "stop"}, {OnNonfinite::skip_step, "skip_step"});
 PLUGTRAIN_CHOICE_WORDS(PrecisionMode, {PrecisionMode::fp32, "fp32"}, {PrecisionMode::bf16, "bf16"},
@@ -118,10 +115,5 @@ std::string word_or_auto(const std::optional<E>& value) {
   return value ? word_of(*value) : "auto";
 }
 
-// Direction "auto": accuracies are maximised, losses minimised.
-inline Direction direction_for(Metric metric, std::optional<Direction> mode) {
-  if (mode) return *mode;
-  return metric == Metric::test_accuracy || metric == Metric::train_accuracy ? Direction::max : Direction::min;
-}
 
 }  // namespace plugtrain

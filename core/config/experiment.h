@@ -42,6 +42,11 @@ struct ModelConfig {  // [model]: its name; the model's own options are checked 
   Options options;
 };
 
+struct TaskConfig {  // [task]: its name; the task's own options are checked against its schema
+  std::string name = "classification";
+  Options options;
+};
+
 struct AugmentConfig {  // the [data] keys of the augmentations
   std::vector<Augmentation> order;
   std::int64_t crop_padding = 4;
@@ -60,7 +65,11 @@ struct AugmentConfig {  // the [data] keys of the augmentations
 };
 
 struct DataConfig {  // [data]
-  DatasetKind dataset = DatasetKind::fashion_mnist;
+  std::string dataset_name = "fashion-mnist";  // as written; data.dataset
+  // A built-in reader, or nullopt: a data set a plugin registers under dataset_name, whose own
+  // options are the [dataset] table (checked against its schema by run/validate).
+  std::optional<DatasetKind> dataset = DatasetKind::fashion_mnist;
+  Options dataset_options;
   std::string path = "/usr/share/datasets/fashion-mnist";
   std::optional<std::int64_t> batch_size = 100;  // per device (per rank); nullopt: "auto", the plan searches
   std::int64_t max_batch_size = 4096;            // "auto" tries no larger batch
@@ -115,13 +124,13 @@ struct CheckpointConfig {  // [checkpoint]
   std::string folder;  // empty: <run folder>/checkpoints
   CheckpointSave save = CheckpointSave::last;
   std::int64_t every_n_epochs = 1;
-  Metric monitor = Metric::test_accuracy;
+  std::optional<std::string> monitor;  // nullopt: "auto", the task's headline test metric
   std::optional<Direction> mode;  // nullopt: "auto", by the metric
   std::int64_t keep_last = 3;
 };
 
 struct EarlyStoppingConfig {  // [early_stopping]
-  Metric monitor = Metric::test_accuracy;
+  std::optional<std::string> monitor;  // nullopt: "auto", the task's headline test metric
   std::optional<Direction> mode;  // nullopt: "auto", by the metric
   std::int64_t patience = 0;      // 0: off
   double min_delta = 0.0;
@@ -159,6 +168,7 @@ struct Experiment {
   BackendConfig backend;
   PluginsConfig plugins;
   ModelConfig model;
+  TaskConfig task;
   DataConfig data;
   OptimConfig optim;
   ScheduleConfig schedule;

@@ -134,8 +134,10 @@ Experiment resolve_experiment(const ExperimentFile& file) {
     if (!table)
       throw ConfigError(where(file, table_name, table_key.source()) + ": '" + table_name +
                         "' must be a table ([" + table_name + "]), not a " + type_name(table_node));
-    // [model] holds the model's options, checked later; [sweep] is read by `plugtrain sweep`.
-    if (table_name == "model" || table_name == "sweep") continue;
+    // [model], [task] and [dataset] hold the model's, the task's and a plugin data set's
+    // options, checked later (run/validate);
+    // [sweep] is read by `plugtrain sweep`.
+    if (table_name == "model" || table_name == "task" || table_name == "dataset" || table_name == "sweep") continue;
     const std::vector<std::string> known = keys_of_table(table_name);
     for (auto&& [key, node] : *table) {
       const std::string name(key.str());
@@ -198,22 +200,23 @@ Experiment resolve_experiment(const ExperimentFile& file) {
   return e;
 }
 
-Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec, const std::vector<OptionRule>& rules) {
+Options resolve_table_options(const ExperimentFile& file, const std::string& table_name, const std::string& owner,
+                              const std::vector<OptionSpec>& specs, const std::vector<OptionRule>& rules,
+                              const std::vector<std::string>& own_keys) {
   std::map<std::string, OptionValue> values;
-  for (const auto& o : spec.options) values[o.name] = o.default_value;
-  const toml::table* table = file.table["model"].as_table();
+  for (const auto& o : specs) values[o.name] = o.default_value;
+  const toml::table* table = file.table[table_name].as_table();
   if (!table) return Options(values);
   std::vector<std::string> names;
-  for (const auto& o : spec.options) names.push_back(o.name);
+  for (const auto& o : specs) names.push_back(o.name);
   for (auto&& [key, node] : *table) {
     const std::string name(key.str());
-    if (name == "name" || name == "init") continue;  // plugtrain's own [model] keys
-    const std::string path = "model." + name;
+    if (std::find(own_keys.begin(), own_keys.end(), name) != own_keys.end()) continue;  // plugtrain's own keys
+    const std::string path = table_name + "." + name;
     const std::string at = where(file, path, key.source());
-    auto option = std::find_if(spec.options.begin(), spec.options.end(),
-                               [&](const OptionSpec& o) { return o.name == name; });
-    if (option == spec.options.end()) {
-      throw ConfigError(at + ": model '" + spec.name + "' has no option '" + name + "'" + did_you_mean(name, names) +
+    auto option = std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& o) { return o.name == name; });
+    if (option == specs.end()) {
+      throw ConfigError(at + ": " + owner + " has no option '" + name + "'" + did_you_mean(name, names) +
                         "; its options: " + join(names, ", ", "none"));
     }
     std::optional<ConfigValue> value = convert(node, config_type(option->type));
@@ -227,6 +230,10 @@ Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec,
           throw ConfigError(where(file, path, node.source()) + ": " + kept.why_not());
   }
   return Options(values);
+}
+
+Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec, const std::vector<OptionRule>& rules) {
+  return resolve_table_options(file, "model", "model '" + spec.name + "'", spec.options, rules, {"name", "init"});
 }
 
 }  // namespace plugtrain

@@ -33,6 +33,12 @@ std::string key_location(const ExperimentFile& file, const std::string& key_path
 // Checks every table and key except the model's own options (those need the model's schema).
 Experiment resolve_experiment(const ExperimentFile& file);
 
+// Checks a table of options (every key but `own_keys`) against a schema and its rules, and
+// fills in defaults. `owner` names whose options they are in messages: "model 'mlp'".
+Options resolve_table_options(const ExperimentFile& file, const std::string& table_name, const std::string& owner,
+                              const std::vector<OptionSpec>& specs, const std::vector<OptionRule>& rules,
+                              const std::vector<std::string>& own_keys);
+
 // Checks the [model] table against the model's option schema and fills in defaults.
 Options resolve_model_options(const ExperimentFile& file, const ModelSpec& spec,
                               const std::vector<OptionRule>& rules = {});

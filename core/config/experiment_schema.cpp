@@ -21,7 +21,7 @@ const char* to_string(ConfigType t) {
 }
 
 const std::vector<std::string>& experiment_tables() {
-  static const std::vector<std::string> tables = {"experiment", "backend",        "plugins", "model",
+  static const std::vector<std::string> tables = {"experiment", "backend",        "plugins", "model", "task", "dataset",
                                                   "data",       "optim",          "schedule", "train",
                                                   "checkpoint", "early_stopping", "distributed", "sweep"};
   return tables;
@@ -60,9 +60,21 @@ const std::vector<ConfigKey>& experiment_schema() {
 
       key("model.init", field(&E::model, &ModelConfig::init), "start from this Python state_dict file (torch.save(model.state_dict()))"),
 
-      choice_key<DatasetKind>("data.dataset", field(&E::data, &DataConfig::dataset),
-          "fashion-mnist, mnist (IDX files), cifar10, cifar100 (binary version), image-folder, tiny-imagenet or "
-          "synthetic"),
+      key("task.name", field(&E::task, &TaskConfig::name),
+          "what is learnt and measured: classification (default), multilabel, regression, segmentation or sequence "
+          "(`plugtrain tasks`); other [task] keys are its options"),
+
+      [] {
+        ConfigKey k = key("data.dataset", field(&E::data, &DataConfig::dataset_name),
+                          "fashion-mnist, mnist (IDX files), cifar10, cifar100 (binary version), image-folder, "
+                          "tiny-imagenet, synthetic, or a data set a plugin registers (`plugtrain data --list`; its "
+                          "options are the [dataset] table)");
+        k.store = [store = k.store](Experiment& e, const ConfigValue& v) {
+          store(e, v);
+          e.data.dataset = choice_named<DatasetKind>(e.data.dataset_name);
+        };
+        return k;
+      }(),
       resumable(key("data.path", field(&E::data, &DataConfig::path),
                     "the data set's folder (cifar10/100: also the official .tar.gz archive itself)")),
       choice_key<CifarLabels>("data.label", field(&E::data, &DataConfig::label), "cifar100: fine (100 classes) or coarse (20 superclasses)"),
@@ -166,13 +178,16 @@ const std::vector<ConfigKey>& experiment_schema() {
       resumable(choice_key<CheckpointSave>("checkpoint.save", field(&E::checkpoint, &CheckpointConfig::save),
           "none; last (every epoch, last.ckpt); best (best.ckpt by monitor, plus last.ckpt); every (epoch-N.ckpt every N epochs, plus last.ckpt)")),
       resumable(key("checkpoint.every_n_epochs", field(&E::checkpoint, &CheckpointConfig::every_n_epochs), "with save = \"every\": epochs between checkpoints", greater_than(0))),
-      resumable(choice_key<Metric>("checkpoint.monitor", field(&E::checkpoint, &CheckpointConfig::monitor), "metric for save = \"best\"")),
-      resumable(choice_or_auto_key<Direction>("checkpoint.mode", field(&E::checkpoint, &CheckpointConfig::mode), "auto (max for accuracy, min for loss), max or min")),
+      resumable(name_or_auto_key("checkpoint.monitor", field(&E::checkpoint, &CheckpointConfig::monitor),
+          "metric for save = \"best\": train_loss, test_loss, or train_/test_ and one of the task's metrics (auto: "
+          "test_ and the task's headline metric, test_accuracy for classification)")),
+      resumable(choice_or_auto_key<Direction>("checkpoint.mode", field(&E::checkpoint, &CheckpointConfig::mode), "auto (the metric's own direction: max for accuracy, min for a loss or an error rate), max or min")),
       resumable(key("checkpoint.keep_last", field(&E::checkpoint, &CheckpointConfig::keep_last), "with save = \"every\": keep the newest K epoch files (0: all)",
           at_least(0))),
 
-      resumable(choice_key<Metric>("early_stopping.monitor", field(&E::early_stopping, &EarlyStoppingConfig::monitor), "metric watched for early stopping")),
-      resumable(choice_or_auto_key<Direction>("early_stopping.mode", field(&E::early_stopping, &EarlyStoppingConfig::mode), "auto (max for accuracy, min for loss), max or min")),
+      resumable(name_or_auto_key("early_stopping.monitor", field(&E::early_stopping, &EarlyStoppingConfig::monitor),
+          "metric watched for early stopping, as checkpoint.monitor")),
+      resumable(choice_or_auto_key<Direction>("early_stopping.mode", field(&E::early_stopping, &EarlyStoppingConfig::mode), "auto (the metric's own direction), max or min")),
       resumable(key("early_stopping.patience", field(&E::early_stopping, &EarlyStoppingConfig::patience),
           "stop after this many evaluated epochs without improvement (0: off)", at_least(0))),
       resumable(key("early_stopping.min_delta", field(&E::early_stopping, &EarlyStoppingConfig::min_delta), "smallest change that counts as improvement",

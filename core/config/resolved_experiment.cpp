@@ -22,7 +22,7 @@ const ConfigKey* schema_key(const std::string& path) {
 // Keys compared on resume: every key of the schema that may not change, and every model
 // option. A key the schema no longer has (written by an older plugtrain) means nothing now.
 bool compared_on_resume(const std::string& table, const std::string& path) {
-  if (table == "model") return true;
+  if (table == "model" || table == "task" || table == "dataset") return true;
   const ConfigKey* k = schema_key(path);
   return k && !k->may_change_on_resume;
 }
@@ -42,9 +42,15 @@ std::string resolved_toml(const Experiment& e, const std::map<std::string, std::
       table = t;
       if (t == "model")
         for (const auto& [name, value] : e.model.options.values()) out += name + " = " + toml_text(value) + "\n";
+      if (t == "task")
+        for (const auto& [name, value] : e.task.options.values()) out += name + " = " + toml_text(value) + "\n";
     }
     const auto d = decided.find(k.path);
     out += k.path.substr(t.size() + 1) + " = " + (d != decided.end() ? d->second : k.default_text(e)) + "\n";
+  }
+  if (!e.data.dataset_options.values().empty()) {  // a plugin data set's options
+    out += "\n[dataset]\n";
+    for (const auto& [name, value] : e.data.dataset_options.values()) out += name + " = " + toml_text(value) + "\n";
   }
   return out;
 }

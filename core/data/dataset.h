@@ -26,13 +26,25 @@ struct Normalization {
 // threads at once, so it must be thread-safe. Throws DataError naming the file.
 using SampleDecoder = std::function<void(int64_t index, uint8_t* pixels)>;
 
+// What one sample's target is; a task (task/task.h) learns one kind.
+enum class TargetKind {
+  class_index,  // int64 () : one class
+  multi_hot,    // float (K) : 1 for each of the K labels that applies
+  real,         // float () or (D) : values to predict
+  pixel_class,  // int64 (H, W) : one class per pixel
+  sequence,     // int64 (S) : classes in order, padded at the end with -1 to the longest
+};
+
 struct Dataset {
   // uint8 N,C,H,W pixels (image data sets), or float32 N,C,H,W already normalised
   // (synthetic); CPU, contiguous. Undefined when `decode` produces the pixels on demand.
   at::Tensor images;
   SampleDecoder decode;
-  at::Tensor labels;                  // int64 N
-  int64_t num_classes = 0;
+  // The targets, one row per sample, of the kind `target_kind` says: int64 N class labels;
+  // float N,K multi-hot labels; float N or N,D values; int64 N,H,W pixel classes.
+  at::Tensor labels;
+  TargetKind target_kind = TargetKind::class_index;
+  int64_t num_classes = 0;  // classes (labels, for multi_hot; 0 for real values)
   std::vector<int64_t> sample_shape;  // C,H,W
   std::vector<std::string> class_names;  // empty, or one per class
   Normalization normalization;        // how the loader normalises byte pixels
@@ -59,8 +71,17 @@ Normalization byte_statistics(const at::Tensor& images);
 
 // A learnable data set, identical for the same arguments: one fixed random prototype per
 // class plus gaussian noise, normalised with the training set's mean and std (float images).
+// `targets` says what is learnt from an image:
+//   class_index  its class;
+//   multi_hot    the (one or two) classes whose prototypes were added to it;
+//   real         u in [0, 1) (N,1), by which a fixed pattern was added to it (scaled to [-2, 2));
+//   pixel_class  per pixel, its class + 1 where the prototype's first channel is positive, else
+//                0 (num_classes + 1 classes);
+//   sequence     a strip: the width is W / H slots of H x H; the first 1 to all of them hold a
+//                class's prototype (its first H columns) each, the rest noise; the classes in
+//                order, padded with -1.
 DatasetPair make_synthetic(std::vector<int64_t> sample_shape, int64_t num_classes, int64_t train_size,
-                           int64_t test_size, uint64_t seed);
+                           int64_t test_size, uint64_t seed, TargetKind targets = TargetKind::class_index);
 
 // Gives exactly round(p*N) samples of d, chosen by a permutation seeded with seed, a
 // different random class. Returns how many labels changed. d.labels is replaced by a new

@@ -12,7 +12,8 @@ std::array<double, 2> pair_of(const std::vector<double>& v, std::array<double, 2
 
 DataOptions data_options(const Experiment& e) {
   DataOptions o;
-  o.dataset = e.data.dataset;
+  o.dataset = e.data.dataset.value_or(DatasetKind::synthetic);  // a plugin's: the caller sets plugin_dataset
+  o.dataset_options = e.data.dataset_options;
   o.path = e.data.path;
   o.label = e.data.label;
   o.image_size = e.data.image_size;

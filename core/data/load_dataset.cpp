@@ -8,6 +8,7 @@
 #include "data/cifar.h"
 #include "data/data_error.h"
 #include "data/image_folder.h"
+#include "data/plugin_dataset.h"
 #include "util/format.h"
 
 namespace plugtrain::data {
@@ -109,10 +110,15 @@ std::string channel_text(const std::vector<double>& values) {
 LoadedData load_dataset(const DataOptions& o) {
   LoadedData loaded;
   const std::string name = word_of(o.dataset);  // as the file names it
+  if (o.plugin_dataset) {
+    loaded = load_plugin_dataset(*o.plugin_dataset, o.plugin, o.dataset_options, {o.path.string(), o.seed});
+    set_normalization(loaded, o);
+    return loaded;
+  }
   switch (o.dataset) {
     case DatasetKind::synthetic:
       loaded.data = make_synthetic(o.synthetic_shape, o.synthetic_classes, o.synthetic_train_size,
-                                   o.synthetic_test_size, o.seed);
+                                   o.synthetic_test_size, o.seed, o.synthetic_targets);
       loaded.source = name;
       break;
     case DatasetKind::fashion_mnist:

@@ -11,11 +11,17 @@
 
 #include "config/choices.h"
 #include "data/dataset.h"
+#include "plugtrain/dataset.h"
 
 namespace plugtrain::data {
 
 struct DataOptions {
   DatasetKind dataset = DatasetKind::fashion_mnist;
+  // Or a data set a plugin registers (SDK 3.5), with its [dataset] options: then `dataset` is
+  // not read.
+  const DatasetSpec* plugin_dataset = nullptr;
+  std::string plugin;
+  Options dataset_options;
   std::filesystem::path path;
   CifarLabels label = CifarLabels::fine;  // cifar100
   int64_t image_size = 0;          // image folders: sample side (0: 64)
@@ -32,6 +38,7 @@ struct DataOptions {
   // synthetic
   std::vector<int64_t> synthetic_shape{1, 28, 28};
   int64_t synthetic_classes = 10, synthetic_train_size = 2000, synthetic_test_size = 500;
+  TargetKind synthetic_targets = TargetKind::class_index;  // what the run's task learns
   uint64_t seed = 0;
 };
 

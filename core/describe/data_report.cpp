@@ -19,13 +19,41 @@ std::string class_name(const data::Dataset& d, int64_t k) {
   return k < int64_t(d.class_names.size()) ? d.class_names[size_t(k)] : std::to_string(k);
 }
 
-// "500 each" or "min 480 (cat), max 520 (dog)".
+// "500 each" or "min 480 (cat), max 520 (dog)"; for other targets, what they are.
 std::string per_class_text(const data::Dataset& d) {
+  switch (d.target_kind) {
+    case data::TargetKind::class_index: break;
+    case data::TargetKind::multi_hot: return "labels per sample " + fixed(d.labels.sum(1).to(at::kDouble).mean().item<double>(), 2) + " on average";
+    case data::TargetKind::real: return "targets " + shape_text(d.labels.sizes());
+    case data::TargetKind::pixel_class: return "masks " + shape_text(d.labels.sizes());
+    case data::TargetKind::sequence:
+      return "sequences of " + std::to_string(d.labels.ge(0).sum(1).min().item<int64_t>()) + " to " +
+             std::to_string(d.labels.ge(0).sum(1).max().item<int64_t>()) + " classes";
+  }
+  if (d.size() == 0) return "empty";
   const at::Tensor counts = at::bincount(d.labels, {}, d.num_classes);
   const int64_t lo = counts.min().item<int64_t>(), hi = counts.max().item<int64_t>();
   if (lo == hi) return std::to_string(lo) + " per class";
   return "per class min " + std::to_string(lo) + " (" + class_name(d, counts.argmin().item<int64_t>()) + "), max " +
          std::to_string(hi) + " (" + class_name(d, counts.argmax().item<int64_t>()) + ")";
+}
+
+// A sample's target as a grid label: its class; the classes of a set or a sequence; a value.
+std::string target_text(const data::Dataset& d, const at::Tensor& target) {
+  switch (d.target_kind) {
+    case data::TargetKind::class_index: return class_name(d, target.item<int64_t>());
+    case data::TargetKind::multi_hot:
+    case data::TargetKind::sequence: {
+      const at::Tensor classes = d.target_kind == data::TargetKind::sequence ? target.masked_select(target.ge(0))
+                                                                             : target.nonzero().flatten();
+      std::string text;
+      for (int64_t k = 0; k < classes.numel(); ++k) text += (k ? " " : "") + class_name(d, classes[k].item<int64_t>());
+      return text;
+    }
+    case data::TargetKind::real: return fixed(target.flatten()[0].item<double>(), 2);
+    case data::TargetKind::pixel_class: return "";
+  }
+  return "";
 }
 
 std::string augmentation_text(const Experiment& e) {
@@ -111,7 +139,7 @@ data::Image augmented_sample_grid(const Experiment& e, const data::Dataset& trai
           grid.pixels[(size_t(y0 + y) * size_t(grid.width) + size_t(x0 + x)) * 3 + size_t(ch)] =
               src[((int64_t(i) * c + from) * h + y / scale) * w + x / scale];
         }
-    std::string label = class_name(train, batch.targets[i].item<int64_t>());
+    std::string label = target_text(train, batch.targets[i]);
     label = label.substr(0, size_t(std::max(1, cell_w / kGlyphWidth)));
     draw_text(grid, x0, y0 + cell_h + 2, label, 0, 0, 0);
   }

@@ -83,6 +83,12 @@ std::string plugins_table(PluginHost& host) {
         if (m.plugin == record.handshake.name) names.push_back(m.spec.name);
       out << "      models " << join(names, ", ", "(none)") << "\n";
     }
+    if (record.status == PluginStatus::loaded) {
+      std::vector<std::string> names;
+      for (const auto& d : host.datasets().all())
+        if (d.plugin == record.handshake.name) names.push_back(d.spec.name);
+      if (!names.empty() || record.handshake.kind == "datasets") out << "      data sets " << join(names, ", ", "(none)") << "\n";
+    }
   }
   return out.str();
 }
@@ -140,6 +146,11 @@ nlohmann::json plugins_json(PluginHost& host) {
       p["models"] = nlohmann::json::array();
       for (const auto& m : host.models().all())
         if (m.plugin == record.handshake.name) p["models"].push_back(m.spec.name);
+    }
+    if (record.status == PluginStatus::loaded && record.handshake.kind != "backend") {
+      p["datasets"] = nlohmann::json::array();
+      for (const auto& d : host.datasets().all())
+        if (d.plugin == record.handshake.name) p["datasets"].push_back(d.spec.name);
     }
     j["plugins"].push_back(p);
   }

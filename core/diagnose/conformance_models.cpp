@@ -67,7 +67,15 @@ Step train_one_step(Model& model, const at::Tensor& x, const at::Tensor& y, c10:
   torch::manual_seed(7);  // whatever randomness is left draws the same on both (a device's own generator too)
   Step s;
   s.logits = model.forward(copy_to(x, device));
-  s.loss = at::cross_entropy_loss(s.logits, copy_to(y, device));
+  const at::Tensor target = copy_to(y, device);
+  // Every pixel of a segmentation model's (N, classes, H, W) scores, and every step of a
+  // sequence model's (N, T, classes), takes the sample's class.
+  if (s.logits.dim() == 4)
+    s.loss = at::cross_entropy_loss(s.logits, target.view({-1, 1, 1}).expand({y.size(0), s.logits.size(2), s.logits.size(3)}));
+  else if (s.logits.dim() == 3)
+    s.loss = at::cross_entropy_loss(s.logits.flatten(0, 1), target.repeat_interleave(s.logits.size(1)));
+  else
+    s.loss = at::cross_entropy_loss(s.logits, target);
   s.loss.backward();
   optimizer->step();
   return s;

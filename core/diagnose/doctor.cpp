@@ -41,6 +41,7 @@ Experiment smoke_experiment(const ModelSpec& mlp, const std::string& backend, in
   options["dropout"] = 0.0;
   e.model.options = Options(options);
   e.data.dataset = DatasetKind::synthetic;
+  e.data.dataset_name = word_of(DatasetKind::synthetic);
   e.data.synthetic_shape = {1, 8, 8};
   e.data.synthetic_classes = 4;
   e.data.synthetic_train_size = 64;

@@ -1,10 +1,11 @@
-// Every model architecture registered by the loaded models plugins, by name.
+// What the loaded models plugins register, by name: architectures (model.h) and, since SDK 3.5,
+// data sets (dataset.h).
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
+#include "plugtrain/dataset.h"
 #include "plugtrain/model.h"
 
 namespace plugtrain {
@@ -15,17 +16,42 @@ struct RegisteredModel {
   std::vector<OptionRule> rules;  // SDK 3.2: what its option values may be
 };
 
-class ModelCatalog {
+struct RegisteredDataset {
+  DatasetSpec spec;
+  std::string plugin;
+  std::vector<OptionRule> rules;
+};
+
+// Entries by spec.name. The first registration of a name wins; later ones are reported as
+// shadowed ("model 'mlp' from plugin 'b' is shadowed by plugin 'a'").
+template <class Entry>
+class Catalog {
  public:
-  // First registration of a name wins; later ones are reported as shadowed.
-  void add(RegisteredModel model);
-  const RegisteredModel* find(const std::string& name) const;
-  const std::vector<RegisteredModel>& all() const { return models_; }
+  explicit Catalog(std::string what) : what_(std::move(what)) {}
+
+  void add(Entry entry) {
+    if (const Entry* first = find(entry.spec.name)) {
+      shadowed_.push_back(what_ + " '" + entry.spec.name + "' from plugin '" + entry.plugin +
+                          "' is shadowed by plugin '" + first->plugin + "'");
+      return;
+    }
+    entries_.push_back(std::move(entry));
+  }
+  const Entry* find(const std::string& name) const {
+    for (const auto& e : entries_)
+      if (e.spec.name == name) return &e;
+    return nullptr;
+  }
+  const std::vector<Entry>& all() const { return entries_; }
   const std::vector<std::string>& shadowed() const { return shadowed_; }
 
  private:
-  std::vector<RegisteredModel> models_;
+  std::string what_;
+  std::vector<Entry> entries_;
   std::vector<std::string> shadowed_;
 };
+
+using ModelCatalog = Catalog<RegisteredModel>;
+using DatasetCatalog = Catalog<RegisteredDataset>;
 
 }  // namespace plugtrain

@@ -29,6 +29,17 @@ class StagingRegistry : public ModelRegistry {
   Status all_fit;  // refused: the first registration that was wrong
 };
 
+class StagingDatasets : public DatasetRegistry {
+ public:
+  void add(DatasetSpec spec, std::vector<OptionRule> rules) override {
+    if (Status fit = rules_fit(spec.options, rules); !fit)
+      if (all_fit) all_fit = WhyNot{"data set '" + spec.name + "': " + fit.why_not()};
+    datasets.push_back({std::move(spec), "", std::move(rules)});
+  }
+  std::vector<RegisteredDataset> datasets;
+  Status all_fit;
+};
+
 }  // namespace
 
 PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_roots(options)) {
@@ -147,21 +158,41 @@ void PluginHost::import_backend(PluginRecord& record, boost::dll::shared_library
   }
 }
 
+// A models plugin (its models, and since SDK 3.5 its data sets) or a data-sets plugin.
 void PluginHost::import_models(PluginRecord& record, boost::dll::shared_library& library) {
   const std::string& name = record.handshake.name;
-  if (!library.has("plugtrain_register_models")) {
+  const bool models_plugin = record.handshake.kind == "models";
+  if (models_plugin && !library.has("plugtrain_register_models")) {
     record.status = PluginStatus::refused;
     record.reason = "models plugin exports no plugtrain_register_models (use PLUGTRAIN_MODELS_PLUGIN)";
     return;
   }
+  if (!models_plugin && !library.has("plugtrain_register_datasets")) {
+    record.status = PluginStatus::refused;
+    record.reason = "data-sets plugin exports no plugtrain_register_datasets (use PLUGTRAIN_DATASETS_PLUGIN)";
+    return;
+  }
   try {
-    auto& register_models = library.get_alias<void(ModelRegistry&)>("plugtrain_register_models");
     StagingRegistry staging;
-    call_plugin(name, "register_models", [&] { register_models(staging); });
-    if (!staging.all_fit) throw PluginError(name, staging.all_fit.why_not());
+    if (models_plugin) {
+      auto& register_models = library.get_alias<void(ModelRegistry&)>("plugtrain_register_models");
+      call_plugin(name, "register_models", [&] { register_models(staging); });
+      if (!staging.all_fit) throw PluginError(name, staging.all_fit.why_not());
+    }
+    // SDK 3.5: its data sets, if it has any (an older plugin cannot export them).
+    StagingDatasets datasets;
+    if (record.handshake.abi_minor >= 5 && library.has("plugtrain_register_datasets")) {
+      auto& register_datasets = library.get_alias<void(DatasetRegistry&)>("plugtrain_register_datasets");
+      call_plugin(name, "register_datasets", [&] { register_datasets(datasets); });
+      if (!datasets.all_fit) throw PluginError(name, datasets.all_fit.why_not());
+    }
     for (auto& model : staging.models) {
       model.plugin = name;
       models_.add(std::move(model));
+    }
+    for (auto& dataset : datasets.datasets) {
+      dataset.plugin = name;
+      datasets_.add(std::move(dataset));
     }
   } catch (const std::exception& e) {
     record.status = PluginStatus::refused;

@@ -25,6 +25,7 @@ class PluginHost {
   std::vector<BackendHandle>& backends() { return backends_; }
   BackendHandle* backend(const std::string& name);
   const ModelCatalog& models() const { return models_; }
+  const DatasetCatalog& datasets() const { return datasets_; }  // SDK 3.5
   // "plugin 'x' (path) did not load: reason" for each refused plugin of this kind ("backend",
   // "models") whose handshake was read, optionally only the one named `name` (then also a file
   // named plugtrain_<kind>_<name> refused before its handshake): why a backend or model a user
@@ -39,7 +40,8 @@ class PluginHost {
   std::vector<SearchRoot> roots_;
   std::vector<PluginRecord> records_;
   std::vector<BackendHandle> backends_;
-  ModelCatalog models_;
+  ModelCatalog models_{"model"};
+  DatasetCatalog datasets_{"data set"};
 };
 
 }  // namespace plugtrain

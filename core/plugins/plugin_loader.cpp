@@ -17,6 +17,7 @@ std::string kind_name(std::uint32_t kind) {
   switch (kind) {
     case PLUGTRAIN_KIND_BACKEND: return "backend";
     case PLUGTRAIN_KIND_MODELS: return "models";
+    case PLUGTRAIN_KIND_DATASETS: return "datasets";
     default: return "";
   }
 }

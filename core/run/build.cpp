@@ -11,6 +11,7 @@
 
 #include "data/from_experiment.h"
 #include "distributed/collectives.h"
+#include "run/build_task.h"
 #include "run/device_offload.h"
 #include "run/device_settings.h"
 #include "distributed/data_parallel.h"
@@ -55,8 +56,9 @@ std::optional<data::Normalization> read_normalization(const std::filesystem::pat
   }
 }
 
-data::LoadedData load_data(const Experiment& e, const RunOutputs* outputs) {
-  data::DataOptions options = data::data_options(e);
+data::LoadedData load_data(const ValidatedRun& run, const RunOutputs* outputs) {
+  const Experiment& e = run.experiment;
+  data::DataOptions options = run_data_options(run);
   const std::filesystem::path stored = normalization_file(outputs);
   if (!stored.empty()) {
     options.stored = read_normalization(stored);
@@ -100,21 +102,28 @@ std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const 
   return std::make_unique<DataParallel>(std::move(replicas), std::move(devices));
 }
 
-std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const RunPlan& plan, const RunOutputs* outputs,
-                                                      std::ostream& log) {
+std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const RunPlan& plan, const Task& task,
+                                                      const RunOutputs* outputs, std::ostream& log) {
+  const std::vector<MetricSpec>& training = task.metrics(Pass::training);
+  const std::vector<MetricSpec>& evaluation = task.metrics(Pass::evaluation);
+  // Validation checked the names against the task's metrics.
+  auto monitor = [&](const std::optional<std::string>& name, std::optional<Direction> mode) {
+    return find_monitor(training, evaluation, name, mode).value();
+  };
   std::vector<std::unique_ptr<Callback>> callbacks;
   // The order matters: the bar clears before a line is printed, and early stopping decides
   // before the checkpoint of the epoch is written.
   if (outputs && outputs->terminal) callbacks.push_back(std::make_unique<ProgressBarCallback>(*outputs->terminal));
   callbacks.push_back(std::make_unique<ConsoleLog>(log));
-  if (outputs && !outputs->metrics_csv.empty()) callbacks.push_back(std::make_unique<MetricsCsv>(outputs->metrics_csv));
+  if (outputs && !outputs->metrics_csv.empty()) callbacks.push_back(std::make_unique<MetricsCsv>(outputs->metrics_csv, training, evaluation));
   if (outputs && !outputs->tensorboard.empty())
     callbacks.push_back(std::make_unique<TensorBoardLogger>(outputs->tensorboard));
   if (e.early_stopping.patience > 0)
-    callbacks.push_back(std::make_unique<EarlyStopping>(e.early_stopping.monitor, e.early_stopping.mode,
+    callbacks.push_back(std::make_unique<EarlyStopping>(monitor(e.early_stopping.monitor, e.early_stopping.mode),
                                                         e.early_stopping.patience, e.early_stopping.min_delta));
   if (outputs && !outputs->checkpoints.empty())
-    callbacks.push_back(std::make_unique<CheckpointSaver>(outputs->checkpoints, e));
+    callbacks.push_back(
+        std::make_unique<CheckpointSaver>(outputs->checkpoints, e, monitor(e.checkpoint.monitor, e.checkpoint.mode)));
   if (outputs && e.train.profile)
     callbacks.push_back(std::make_unique<ProfilerCallback>(outputs->run_folder / "profile", e.train.profile_warmup,
                                                            e.train.profile_steps, plan.capabilities.profiler_activity, log));
@@ -126,6 +135,17 @@ std::chrono::milliseconds collective_timeout(const Experiment& e) {
 }
 
 }  // namespace
+
+data::DataOptions run_data_options(const ValidatedRun& run) {
+  data::DataOptions options = data::data_options(run.experiment);
+  // Synthetic data is made for the task.
+  options.synthetic_targets = run.task ? run.task->target_kind : data::TargetKind::class_index;
+  if (run.dataset) {
+    options.plugin_dataset = &run.dataset->spec;
+    options.plugin = run.dataset->plugin;
+  }
+  return options;
+}
 
 std::unique_ptr<Collectives> connect_ranks(const RunPlan& plan, const Experiment& e) {
   if (!plan.world) return nullptr;
@@ -150,7 +170,8 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
         << "), gradients all-reduced through c10d " << carrier << " in " << e.distributed.bucket_mb << " MiB buckets\n";
   }
   at::manual_seed(static_cast<std::uint64_t>(e.experiment.seed));
-  data::LoadedData loaded = load_data(e, outputs);
+  const TaskSpec& task_spec = run.task ? *run.task : *find_task("classification");
+  data::LoadedData loaded = load_data(run, outputs);
   built->data = std::move(loaded.data);
   if (e.data.label_noise > 0) {
     const std::int64_t changed =
@@ -158,10 +179,11 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
     log << "data: label noise " << e.data.label_noise << " replaced " << changed << " training labels\n";
   }
   log << "data: " << loaded.source << ", " << built->data.train.size() << " training and " << built->data.test.size()
-      << " " << loaded.test_split << " samples, " << built->data.train.num_classes << " classes\n";
+      << " " << loaded.test_split << " samples, " << targets_text(built->data.train) << "\n";
   for (const std::string& note : loaded.notes) log << "data: " << note << "\n";
+  const std::shared_ptr<Task> task = build_task(task_spec, run, built->data.train, log);
 
-  const ModelInputs inputs{built->data.train.sample_shape, built->data.train.num_classes};
+  const ModelInputs inputs{built->data.train.sample_shape, task->model_outputs()};
   built->model = build_model(*run.model, inputs, e);
   if (!e.model.init.empty()) {
     load_python_state_dict(e.model.init, *built->model);
@@ -177,6 +199,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   parts.batch_size = plan.batch.loader;
   parts.lr = plan.batch.lr;
   parts.model = built->model;
+  parts.task = task;
   if (plan.strategy == Strategy::dp)
     parts.strategy = std::make_unique<DpStrategy>(*built->model, make_replicas(*run.model, inputs, e, built->model, plan, device_settings.memory_format, log));
   else if (collectives)
@@ -198,7 +221,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
                   [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
   place_data(e, plan, backend, memory_device, built->data, parts.device, log);
   use_graphs(plan, backend, memory_device, parts, log);
-  parts.callbacks = make_callbacks(e, plan, outputs, log);
+  parts.callbacks = make_callbacks(e, plan, *task, outputs, log);
   parts.resume_from = run.resume_from;
   parts.finished_checkpoint_is_done = run.request.resume.automatic();
   parts.experiment_record = plan.record;

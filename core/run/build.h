@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "data/dataset.h"
+#include "data/load_dataset.h"
 #include "run/outputs.h"
 #include "run/plan.h"
 #include "run/process_settings.h"
@@ -27,6 +28,10 @@ struct BuiltRun {
   std::int64_t parameters = 0;
   std::unique_ptr<Trainer> trainer;
 };
+
+// What load_dataset reads for the run: the [data] table, the plugin data set it names (with
+// its [dataset] options), synthetic data made for its task.
+data::DataOptions run_data_options(const ValidatedRun& run);
 
 // ddp: connects this rank to the others (blocks until every rank has come, at most the
 // distributed timeout). Null for a run of one process.

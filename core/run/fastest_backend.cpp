@@ -39,7 +39,7 @@ std::string cache_key(const Experiment& e, const std::vector<std::string>& candi
   std::string shape;
   for (auto d : e.data.synthetic_shape) shape += std::to_string(d) + "x";
   return std::string(host) + "|plugtrain " PLUGTRAIN_VERSION "|" + join(candidates, ",") + "|" + e.model.name + "(" +
-         options + ")|" + word_of(e.data.dataset) + (e.data.dataset == DatasetKind::synthetic ? ":" + shape : "") +
+         options + ")|" + e.data.dataset_name + (e.data.dataset == DatasetKind::synthetic ? ":" + shape : "") +
          "|batch " + std::to_string(e.data.batch_size.value_or(0)) + "|" + word_of(e.train.precision) + "|" +
          word_of(e.optim.name) + "|threads " + std::to_string(e.train.threads);
 }

@@ -23,6 +23,13 @@ nlohmann::json halvings_json(const std::vector<BatchHalving>& halvings) {
   return rows;
 }
 
+// {"accuracy": 0.91, "top5_accuracy": 0.99}
+nlohmann::json metrics_json(const std::vector<MetricValue>& values) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const MetricValue& v : values) object[v.name] = v.value;
+  return object;
+}
+
 nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_t parameters) {
   // Every epoch of the run: those before a resume come from the checkpoint it resumed.
   const nlohmann::json epochs = nlohmann::json::parse(epoch_history(r.summary.earlier_epochs_json, r.summary.epochs));
@@ -30,7 +37,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"source", e.source},
           {"model", e.model.name},
           {"parameters", parameters},
-          {"dataset", word_of(e.data.dataset)},
+          {"dataset", e.data.dataset_name},
           {"backend", r.backend},
           {"device", r.device},
           {"seed", e.experiment.seed},
@@ -46,10 +53,14 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"graph_replays", r.summary.graph_replays},
           {"graph_fallback", r.summary.graph_fallback},
           {"cpu_fallbacks", r.cpu_fallbacks},
-          {"best_test_accuracy", r.summary.best_test_accuracy},
+          {"task", e.task.name},
+          {"metric", r.summary.headline.name},
+          {"best_test_" + r.summary.headline.name, r.summary.best_test},
           {"best_epoch", r.summary.best_epoch},
-          {"final_test_accuracy", r.summary.final_test_accuracy},
+          {"final_test_" + r.summary.headline.name, r.summary.final_headline()},
           {"final_test_loss", r.summary.final_test_loss},
+          {"final_test", metrics_json(r.summary.final_test)},
+          {"final_test_per_class", metrics_json(r.summary.final_per_class)},
           {"total_seconds", r.summary.total_seconds},
           {"samples_per_second", r.summary.samples_per_second},
           {"plugtrain", PLUGTRAIN_VERSION},
@@ -79,11 +90,10 @@ void write_summary(const Experiment& e, RunResult& result, std::int64_t paramete
   if (!s.graph_fallback.empty())
     log << "graphs: the step could not be recorded (" << s.graph_fallback << "); trained eagerly after "
         << s.graph_replays << " replays\n";
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "done: final test accuracy %.4f (best %.4f at epoch %lld), %.1f s, %.0f samples/s on %s\n",
-                s.final_test_accuracy, s.best_test_accuracy, static_cast<long long>(s.best_epoch), s.total_seconds,
-                s.samples_per_second, result.device.c_str());
+  char line[512];
+  std::snprintf(line, sizeof line, "done: final test %s %.4f (best %.4f at epoch %lld), %.1f s, %.0f samples/s on %s\n",
+                s.headline.name.c_str(), s.final_headline(), s.best_test, static_cast<long long>(s.best_epoch),
+                s.total_seconds, s.samples_per_second, result.device.c_str());
   log << line << "summary: " << result.summary_file.string() << "\n";
 }
 

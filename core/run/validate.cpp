@@ -22,8 +22,58 @@ const RegisteredModel& find_model(const PluginHost& host, const ExperimentFile& 
                     failures);
 }
 
+const TaskSpec& find_task_spec(const ExperimentFile& file, const Experiment& e) {
+  if (const TaskSpec* t = find_task(e.task.name)) return *t;
+  std::vector<std::string> names;
+  for (const auto& t : builtin_tasks()) names.push_back(t.name);
+  throw ConfigError(key_location(file, "task.name") + ": unknown task '" + e.task.name + "'" +
+                    did_you_mean(e.task.name, names) + "; available: " + join(names, ", "));
+}
+
+// checkpoint.monitor and early_stopping.monitor name one of the task's metrics.
+void check_monitor(const ExperimentFile& file, const TaskSpec& task, const std::string& key,
+                   const std::optional<std::string>& monitor) {
+  if (!monitor || find_monitor(task.training_metrics, task.evaluation_metrics, monitor, std::nullopt)) return;
+  const std::vector<std::string> names = monitor_names(task.training_metrics, task.evaluation_metrics);
+  throw ConfigError(key_location(file, key) + ": " + key + " '" + *monitor + "' is not a metric of task '" + task.name +
+                    "'" + did_you_mean(*monitor, names) + "; its metrics: " + join(names, ", "));
+}
+
+// data.dataset names a built-in reader or a data set a loaded plugin registers; a [dataset]
+// table belongs to the latter.
+const RegisteredDataset* find_plugin_dataset(const PluginHost& host, const ExperimentFile& file, const Experiment& e) {
+  if (e.data.dataset) {
+    if (file.table.contains("dataset"))
+      throw ConfigError(key_location(file, "dataset") + ": [dataset] holds a plugin data set's options; data set '" +
+                        e.data.dataset_name + "' is built in and has none (its settings are [data] keys)");
+    return nullptr;
+  }
+  if (const RegisteredDataset* d = host.datasets().find(e.data.dataset_name)) return d;
+  std::vector<std::string> names = choice_words<DatasetKind>();
+  for (const auto& d : host.datasets().all()) names.push_back(d.spec.name);
+  std::string failures;
+  for (const std::string& f : host.load_failures("datasets")) failures += "; " + f;
+  throw ConfigError(key_location(file, "data.dataset") + ": unknown data set '" + e.data.dataset_name + "'" +
+                    did_you_mean(e.data.dataset_name, names) + "; available: " + join(names, ", ") + failures);
+}
+
+// The augmentations move pixels but not the targets: a task whose targets are per pixel (a
+// mask) or in order across the image (a sequence) would learn from images its targets no longer
+// describe.
+void check_augmentation_keeps_targets(const ExperimentFile& file, const Experiment& e, const TaskSpec& task) {
+  if (task.target_kind != TargetKind::pixel_class && task.target_kind != TargetKind::sequence) return;
+  for (const Augmentation a : e.data.augment.order) {
+    const bool moves_pixels = a == Augmentation::random_crop || a == Augmentation::horizontal_flip ||
+                              a == Augmentation::random_resized_crop || a == Augmentation::rotation ||
+                              a == Augmentation::translate;
+    if (moves_pixels)
+      throw ConfigError(key_location(file, "data.augmentation") + ": " + word_of(a) + " moves the pixels of the images "
+                        "but not the targets of task '" + task.name + "'; use color_jitter or random_erasing, or none");
+  }
+}
+
 void check_data_path(const ExperimentFile& file, const Experiment& e) {
-  if (e.data.dataset == DatasetKind::synthetic) return;
+  if (!e.data.dataset || e.data.dataset == DatasetKind::synthetic) return;  // a plugin's data set checks its own
   const bool archive_ok = e.data.dataset == DatasetKind::cifar10 || e.data.dataset == DatasetKind::cifar100;  // the official .tar.gz as is
   if (std::filesystem::is_directory(e.data.path) || (archive_ok && std::filesystem::is_regular_file(e.data.path)))
     return;
@@ -31,7 +81,7 @@ void check_data_path(const ExperimentFile& file, const Experiment& e) {
                     (archive_ok ? "folder or archive" : "folder") +
                     (e.data.path == "/usr/share/datasets/fashion-mnist"
                          ? (e.data.dataset == DatasetKind::fashion_mnist ? " (install the Debian package dataset-fashion-mnist)"
-                                                         : " (set data.path to the " + std::string(word_of(e.data.dataset)) + " files)")
+                                                         : " (set data.path to the " + e.data.dataset_name + " files)")
                          : ""));
 }
 
@@ -66,6 +116,21 @@ ValidatedRun validate(const RunRequest& request) {
   v.host = std::make_shared<PluginHost>(search);
   v.model = &find_model(*v.host, v.file, e);
   e.model.options = resolve_model_options(v.file, v.model->spec, v.model->rules);
+  v.dataset = find_plugin_dataset(*v.host, v.file, e);
+  if (v.dataset)
+    e.data.dataset_options = resolve_table_options(v.file, "dataset", "data set '" + v.dataset->spec.name + "'",
+                                                   v.dataset->spec.options, v.dataset->rules, {});
+  v.task = &find_task_spec(v.file, e);
+  if (v.dataset && int(v.dataset->spec.targets) != int(v.task->target_kind))
+    throw ConfigError(key_location(v.file, "task.name") + ": task '" + v.task->name + "' does not learn what data set '" +
+                      v.dataset->spec.name + "' gives (`plugtrain tasks` and `plugtrain data --list` say what each takes)");
+  e.task.options = resolve_table_options(v.file, "task", "task '" + v.task->name + "'", v.task->options, v.task->rules, {"name"});
+  check_monitor(v.file, *v.task, "checkpoint.monitor", e.checkpoint.monitor);
+  check_monitor(v.file, *v.task, "early_stopping.monitor", e.early_stopping.monitor);
+  check_augmentation_keeps_targets(v.file, e, *v.task);
+  if (e.data.label_noise > 0 && v.task->target_kind != TargetKind::class_index)
+    throw ConfigError(key_location(v.file, "data.label_noise") + ": data.label_noise changes class labels; task '" +
+                      v.task->name + "' has no class labels to change");
   check_data_path(v.file, e);
   check_normalization(v.file, e);
   if (!e.model.init.empty() && !std::filesystem::is_regular_file(e.model.init))

@@ -1,5 +1,6 @@
 // Stage 1 of a run: everything the user gave is checked before any work starts — TOML syntax,
-// keys and types, ranges, the model's own options (so the plugins are loaded here), the data
+// keys and types, ranges, the model's and the task's own options (so the plugins are loaded
+// here), the monitored metrics, the data
 // folder, [model] init, and the checkpoint a resume names. The Experiment it returns is what
 // the user wrote and is never changed afterwards.
 #pragma once
@@ -12,6 +13,7 @@
 #include "config/experiment_loader.h"
 #include "plugins/plugin_host.h"
 #include "run/run_request.h"
+#include "task/task_registry.h"
 
 namespace plugtrain {
 
@@ -20,6 +22,10 @@ struct ValidatedRun {
   Experiment experiment;
   std::shared_ptr<PluginHost> host;  // shared: a command may plan several runs on one host
   const RegisteredModel* model = nullptr;
+  const TaskSpec* task = nullptr;     // [task] name; its options are in experiment.task.options
+  // data.dataset when a plugin registers it (SDK 3.5; null: a built-in reader); its options are
+  // in experiment.data.dataset_options.
+  const RegisteredDataset* dataset = nullptr;
   std::filesystem::path resume_from;  // empty: a fresh start
   std::string resume_record;          // the resolved experiment stored in that checkpoint
   RunRequest request;                 // what was asked (a stage that plans other runs from it)

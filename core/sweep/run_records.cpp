@@ -60,6 +60,20 @@ void read_epochs(const fs::path& csv, RunRecord& r) {
 
 }  // namespace
 
+std::vector<std::string> metrics_columns(const fs::path& csv) {
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  std::vector<std::string> names;
+  std::stringstream s(header);
+  for (std::string cell; std::getline(s, cell, ',');) names.push_back(cell);
+  if (names.size() > 4) {
+    names[3] = "train_loss";
+    names[4] = "train_" + names[4];
+  }
+  return names;
+}
+
 std::map<std::int64_t, std::vector<std::string>> metrics_epoch_rows(const fs::path& csv) {
   std::ifstream in(csv);
   std::map<std::int64_t, std::vector<std::string>> rows;
@@ -96,14 +110,16 @@ std::vector<RunRecord> read_run_records(const fs::path& root) {
       throw Error((folder / "summary.json").string() + ": not valid JSON: " + e.what());
     }
     // A diverged run writes NaN as null: it reads back as NaN, not as an error.
-    auto number = [&](const char* key) {
+    auto number = [&](const std::string& key) {
       const auto it = s.find(key);
       return it != s.end() && it->is_number() ? it->get<double>() : std::numeric_limits<double>::quiet_NaN();
     };
     r.interrupted = s.value("interrupted", false);
     r.paused = s.value("paused", false);
-    r.best_test_accuracy = number("best_test_accuracy");
-    r.final_test_accuracy = number("final_test_accuracy");
+    // The task's headline metric (summary.json's "metric"; runs from before tasks: accuracy).
+    const std::string metric = s.value("metric", std::string("accuracy"));
+    r.best_test_accuracy = number("best_test_" + metric);
+    r.final_test_accuracy = number("final_test_" + metric);
     r.final_test_loss = number("final_test_loss");
     if (fs::exists(folder / "experiment.toml")) r.settings = flat_settings(folder / "experiment.toml");
     read_epochs(folder / "metrics.csv", r);

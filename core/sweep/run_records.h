@@ -30,6 +30,11 @@ struct RunRecord {
 // twice: the later row stands. A row cut short (a run being written) is left out.
 std::map<std::int64_t, std::vector<std::string>> metrics_epoch_rows(const std::filesystem::path& csv);
 
+// The monitor name of each of metrics.csv's columns, from its header: "loss" is train_loss and
+// the training headline's column gets its train_ prefix (kind, epoch, step, train_loss,
+// train_accuracy, test_loss, test_accuracy, lr, samples_per_second, seconds, test_top5_accuracy).
+std::vector<std::string> metrics_columns(const std::filesystem::path& csv);
+
 // Every run folder (version_N) below `root` that holds a summary.json. Sorted by path. Figures a
 // diverged run left as null read as NaN.
 std::vector<RunRecord> read_run_records(const std::filesystem::path& root);

@@ -29,7 +29,7 @@ std::string schedule_line(const RungSchedule& s) {
   for (std::int64_t m : s.milestones(0)) rungs.push_back(std::to_string(m));
   const std::string last = rungs.back();
   rungs.pop_back();
-  std::string line = std::string(word_of(s.kind)) + " on " + word_of(s.metric) + " (" + word_of(s.maximise ? Direction::max : Direction::min) +
+  std::string line = std::string(word_of(s.kind)) + " on " + s.metric + " (" + word_of(s.maximise ? Direction::max : Direction::min) +
                      "): rungs at epochs " + join(rungs, ", ") + ", the best go on to " + last + "; reduction factor " +
                      std::to_string(s.reduction_factor);
   if (s.brackets > 1) line += "; " + std::to_string(s.brackets) + " brackets (bracket b starts at rung b)";
@@ -39,7 +39,7 @@ std::string schedule_line(const RungSchedule& s) {
 std::string verdict_text(const RungSchedule& s, const TrialDecision& d, const TrialFiles& f) {
   const std::string rung = "rung " + std::to_string(d.rung + 1) + " (epoch " + std::to_string(d.rung_epoch);
   const std::optional<double> value = metric_at_rung(metric_values(f, s.metric), d.rung_epoch);
-  const std::string at_rung = rung + (value ? ", " + std::string(word_of(s.metric)) + " " + figure(*value) : "") + ")";
+  const std::string at_rung = rung + (value ? ", " + s.metric + " " + figure(*value) : "") + ")";
   switch (d.verdict) {
     case TrialVerdict::run:
       return "to train to epoch " + std::to_string(d.until_epoch) + " (" + std::to_string(f.epochs_done) + " done)";
@@ -48,7 +48,7 @@ std::string verdict_text(const RungSchedule& s, const TrialDecision& d, const Tr
     case TrialVerdict::complete:
       return f.epochs_done < s.max_epochs ? "ended by its own early stopping after epoch " + std::to_string(f.epochs_done)
                                           : "trained all " + std::to_string(s.max_epochs) + " epochs" +
-                                                (value ? " (" + std::string(word_of(s.metric)) + " " + figure(*value) + ")" : "");
+                                                (value ? " (" + s.metric + " " + figure(*value) + ")" : "");
     case TrialVerdict::failed: return "failed";
   }
   return "";

@@ -12,6 +12,7 @@
 #include "config/config_error.h"
 #include "config/toml_text.h"
 #include "sweep/sweep_spec.h"
+#include "task/task_registry.h"
 #include "util/text.h"
 
 namespace plugtrain {
@@ -57,7 +58,11 @@ void read_scheduler(const ExperimentFile& file, const toml::table& sweep, Schedu
     if (out.kind == SweepScheduler::none && std::string(k) != "scheduler" && sweep.contains(k))
       throw ConfigError(at(file, *sweep.get(k)) + ": sweep." + k +
                         " belongs to an early-stopping scheduler: add scheduler = \"asha\" or \"hyperband\"");
-  if (const toml::node* n = sweep.get("metric")) out.metric = word<Metric>(file, *n, "metric");
+  if (const toml::node* n = sweep.get("metric")) {
+    if (!n->is_string()) throw ConfigError(at(file, *n) + ": sweep.metric must be a string, got " + toml_text(*n));
+    out.metric = n->value_or(std::string());
+    out.metric_where = at(file, *n);
+  }
   if (const toml::node* n = sweep.get("mode")) {
     if (n->value_or(std::string()) != word_or_auto(std::optional<Direction>())) out.mode = word<Direction>(file, *n, "mode");
   }
@@ -84,9 +89,17 @@ RungSchedule resolve_rung_schedule(const SchedulerRequest& request, const Experi
   if (s.kind == SweepScheduler::none) return s;
   s.min_epochs = request.min_epochs;
   s.reduction_factor = request.reduction_factor;
-  s.metric = request.metric.value_or(base.checkpoint.monitor);
   const std::optional<Direction> mode = request.mode ? request.mode : request.metric ? std::nullopt : base.checkpoint.mode;
-  s.maximise = direction_for(s.metric, mode) == Direction::max;
+  const TaskSpec* task = find_task(base.task.name);
+  const std::optional<std::string> name = request.metric ? request.metric : base.checkpoint.monitor;
+  const std::optional<Monitor> monitor =
+      task ? find_monitor(task->training_metrics, task->evaluation_metrics, name, mode) : std::nullopt;
+  if (!monitor)
+    throw ConfigError((request.metric ? request.metric_where : request.where) + ": sweep.metric '" + name.value_or("") +
+                      "' is not a metric of task '" + base.task.name + "'; its metrics: " +
+                      (task ? join(monitor_names(task->training_metrics, task->evaluation_metrics)) : std::string("none")));
+  s.metric = monitor->name;
+  s.maximise = monitor->direction == Direction::max;
   if (s.min_epochs >= s.max_epochs)
     throw ConfigError(request.where + ": sweep.min_epochs (" + std::to_string(s.min_epochs) +
                       ") must be below max_epochs (" + std::to_string(s.max_epochs) +

@@ -35,7 +35,7 @@ struct RungSchedule {
   std::int64_t max_epochs = 0;       // train.epochs of every trial
   std::int64_t reduction_factor = 3;  // η
   std::int64_t brackets = 1;          // hyperband; 1 for asha
-  Metric metric = Metric::test_accuracy;
+  std::string metric = "test_accuracy";  // a monitor name of the trials' task (task/task.h)
   bool maximise = true;
 
   // Bracket b's milestones: its rungs, then max_epochs.

@@ -153,7 +153,7 @@ void write_sweep_manifest(const SweepSetup& setup, const SweepRequest& request) 
       {"trials", trials},
       {"scheduler",
        {{"kind", word_of(s.kind)}, {"min_epochs", s.min_epochs}, {"max_epochs", s.max_epochs},
-        {"reduction_factor", s.reduction_factor}, {"brackets", s.brackets}, {"metric", word_of(s.metric)},
+        {"reduction_factor", s.reduction_factor}, {"brackets", s.brackets}, {"metric", s.metric},
         {"mode", word_of(s.maximise ? Direction::max : Direction::min)}}}};
   fs::create_directories(setup.folder);
   write_file_atomically(setup.folder / "trials.json", manifest.dump(2) + "\n");
@@ -177,7 +177,7 @@ std::optional<SweepManifest> read_sweep_manifest(const fs::path& sweep_folder) {
     r.max_epochs = s.at("max_epochs").get<std::int64_t>();
     r.reduction_factor = s.at("reduction_factor").get<std::int64_t>();
     r.brackets = s.at("brackets").get<std::int64_t>();
-    r.metric = choice_named<Metric>(s.at("metric").get<std::string>()).value_or(Metric::test_accuracy);
+    r.metric = s.at("metric").get<std::string>();
     r.maximise = choice_named<Direction>(s.at("mode").get<std::string>()) != Direction::min;
     return m;
   } catch (const nlohmann::json::exception& e) {

@@ -40,13 +40,14 @@ struct Trial {
 // resolve_rung_schedule() reads them from the experiment.
 struct SchedulerRequest {
   SweepScheduler kind = SweepScheduler::none;
-  std::optional<Metric> metric;     // nullopt: checkpoint.monitor
+  std::optional<std::string> metric;  // nullopt: checkpoint.monitor
   std::optional<Direction> mode;    // nullopt: checkpoint.mode, else by the metric
   std::int64_t min_epochs = 1;
   std::optional<std::int64_t> max_epochs;  // nullopt: train.epochs
   std::int64_t reduction_factor = 3;
   std::optional<std::int64_t> brackets;    // hyperband; nullopt: every bracket there is
   std::string where;  // file:line:col of the scheduler key, for messages
+  std::string metric_where;  // and of the metric key
 };
 
 struct SweepSpec {

@@ -63,27 +63,25 @@ TrialFiles read_trial_files(const fs::path& sweep_folder, const std::string& tri
       // A summary cut short by a killed trial: no finished run; its checkpoint (if any) resumes it.
     }
   }
+  const std::vector<std::string> names = metrics_columns(newest / "metrics.csv");
   for (const auto& [epoch, cells] : metrics_epoch_rows(newest / "metrics.csv")) {
     t.epochs_done = std::max(t.epochs_done, epoch);
-    t.train_loss[epoch] = cell_number(cells[3]);
-    t.train_accuracy[epoch] = cell_number(cells[4]);
-    if (!cells[5].empty()) t.test_loss[epoch] = cell_number(cells[5]);
-    if (!cells[6].empty()) t.test_accuracy[epoch] = cell_number(cells[6]);
+    // Columns 3 on are metrics but lr, samples_per_second and seconds; a metric's empty cell:
+    // the epoch did not measure it.
+    for (std::size_t c = 3; c < std::min(cells.size(), names.size()); ++c)
+      if (c < 7 || c > 9)
+        if (!cells[c].empty()) t.metrics[names[c]][epoch] = cell_number(cells[c]);
   }
   return t;
 }
 
-const std::map<std::int64_t, double>& metric_values(const TrialFiles& files, Metric metric) {
-  switch (metric) {
-    case Metric::test_accuracy: return files.test_accuracy;
-    case Metric::test_loss: return files.test_loss;
-    case Metric::train_accuracy: return files.train_accuracy;
-    case Metric::train_loss: return files.train_loss;
-  }
-  return files.test_accuracy;
+const std::map<std::int64_t, double>& metric_values(const TrialFiles& files, const std::string& metric) {
+  static const std::map<std::int64_t, double> none;
+  const auto found = files.metrics.find(metric);
+  return found == files.metrics.end() ? none : found->second;
 }
 
-TrialProgress trial_progress(const TrialFiles& files, Metric metric, bool keep_failures) {
+TrialProgress trial_progress(const TrialFiles& files, const std::string& metric, bool keep_failures) {
   TrialProgress p;
   p.epochs_done = files.epochs_done;
   p.metric = metric_values(files, metric);

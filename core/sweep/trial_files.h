@@ -21,7 +21,8 @@ struct TrialFiles {
   TrialState state = TrialState::fresh;
   bool paused = false;              // its last run stopped where --stop-after-epoch asked
   std::int64_t epochs_done = 0;     // epoch rows of metrics.csv (over every resume)
-  std::map<std::int64_t, double> test_accuracy, test_loss, train_accuracy, train_loss;  // epoch -> value
+  // Each monitor name's values (train_loss, test_accuracy, ...): epoch -> value.
+  std::map<std::string, std::map<std::int64_t, double>> metrics;
   std::optional<int> last_exit;     // the exit code its last attempt recorded (logs/<trial>.exit)
   std::string stop_reason;          // summary.json's, when it stopped before its end
 };
@@ -29,11 +30,11 @@ struct TrialFiles {
 TrialFiles read_trial_files(const std::filesystem::path& sweep_folder, const std::string& trial);
 
 // The metric's values per epoch.
-const std::map<std::int64_t, double>& metric_values(const TrialFiles& files, Metric metric);
+const std::map<std::int64_t, double>& metric_values(const TrialFiles& files, const std::string& metric);
 
 // The trial's progress as the rung scheduler needs it. keep_failures: a failed last attempt
 // takes it out of the ranking (a sweep continuing by itself); false retries it.
-TrialProgress trial_progress(const TrialFiles& files, Metric metric, bool keep_failures);
+TrialProgress trial_progress(const TrialFiles& files, const std::string& metric, bool keep_failures);
 
 // Records an attempt's exit code (written atomically; read back as last_exit).
 void record_trial_exit(const std::filesystem::path& sweep_folder, const std::string& trial, int exit_code);

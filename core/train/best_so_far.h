@@ -1,5 +1,5 @@
 // The best value of a monitored metric so far, and when it came. One type for everything that
-// tracks one: the best test accuracy of the summary, the checkpoint monitor of save = "best",
+// tracks one: the best headline test metric of the summary, the checkpoint monitor of save = "best",
 // early stopping's monitor.
 #pragma once
 
@@ -15,11 +15,6 @@ class BestSoFar {
  public:
   // maximise: higher is better. min_delta: how much better a value must be to count.
   explicit BestSoFar(bool maximise = true, double min_delta = 0.0) : maximise_(maximise), min_delta_(min_delta) {}
-
-  // mode max, min or "auto" (nullopt: max for an accuracy, min for a loss).
-  static bool maximises(Metric metric, std::optional<Direction> mode) {
-    return direction_for(metric, mode) == Direction::max;
-  }
 
   // True (and kept) when `value` is the first one or beats the best by more than min_delta.
   bool offer(double value, std::int64_t epoch) {

@@ -30,7 +30,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t loader_batch,
                      data::BatchLoader& batches, TrainStep& step, TrainingStrategy& strategy,
-                     const DeviceContext& device, std::vector<std::unique_ptr<Callback>>& callbacks)
+                     const DeviceContext& device, std::vector<std::unique_ptr<Callback>>& callbacks, const Task& task)
     : config_(config),
       base_lr_(base_lr),
       loader_batch_(loader_batch),
@@ -39,6 +39,7 @@ EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t load
       strategy_(strategy),
       device_(device),
       callbacks_(callbacks),
+      task_(task),
       timer_(device.device, config.phase_timing),
       stops_on_nonfinite_(config.on_nonfinite == OnNonfinite::stop &&
                           !Precision::skips_nonfinite_steps_itself(config.precision)) {}
@@ -53,13 +54,19 @@ EpochTotals EpochLoop::run(LoopState& state) {
   const at::ScalarType sum_type = device_.float64 ? at::kDouble : at::kFloat;
   at::Tensor loss_sum = at::full({}, carries_partial ? state.partial_sums.loss_sum : 0.0,
                                  at::TensorOptions().dtype(sum_type).device(device_.device));
-  at::Tensor correct = at::full({}, carries_partial ? state.partial_sums.correct : 0,
-                                at::TensorOptions().dtype(at::kLong).device(device_.device));
+  // The task's training statistics (task/task.h), summed as the loss is.
+  const std::int64_t statistics_size = task_.statistics_size(Pass::training);
+  at::Tensor statistics = at::zeros({statistics_size}, at::TensorOptions().dtype(sum_type));
+  if (carries_partial && std::int64_t(state.partial_sums.statistics.size()) == statistics_size)
+    statistics = at::tensor(state.partial_sums.statistics, at::kDouble).to(sum_type);
+  statistics = statistics.to(device_.device);
   std::int64_t seen = carried_seen;
   auto totals = [&] {
-    const std::vector<double> t =
-        strategy_.sum({loss_sum.item<double>(), double(correct.item<std::int64_t>()), double(seen)});
-    return EpochTotals{t[0], t[1], t[2], seconds_since(start), timer_.take()};
+    std::vector<double> local = {loss_sum.item<double>(), double(seen)};
+    const at::Tensor host = statistics.to(at::kCPU, at::kDouble);
+    local.insert(local.end(), host.data_ptr<double>(), host.data_ptr<double>() + statistics_size);
+    std::vector<double> t = strategy_.sum(local);
+    return EpochTotals{t[0], t[1], std::vector<double>(t.begin() + 2, t.end()), seconds_since(start), timer_.take()};
   };
 
   batches_.start_epoch(state.epoch);
@@ -114,7 +121,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
         // As few small ops as possible: each costs a dispatch on the hot path.
         at::NoGradGuard no_grad;
         loss_sum.add_(out.loss.detach(), double(size));
-        correct.add_(out.logits.detach().argmax(1).eq(part.targets).sum());
+        statistics.add_(task_.statistics(Pass::training, out.logits.detach(), part.targets));
       }
       seen += size;
       interval_samples += size * processes;
@@ -142,7 +149,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
       const EpochTotals partial = totals();
       state.sampler.batches_done = state.step_in_epoch;
       state.partial_sums.loss_sum = partial.loss_sum;
-      state.partial_sums.correct = static_cast<std::int64_t>(partial.correct);
+      state.partial_sums.statistics = partial.statistics;
       state.partial_sums.seen = static_cast<std::int64_t>(partial.seen);
       state.request_stop(StopReason::interrupted, std::string(interrupt_signal_name()) + " received");
       return partial;

@@ -29,7 +29,8 @@ struct StepOutput;
 
 // The epoch's totals over all processes, and its training time (evaluation excluded).
 struct EpochTotals {
-  double loss_sum = 0, correct = 0, seen = 0;
+  double loss_sum = 0, seen = 0;
+  std::vector<double> statistics;  // the task's training statistics
   double seconds = 0;
   PhaseTimes phases;  // this process's
 };
@@ -40,7 +41,7 @@ class EpochLoop {
   // experiment's schedule shapes per step.
   EpochLoop(const LoopConfig& config, double base_lr, std::int64_t loader_batch, data::BatchLoader& batches,
             TrainStep& step, TrainingStrategy& strategy, const DeviceContext& device,
-            std::vector<std::unique_ptr<Callback>>& callbacks);
+            std::vector<std::unique_ptr<Callback>>& callbacks, const Task& task);
 
   // Trains epoch state.epoch. Returns with state.stop set when max_steps or an interrupt ended
   // it early; an interrupted epoch leaves its position and sums in state.sampler
@@ -62,6 +63,7 @@ class EpochLoop {
   TrainingStrategy& strategy_;
   const DeviceContext& device_;
   std::vector<std::unique_ptr<Callback>>& callbacks_;
+  const Task& task_;
   PhaseTimer timer_;
   bool stops_on_nonfinite_;
 };

@@ -19,13 +19,13 @@ nlohmann::json memory_json(const MemoryInfo& m) {
 nlohmann::json epoch_json(const EpochMetrics& m) {
   nlohmann::json row = {{"epoch", m.epoch},
                         {"train_loss", m.train_loss},
-                        {"train_accuracy", m.train_accuracy},
                         {"samples", m.samples},
                         {"samples_per_second", m.samples_per_second},
                         {"seconds", m.seconds},
                         {"lr", m.lr}};
+  for (const MetricValue& v : m.train) row["train_" + v.name] = v.value;
   row["test_loss"] = m.test_loss ? nlohmann::json(*m.test_loss) : nlohmann::json(nullptr);
-  row["test_accuracy"] = m.test_accuracy ? nlohmann::json(*m.test_accuracy) : nlohmann::json(nullptr);
+  for (const MetricValue& v : m.test) row["test_" + v.name] = v.value;
   row["memory"] = memory_json(m.memory);
   if (m.phases.timed_steps > 0) {
     nlohmann::json phases = {{"timed_steps", m.phases.timed_steps}};
@@ -45,12 +45,18 @@ std::string epoch_history(const std::string& earlier, const std::vector<EpochMet
   return rows.dump();
 }
 
-std::optional<std::pair<double, double>> last_test_figures(const std::string& history) {
+std::optional<std::pair<double, std::vector<MetricValue>>> last_test_figures(const std::string& history,
+                                                                              const std::vector<MetricSpec>& metrics) {
   const nlohmann::json rows = nlohmann::json::parse(history.empty() ? "[]" : history, nullptr, false);
   if (!rows.is_array() || rows.empty()) return std::nullopt;
   const nlohmann::json& last = rows.back();
   if (!last.contains("test_loss") || !last["test_loss"].is_number()) return std::nullopt;
-  return std::make_pair(last["test_loss"].get<double>(), last["test_accuracy"].get<double>());
+  std::vector<MetricValue> values;
+  for (const MetricSpec& m : metrics) {
+    const auto cell = last.find("test_" + m.name);
+    values.push_back({m.name, cell != last.end() && cell->is_number() ? cell->get<double>() : 0.0});
+  }
+  return std::make_pair(last["test_loss"].get<double>(), values);
 }
 
 }  // namespace plugtrain

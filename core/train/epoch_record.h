@@ -18,7 +18,9 @@ nlohmann::json epoch_json(const EpochMetrics& m);
 // `earlier` (a JSON array, as a checkpoint stores it) followed by `epochs`, as JSON text.
 std::string epoch_history(const std::string& earlier, const std::vector<EpochMetrics>& epochs);
 
-// The last epoch's test loss and accuracy in a history (nullopt: none was evaluated).
-std::optional<std::pair<double, double>> last_test_figures(const std::string& history);
+// The last epoch's test loss and test metrics (of `metrics`, by name) in a history (nullopt:
+// none was evaluated).
+std::optional<std::pair<double, std::vector<MetricValue>>> last_test_figures(const std::string& history,
+                                                                              const std::vector<MetricSpec>& metrics);
 
 }  // namespace plugtrain

@@ -10,8 +10,8 @@
 
 namespace plugtrain {
 
-Evaluation evaluate(Model& model, TrainingStrategy& strategy, const data::Dataset& dataset, std::int64_t batch_size,
-                    const DeviceContext& device, const Precision& precision) {
+Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, const data::Dataset& dataset,
+                    std::int64_t batch_size, const DeviceContext& device, const Precision& precision) {
   at::NoGradGuard no_grad;
   model.eval();
   strategy.before_evaluation();
@@ -19,26 +19,31 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const data::Datase
                             0, strategy.shard(/*pad=*/false), device.memory_format, device.test_on_device);
   batches.start_epoch(0);
   const at::ScalarType sum_type = device.float64 ? at::kDouble : at::kFloat;
-  at::Tensor loss_sum = at::zeros({}, at::TensorOptions().dtype(sum_type).device(device.device));
-  at::Tensor correct = at::zeros({}, at::TensorOptions().dtype(at::kLong).device(device.device));
+  const auto sums = at::TensorOptions().dtype(sum_type).device(device.device);
+  at::Tensor loss_sum = at::zeros({}, sums);
+  at::Tensor statistics = at::zeros({task.statistics_size(Pass::evaluation)}, sums);
   std::int64_t seen = 0;
   while (auto batch = batches.next()) {
-    at::Tensor logits;
+    at::Tensor outputs;
     {
       const AutocastScope autocast = precision.autocast();
-      logits = strategy.evaluate(batch->inputs);
+      outputs = strategy.evaluate(batch->inputs);
     }
-    loss_sum += at::cross_entropy_loss(logits.to(at::kFloat), batch->targets, {}, at::Reduction::Sum);
-    correct += logits.argmax(1).eq(batch->targets).sum();
-    seen += batch->targets.size(0);
+    outputs = outputs.to(at::kFloat);
+    const std::int64_t n = batch->targets.size(0);
+    loss_sum += task.loss(outputs, batch->targets) * double(n);  // each batch's mean, weighted by its samples
+    statistics += task.statistics(Pass::evaluation, outputs, batch->targets);
+    seen += n;
   }
-  const std::vector<double> total =
-      strategy.sum({loss_sum.item<double>(), double(correct.item<std::int64_t>()), double(seen)});
+  std::vector<double> local = {loss_sum.item<double>(), double(seen)};
+  const at::Tensor host = statistics.to(at::kCPU, at::kDouble);
+  local.insert(local.end(), host.data_ptr<double>(), host.data_ptr<double>() + host.numel());
+  const std::vector<double> total = strategy.sum(local);
+  const std::vector<double> totals(total.begin() + 2, total.end());
   Evaluation e;
-  if (total[2] > 0) {
-    e.loss = total[0] / total[2];
-    e.accuracy = total[1] / total[2];
-  }
+  e.loss = total[1] > 0 ? total[0] / total[1] : 0;
+  e.metrics = task.metric_values(Pass::evaluation, totals, total[1]);
+  e.per_class = task.per_class(totals);
   return e;
 }
 

@@ -35,10 +35,10 @@ GraphDecision decide_graphs(const GraphConditions& c) {
 }
 
 GraphStep::GraphStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
-                     ReplayableOptimizer& replayable, std::vector<at::Tensor> parameters, double grad_clip,
+                     const Task& task, ReplayableOptimizer& replayable, std::vector<at::Tensor> parameters, double grad_clip,
                      std::unique_ptr<GraphCapture> capture, bool fall_back_on_failure, int warm_up_steps,
                      std::unique_ptr<GraphCapture> second)
-    : TrainStep(strategy, precision, optimizer, std::move(parameters), grad_clip),
+    : TrainStep(strategy, precision, optimizer, task, std::move(parameters), grad_clip),
       replayable_(replayable),
       capture_(std::move(capture)),
       second_(std::move(second)),

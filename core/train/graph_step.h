@@ -74,7 +74,7 @@ class GraphStep : public TrainStep {
   // `second`: with several processes (ddp), the recorder of the optimizer step, which is
   // replayed after the gradients are averaged eagerly (c10d's reducer runs host code in every
   // backward, so it cannot be inside a recording; the strategy all-reduces them in one call).
-  GraphStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
+  GraphStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer, const Task& task,
             ReplayableOptimizer& replayable, std::vector<at::Tensor> parameters, double grad_clip,
             std::unique_ptr<GraphCapture> capture, bool fall_back_on_failure, int warm_up_steps = 3,
             std::unique_ptr<GraphCapture> second = nullptr);

@@ -11,6 +11,7 @@
 
 #include "config/choices.h"
 #include "plugtrain/backend.h"
+#include "task/task.h"
 #include "train/phase_timer.h"
 #include "checkpoint/state_section.h"
 
@@ -18,8 +19,10 @@ namespace plugtrain {
 
 struct EpochMetrics {
   std::int64_t epoch = 0;  // 1-based
-  double train_loss = 0, train_accuracy = 0;
-  std::optional<double> test_loss, test_accuracy;
+  double train_loss = 0;
+  std::vector<MetricValue> train;  // the task's training metrics (Pass::training), headline first
+  std::optional<double> test_loss;
+  std::vector<MetricValue> test;   // the task's evaluation metrics; empty in an epoch without one
   double samples_per_second = 0;  // training samples over training time
   std::int64_t samples = 0;       // training samples of the epoch, all processes (a resumed epoch's too)
   double seconds = 0;             // the whole epoch, evaluation included
@@ -27,8 +30,9 @@ struct EpochMetrics {
   MemoryInfo memory;              // the backend's memory figures at the end of the epoch
   PhaseTimes phases;              // where the training steps' time went
 
-  // "train_loss", "train_accuracy", "test_loss" or "test_accuracy"; nullopt in an epoch without it.
-  std::optional<double> metric(Metric name) const;
+  // "train_loss", "test_loss", or train_<metric> / test_<metric> ("test_accuracy"); nullopt in
+  // an epoch without it.
+  std::optional<double> metric(const std::string& name) const;
 };
 
 // Every reason a fit ends; the fit loop's done() decides them in one place.
@@ -71,7 +75,8 @@ struct SamplerPosition : Stateful {
 // The running sums of that interrupted epoch, over all processes, so its figures cover it all.
 struct EpochSums : Stateful {
   double loss_sum = 0;
-  std::int64_t correct = 0, seen = 0;
+  std::int64_t seen = 0;
+  std::vector<double> statistics;  // the task's training statistics (task/task.h), summed
   const char* state_name() const override { return "epoch_sums"; }
   void save_state(StateSection& out) const override;
   void load_state(const StateSection& in) override;

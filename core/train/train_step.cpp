@@ -5,6 +5,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "strategy/training_strategy.h"
+#include "task/task.h"
 #include "train/phase_timer.h"
 #include "train/optimizers.h"
 #include "train/precision.h"
@@ -14,10 +15,11 @@
 namespace plugtrain {
 
 TrainStep::TrainStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
-                     std::vector<at::Tensor> parameters, double grad_clip, bool skip_nonfinite)
+                     const Task& task, std::vector<at::Tensor> parameters, double grad_clip, bool skip_nonfinite)
     : strategy_(strategy),
       precision_(precision),
       optimizer_(optimizer),
+      task_(task),
       parameters_(std::move(parameters)),
       grad_clip_(grad_clip),
       skip_nonfinite_(skip_nonfinite && !Precision::skips_nonfinite_steps_itself(precision.mode())) {}
@@ -55,7 +57,7 @@ StepOutput TrainStep::forward_and_loss(const data::Batch& batch, bool synced) {
   StepOutput out;
   const AutocastScope autocast = precision_.autocast();
   out.logits = synced ? strategy_.forward(batch.inputs) : strategy_.model_forward(batch.inputs);
-  out.loss = at::cross_entropy_loss(out.logits, batch.targets);
+  out.loss = task_.loss(out.logits, batch.targets);
   return out;
 }
 

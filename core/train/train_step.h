@@ -18,6 +18,7 @@ namespace plugtrain {
 
 class PhaseTimer;
 class Precision;
+class Task;
 class TrainingStrategy;
 
 // Out of memory inside the optimizer step, which may already have changed some parameters:
@@ -29,14 +30,15 @@ class OptimizerOutOfMemory : public Error {
 
 struct StepOutput {
   at::Tensor loss;    // scalar, on the device
-  at::Tensor logits;  // (batch, classes), on the device
+  at::Tensor logits;  // the model's outputs, on the device ((batch, classes) for classification)
   bool skipped = false;  // train.on_nonfinite = "skip_step" dropped it: nan or inf in the loss or gradients
 };
 
 class TrainStep {
  public:
   // skip_nonfinite: drop a step whose loss or gradients are not finite (one device sync each).
-  TrainStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer,
+  // `task` gives the loss of the model's outputs.
+  TrainStep(TrainingStrategy& strategy, Precision& precision, torch::optim::Optimizer& optimizer, const Task& task,
             std::vector<at::Tensor> parameters, double grad_clip, bool skip_nonfinite = false);
   virtual ~TrainStep() = default;
 
@@ -62,6 +64,7 @@ class TrainStep {
   TrainingStrategy& strategy_;
   Precision& precision_;
   torch::optim::Optimizer& optimizer_;
+  const Task& task_;
   std::vector<at::Tensor> parameters_;
   double grad_clip_;
   bool skip_nonfinite_;

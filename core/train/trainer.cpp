@@ -10,6 +10,7 @@
 #include "data/from_experiment.h"
 #include "checkpoint/checkpoint.h"
 #include "strategy/single_device.h"
+#include "task/task_registry.h"
 #include "train/epoch_loop.h"
 #include "train/epoch_record.h"
 #include "train/evaluate.h"
@@ -55,7 +56,7 @@ Trainer::Trainer(TrainerParts parts)
           "history",
           [this](StateSection& out) {
             out.put_text("epochs_json", epoch_history(summary_.earlier_epochs_json, summary_.epochs));
-            out.put_real("best_test_accuracy", best_test_.value());
+            out.put_real("best_test_accuracy", best_test_.value());  // the headline metric's (named before tasks)
             out.put_int("best_test_epoch", best_test_.epoch());
           },
           [this](const StateSection& in) {
@@ -63,8 +64,16 @@ Trainer::Trainer(TrainerParts parts)
             const double best = in.real_at("best_test_accuracy");
             const std::int64_t epoch = in.int_at("best_test_epoch");
             best_test_.restore(epoch > 0, best, epoch);
-            summary_.best_test_accuracy = best;
-          }) {}
+            summary_.best_test = best;
+          }) {
+  if (!parts_.task) {
+    const TaskSpec& classification = *find_task("classification");
+    parts_.task = classification.factory({parts_.data->train.num_classes, {}, parts_.data->train.class_names},
+                                         default_options(classification));
+  }
+  parts_.task->to(parts_.device.device);
+  summary_.headline = parts_.task->headline();
+}
 Trainer::~Trainer() = default;
 
 std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size) const {
@@ -82,13 +91,14 @@ std::unique_ptr<TrainStep> Trainer::make_step(bool skip_nonfinite) {
       // Several processes: the optimizer step is a second recording (graph_step.h).
       std::unique_ptr<GraphCapture> second =
           parts_.strategy->processes() > 1 ? parts_.make_graph_capture() : nullptr;
-      return std::make_unique<GraphStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, *replayable_optimizer.value(),
+      return std::make_unique<GraphStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, *parts_.task,
+                                         *replayable_optimizer.value(),
                                          parameters, grad_clip, parts_.make_graph_capture(), parts_.graph_fallback,
                                          /*warm_up_steps=*/3, std::move(second));
     }
   }
-  return std::make_unique<TrainStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, parameters, grad_clip,
-                                     skip_nonfinite);
+  return std::make_unique<TrainStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, *parts_.task, parameters,
+                                     grad_clip, skip_nonfinite);
 }
 
 std::vector<double> Trainer::time_steps(std::int64_t steps, std::int64_t batch_size, bool synchronise_each) {
@@ -131,7 +141,8 @@ TrainSummary Trainer::fit() {
   const std::unique_ptr<data::BatchLoader> loader = make_loader(parts_.batch_size);
   data::BatchLoader& batches = *loader;
   const std::unique_ptr<TrainStep> step = make_step(c.on_nonfinite == OnNonfinite::skip_step);
-  EpochLoop epoch_loop(c, parts_.lr, parts_.batch_size, batches, *step, strategy, parts_.device, parts_.callbacks);
+  EpochLoop epoch_loop(c, parts_.lr, parts_.batch_size, batches, *step, strategy, parts_.device, parts_.callbacks,
+                       *parts_.task);
   state_.epochs = c.epochs;
   state_.steps_per_epoch = batches.batches_per_epoch();
   state_.lr = parts_.lr;
@@ -139,7 +150,7 @@ TrainSummary Trainer::fit() {
     save_checkpoint(path);
     state_.last_checkpoint = path;
   };
-  best_test_ = BestSoFar(/*maximise=*/true);
+  best_test_ = BestSoFar(/*maximise=*/summary_.headline.direction == Direction::max);
 
   restore();
   strategy.prepare();  // ddp: rank 0's weights everywhere, then gradients averaged during backward
@@ -175,7 +186,7 @@ TrainSummary Trainer::fit() {
     summary_.graph_replays = graph_step->replays();
     summary_.graph_fallback = graph_step->fallback_reason();
   }
-  summary_.best_test_accuracy = best_test_.value();
+  summary_.best_test = best_test_.value();
   summary_.best_epoch = best_test_.epoch();
   summary_.total_seconds = seconds_since(run_start);
   summary_.samples_per_second = train_seconds_ > 0 ? double(train_samples_) / train_seconds_ : 0;
@@ -216,7 +227,7 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   m.lr = state_.lr;
   m.phases = totals.phases;
   m.train_loss = totals.seen > 0 ? totals.loss_sum / totals.seen : 0;
-  m.train_accuracy = totals.seen > 0 ? totals.correct / totals.seen : 0;
+  m.train = parts_.task->metric_values(Pass::training, totals.statistics, totals.seen);
   m.samples = static_cast<std::int64_t>(totals.seen);
   // A resumed epoch's first part was trained (and timed) before.
   const double trained_now = totals.seen - double(state_.partial_sums.seen);
@@ -229,12 +240,13 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   const bool last = state_.stop == StopReason::max_steps || state_.epoch == state_.epochs ||
                     state_.epoch == parts_.loop.pause_after_epoch;
   if (last || state_.epoch % parts_.loop.eval_every == 0) {
-    const Evaluation test = evaluate(*parts_.model, *parts_.strategy, parts_.data->test, parts_.loop.test_batch_size,
-                                     parts_.device, *parts_.precision);
+    const Evaluation test = evaluate(*parts_.model, *parts_.strategy, *parts_.task, parts_.data->test,
+                                     parts_.loop.test_batch_size, parts_.device, *parts_.precision);
     m.test_loss = test.loss;
-    m.test_accuracy = test.accuracy;
-    best_test_.offer(test.accuracy, state_.epoch);
-    summary_.final_test_accuracy = test.accuracy;
+    m.test = test.metrics;
+    best_test_.offer(test.metrics.front().value, state_.epoch);
+    summary_.final_test = test.metrics;
+    summary_.final_per_class = test.per_class;
     summary_.final_test_loss = test.loss;
   }
   state_.epochs_done = state_.epoch;  // as a checkpoint records it from now on
@@ -269,9 +281,9 @@ void Trainer::restore() {
     summary_.already_ended = true;
     const std::int64_t max_steps = parts_.loop.max_steps;
     if (finished && !(max_steps > 0 && state_.planned_step >= max_steps)) state_.request_stop(StopReason::early_stopping);
-    if (auto test = last_test_figures(summary_.earlier_epochs_json)) {
+    if (auto test = last_test_figures(summary_.earlier_epochs_json, parts_.task->metrics(Pass::evaluation))) {
       summary_.final_test_loss = test->first;
-      summary_.final_test_accuracy = test->second;
+      summary_.final_test = test->second;
     }
   } else if (all_epochs_done)
     throw CheckpointError(from.string() + ": that run already trained all " + std::to_string(state_.epochs_done) +

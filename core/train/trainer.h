@@ -19,6 +19,7 @@
 #include "train/callback.h"
 #include "train/device_context.h"
 #include "train/precision.h"
+#include "task/task.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -45,9 +46,13 @@ struct TrainSummary {
   std::int64_t step_batch = 0;         // samples per step at the end (this process's)
   std::int64_t graph_replays = 0;      // steps replayed from a recorded graph (train.graphs)
   std::string graph_fallback;          // why recorded steps stopped being used ("": they were not, or all went well)
-  double best_test_accuracy = 0;
+  MetricSpec headline;                  // the task's headline metric ("accuracy")
+  double best_test = 0;                 // its best test value (by its direction)
   std::int64_t best_epoch = 0;
-  double final_test_accuracy = 0, final_test_loss = 0;
+  double final_test_loss = 0;
+  std::vector<MetricValue> final_test;  // the last evaluation's metrics, headline first
+  std::vector<MetricValue> final_per_class;  // and its figures per class
+  double final_headline() const { return final_test.empty() ? 0 : final_test.front().value; }
   double total_seconds = 0;
   double samples_per_second = 0;  // all training samples over all training time
 };
@@ -57,6 +62,7 @@ struct TrainerParts {
   std::int64_t batch_size = 0;             // samples per step for this process's loader (the plan's)
   double lr = 0;                           // base learning rate (the plan's, scaled for the global batch)
   std::shared_ptr<Model> model;
+  std::shared_ptr<Task> task;              // loss and metrics (null: classification with its defaults)
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::unique_ptr<Precision> precision;
   std::unique_ptr<TrainingStrategy> strategy;
@@ -80,6 +86,7 @@ struct TrainerParts {
 
 // The parts of a single-device run as the experiment describes it (its batch and lr, its
 // optimizer and precision), without callbacks: for tests, benchmarks and `bench`-like commands.
+// The task is classification with its defaults unless the caller sets parts.task.
 TrainerParts single_device_parts(const Experiment& experiment, std::shared_ptr<Model> model,
                                  const data::DatasetPair& data, DeviceContext device);
 
@@ -115,9 +122,9 @@ class Trainer {
 
   TrainerParts parts_;
   LoopState state_;
-  BestSoFar best_test_;               // the summary's best test accuracy
+  BestSoFar best_test_;               // the summary's best headline test metric
   TrainSummary summary_;
-  StateFunctions history_;            // the epochs so far and the best test accuracy, as a section
+  StateFunctions history_;            // the epochs so far and the best headline test metric, as a section
   std::int64_t first_epoch_ = 1;      // of this fit (a resumed run starts later)
   double train_seconds_ = 0;          // over this fit's epochs
   std::int64_t train_samples_ = 0;

@@ -34,6 +34,10 @@ ModelSpec mobilenet_v2_spec();
 std::vector<OptionRule> mobilenet_v2_rules();
 ModelSpec baseline_cnn_spec();
 std::vector<OptionRule> baseline_cnn_rules();
+ModelSpec unet_spec();  // segmentation: (N, classes, H, W) out
+std::vector<OptionRule> unet_rules();
+ModelSpec crnn_spec();  // sequences: (N, T, classes) out, for CTC
+std::vector<OptionRule> crnn_rules();
 
 [[noreturn]] inline void fail(const std::string& model, const std::string& what) {
   throw std::invalid_argument(model + ": " + what);

@@ -15,10 +15,12 @@ void register_models(plugtrain::ModelRegistry& registry) {
   for (int depth : {11, 13, 16, 19}) registry.add(vgg_bn_spec(depth), vgg_rules());
   registry.add(mobilenet_v2_spec(), mobilenet_v2_rules());
   registry.add(baseline_cnn_spec(), baseline_cnn_rules());
+  registry.add(unet_spec(), unet_rules());
+  registry.add(crnn_spec(), crnn_rules());
 }
 
 }  // namespace
 
 PLUGTRAIN_MODELS_PLUGIN(register_models, "models", "0.1.0",
                         "Bundled architectures: mlp, convnet, lenet5, baseline_cnn, resnet18/34/50/101, "
-                        "wide_resnet50_2, wide_resnet (CIFAR WRN), vgg11/13/16/19_bn, mobilenet_v2")
+                        "wide_resnet50_2, wide_resnet (CIFAR WRN), vgg11/13/16/19_bn, mobilenet_v2, unet, crnn")

@@ -161,4 +161,27 @@ struct ModelSpec {
   std::function<std::shared_ptr<Model>(const ModelInputs&, const Options&)> factory;
 };
 
+// dataset.h, since 3.5 (a tensor is one intrusive pointer).
+struct DatasetSplit {
+  void* inputs;
+  void* targets;
+};
+struct LoadedDataset {
+  DatasetSplit train, test;
+  std::int64_t num_classes;
+  std::vector<std::string> class_names;
+  std::string source;
+};
+struct DatasetRequest {
+  std::string path;
+  std::uint64_t seed;
+};
+struct DatasetSpec {
+  std::string name;
+  std::string description;
+  int targets;
+  std::vector<OptionSpec> options;
+  std::function<LoadedDataset(const DatasetRequest&, const Options&)> factory;
+};
+
 }  // namespace plugtrain::sdk_compat::v3

@@ -8,6 +8,7 @@
 
 #include "plugins/sdk_compat/frozen_v3.h"
 #include "plugtrain/backend.h"
+#include "plugtrain/dataset.h"
 #include "plugtrain/model.h"
 
 namespace plugtrain::sdk_compat {
@@ -38,6 +39,13 @@ PLUGTRAIN_FROZEN_LAYOUT(OptionRule, v3::OptionRule);
 PLUGTRAIN_FROZEN_LAYOUT(Options, v3::Options);
 PLUGTRAIN_FROZEN_LAYOUT(ModelInputs, v3::ModelInputs);
 PLUGTRAIN_FROZEN_LAYOUT(ModelSpec, v3::ModelSpec);
+
+// dataset.h (3.5)
+PLUGTRAIN_FROZEN_LAYOUT(DatasetSplit, v3::DatasetSplit);
+PLUGTRAIN_FROZEN_LAYOUT(LoadedDataset, v3::LoadedDataset);
+PLUGTRAIN_FROZEN_LAYOUT(DatasetRequest, v3::DatasetRequest);
+PLUGTRAIN_FROZEN_LAYOUT(DatasetSpec, v3::DatasetSpec);
+static_assert(sizeof(DatasetTargets) == sizeof(int), "DatasetTargets crosses as an int");
 
 #undef PLUGTRAIN_FROZEN_LAYOUT
 

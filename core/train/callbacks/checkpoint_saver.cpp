@@ -8,17 +8,17 @@
 
 namespace plugtrain {
 
-CheckpointSaver::CheckpointSaver(std::filesystem::path folder, const Experiment& e)
+CheckpointSaver::CheckpointSaver(std::filesystem::path folder, const Experiment& e, Monitor monitor)
     : folder_(std::move(folder)),
       save_(e.checkpoint.save),
       every_(e.checkpoint.every_n_epochs),
       keep_last_(e.checkpoint.keep_last),
-      monitor_(e.checkpoint.monitor),
-      best_(BestSoFar::maximises(e.checkpoint.monitor, e.checkpoint.mode)) {}
+      monitor_(std::move(monitor)),
+      best_(monitor_.direction == Direction::max) {}
 
 void CheckpointSaver::on_epoch_end(LoopState& state, const EpochMetrics& m) {
   // Epochs without the monitored metric (a test metric between evaluations) do not count.
-  const std::optional<double> value = m.metric(monitor_);
+  const std::optional<double> value = m.metric(monitor_.name);
   const bool new_best = value && best_.offer(*value, m.epoch);
   if (save_ == CheckpointSave::best && new_best) state.save_checkpoint(folder_ / "best.ckpt");
   const bool ending = state.stopping() || m.epoch == state.epochs;

@@ -16,7 +16,8 @@ struct Experiment;
 
 class CheckpointSaver final : public Callback, public Stateful {
  public:
-  CheckpointSaver(std::filesystem::path folder, const Experiment& experiment);
+  // `monitor`: checkpoint.monitor, resolved against the run's task (save = "best").
+  CheckpointSaver(std::filesystem::path folder, const Experiment& experiment, Monitor monitor);
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
   void on_train_end(LoopState& state) override;
   const char* state_name() const override { return "checkpoint_saver"; }
@@ -30,7 +31,7 @@ class CheckpointSaver final : public Callback, public Stateful {
   std::filesystem::path folder_;
   CheckpointSave save_;
   std::int64_t every_, keep_last_;
-  Metric monitor_;
+  Monitor monitor_;
   BestSoFar best_;
 };
 

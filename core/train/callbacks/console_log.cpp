@@ -27,10 +27,30 @@ void ConsoleLog::on_batch_halved(const LoopState&, const BatchHalving& h) {
   log_ << " [" << h.error << "]\n" << std::flush;
 }
 
+namespace {
+
+// The epoch line's short names for the longest metric names.
+std::string short_name(const std::string& metric) {
+  static const std::pair<const char*, const char*> shorter[] = {
+      {"accuracy", "acc"}, {"top5_accuracy", "top5"}, {"pixel_accuracy", "pixel_acc"}};
+  for (const auto& [name, short_one] : shorter)
+    if (metric == name) return short_one;
+  return metric;
+}
+
+void print_metrics(std::ostream& out, const std::vector<MetricValue>& values) {
+  for (const MetricValue& v : values) out << " " << short_name(v.name) << " " << fixed(v.value, 4);
+}
+
+}  // namespace
+
 void ConsoleLog::on_epoch_end(LoopState& state, const EpochMetrics& m) {
-  log_ << "epoch " << m.epoch << "/" << state.epochs << "  train loss " << fixed(m.train_loss, 4) << " acc "
-       << fixed(m.train_accuracy, 4);
-  if (m.test_accuracy) log_ << " | test loss " << fixed(*m.test_loss, 4) << " acc " << fixed(*m.test_accuracy, 4);
+  log_ << "epoch " << m.epoch << "/" << state.epochs << "  train loss " << fixed(m.train_loss, 4);
+  print_metrics(log_, m.train);
+  if (m.test_loss) {
+    log_ << " | test loss " << fixed(*m.test_loss, 4);
+    print_metrics(log_, m.test);
+  }
   log_ << " | " << fixed(m.samples_per_second, 0) << " samples/s | " << fixed(m.seconds, 1) << " s";
   if (m.memory.process_used_bytes)
     log_ << " | mem " << format_bytes(m.memory.process_used_bytes) << " (peak "

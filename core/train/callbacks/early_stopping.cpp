@@ -2,16 +2,16 @@
 
 namespace plugtrain {
 
-EarlyStopping::EarlyStopping(Metric monitor, std::optional<Direction> mode, std::int64_t patience, double min_delta)
-    : monitor_(monitor), patience_(patience), best_(BestSoFar::maximises(monitor_, mode), min_delta) {}
+EarlyStopping::EarlyStopping(Monitor monitor, std::int64_t patience, double min_delta)
+    : monitor_(std::move(monitor)), patience_(patience), best_(monitor_.direction == Direction::max, min_delta) {}
 
 void EarlyStopping::on_epoch_end(LoopState& state, const EpochMetrics& m) {
-  const std::optional<double> value = m.metric(monitor_);
+  const std::optional<double> value = m.metric(monitor_.name);
   if (!value) return;
   if (best_.offer(*value, m.epoch)) {
     epochs_without_improvement_ = 0;
   } else if (++epochs_without_improvement_ >= patience_) {
-    state.request_stop(StopReason::early_stopping, std::string("early stopping: ") + word_of(monitor_) + " did not improve for " +
+    state.request_stop(StopReason::early_stopping, "early stopping: " + monitor_.name + " did not improve for " +
                                                        std::to_string(patience_) + " evaluated epochs");
   }
 }

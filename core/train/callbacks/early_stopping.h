@@ -11,7 +11,7 @@ namespace plugtrain {
 
 class EarlyStopping final : public Callback, public Stateful {
  public:
-  EarlyStopping(Metric monitor, std::optional<Direction> mode, std::int64_t patience, double min_delta);
+  EarlyStopping(Monitor monitor, std::int64_t patience, double min_delta);
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
   const char* state_name() const override { return "early_stopping"; }
   void save_state(StateSection& out) const override;
@@ -20,7 +20,7 @@ class EarlyStopping final : public Callback, public Stateful {
   std::int64_t epochs_without_improvement() const { return epochs_without_improvement_; }
 
  private:
-  Metric monitor_;
+  Monitor monitor_;
   std::int64_t patience_;
   // Tracked apart from the checkpoint's best: the monitors and min_delta may differ.
   BestSoFar best_;

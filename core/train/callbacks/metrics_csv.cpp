@@ -11,8 +11,6 @@ namespace plugtrain {
 
 namespace {
 
-const char* kHeader = "kind,epoch,step,loss,accuracy,test_loss,test_accuracy,lr,samples_per_second,seconds\n";
-
 // Whether a row of metrics.csv was written at or before the checkpoint's place.
 bool before_checkpoint(const std::string& row, const LoopState& resumed) {
   std::istringstream fields(row);
@@ -28,12 +26,30 @@ bool before_checkpoint(const std::string& row, const LoopState& resumed) {
   return false;  // a cut row
 }
 
+// A metric's cell: empty when the epoch did not measure it.
+std::string cell(const std::vector<MetricValue>& values, std::size_t i) {
+  if (i >= values.size()) return "";
+  std::ostringstream text;
+  text << values[i].value;
+  return text.str();
+}
+
 }  // namespace
 
-MetricsCsv::MetricsCsv(const std::filesystem::path& path) : path_(path) {}
+MetricsCsv::MetricsCsv(const std::filesystem::path& path, std::vector<MetricSpec> training,
+                       std::vector<MetricSpec> evaluation)
+    : path_(path), training_(std::move(training)), evaluation_(std::move(evaluation)) {}
+
+std::string MetricsCsv::header() const {
+  std::string h = "kind,epoch,step,loss," + training_[0].name + ",test_loss,test_" + evaluation_[0].name +
+                  ",lr,samples_per_second,seconds";
+  for (std::size_t i = 1; i < training_.size(); ++i) h += ",train_" + training_[i].name;
+  for (std::size_t i = 1; i < evaluation_.size(); ++i) h += ",test_" + evaluation_[i].name;
+  return h + "\n";
+}
 
 void MetricsCsv::on_train_start(LoopState& state) {
-  std::string kept = kHeader;
+  std::string kept = header();
   if (!state.resumed_from.empty() && std::filesystem::exists(path_)) {
     std::ifstream in(path_);
     std::string row;
@@ -53,17 +69,18 @@ void MetricsCsv::check_written() {
 
 void MetricsCsv::on_log_step(const LoopState& state, const StepFigures& f) {
   out_ << "step," << state.epoch << "," << state.step << "," << f.loss << ",,,," << f.lr << "," << f.samples_per_second
-       << ",\n"
+       << "," << std::string(training_.size() + evaluation_.size() - 2, ',') << "\n"
        << std::flush;
   check_written();
 }
 
 void MetricsCsv::on_epoch_end(LoopState& state, const EpochMetrics& m) {
-  out_ << "epoch," << m.epoch << "," << state.step << "," << m.train_loss << "," << m.train_accuracy << ",";
+  out_ << "epoch," << m.epoch << "," << state.step << "," << m.train_loss << "," << cell(m.train, 0) << ",";
   if (m.test_loss) out_ << *m.test_loss;
-  out_ << ",";
-  if (m.test_accuracy) out_ << *m.test_accuracy;
-  out_ << "," << m.lr << "," << m.samples_per_second << "," << m.seconds << "\n" << std::flush;
+  out_ << "," << cell(m.test, 0) << "," << m.lr << "," << m.samples_per_second << "," << m.seconds;
+  for (std::size_t i = 1; i < training_.size(); ++i) out_ << "," << cell(m.train, i);
+  for (std::size_t i = 1; i < evaluation_.size(); ++i) out_ << "," << cell(m.test, i);
+  out_ << "\n" << std::flush;
   check_written();
 }
 

@@ -1,10 +1,16 @@
 // metrics.csv: one row per logged step and one per epoch, appended, so a resumed run continues
 // the file. A resumed run first drops the rows written after its checkpoint (by a run killed
 // later), so no row is there twice. A row that cannot be written stops the run.
+//
+// Columns: kind,epoch,step,loss,<train headline>,test_loss,test_<headline>,lr,samples_per_second,
+// seconds, then train_<m> and test_<m> for the task's other metrics. Classification's are
+// kind,epoch,step,loss,accuracy,test_loss,test_accuracy,...,seconds,test_top5_accuracy.
 #pragma once
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "train/callback.h"
 
@@ -12,14 +18,17 @@ namespace plugtrain {
 
 class MetricsCsv final : public Callback {
  public:
-  explicit MetricsCsv(const std::filesystem::path& path);
+  // `training`, `evaluation`: the task's metrics of each pass, headline first.
+  MetricsCsv(const std::filesystem::path& path, std::vector<MetricSpec> training, std::vector<MetricSpec> evaluation);
   void on_train_start(LoopState& state) override;
   void on_log_step(const LoopState& state, const StepFigures& figures) override;
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
 
  private:
   void check_written();
+  std::string header() const;
   std::filesystem::path path_;
+  std::vector<MetricSpec> training_, evaluation_;
   std::ofstream out_;
 };
 

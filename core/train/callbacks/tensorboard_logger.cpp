@@ -11,9 +11,9 @@ void TensorBoardLogger::on_log_step(const LoopState& state, const StepFigures& f
 
 void TensorBoardLogger::on_epoch_end(LoopState&, const EpochMetrics& m) {
   writer_.add_scalar("epoch/train_loss", m.train_loss, m.epoch);
-  writer_.add_scalar("epoch/train_accuracy", m.train_accuracy, m.epoch);
+  for (const MetricValue& v : m.train) writer_.add_scalar("epoch/train_" + v.name, v.value, m.epoch);
   if (m.test_loss) writer_.add_scalar("epoch/test_loss", *m.test_loss, m.epoch);
-  if (m.test_accuracy) writer_.add_scalar("epoch/test_accuracy", *m.test_accuracy, m.epoch);
+  for (const MetricValue& v : m.test) writer_.add_scalar("epoch/test_" + v.name, v.value, m.epoch);
   writer_.add_scalar("epoch/lr", m.lr, m.epoch);
   writer_.add_scalar("epoch/samples_per_second", m.samples_per_second, m.epoch);
   if (m.memory.process_used_bytes)

@@ -4,9 +4,13 @@
 //   does not know, and their default kernel refuses rather than falling back;
 // - native_batch_norm updates its running statistics in place, but they are optional
 //   arguments, whose changes the boxed fallback does not copy back: the device's running
-//   mean and variance would stay at their initial values and evaluation would go wrong.
+//   mean and variance would stay at their initial values and evaluation would go wrong;
+// - LibTorch's LSTM cell on a PrivateUse1 device calls the fused cell CUDA has
+//   (aten::_thnn_fused_lstm_cell and its backward), which has no CPU kernel to fall back to:
+//   it is computed here from its definition.
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
+#include <ATen/ATen.h>
 #include <ATen/ops/native_batch_norm.h>
 #include <torch/library.h>
 
@@ -62,6 +66,41 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm(const at::Tensor& inpu
   return {back_on(out, input), back_on(save_mean, input), back_on(save_invstd, input)};
 }
 
+// The fused LSTM cell: gates i, f, g, o from the summed pre-activations; the workspace keeps the
+// activated gates for the backward.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell(const at::Tensor& input_gates,
+                                                               const at::Tensor& hidden_gates, const at::Tensor& cx,
+                                                               const std::optional<at::Tensor>& input_bias,
+                                                               const std::optional<at::Tensor>& hidden_bias) {
+  count_fallback("aten::_thnn_fused_lstm_cell");
+  at::Tensor gates = on_host(input_gates) + on_host(hidden_gates);
+  if (input_bias && input_bias->defined()) gates = gates + on_host(*input_bias);
+  if (hidden_bias && hidden_bias->defined()) gates = gates + on_host(*hidden_bias);
+  const auto chunks = gates.chunk(4, 1);
+  const at::Tensor i = chunks[0].sigmoid(), f = chunks[1].sigmoid(), g = chunks[2].tanh(), o = chunks[3].sigmoid();
+  const at::Tensor cy = f * on_host(cx) + i * g;
+  const at::Tensor hy = o * cy.tanh();
+  return {back_on(hy, cx), back_on(cy, cx), back_on(at::cat({i, f, g, o}, 1), cx)};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell_backward(const std::optional<at::Tensor>& grad_hy,
+                                                                        const std::optional<at::Tensor>& grad_cy,
+                                                                        const at::Tensor& cx, const at::Tensor& cy,
+                                                                        const at::Tensor& workspace, bool has_bias) {
+  count_fallback("aten::_thnn_fused_lstm_cell_backward_impl");
+  const auto gates = on_host(workspace).chunk(4, 1);
+  const at::Tensor &i = gates[0], &f = gates[1], &g = gates[2], &o = gates[3];
+  const at::Tensor tanh_cy = on_host(cy).tanh();
+  const at::Tensor gh = grad_hy && grad_hy->defined() ? on_host(*grad_hy) : at::zeros_like(tanh_cy);
+  at::Tensor gc = grad_cy && grad_cy->defined() ? on_host(*grad_cy) : at::zeros_like(tanh_cy);
+  gc = gc + gh * o * (1 - tanh_cy * tanh_cy);  // through hy = o tanh(cy)
+  const at::Tensor grad_gates = at::cat({gc * g * i * (1 - i), gc * on_host(cx) * f * (1 - f), gc * i * (1 - g * g),
+                                         gh * tanh_cy * o * (1 - o)},
+                                        1);
+  const at::Tensor grad_bias = has_bias ? grad_gates.sum(0) : at::Tensor();
+  return {back_on(grad_gates, cx), back_on(gc * f, cx), back_on(grad_bias, cx)};
+}
+
 }  // namespace
 
 void register_host_kernels() {
@@ -69,6 +108,8 @@ void register_host_kernels() {
   host.impl("convolution_overrideable", TORCH_FN(convolution));
   host.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
   host.impl("native_batch_norm", TORCH_FN(batch_norm));
+  host.impl("_thnn_fused_lstm_cell", TORCH_FN(fused_lstm_cell));
+  host.impl("_thnn_fused_lstm_cell_backward_impl", TORCH_FN(fused_lstm_cell_backward));
 }
 
 }  // namespace emulated

@@ -1,0 +1,57 @@
+#include "data/plugin_dataset.h"
+
+#include "data/data_error.h"
+#include "util/format.h"
+#include "util/text.h"
+
+namespace plugtrain::data {
+
+namespace {
+
+// One split as the host's Dataset: inputs (N, C, H, W) bytes or floats, N targets of the kind.
+Dataset to_dataset(const DatasetSplit& split, const LoadedDataset& loaded, TargetKind kind, const std::string& where) {
+  const at::Tensor& x = split.inputs;
+  if (!x.defined() || x.dim() != 4 || (x.scalar_type() != at::kByte && x.scalar_type() != at::kFloat))
+    throw DataError(where + ": inputs must be uint8 or float32 (N, C, H, W), got " +
+                    (x.defined() ? std::string(c10::toString(x.scalar_type())) + " " + shape_text(x.sizes()) : "none"));
+  const at::Tensor& y = split.targets;
+  if (!y.defined() || y.dim() < 1 || y.size(0) != x.size(0))
+    throw DataError(where + ": " + std::to_string(x.size(0)) + " inputs but " +
+                    (y.defined() && y.dim() > 0 ? std::to_string(y.size(0)) : "no") + " targets");
+  const bool integral = kind == TargetKind::class_index || kind == TargetKind::pixel_class || kind == TargetKind::sequence;
+  Dataset d;
+  d.images = x.to(at::kCPU).contiguous();
+  d.labels = (integral ? y.to(at::kCPU, at::kLong) : y.to(at::kCPU, at::kFloat)).contiguous();
+  d.target_kind = kind;
+  d.num_classes = loaded.num_classes;
+  d.class_names = loaded.class_names;
+  d.sample_shape = {x.size(1), x.size(2), x.size(3)};
+  if (kind == TargetKind::class_index) check_labels(d.labels, d.num_classes, where);
+  return d;
+}
+
+}  // namespace
+
+LoadedData load_plugin_dataset(const DatasetSpec& spec, const std::string& plugin, const Options& options,
+                               const DatasetRequest& request) {
+  const std::string name = "data set '" + spec.name + "' (plugin '" + plugin + "')";
+  if (int(spec.targets) < 0 || int(spec.targets) > int(DatasetTargets::sequence))
+    throw DataError(name + ": unknown kind of target " + std::to_string(int(spec.targets)));
+  const TargetKind kind = static_cast<TargetKind>(int(spec.targets));  // the same order (dataset.h)
+  LoadedDataset loaded;
+  try {
+    loaded = spec.factory(request, options);
+  } catch (const std::exception& e) {
+    throw DataError(name + ": " + first_line(e.what()));
+  }
+  LoadedData out;
+  out.data.train = to_dataset(loaded.train, loaded, kind, name + " training split");
+  out.data.test = to_dataset(loaded.test, loaded, kind, name + " test split");
+  if (out.data.train.sample_shape != out.data.test.sample_shape)
+    throw DataError(name + ": the training samples are " + shape_text(out.data.train.sample_shape) +
+                    ", the test samples " + shape_text(out.data.test.sample_shape));
+  out.source = loaded.source.empty() ? spec.name : loaded.source;
+  return out;
+}
+
+}  // namespace plugtrain::data

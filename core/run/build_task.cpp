@@ -1,0 +1,57 @@
+#include "run/build_task.h"
+
+#include "config/config_error.h"
+#include "util/text.h"
+
+namespace plugtrain {
+
+namespace {
+
+std::vector<std::string> names_of(const std::vector<MetricSpec>& metrics) {
+  std::vector<std::string> names;
+  for (const auto& m : metrics) names.push_back(m.name);
+  return names;
+}
+
+}  // namespace
+
+std::string targets_text(const data::Dataset& d) {
+  switch (d.target_kind) {
+    case data::TargetKind::class_index: return std::to_string(d.num_classes) + " classes";
+    case data::TargetKind::multi_hot: return std::to_string(d.num_classes) + " labels per sample";
+    case data::TargetKind::pixel_class: return std::to_string(d.num_classes) + " pixel classes";
+    case data::TargetKind::sequence:
+      return "sequences of up to " + std::to_string(d.labels.size(1)) + " of " + std::to_string(d.num_classes) + " classes";
+    case data::TargetKind::real: {
+      const std::int64_t values = d.labels.defined() && d.labels.dim() > 1 ? d.labels[0].numel() : 1;
+      return std::to_string(values) + (values == 1 ? " value" : " values") + " per sample";
+    }
+  }
+  return "";
+}
+
+std::shared_ptr<Task> build_task(const TaskSpec& spec, const ValidatedRun& run, const data::Dataset& train,
+                                 std::ostream& log) {
+  const Experiment& e = run.experiment;
+  TaskInputs inputs;
+  inputs.num_classes = train.num_classes;
+  for (std::int64_t d = 1; d < train.labels.dim(); ++d) inputs.target_shape.push_back(train.labels.size(d));
+  inputs.class_names = train.class_names;
+  // Defaults under what the experiment set (a run put together without validate() set none).
+  std::map<std::string, OptionValue> values = default_options(spec).values();
+  for (const auto& [name, value] : e.task.options.values()) values[name] = value;
+  std::unique_ptr<Task> task;
+  try {
+    task = make_task(spec, Options(values), inputs, train.target_kind, e.data.dataset_name);
+  } catch (const ConfigError& error) {
+    // "task.<key>: ..." from the task: point at the key in the file.
+    const std::string message = error.what();
+    const std::string key = message.substr(0, message.find(':'));
+    throw ConfigError(key_location(run.file, key) + message.substr(key.size()));
+  }
+  log << "task: " << spec.name << ", metrics " << join(names_of(task->metrics(Pass::training))) << " (training), "
+      << join(names_of(task->metrics(Pass::evaluation))) << " (test)\n";
+  return task;
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,24 @@
+#include "task/task.h"
+
+namespace plugtrain {
+
+std::vector<std::string> monitor_names(const std::vector<MetricSpec>& training, const std::vector<MetricSpec>& evaluation) {
+  std::vector<std::string> names = {"train_loss", "test_loss"};
+  for (const auto& m : training) names.push_back("train_" + m.name);
+  for (const auto& m : evaluation) names.push_back("test_" + m.name);
+  return names;
+}
+
+std::optional<Monitor> find_monitor(const std::vector<MetricSpec>& training, const std::vector<MetricSpec>& evaluation,
+                                    const std::optional<std::string>& name, std::optional<Direction> mode) {
+  const std::string wanted = name.value_or("test_" + evaluation.front().name);
+  std::optional<Direction> direction;
+  if (wanted == "train_loss" || wanted == "test_loss") direction = Direction::min;
+  for (const auto& [prefix, metrics] : {std::pair{"train_", &training}, {"test_", &evaluation}})
+    for (const auto& m : *metrics)
+      if (wanted == prefix + m.name) direction = m.direction;
+  if (!direction) return std::nullopt;
+  return Monitor{wanted, mode.value_or(*direction)};
+}
+
+}  // namespace plugtrain

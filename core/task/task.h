@@ -1,0 +1,87 @@
+// A task: what the model learns and how it is judged. It owns the loss, the metrics with their
+// directions, how predictions come from the model's outputs and what a target is. The training
+// loop and the evaluation ask the task and never know which one it is (DESIGN.md, "Tasks").
+//
+// Metrics are made of statistics summed over batches and, in a multi-process run, over the
+// processes (counts, sums of errors, histograms, confusion matrices): the loop keeps one running
+// sum on the device per pass, so no step waits for the device, and ddp combines them exactly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include "config/choices.h"
+#include "data/dataset.h"
+
+namespace plugtrain {
+
+using data::TargetKind;  // what one sample's target is (data/dataset.h)
+
+struct MetricSpec {
+  std::string name;     // "accuracy", "cer", "miou": the columns are train_<name> and test_<name>
+  Direction direction;  // which way is better: a monitor's "auto" mode
+  std::string doc;      // one line, for docs and `plugtrain tasks`
+};
+
+struct MetricValue {
+  std::string name;
+  double value = 0;
+};
+
+// Training measures what is cheap enough to run on every step; evaluation everything.
+enum class Pass { training, evaluation };
+
+class Task {
+ public:
+  virtual ~Task() = default;
+
+  virtual const std::string& name() const = 0;
+  virtual TargetKind target_kind() const = 0;
+  // What the model must output per sample: the `num_classes` a model is built for.
+  virtual std::int64_t model_outputs() const = 0;
+
+  // The mean loss of a batch; `outputs` is what the model returned for it.
+  virtual at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets) const = 0;
+
+  // The metrics of a pass, the headline metric first (evaluation's is the default monitor).
+  virtual const std::vector<MetricSpec>& metrics(Pass pass) const = 0;
+  // How many statistics a pass sums; a batch's, as one 1-D tensor of that size on the outputs'
+  // device (no read back to the host); the metrics from their totals over `samples` samples.
+  virtual std::int64_t statistics_size(Pass pass) const = 0;
+  virtual at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const = 0;
+  virtual std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals,
+                                                 double samples) const = 0;
+  // An evaluation's figures per class ("accuracy/<class>", "iou/<class>"), for summary.json.
+  virtual std::vector<MetricValue> per_class(const std::vector<double>& totals) const {
+    (void)totals;
+    return {};
+  }
+
+  // Moves what the loss keeps (class weights) to the training device, once, before the first step.
+  virtual void to(c10::Device device) { (void)device; }
+
+  // The headline metric: evaluation's first.
+  const MetricSpec& headline() const { return metrics(Pass::evaluation).front(); }
+};
+
+// A metric that checkpoint.monitor or early_stopping.monitor watches, and which way is better.
+struct Monitor {
+  std::string name;  // "test_accuracy", "train_loss", "test_cer"
+  Direction direction = Direction::max;
+};
+
+// Every name a monitor may take, given a task's metrics: train_loss, test_loss, and train_<m> /
+// test_<m> for each metric of the pass.
+std::vector<std::string> monitor_names(const std::vector<MetricSpec>& training, const std::vector<MetricSpec>& evaluation);
+
+// The monitor `name` (nullopt: "auto", test_ and the headline) in direction `mode` (nullopt:
+// "auto", the metric's own; losses are minimised). Nullopt when the name is not one of them.
+std::optional<Monitor> find_monitor(const std::vector<MetricSpec>& training, const std::vector<MetricSpec>& evaluation,
+                                    const std::optional<std::string>& name, std::optional<Direction> mode);
+
+}  // namespace plugtrain

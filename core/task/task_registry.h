@@ -1,0 +1,45 @@
+// The tasks a run can name in [task]: each with its option schema (checked like a model's
+// before anything is loaded), the metrics it reports and a factory. The built-in ones are
+// classification (the default), multilabel, regression and segmentation.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugtrain/options.h"
+#include "task/task.h"
+
+namespace plugtrain {
+
+// What the training data tells a task about its targets.
+struct TaskInputs {
+  std::int64_t num_classes = 0;            // classes (or labels, for multilabel) of the data set
+  std::vector<std::int64_t> target_shape;  // per sample: {} for a class, {K}, {D} or {H, W}
+  std::vector<std::string> class_names;    // empty, or one per class
+};
+
+struct TaskSpec {
+  std::string name;
+  std::string description;
+  TargetKind target_kind = TargetKind::class_index;
+  std::vector<OptionSpec> options;
+  std::vector<OptionRule> rules;
+  std::vector<MetricSpec> training_metrics, evaluation_metrics;  // headline first
+  // Throws Error naming task.<option> when an option does not fit the data (class weights).
+  std::function<std::unique_ptr<Task>(const TaskInputs& inputs, const Options& options)> factory;
+};
+
+const std::vector<TaskSpec>& builtin_tasks();
+const TaskSpec* find_task(const std::string& name);
+
+// Options of a task with every default filled in, for code that builds a run without a file.
+Options default_options(const TaskSpec& spec);
+
+// The task an experiment names, built for its data set: "<where>: ..." when the data set's
+// targets are not the task's kind.
+std::unique_ptr<Task> make_task(const TaskSpec& spec, const Options& options, const TaskInputs& inputs,
+                                TargetKind data_targets, const std::string& data_name);
+
+}  // namespace plugtrain

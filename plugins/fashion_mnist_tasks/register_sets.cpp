@@ -1,0 +1,21 @@
+// The bundled data-sets plugin: real Fashion-MNIST items arranged for every task.
+//   fashion-mnist-strips    sequence      1 to max_items items side by side; their classes in order
+//   fashion-mnist-pairs     multilabel    two items side by side; both classes
+//   fashion-mnist-rotation  regression    an item rotated by an angle in [-max_degrees, max_degrees]
+//   fashion-mnist-masks     segmentation  each item's own pixels take its class + 1, the rest 0
+// Each sample is drawn from its split (training samples from the training images, test samples
+// from the test images) with a generator seeded by experiment.seed, so a run is repeatable.
+#include "task_sets.h"
+
+namespace {
+
+void register_sets(plugtrain::DatasetRegistry& registry) {
+  for (auto* sets : {&fashion_mnist_tasks::strip_and_pair_sets, &fashion_mnist_tasks::rotation_and_mask_sets})
+    for (fashion_mnist_tasks::TaskSet& set : (*sets)()) registry.add(std::move(set.spec), std::move(set.rules));
+}
+
+}  // namespace
+
+PLUGTRAIN_DATASETS_PLUGIN(register_sets, "fashion_mnist_tasks", "0.1.0",
+                          "Fashion-MNIST for every task: strips (sequence), pairs (multilabel), rotation "
+                          "(regression), masks (segmentation)")

@@ -1,0 +1,78 @@
+// fashion-mnist-rotation (regression) and fashion-mnist-masks (segmentation): one item each.
+#include <cmath>
+
+#include <ATen/ATen.h>
+
+#include "task_sets.h"
+
+namespace fashion_mnist_tasks {
+
+namespace {
+
+// `n` random items of `split`, as floats in [0, 1], with their labels.
+std::pair<at::Tensor, at::Tensor> draw(const Split& split, std::int64_t n, at::Generator& gen) {
+  const at::Tensor items = at::randint(split.images.size(0), {n}, gen, at::kLong);
+  return {split.images.index_select(0, items).to(at::kFloat).div_(255), split.labels.index_select(0, items)};
+}
+
+TaskSet rotation() {
+  DatasetSpec spec;
+  spec.name = "fashion-mnist-rotation";
+  spec.description = "a Fashion-MNIST item rotated about its centre (bilinear); the angle in degrees, counter-clockwise";
+  spec.targets = DatasetTargets::real;
+  spec.options = sizes(30000, 3000);
+  spec.options.push_back({"max_degrees", OptionType::real, 45.0, "angles are drawn uniformly from [-max_degrees, max_degrees]"});
+  spec.factory = [](const DatasetRequest& request, const Options& options) {
+    const double most = options.real("max_degrees");
+    return both_splits(request, options, "rotated items", [&](const Split& s, std::int64_t n, at::Generator& gen) {
+      auto [images, labels] = draw(s, n, gen);
+      const at::Tensor degrees = at::rand({n}, gen, at::kFloat).mul_(2 * most).sub_(most);
+      const at::Tensor radians = degrees * float(M_PI / 180.0);
+      // affine_grid maps output to input coordinates: rotating the image by +a samples it at -a.
+      const at::Tensor c = radians.cos(), sn = radians.sin(), zero = at::zeros({n});
+      const at::Tensor theta = at::stack({at::stack({c, -sn, zero}, 1), at::stack({sn, c, zero}, 1)}, 1);
+      const at::Tensor grid = at::affine_grid_generator(theta, {n, 1, kSide, kSide}, /*align_corners=*/false);
+      const at::Tensor rotated = at::grid_sampler(images, grid, /*bilinear*/ 0, /*zeros*/ 0, false);
+      plugtrain::DatasetSplit split;
+      split.inputs = rotated.mul(255).round_().clamp_(0, 255).to(at::kByte);
+      split.targets = degrees.unsqueeze(1);
+      return split;
+    });
+  };
+  std::vector<OptionRule> rules = size_rules();
+  rules.push_back(OptionRule("max_degrees").above(0).at_most(180));
+  return {spec, rules};
+}
+
+TaskSet masks() {
+  DatasetSpec spec;
+  spec.name = "fashion-mnist-masks";
+  spec.description = "a Fashion-MNIST item and its mask: its own pixels (above the threshold) take its class + 1, the "
+                     "background 0 (11 classes)";
+  spec.targets = DatasetTargets::pixel_class;
+  spec.options = sizes(60000, 10000);
+  spec.options.push_back({"threshold", OptionType::real, 0.1, "a pixel brighter than this (of 1) belongs to the item"});
+  spec.factory = [](const DatasetRequest& request, const Options& options) {
+    const double threshold = options.real("threshold");
+    LoadedDataset out = both_splits(request, options, "items with masks", [&](const Split& s, std::int64_t n, at::Generator& gen) {
+      auto [images, labels] = draw(s, n, gen);
+      plugtrain::DatasetSplit split;
+      split.inputs = images.mul(255).round_().to(at::kByte);
+      split.targets = images.squeeze(1).gt(threshold).to(at::kLong).mul_(labels.add(1).view({n, 1, 1}));
+      return split;
+    });
+    out.num_classes = 11;
+    out.class_names = {"background"};
+    for (const std::string& name : class_names()) out.class_names.push_back(name);
+    return out;
+  };
+  std::vector<OptionRule> rules = size_rules();
+  rules.push_back(OptionRule("threshold").above(0).below(1));
+  return {spec, rules};
+}
+
+}  // namespace
+
+std::vector<TaskSet> rotation_and_mask_sets() { return {rotation(), masks()}; }
+
+}  // namespace fashion_mnist_tasks

@@ -1,0 +1,56 @@
+// What the bundled data-sets plugin's sets share: each set's spec with its rules, and drawing
+// both splits of Fashion-MNIST with generators seeded by experiment.seed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Generator.h>
+
+#include "idx_files.h"
+#include "plugtrain/dataset.h"
+
+namespace fashion_mnist_tasks {
+
+struct TaskSet {
+  plugtrain::DatasetSpec spec;
+  std::vector<plugtrain::OptionRule> rules;
+};
+
+std::vector<TaskSet> strip_and_pair_sets();   // strips_and_pairs.cpp
+std::vector<TaskSet> rotation_and_mask_sets();  // rotation_and_masks.cpp
+
+using plugtrain::DatasetRequest;
+using plugtrain::DatasetSpec;
+using plugtrain::DatasetTargets;
+using plugtrain::LoadedDataset;
+using plugtrain::OptionRule;
+using plugtrain::Options;
+using plugtrain::OptionType;
+
+constexpr std::int64_t kSide = 28;
+
+// Each split's images, drawn `count` samples at a time by `make` with its own generator.
+template <class Make>
+inline LoadedDataset both_splits(const DatasetRequest& request, const Options& options, const std::string& what, Make make) {
+  LoadedDataset out;
+  const std::string folder = request.path;
+  at::Generator train_gen = at::make_generator<at::CPUGeneratorImpl>(request.seed * 2 + 1);
+  at::Generator test_gen = at::make_generator<at::CPUGeneratorImpl>(request.seed * 2 + 2);
+  out.train = make(read_split(folder, "train"), options.integer("train_size"), train_gen);
+  out.test = make(read_split(folder, "t10k"), options.integer("test_size"), test_gen);
+  out.source = what + " of Fashion-MNIST from " + folder;
+  return out;
+}
+
+inline std::vector<plugtrain::OptionSpec> sizes(std::int64_t train, std::int64_t test) {
+  return {{"train_size", OptionType::integer, train, "training samples drawn"},
+          {"test_size", OptionType::integer, test, "test samples drawn"}};
+}
+
+inline std::vector<OptionRule> size_rules() {
+  return {OptionRule("train_size").at_least(1).at_most(1e7), OptionRule("test_size").at_least(1).at_most(1e7)};
+}
+
+}  // namespace fashion_mnist_tasks

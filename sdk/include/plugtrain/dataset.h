@@ -1,0 +1,81 @@
+// plugtrain SDK 3.5 — data sets from plugins.
+//
+// A plugin registers data sets by name, each with an option schema (the experiment's [dataset]
+// table, checked before any work like a model's options) and a factory that reads both splits
+// into memory. The host then treats them as its own readers' data: normalisation from the
+// training split's statistics, augmentation, the batch loader, data kept on the device.
+//
+// A data-sets plugin exports them with PLUGTRAIN_DATASETS_PLUGIN; a models plugin may add its
+// own with PLUGTRAIN_DATASETS beside PLUGTRAIN_MODELS_PLUGIN (both at the end of this file). DatasetSplit, LoadedDataset, DatasetRequest and DatasetSpec cross the
+// boundary by value: frozen since 3.5 (docs/plugins.md, "Versioning rules").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <boost/dll/alias.hpp>
+#include <torch/types.h>
+#include <torch/version.h>
+
+#include "plugtrain/abi.h"
+#include "plugtrain/options.h"
+
+namespace plugtrain {
+
+// What one sample's target is; the run's [task] must learn this kind (`plugtrain tasks`).
+// Crosses as its integer; values are only appended.
+enum class DatasetTargets {
+  class_index = 0,  // int64 (N): one class per sample (task classification)
+  multi_hot = 1,    // float (N, K): 1 for each of the K labels that applies (multilabel)
+  real = 2,         // float (N) or (N, D): values to predict (regression)
+  pixel_class = 3,  // int64 (N, H, W): a class per pixel (segmentation)
+  sequence = 4,     // int64 (N, S): classes in order, padded at the end with -1 (sequence)
+};
+
+struct DatasetSplit {
+  torch::Tensor inputs;   // uint8 (N, C, H, W) pixels, or float32 (N, C, H, W) already normalised
+  torch::Tensor targets;  // N rows of the spec's DatasetTargets kind
+};
+
+struct LoadedDataset {
+  DatasetSplit train, test;
+  std::int64_t num_classes = 0;          // classes, or labels for multi_hot (0 for real values)
+  std::vector<std::string> class_names;  // empty, or one per class
+  std::string source;                    // for the log: "fashion-mnist strips from /usr/share/..."
+};
+
+// What the experiment says beyond the data set's own options.
+struct DatasetRequest {
+  std::string path;    // data.path
+  std::uint64_t seed;  // experiment.seed, for data sets that draw at random
+};
+
+using DatasetFactory = std::function<LoadedDataset(const DatasetRequest& request, const Options& options)>;
+
+struct DatasetSpec {
+  std::string name;  // data.dataset
+  std::string description;
+  DatasetTargets targets = DatasetTargets::class_index;
+  std::vector<OptionSpec> options;  // the [dataset] table
+  DatasetFactory factory;           // throws std::exception with one line naming the file and cause
+};
+
+// Implemented by the host; a plugin's register function calls it.
+class DatasetRegistry {
+ public:
+  virtual ~DatasetRegistry() = default;
+  // Rules as for models (options.h); a rule naming no option makes the plugin fail to load.
+  virtual void add(DatasetSpec spec, std::vector<OptionRule> rules) = 0;
+};
+
+}  // namespace plugtrain
+
+// register_fn: void(plugtrain::DatasetRegistry&). Use one of these once, at global scope:
+// PLUGTRAIN_DATASETS(register_fn) in a models plugin, beside PLUGTRAIN_MODELS_PLUGIN;
+// PLUGTRAIN_DATASETS_PLUGIN(register_fn, "name", "1.0.0", "one line") for a data-sets plugin.
+#define PLUGTRAIN_DATASETS(REGISTER_FN) BOOST_DLL_ALIAS(REGISTER_FN, plugtrain_register_datasets)
+#define PLUGTRAIN_DATASETS_PLUGIN(REGISTER_FN, NAME, VERSION, DESCRIPTION)    \
+  PLUGTRAIN_PLUGIN_INFO(PLUGTRAIN_KIND_DATASETS, NAME, VERSION, DESCRIPTION) \
+  PLUGTRAIN_DATASETS(REGISTER_FN)
