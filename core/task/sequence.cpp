@@ -43,12 +43,14 @@ class Sequence : public SpecifiedTask {
   at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
     const at::Tensor paths = outputs.detach().argmax(2).to(at::kCPU, at::kLong).contiguous();
     const at::Tensor truth = targets.to(at::kCPU, at::kLong).contiguous();
+    const std::int64_t steps = paths.size(1), length = truth.size(1);
     double totals[5] = {0, 0, 0, 0, 0};
     for (std::int64_t i = 0; i < paths.size(0); ++i) {
-      const std::vector<std::int64_t> decoded = greedy_decode(paths[i]);
+      const std::vector<std::int64_t> decoded = greedy_decode(paths.data_ptr<std::int64_t>() + i * steps, steps);
       std::vector<std::int64_t> wanted;
-      for (std::int64_t s = 0; s < truth.size(1); ++s)
-        if (const std::int64_t c = truth[i][s].item<std::int64_t>(); c >= 0) wanted.push_back(c);
+      const std::int64_t* row = truth.data_ptr<std::int64_t>() + i * length;
+      for (std::int64_t s = 0; s < length; ++s)
+        if (row[s] >= 0) wanted.push_back(row[s]);
       totals[0] += double(edit_distance(decoded, wanted));
       totals[1] += double(wanted.size());
       if (pass == Pass::training) continue;
@@ -75,11 +77,10 @@ class Sequence : public SpecifiedTask {
   }
 
   // The best path's classes: repeats merged, blanks dropped, outputs mapped back to classes.
-  std::vector<std::int64_t> greedy_decode(const at::Tensor& path) const {
+  std::vector<std::int64_t> greedy_decode(const std::int64_t* p, std::int64_t steps) const {
     std::vector<std::int64_t> out;
-    const std::int64_t* p = path.data_ptr<std::int64_t>();
     std::int64_t previous = -1;
-    for (std::int64_t t = 0; t < path.size(0); ++t) {
+    for (std::int64_t t = 0; t < steps; ++t) {
       if (p[t] != previous && p[t] != blank_) out.push_back(p[t] > blank_ ? p[t] - 1 : p[t]);
       previous = p[t];
     }
