@@ -263,7 +263,7 @@ TEST_F(BadInputTest, NumbersMustBeFiniteAndWithinWhatTheMachineHas) {
   auto threads = run_with("train.threads=100000");
   EXPECT_EQ(threads.exit_code, 2) << threads.out;
   EXPECT_NE(threads.out.find("train.threads = 100000 is more than 4 per core"), std::string::npos) << threads.out;
-  auto devices = run_with("backend.devices=300");
+  auto devices = plugtrain("run exp.toml --no-gpu --set backend.devices=300");
   EXPECT_EQ(devices.exit_code, 2) << devices.out;
   EXPECT_NE(devices.out.find("backend.devices = 300 but cpu runs at most"), std::string::npos) << devices.out;
   EXPECT_FALSE(fs::exists(dir_ / "runs"));

@@ -133,11 +133,12 @@ TEST_F(CheckpointTest, ACheckpointWrittenBeforeTheReshapedCoreStillResumesExactl
   const fs::path old = dir_ / "runs" / "checkpoint-v0.1" / "version_0" / "checkpoints";
   fs::create_directories(old);
   fs::copy_file(data / "last.ckpt", old / "last.ckpt");
-  auto resumed = run_process(plugtrain("run old.toml --resume last"));
+  // --no-gpu: the stored epoch is the CPU's; a GPU's kernels round differently.
+  auto resumed = run_process(plugtrain("run old.toml --resume last --no-gpu"));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   EXPECT_NE(resumed.out.find("1 epochs and 8 steps done"), std::string::npos) << resumed.out;
   EXPECT_NE(resumed.out.find("epoch 2/2"), std::string::npos) << resumed.out;
-  auto fresh = run_process(plugtrain("run old.toml --set experiment.output=fresh"));
+  auto fresh = run_process(plugtrain("run old.toml --set experiment.output=fresh --no-gpu"));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.out;
   expect_same_weights(old / "last.ckpt", dir_ / "fresh" / "checkpoint-v0.1" / "version_0" / "checkpoints" / "last.ckpt");
 }
@@ -153,11 +154,11 @@ TEST_F(CheckpointTest, AnInterruptedFormat1CheckpointResumesInsideItsEpoch) {
   const fs::path run_folder = dir_ / "runs" / "checkpoint-flat-progress" / "version_0";
   fs::create_directories(run_folder / "checkpoints");
   fs::copy_file(data / "last.ckpt", run_folder / "checkpoints" / "last.ckpt");
-  auto resumed = run_process(plugtrain("run flat.toml --resume last"));
+  auto resumed = run_process(plugtrain("run flat.toml --resume last --no-gpu"));  // the CPU's, as above
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   EXPECT_NE(resumed.out.find("1 epochs and 706 steps done (206 steps into the next epoch)"), std::string::npos)
       << resumed.out;
-  auto fresh = run_process(plugtrain("run flat.toml --set experiment.output=fresh"));
+  auto fresh = run_process(plugtrain("run flat.toml --set experiment.output=fresh --no-gpu"));
   ASSERT_EQ(fresh.exit_code, 0) << fresh.out;
   const fs::path fresh_folder = dir_ / "fresh" / "checkpoint-flat-progress" / "version_0";
   expect_same_weights(run_folder / "checkpoints" / "last.ckpt", fresh_folder / "checkpoints" / "last.ckpt");
@@ -207,7 +208,8 @@ TEST_F(CheckpointTest, SigintFinishesTheStepWritesACheckpointAndResumesExactly) 
 }
 
 TEST_F(CheckpointTest, RunFolderHoldsResolvedExperimentLogMetricsAndSummary) {
-  auto r = run("--set train.log_interval=20");
+  // --no-gpu: on a GPU the phases are timed on fewer steps (each timed step waits for the device).
+  auto r = run("--set train.log_interval=20 --no-gpu");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* f : {"experiment.toml", "train.log", "metrics.csv", "summary.json", "checkpoints/last.ckpt"})
     EXPECT_TRUE(fs::exists(version(0) / f)) << f;

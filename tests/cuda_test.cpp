@@ -10,13 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/fashion_mnist.h"
 #include "support/image_data.h"
 
 namespace plugtrain::testing {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kFashion = "/usr/share/datasets/fashion-mnist";
+const fs::path kFashion = fashion_mnist_dir();
 
 class CudaTest : public ExperimentFolderTest {
  protected:
@@ -41,7 +42,7 @@ class CudaTest : public ExperimentFolderTest {
   // Fashion-MNIST subset, a short run on CUDA with the given extra lines.
   void write_fashion_run(const std::string& name, const std::string& model, const std::string& extra = "") const {
     write_experiment("[experiment]\nname = \"" + name + "\"\nseed = 1\n[backend]\nname = \"cuda\"\n[model]\nname = \"" +
-                     model + "\"\n[data]\ntrain_subset = 6000\ntest_subset = 2000\n[train]\nepochs = 2\nlog_interval = 0\n" +
+                     model + "\"\n[data]\n" + fashion_mnist_path_line() + "train_subset = 6000\ntest_subset = 2000\n[train]\nepochs = 2\nlog_interval = 0\n" +
                      extra);
   }
 
@@ -179,7 +180,7 @@ batch_size = 32
 augmentation = ["random_crop", "horizontal_flip"]
 [optim]
 name = "sgd"
-lr = 0.05
+lr = 0.01
 momentum = 0.9
 [train]
 epochs = 3
@@ -187,7 +188,9 @@ precision = "bf16"
 )");
   const ProcessResult r = plugtrain("run exp.toml");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_GE(summary("c10")["final_test_accuracy"].get<double>(), 0.5) << r.out;
+  // The CPU reaches 1.0 with this recipe; at lr 0.05 it diverged there as on an H200 (batch
+  // norm's running statistics trail weights that move that fast over 30 steps).
+  EXPECT_GE(summary("c10")["final_test_accuracy"].get<double>(), 0.9) << r.out;
 }
 
 }  // namespace

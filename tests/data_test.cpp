@@ -22,6 +22,7 @@
 #include "data/dataset.h"
 #include "data/idx_reader.h"
 #include "support/data_errors.h"
+#include "support/fashion_mnist.h"
 #include "support/temp_dir.h"
 
 namespace plugtrain::data {
@@ -32,7 +33,7 @@ using Bytes = std::vector<unsigned char>;
 using plugtrain::testing::data_error_of;
 using plugtrain::testing::TempDir;
 
-const fs::path kFashionMnist = "/usr/share/datasets/fashion-mnist";
+const fs::path kFashionMnist = testing::fashion_mnist_dir();
 
 void put_be32(Bytes& out, uint32_t v) {
   for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<unsigned char>(v >> shift));

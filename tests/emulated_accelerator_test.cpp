@@ -12,6 +12,7 @@
 
 #include "support/image_data.h"
 #include "support/emulated_runs.h"
+#include "support/fashion_mnist.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -22,7 +23,7 @@ using testing::shell_quote;
 using testing::slurp;
 namespace fs = std::filesystem;
 
-const char* kFashion = "/usr/share/datasets/fashion-mnist";
+const std::string kFashion = testing::fashion_mnist_dir().string();
 
 class EmulatedAcceleratorTest : public ::testing::Test {
  protected:
@@ -76,7 +77,7 @@ seed = 1
 [model]
 name = ")" + model + R"("
 [data]
-train_subset = 3000
+)" + testing::fashion_mnist_path_line() + R"(train_subset = 3000
 test_subset = 1000
 batch_size = 100
 [train]

@@ -227,6 +227,7 @@ TEST(GraphDecision, AutoUsesGraphsOnlyWhenNothingStandsInTheWay) {
   EXPECT_NE(decide_graphs(ddp).why.find("two recorded device graphs"), std::string::npos);
   EXPECT_NE(reason([](GraphConditions& c) { c.skip_nonfinite = true; }).find("skip_step"), std::string::npos);
   EXPECT_EQ(reason([](GraphConditions& c) { c.optimizer_replayable = WhyNot{"not fused"}; }), "off: not fused");
+  EXPECT_EQ(reason([](GraphConditions& c) { c.loss_replayable = WhyNot{"task 'x': reads"}; }), "off: task 'x': reads");
 }
 
 // The whole path through a run: a backend plugin that records graphs (tests/plugins/
@@ -328,6 +329,13 @@ TEST_F(GraphRunTest, TrueFailsWithTheReasonWhenTheRunCannotReplay) {
   auto cpu = plugtrain(run_args("--set backend.name=cpu --set train.graphs=true"));
   EXPECT_NE(cpu.exit_code, 0) << cpu.out;
   EXPECT_NE(cpu.out.find("this backend does not record device graphs"), std::string::npos) << cpu.out;
+  // CTC's loss reads the lengths on the host: a sequence task's step cannot be recorded.
+  auto ctc = plugtrain(run_args("--set task.name='\"sequence\"' --set train.graphs=true"));
+  EXPECT_EQ(ctc.exit_code, 2) << ctc.out;
+  EXPECT_NE(ctc.out.find("cannot be replayed from a graph: task 'sequence': CTC's loss reads the sequence lengths on "
+                         "the host"),
+            std::string::npos)
+      << ctc.out;
   EXPECT_FALSE(fs::exists(dir_ / "runs")) << "refused before a run folder is made";
   auto refused = run_process("export PLUGTRAIN_TEST_GRAPH_REFUSE=1; " + command(run_args()));
   ASSERT_EQ(refused.exit_code, 0) << refused.out;

@@ -2,8 +2,11 @@
 // reason, and the good plugins found alongside are still listed and usable.
 #include <sys/stat.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
+#include <c10/core/DeviceType.h>
 #include <gtest/gtest.h>
 
 #include "plugins/plugin_error.h"
@@ -275,6 +278,47 @@ TEST(PluginHost, ADeviceTypeLibTorchCannotParseIsRefusedWithTheReason) {
                  "plugin 'vendor': capabilities name device_type 'emu2', which LibTorch does not know (a PrivateUse1 "
                  "name must be registered in the plugin's init and be letters and '_' only)");
   }
+}
+
+// A backend on a device of the given type, usable with one device.
+class TypedBackend final : public Backend {
+ public:
+  explicit TypedBackend(std::string type) : type_(std::move(type)) {}
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.device_type = type_;
+    return c;
+  }
+  ProbeResult probe() override { return {ProbeCode::usable, "", {DeviceInfo{}}}; }
+  LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
+  MultiDevicePlan plan_multi_device(const MultiDeviceRequest&) override { return {}; }
+  MemoryInfo memory(int) override { return {}; }
+
+ private:
+  std::string type_;
+};
+
+// Once PrivateUse1 is registered, LibTorch's autograd follows that device's streams alone, and a
+// backward on another accelerator stops at an internal assert (seen on an H200 with CUDA): such
+// a backend is unusable in the process, with the reason; the CPU, the meta device and the
+// PrivateUse1 device itself are not affected. In a child process: the registration is for good.
+TEST(PluginHost, AnAcceleratorBesideARegisteredPrivateUse1DeviceIsUnusableWithTheReason) {
+  EXPECT_EXIT(
+      {
+        bool usable_before = BackendHandle("xpu", std::make_unique<TypedBackend>("xpu")).probe().usable();
+        c10::register_privateuse1_backend("vendordev");
+        BackendHandle xpu("xpu", std::make_unique<TypedBackend>("xpu"));
+        const ProbeResult& p = xpu.probe();
+        const bool refused = !p.usable() && p.message.find("a plugin registered the PrivateUse1 device 'vendordev'") !=
+                                                std::string::npos &&
+                             p.message.find("a backward on xpu fails") != std::string::npos;
+        bool others = true;
+        for (const char* type : {"cpu", "meta", "vendordev"})
+          others = others && BackendHandle(type, std::make_unique<TypedBackend>(type)).probe().usable();
+        std::fprintf(stderr, "%s\n", p.message.c_str());
+        std::exit(usable_before && refused && others ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "not in this process");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/fashion_mnist.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -17,7 +18,7 @@ using testing::run_process;
 using testing::shell_quote;
 namespace fs = std::filesystem;
 
-const char* kFashion = "/usr/share/datasets/fashion-mnist";
+const std::string kFashion = testing::fashion_mnist_dir().string();
 
 class RunTest : public ::testing::Test {
  protected:
@@ -91,7 +92,7 @@ name = "cpu"  # the figures below are the CPU's, on a GPU machine too
 name = "mlp"
 hidden = [128]
 [data]
-train_subset = 6000
+)" + testing::fashion_mnist_path_line() + R"(train_subset = 6000
 test_subset = 2000
 [train]
 epochs = 2

@@ -51,7 +51,7 @@ class SlurmSweepTest : public testing::SlurmTest {
     std::map<std::string, double> out;
     const SweepReport report = build_report(sweep);
     for (const RunGroup& g : report.groups)
-      for (const RunRecord* r : g.runs) out[r->folder.parent_path().filename().string()] = r->final_test_accuracy;
+      for (const RunRecord* r : g.runs) out[r->folder.parent_path().filename().string()] = r->final_test_metric;
     return out;
   }
 };

@@ -29,9 +29,12 @@ using testing::slurp;
 namespace fs = std::filesystem;
 
 // 2 optimizers x 3 seeds on a small synthetic set.
+// On the CPU, which runs --jobs 2 on any machine (a GPU machine's one GPU takes one trial).
 const std::string kGrid = R"(
 [experiment]
 name = "grid"
+[backend]
+name = "cpu"
 [model]
 name = "mlp"
 hidden = [16]
@@ -104,10 +107,10 @@ TEST_F(SweepTest, AGridOfTwoByThreeTrainsSixTrialsAndItsStatisticsAreTheTrialsOw
     const std::string key = g.label.rfind("optim.name=sgd", 0) == 0 ? "optim.name=sgd" : "optim.name=adam";
     const MeanStd expected = mean_std(final_accuracy[key]);
     EXPECT_EQ(g.runs.size(), 3u) << g.label;
-    EXPECT_NEAR(g.final_accuracy.mean, expected.mean, 1e-12) << g.label;
-    EXPECT_NEAR(g.final_accuracy.std, expected.std, 1e-12) << g.label;
+    EXPECT_NEAR(g.final_metric.mean, expected.mean, 1e-12) << g.label;
+    EXPECT_NEAR(g.final_metric.std, expected.std, 1e-12) << g.label;
   }
-  EXPECT_GE(report.groups[0].final_accuracy.mean, report.groups[1].final_accuracy.mean) << "best first";
+  EXPECT_GE(report.groups[0].final_metric.mean, report.groups[1].final_metric.mean) << "best first";
   EXPECT_NE(slurp(sweep_folder() / "sweep.md").find("| " + report.groups[0].label + " | 3 |"), std::string::npos);
 
   // Running it again trains nothing; `plugtrain report` rebuilds the same table.
@@ -117,6 +120,47 @@ TEST_F(SweepTest, AGridOfTwoByThreeTrainsSixTrialsAndItsStatisticsAreTheTrialsOw
   const std::string md = slurp(sweep_folder() / "sweep.md");
   ASSERT_EQ(run("report runs/grid/sweep").exit_code, 0);
   EXPECT_EQ(slurp(sweep_folder() / "sweep.md"), md);
+}
+
+// The task's own headline metric, in its own direction: a regression sweep ranks its groups by
+// mean absolute error, lowest first, and says so in every file of the report.
+TEST_F(SweepTest, ARegressionSweepRanksByItsErrorLowestFirst) {
+  write("reg.toml", R"(
+[experiment]
+name = "reg"
+[backend]
+name = "cpu"
+[task]
+name = "regression"
+[model]
+name = "mlp"
+hidden = [16]
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 8, 8]
+synthetic_train_size = 400
+synthetic_test_size = 100
+batch_size = 40
+[train]
+epochs = 2
+log_interval = 0
+[sweep]
+optim.lr = [0.00001, 0.01]
+)");
+  auto r = run("sweep reg.toml --jobs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::string md = slurp(sweep_folder("reg") / "sweep.md");
+  EXPECT_NE(md.find("best first by test mae (lower is better)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| final test mae | best test mae |"), std::string::npos) << md;
+  EXPECT_EQ(slurp(sweep_folder("reg") / "sweep.csv").rfind("run,optim.lr,final_test_mae,best_test_mae,", 0), 0u)
+      << slurp(sweep_folder("reg") / "sweep.csv");
+  EXPECT_NE(slurp(sweep_folder("reg") / "sweep.svg").find("test mae by epoch"), std::string::npos);
+  const SweepReport report = build_report(sweep_folder("reg"));
+  ASSERT_EQ(report.groups.size(), 2u);
+  EXPECT_EQ(report.metric, "mae");
+  EXPECT_FALSE(report.higher_is_better);
+  EXPECT_LT(report.groups[0].final_metric.mean, report.groups[1].final_metric.mean) << "the lowest error first";
+  EXPECT_EQ(report.groups[0].label, "optim.lr=0.01") << md;
 }
 
 TEST(WelchTest, MatchesAKnownValue) {

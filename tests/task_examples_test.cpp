@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/fashion_mnist.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -25,7 +26,8 @@ class TaskExampleTest : public testing::ExperimentFolderTest {
   // Runs examples/<file> with `sets`; its summary.json.
   nlohmann::json run_example(const std::string& file, const std::string& sets) {
     const fs::path example = fs::path(PLUGTRAIN_SOURCE_DIR) / "examples" / file;
-    last_ = plugtrain("run " + shell_quote(example.string()) + " --no-cache --set train.log_interval=0 " + sets);
+    last_ = plugtrain("run " + shell_quote(example.string()) + " --no-cache --set train.log_interval=0 " +
+                     testing::fashion_mnist_path_set() + sets);
     EXPECT_EQ(last_.exit_code, 0) << last_.out;
     for (const auto& entry : fs::recursive_directory_iterator(dir_ / "runs"))
       if (entry.path().filename() == "summary.json") return nlohmann::json::parse(slurp(entry.path()));
@@ -42,7 +44,7 @@ TEST_F(TaskExampleTest, TheCrnnReadsStripsOfFashionMnistItems) {
                                        "--set dataset.max_items=4 --set train.epochs=3");
   // Chance reads most items wrong; Fashion-MNIST's single-item classifiers reach 0.9 accuracy.
   EXPECT_LT(s["final_test_cer"].get<double>(), 0.35) << last_.out;
-  EXPECT_NE(last_.out.find("data: strips of Fashion-MNIST from /usr/share/datasets/fashion-mnist"), std::string::npos)
+  EXPECT_NE(last_.out.find("data: strips of Fashion-MNIST from " + testing::fashion_mnist_dir().string()), std::string::npos)
       << last_.out;
 }
 
@@ -79,7 +81,8 @@ TEST_F(TaskExampleTest, DataListsThePluginsDataSetsAndDescribesOne) {
     EXPECT_NE(list.out.find(name), std::string::npos) << name << "\n" << list.out;
   const fs::path example = fs::path(PLUGTRAIN_SOURCE_DIR) / "examples" / "fashion_mnist_strips_crnn.toml";
   const auto described = plugtrain("data " + shell_quote(example.string()) +
-                                   " --set dataset.train_size=200 --set dataset.test_size=50 --grid grid.png --samples 8");
+                                   " --set dataset.train_size=200 --set dataset.test_size=50 --grid grid.png --samples 8" +
+                                   testing::fashion_mnist_path_set());
   EXPECT_EQ(described.exit_code, 0) << described.out;
   EXPECT_NE(described.out.find("sequences of 1 to 8 classes"), std::string::npos) << described.out;
   EXPECT_NE(described.out.find("sample: 1x28x224"), std::string::npos) << described.out;
@@ -88,7 +91,7 @@ TEST_F(TaskExampleTest, DataListsThePluginsDataSetsAndDescribesOne) {
 
 TEST_F(TaskExampleTest, BadDataSetInputIsOneLine) {
   const fs::path example = fs::path(PLUGTRAIN_SOURCE_DIR) / "examples" / "fashion_mnist_strips_crnn.toml";
-  const std::string run = "run " + shell_quote(example.string());
+  const std::string run = "run " + shell_quote(example.string()) + testing::fashion_mnist_path_set();
   auto typo = plugtrain(run + " --set data.dataset=\"fashion-mnist-stripes\"");
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.out.find("--set data.dataset: unknown data set 'fashion-mnist-stripes'"), std::string::npos) << typo.out;

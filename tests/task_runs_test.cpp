@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/fashion_mnist.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -172,8 +173,8 @@ TEST_F(TaskRunTest, BadTaskInputIsOneLineNamingTheKey) {
             std::string::npos)
       << monitor.out;
   write_experiment(kBase + mlp + "[task]\nname = \"regression\"\n");
-  // Debian's dataset-fashion-mnist, at data.path's default.
-  auto images = plugtrain("run exp.toml --set data.dataset=\"fashion-mnist\"");
+  // Real Fashion-MNIST (Debian's dataset-fashion-mnist).
+  auto images = plugtrain("run exp.toml --set data.dataset=\"fashion-mnist\"" + testing::fashion_mnist_path_set());
   EXPECT_EQ(images.exit_code, 2) << images.out;
   EXPECT_NE(images.out.find("task 'regression' learns real values per sample, but data set 'fashion-mnist' gives one "
                             "class per sample"),

@@ -1,6 +1,9 @@
 #include "plugins/backend_handle.h"
 
 #include <c10/core/Device.h>
+#include <c10/core/DeviceType.h>
+
+#include <set>
 
 #include "plugins/isolated_probe.h"
 #include "plugins/plugin_error.h"
@@ -32,8 +35,32 @@ const ProbeResult& BackendHandle::probe() {
       probe_->code = ProbeCode::error;
       probe_->message = "probe said usable but listed no device";
     }
+    if (probe_->usable()) refuse_beside_privateuse1(*probe_);
   }
   return *probe_;
+}
+
+// Once a plugin registers a PrivateUse1 device, LibTorch takes it for the process's accelerator
+// (at::accelerator::getAccelerator prefers it), and autograd syncs the streams of that device
+// alone: a backward on CUDA or MPS then stops at an internal assert in autograd's engine, as an
+// H200 showed with the emulated device's plugin loaded. Such a backend is unusable here, said
+// before any work, rather than failing in its first step.
+void BackendHandle::refuse_beside_privateuse1(ProbeResult& probe) {
+  if (!c10::is_privateuse1_backend_registered()) return;
+  std::string type;
+  try {
+    type = capabilities().device_type;
+  } catch (const std::exception&) {
+    return;  // capabilities() reports its own failure where it is used
+  }
+  const std::string privateuse1 = c10::get_privateuse1_backend();
+  // The accelerators getAccelerator would otherwise pick: devices with streams.
+  static const std::set<c10::DeviceType> accelerators{c10::kCUDA, c10::kHIP, c10::kMPS, c10::kXPU, c10::kMTIA, c10::kHPU};
+  if (type == privateuse1 || !accelerators.count(c10::Device(type).type())) return;
+  probe.code = ProbeCode::unsupported_platform;
+  probe.message = "not in this process: a plugin registered the PrivateUse1 device '" + privateuse1 +
+                  "', which LibTorch then takes for the accelerator whose streams autograd follows, so a "
+                  "backward on " + type + " fails; leave that plugin out of the search path to train on " + type;
 }
 
 const Capabilities& BackendHandle::capabilities() {

@@ -54,6 +54,8 @@ class BackendHandle {
   CreateCollective* collective_factory() const { return create_collective_; }
 
  private:
+  void refuse_beside_privateuse1(ProbeResult& probe);
+
   std::string name_;
   std::unique_ptr<Backend> backend_;
   std::optional<ProbeResult> probe_;

@@ -135,6 +135,8 @@ void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backen
   c.processes = p.processes;
   c.skip_nonfinite = e.train.on_nonfinite == OnNonfinite::skip_step;
   if (!may_be_replayable(e.optim.name, e.optim.impl)) c.optimizer_replayable = WhyNot{not_replayable_reason()};
+  if (run.task && !run.task->loss_waits_for_host.empty())
+    c.loss_replayable = WhyNot{"task '" + run.task->name + "': " + run.task->loss_waits_for_host};
   try {
     p.graphs = decide_graphs(c);
   } catch (const Error& error) {

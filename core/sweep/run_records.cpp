@@ -41,7 +41,7 @@ void read_epochs(const fs::path& csv, RunRecord& r) {
   double seconds = 0, throughput = 0;
   bool has_loss = false;
   for (const auto& [epoch, cells] : rows) {
-    if (!cells[6].empty()) r.test_accuracy.emplace_back(epoch, std::stod(cells[6]));
+    if (!cells[6].empty()) r.test_metric.emplace_back(epoch, std::stod(cells[6]));
     if (!cells[5].empty()) {
       const double loss = std::stod(cells[5]);
       r.best_test_loss = has_loss ? std::min(r.best_test_loss, loss) : loss;
@@ -117,9 +117,10 @@ std::vector<RunRecord> read_run_records(const fs::path& root) {
     r.interrupted = s.value("interrupted", false);
     r.paused = s.value("paused", false);
     // The task's headline metric (summary.json's "metric"; runs from before tasks: accuracy).
-    const std::string metric = s.value("metric", std::string("accuracy"));
-    r.best_test_accuracy = number("best_test_" + metric);
-    r.final_test_accuracy = number("final_test_" + metric);
+    r.metric = s.value("metric", std::string("accuracy"));
+    r.higher_is_better = s.value("metric_direction", std::string("max")) != "min";
+    r.best_test_metric = number("best_test_" + r.metric);
+    r.final_test_metric = number("final_test_" + r.metric);
     r.final_test_loss = number("final_test_loss");
     if (fs::exists(folder / "experiment.toml")) r.settings = flat_settings(folder / "experiment.toml");
     read_epochs(folder / "metrics.csv", r);

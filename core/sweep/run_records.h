@@ -16,17 +16,19 @@ struct RunRecord {
   std::map<std::string, std::string> settings;  // resolved experiment: key path -> TOML text
   bool interrupted = false;                     // it has not finished yet
   bool paused = false;                          // stopped where it was asked to (a sweep's rung)
-  double best_test_accuracy = 0, final_test_accuracy = 0, final_test_loss = 0;
+  std::string metric = "accuracy";  // the task's headline metric (summary.json "metric")
+  bool higher_is_better = true;     // its direction
+  double best_test_metric = 0, final_test_metric = 0, final_test_loss = 0;
   double best_test_loss = 0;       // the lowest of its evaluated epochs
   std::int64_t epochs = 0;         // epochs done (metrics.csv, over every resume)
   double seconds = 0;              // all its epochs, evaluation included
   double seconds_per_epoch = 0;    // mean over its epochs
   double samples_per_second = 0;   // mean over its epochs
-  std::vector<std::pair<std::int64_t, double>> test_accuracy;  // (epoch, test accuracy) curve
+  std::vector<std::pair<std::int64_t, double>> test_metric;  // (epoch, test headline metric) curve
 };
 
-// metrics.csv's epoch rows, by epoch, split into cells (kind,epoch,step,loss,accuracy,test_loss,
-// test_accuracy,lr,samples_per_second,seconds). After a kill and a resume an epoch can appear
+// metrics.csv's epoch rows, by epoch, split into cells (kind,epoch,step,loss,<headline>,test_loss,
+// test_<headline>,lr,samples_per_second,seconds). After a kill and a resume an epoch can appear
 // twice: the later row stands. A row cut short (a run being written) is left out.
 std::map<std::int64_t, std::vector<std::string>> metrics_epoch_rows(const std::filesystem::path& csv);
 

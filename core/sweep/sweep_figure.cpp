@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "sweep/sweep_report.h"
@@ -32,7 +33,7 @@ std::string escape(const std::string& s) {
 
 }  // namespace
 
-std::string accuracy_figure_svg(const SweepReport& report) {
+std::string metric_figure_svg(const SweepReport& report) {
   // Room on the right for the longest legend label (about 7 px a character at 12 px).
   std::size_t longest = 0;
   for (const RunGroup& g : report.groups) longest = std::max(longest, g.label.size() + 8);
@@ -40,14 +41,14 @@ std::string accuracy_figure_svg(const SweepReport& report) {
   const double height = std::max(420.0, 60 + 18.0 * double(report.groups.size())), left = 60, top = 30, bottom = 50;
   const double width = 500 + right;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
-  // Per group: epoch -> the accuracies of its runs.
+  // Per group: epoch -> the metric of each of its runs.
   std::vector<std::map<std::int64_t, std::vector<double>>> curves;
   std::int64_t max_epoch = 1;
-  double lo = 1, hi = 0;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const RunGroup& g : report.groups) {
     std::map<std::int64_t, std::vector<double>> c;
     for (const RunRecord* r : g.runs)
-      for (const auto& [epoch, acc] : r->test_accuracy) {
+      for (const auto& [epoch, acc] : r->test_metric) {
         c[epoch].push_back(acc);
         max_epoch = std::max(max_epoch, epoch);
         lo = std::min(lo, acc);
@@ -56,16 +57,19 @@ std::string accuracy_figure_svg(const SweepReport& report) {
     curves.push_back(std::move(c));
   }
   if (hi < lo) lo = 0, hi = 1;
-  const double pad = std::max(0.01, (hi - lo) * 0.1);
-  lo = std::max(0.0, lo - pad);
-  hi = std::min(1.0, hi + pad);
+  // Rates (accuracy, mAP, mIoU, CER) stay within [0, 1]; other metrics (MAE, RMSE) take their range.
+  const bool rate = lo >= 0 && hi <= 1;
+  const double pad = std::max(rate ? 0.01 : 1e-6, (hi - lo) * 0.1);
+  lo = rate ? std::max(0.0, lo - pad) : lo - pad;
+  hi = rate ? std::min(1.0, hi + pad) : hi + pad;
   auto x = [&](double epoch) { return left + (max_epoch > 1 ? (epoch - 1) / double(max_epoch - 1) : 0.5) * plot_w; };
   auto y = [&](double acc) { return top + (1 - (acc - lo) / (hi - lo)) * plot_h; };
 
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + number(width) + "\" height=\"" +
                     number(height) + "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  svg += "<text x=\"" + number(left) + "\" y=\"18\" font-size=\"14\">test accuracy by epoch (mean ± std over seeds)</text>\n";
+  svg += "<text x=\"" + number(left) + "\" y=\"18\" font-size=\"14\">test " + escape(report.metric) +
+         " by epoch (mean ± std over seeds" + (report.higher_is_better ? "" : "; lower is better") + ")</text>\n";
   // Axes with five ticks each.
   svg += "<g stroke=\"#444\"><line x1=\"" + number(left) + "\" y1=\"" + number(top + plot_h) + "\" x2=\"" +
          number(left + plot_w) + "\" y2=\"" + number(top + plot_h) + "\"/><line x1=\"" + number(left) + "\" y1=\"" +

@@ -1,4 +1,4 @@
-// sweep.svg: test accuracy against epoch, one mean line per group with a ±std band. Written
+// sweep.svg: the test metric (the task's headline) against epoch, one mean line per group with a ±std band. Written
 // as SVG text by hand: Debian has no C++ plotting library that writes a file without an
 // external program (gnuplot-iostream drives the gnuplot binary), and the figure is a few
 // polylines and polygons that any browser opens.
@@ -10,6 +10,6 @@ namespace plugtrain {
 
 struct SweepReport;
 
-std::string accuracy_figure_svg(const SweepReport& report);
+std::string metric_figure_svg(const SweepReport& report);
 
 }  // namespace plugtrain

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -100,62 +101,70 @@ SweepReport build_report(const std::filesystem::path& root) {
     g.runs.push_back(&r);
   }
   for (auto& [label, g] : groups) {
-    g.best_accuracy = mean_std(each(g, [](const RunRecord& r) { return r.best_test_accuracy; }));
-    g.final_accuracy = mean_std(each(g, [](const RunRecord& r) { return r.final_test_accuracy; }));
+    g.best_metric = mean_std(each(g, [](const RunRecord& r) { return r.best_test_metric; }));
+    g.final_metric = mean_std(each(g, [](const RunRecord& r) { return r.final_test_metric; }));
     g.seconds_per_epoch = mean_std(each(g, [](const RunRecord& r) { return r.seconds_per_epoch; }));
     g.samples_per_second = mean_std(each(g, [](const RunRecord& r) { return r.samples_per_second; }));
     report.groups.push_back(g);
   }
-  // Best first; a group whose accuracy is NaN (a diverged run) last.
-  auto key = [](const RunGroup& g) { return std::isnan(g.final_accuracy.mean) ? -1.0 : g.final_accuracy.mean; };
+  if (!report.runs.empty()) {
+    report.metric = report.runs.front().metric;
+    report.higher_is_better = report.runs.front().higher_is_better;
+  }
+  // Best first in the metric's direction; a group whose metric is NaN (a diverged run) last.
+  const double sign = report.higher_is_better ? 1 : -1;
+  auto key = [&](const RunGroup& g) {
+    return std::isnan(g.final_metric.mean) ? -std::numeric_limits<double>::infinity() : sign * g.final_metric.mean;
+  };
   std::stable_sort(report.groups.begin(), report.groups.end(),
                    [&](const RunGroup& a, const RunGroup& b) { return key(a) > key(b); });
   if (!report.groups.empty()) {
-    const auto best = each(report.groups.front(), [](const RunRecord& r) { return r.final_test_accuracy; });
+    const auto best = each(report.groups.front(), [](const RunRecord& r) { return r.final_test_metric; });
     for (std::size_t i = 1; i < report.groups.size(); ++i)
       report.groups[i].p_value =
-          welch_p_value(each(report.groups[i], [](const RunRecord& r) { return r.final_test_accuracy; }), best);
+          welch_p_value(each(report.groups[i], [](const RunRecord& r) { return r.final_test_metric; }), best);
   }
   return report;
 }
 
 void write_report(const SweepReport& report, const std::filesystem::path& folder, std::ostream& out) {
   std::ostringstream md;
-  md << "## Groups (runs that differ only in their seed), best first\n\n"
-     << "| group | n | final test acc | best test acc | s/epoch | samples/s | p vs best (Welch) |\n"
+  const std::string m = report.metric == "accuracy" ? "acc" : report.metric;
+  md << "## Groups (runs that differ only in their seed), best first by test " << report.metric
+     << (report.higher_is_better ? " (higher is better)" : " (lower is better)") << "\n\n"
+     << "| group | n | final test " << m << " | best test " << m << " | s/epoch | samples/s | p vs best (Welch) |\n"
      << "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (const RunGroup& g : report.groups)
-    md << "| " << g.label << " | " << g.runs.size() << " | " << pm(g.final_accuracy, 4) << " | "
-       << pm(g.best_accuracy, 4) << " | " << pm(g.seconds_per_epoch, 2) << " | " << pm(g.samples_per_second, 0)
+    md << "| " << g.label << " | " << g.runs.size() << " | " << pm(g.final_metric, 4) << " | "
+       << pm(g.best_metric, 4) << " | " << pm(g.seconds_per_epoch, 2) << " | " << pm(g.samples_per_second, 0)
        << " | " << p_text(g.p_value) << " |\n";
   md << "\n## Runs\n\n| run | ";
   for (const auto& k : report.varied) md << k << " | ";
-  md << "final test acc | best test acc | final test loss | best test loss | epochs | time | s/epoch | samples/s | "
+  md << "final test " << m << " | best test " << m << " | final test loss | best test loss | epochs | time | s/epoch | samples/s | "
         "state |\n|";
   for (std::size_t i = 0; i < report.varied.size() + 10; ++i) md << " --- |";
   md << "\n";
   std::ostringstream csv;
   csv << "run,";
   for (const auto& k : report.varied) csv << csv_cell(k) << ",";
-  csv
-      << "final_test_accuracy,best_test_accuracy,final_test_loss,best_test_loss,epochs,seconds,seconds_per_epoch,"
-         "samples_per_second,finished\n";
+  csv << "final_test_" << report.metric << ",best_test_" << report.metric
+      << ",final_test_loss,best_test_loss,epochs,seconds,seconds_per_epoch,samples_per_second,finished\n";
   for (const RunRecord& r : report.runs) {
     const std::string name = std::filesystem::relative(r.folder, folder).string();
     md << "| " << name << " | ";
     for (const auto& k : report.varied) md << setting(r, k) << " | ";
-    md << fixed(r.final_test_accuracy, 4) << " | " << fixed(r.best_test_accuracy, 4) << " | "
+    md << fixed(r.final_test_metric, 4) << " | " << fixed(r.best_test_metric, 4) << " | "
        << fixed(r.final_test_loss, 4) << " | " << fixed(r.best_test_loss, 4) << " | " << r.epochs << " | "
        << fixed(r.seconds, 1) << " s | " << fixed(r.seconds_per_epoch, 2) << " | "
        << fixed(r.samples_per_second, 0) << " | " << (r.paused ? "paused" : r.interrupted ? "interrupted" : "finished") << " |\n";
     csv << csv_cell(name) << ",";
     for (const auto& k : report.varied) csv << csv_cell(setting(r, k)) << ",";
-    csv << r.final_test_accuracy << "," << r.best_test_accuracy << "," << r.final_test_loss << "," << r.best_test_loss
+    csv << r.final_test_metric << "," << r.best_test_metric << "," << r.final_test_loss << "," << r.best_test_loss
         << "," << r.epochs << "," << r.seconds << "," << r.seconds_per_epoch << "," << r.samples_per_second << "," << (r.interrupted ? "false" : "true") << "\n";
   }
   write_file_atomically(folder / "sweep.md", md.str());
   write_file_atomically(folder / "sweep.csv", csv.str());
-  write_file_atomically(folder / "sweep.svg", accuracy_figure_svg(report));
+  write_file_atomically(folder / "sweep.svg", metric_figure_svg(report));
   write_hparams(report, folder);
   out << md.str() << "\nreport: " << (folder / "sweep.md").string() << ", sweep.csv, sweep.svg (TensorBoard: "
       << "tensorboard --logdir " << folder.string() << ", HPARAMS tab)\n";

@@ -1,8 +1,10 @@
 // The table a paper needs from a set of runs: one row per run (what varied, best and final
-// test accuracy and loss, epochs, time, samples/s) and one row per group — the runs that differ
-// only in their seed — with n, mean ± sample std, sorted by mean final test accuracy, and
-// Welch's t-test p-value of each group against the best. Written as sweep.md, sweep.csv and
-// sweep.svg (test accuracy against epoch, mean ± std per group), and TensorBoard hparams.
+// test metric and loss, epochs, time, samples/s) and one row per group — the runs that differ
+// only in their seed — with n, mean ± sample std, best first by the mean final test metric, and
+// Welch's t-test p-value of each group against the best. The metric is the runs' task's
+// headline (accuracy, mAP, MAE, mIoU, CER), better in its own direction. Written as sweep.md,
+// sweep.csv and sweep.svg (the test metric against epoch, mean ± std per group), and
+// TensorBoard hparams.
 #pragma once
 
 #include <filesystem>
@@ -27,14 +29,16 @@ std::optional<double> welch_p_value(const std::vector<double>& a, const std::vec
 struct RunGroup {
   std::string label;  // the varied keys other than the seed, "optim.name=sgd, data.label_noise=0.2"
   std::vector<const RunRecord*> runs;
-  MeanStd best_accuracy, final_accuracy, seconds_per_epoch, samples_per_second;
-  std::optional<double> p_value;  // final test accuracy against the best group
+  MeanStd best_metric, final_metric, seconds_per_epoch, samples_per_second;
+  std::optional<double> p_value;  // final test metric against the best group
 };
 
 struct SweepReport {
   std::vector<RunRecord> runs;
   std::vector<std::string> varied;  // keys that differ between runs
   std::vector<RunGroup> groups;     // best first
+  std::string metric = "accuracy";  // the headline metric of the runs (the first run's when they differ)
+  bool higher_is_better = true;
 };
 
 SweepReport build_report(const std::filesystem::path& root);

@@ -73,7 +73,8 @@ void write_hparams(const SweepReport& report, const std::filesystem::path& folde
     field_int64(info, 4, data_type(report, key));
     field_bytes(experiment, 4, info);
   }
-  for (const char* tag : {"epoch/test_accuracy", "epoch/test_loss", "epoch/train_loss", "epoch/samples_per_second"}) {
+  for (const std::string& tag : {"epoch/test_" + report.metric, std::string("epoch/test_loss"),
+                                 std::string("epoch/train_loss"), std::string("epoch/samples_per_second")}) {
     std::string name, info;
     field_bytes(name, 2, tag);
     field_bytes(info, 1, name);

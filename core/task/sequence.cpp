@@ -127,6 +127,8 @@ TaskSpec sequence_task() {
   spec.evaluation_metrics = {spec.training_metrics[0],
                              {"wer", Direction::min, "word error rate: edit distance over words"},
                              {"sequence_accuracy", Direction::max, "share of samples decoded exactly"}};
+  // LibTorch's ctc_loss copies the length tensors to the host (and sizes its work from them).
+  spec.loss_waits_for_host = "CTC's loss reads the sequence lengths on the host in every step";
   make_with<Sequence>(spec);
   return spec;
 }

@@ -27,6 +27,9 @@ struct TaskSpec {
   std::vector<OptionSpec> options;
   std::vector<OptionRule> rules;
   std::vector<MetricSpec> training_metrics, evaluation_metrics;  // headline first
+  // Why a step with this task's loss cannot be recorded as a device graph (train.graphs), when
+  // the loss reads something back to the host; empty when it can.
+  std::string loss_waits_for_host;
   // Throws Error naming task.<option> when an option does not fit the data (class weights).
   std::function<std::unique_ptr<Task>(const TaskInputs& inputs, const Options& options)> factory;
 };

@@ -61,6 +61,7 @@ struct GraphConditions {
   int processes = 1;                     // ddp: processes (the step is then recorded in two parts)
   bool skip_nonfinite = false;           // train.on_nonfinite = "skip_step"
   Status optimizer_replayable;           // whether the optimizer's step can be replayed, or why not
+  Status loss_replayable;                // whether the task's loss can be recorded, or why not
 };
 
 // "auto" uses graphs when nothing stands in the way; true then fails with the first reason

@@ -15,24 +15,45 @@
 
 #include <cstdio>
 #include <exception>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
 
 #include "cuda_runtime_api.h"
 
 namespace {
 
-// `side` is the graph's own stream, made here rather than taken from LibTorch's stream pool:
-// the pool hands its 32 streams out in turn, so the loader's copy stream could be the very
-// stream being recorded, and its copies would land in the graph.
+// The side stream where warm-ups and recordings run on a device: made here rather than taken
+// from LibTorch's stream pool, which hands its 32 streams out in turn, so the loader's copy
+// stream could be the very stream being recorded and its copies would land in the graph.
+//
+// One per device, shared by every graph, made on first use and never destroyed, as PyTorch's
+// torch.cuda.graph shares one capture stream: the caching allocator and autograd keep the
+// streams a tensor was used on (record_stream; the stream of a parameter's AccumulateGrad
+// node), and a tensor freed after its stream was destroyed records an event on a dead stream
+// ("CUDA error: context is destroyed"), as the model's gradients did at the end of a run
+// whose graph was gone, or in the next benchmark of the same process.
+c10::cuda::CUDAStream side_stream(c10::DeviceIndex device) {
+  static std::mutex mutex;
+  static std::map<c10::DeviceIndex, cudaStream_t> streams;
+  std::lock_guard<std::mutex> lock(mutex);
+  cudaStream_t& raw = streams[device];
+  if (!raw) {
+    c10::cuda::CUDAGuard guard(device);
+    if (const cudaError_t rc = cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking); rc != cudaSuccess) {
+      raw = nullptr;
+      throw std::runtime_error(std::string("cannot make a stream for recording: ") + cudaGetErrorString(rc));
+    }
+  }
+  return c10::cuda::getStreamFromExternal(raw, device);
+}
+
 struct Graph {
   c10::DeviceIndex device;
-  cudaStream_t raw;
   c10::cuda::CUDAStream side;
   std::unique_ptr<at::cuda::CUDAGraph> graph;
-  ~Graph() {
-    graph.reset();
-    cudaStreamDestroy(raw);
-  }
 };
 
 void fail(char* error, size_t size, const char* what) { std::snprintf(error, size, "%s", what); }
@@ -86,13 +107,7 @@ extern "C" __attribute__((visibility("default"))) void* plugtrain_cuda_graph_cre
                                                                                    size_t error_size) {
   try {
     const auto index = static_cast<c10::DeviceIndex>(device);
-    c10::cuda::CUDAGuard guard(index);
-    cudaStream_t raw = nullptr;
-    if (const cudaError_t rc = cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking); rc != cudaSuccess) {
-      fail(error, error_size, cudaGetErrorString(rc));
-      return nullptr;
-    }
-    return new Graph{index, raw, c10::cuda::getStreamFromExternal(raw, index), nullptr};
+    return new Graph{index, side_stream(index), nullptr};
   } catch (const std::exception& e) {
     fail(error, error_size, e.what());
     return nullptr;
