@@ -56,9 +56,9 @@ struct Fixture {
   std::string source;
   std::unique_ptr<bench::ExperimentFile> experiment;  // the plugtrain rows'
   explicit Fixture(std::int64_t samples) {
-    const bool real = std::filesystem::exists(bench::FashionMnistExperiment::kPath);
+    const bool real = std::filesystem::exists(bench::fashion_mnist_dir());
     source = real ? "Fashion-MNIST" : "synthetic 1x28x28 (no Fashion-MNIST)";
-    data = real ? data::load_idx_dataset(bench::FashionMnistExperiment::kPath)
+    data = real ? data::load_idx_dataset(bench::fashion_mnist_dir())
                 : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
     data.train = data::subset(data.train, std::min(samples, data.train.size()));
     data.test = data::subset(data.test, kBatch);  // evaluation is not what is measured

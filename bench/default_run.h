@@ -38,20 +38,26 @@ log_interval = 0
 )";
 
 // The Fashion-MNIST benchmarks' experiment: the mlp (its defaults), Adam lr 1e-3, one epoch
-// without step lines, on Debian's files where they are installed, else synthetic data of their
-// shape; `batch`, only the first `test_subset` test samples (the end-of-epoch evaluation is not
+// without step lines, on the real files where they are ($FASHION_MNIST, else Debian's folder),
+// else synthetic data of their shape; `batch`, only the first `test_subset` test samples (the end-of-epoch evaluation is not
 // what they time) and any further [data] lines.
 struct FashionMnistExperiment {
-  static constexpr const char* kPath = "/usr/share/datasets/fashion-mnist";
-  bool real = false;  // Debian's files, not synthetic data
+  bool real = false;  // the real files, not synthetic data
   std::string text;
 };
+
+// Where the real Fashion-MNIST is: $FASHION_MNIST (a GPU machine with the Debian package
+// unpacked elsewhere), else Debian's folder.
+inline std::string fashion_mnist_dir() {
+  const char* env = std::getenv("FASHION_MNIST");
+  return env && *env ? env : "/usr/share/datasets/fashion-mnist";
+}
 inline FashionMnistExperiment fashion_mnist_experiment(const std::string& name, std::int64_t batch,
                                                        std::int64_t test_subset, const std::string& data_lines = "") {
   FashionMnistExperiment x;
-  x.real = std::filesystem::exists(FashionMnistExperiment::kPath);
+  x.real = std::filesystem::exists(fashion_mnist_dir());
   x.text = "[experiment]\nname = \"" + name + "\"\nseed = 1\n[model]\nname = \"mlp\"\n[data]\n" +
-           (x.real ? std::string("dataset = \"fashion-mnist\"\npath = \"") + FashionMnistExperiment::kPath + "\"\n"
+           (x.real ? std::string("dataset = \"fashion-mnist\"\npath = \"") + fashion_mnist_dir() + "\"\n"
                    : std::string("dataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\n"
                                  "synthetic_train_size = 60000\nsynthetic_test_size = 1000\n")) +
            "batch_size = " + std::to_string(batch) + "\ntest_subset = " + std::to_string(test_subset) + "\n" +

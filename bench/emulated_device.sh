@@ -36,7 +36,7 @@ seed = 1
 [model]
 name = "$1"
 [data]
-path = "/usr/share/datasets/fashion-mnist"
+path = "${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}"
 train_subset = $train
 test_subset = $test
 batch_size = 100

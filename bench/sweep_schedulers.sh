@@ -12,7 +12,7 @@ exe=$(realpath "${1:-$root/build/bin/plugtrain}")
 work=$(mktemp -d /tmp/ptsweeps-XXXXXX)
 trap '"$root/tests/slurm/local_slurm.sh" stop "$work/cluster" >/dev/null 2>&1; rm -rf "$work"' EXIT
 cd "$work"
-data=/usr/share/datasets/fashion-mnist
+data=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
 
 calc() { awk "BEGIN { printf \"%.2f\", $* }"; }
 epochs_trained() {  # epoch rows over every trial's metrics.csv

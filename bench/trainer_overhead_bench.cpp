@@ -51,7 +51,7 @@ struct Fixture {
   const bench::FashionMnistExperiment recipe = bench::fashion_mnist_experiment("trainer-overhead-bench", kBatch, kBatch);
   const bench::ExperimentFile experiment{"trainer_overhead_bench", recipe.text};
   Fixture() {
-    data = recipe.real ? data::load_idx_dataset(bench::FashionMnistExperiment::kPath)
+    data = recipe.real ? data::load_idx_dataset(bench::fashion_mnist_dir())
                        : data::make_synthetic({1, 28, 28}, 10, 60000, 1000, 1);
     data.test = data::subset(data.test, kBatch);  // evaluation is not what is measured
     normalised = data.train.images.to(at::kFloat);

@@ -51,11 +51,14 @@ TEST(Doctor, ABackendThatCannotTrainFailsWithItsReason) {
   EXPECT_EQ(j["smoke_tests"][0]["backend"], "smokefail");
   EXPECT_EQ(j["smoke_tests"][0]["passed"], false);
   EXPECT_FALSE(j["smoke_tests"][0]["reason"].get<std::string>().empty());
+  int cpu = 0;
   for (const auto& smoke : j["smoke_tests"]) {
     if (smoke["backend"] != "cpu") continue;
+    ++cpu;
     EXPECT_EQ(smoke["passed"], true);
     EXPECT_LT(smoke["last_loss"].get<double>(), smoke["first_loss"].get<double>());
   }
+  EXPECT_EQ(cpu, 1) << j.dump();
 }
 
 TEST(Doctor, WithAnExperimentOnlyItsBackendIsJudged) {

@@ -26,9 +26,12 @@ using testing::slurp;
 
 // SGD with learning rates from diverging (20) and crawling (1e-5) to good, on a small synthetic
 // set; rungs at epochs 1 and 3 with η = 3, the best trial trains to epoch 9.
+// On the CPU, which runs --jobs 2 on any machine (a GPU machine's one GPU takes one trial).
 const std::string kAsha = R"(
 [experiment]
 name = "asha"
+[backend]
+name = "cpu"
 [model]
 name = "mlp"
 hidden = [32]
@@ -209,7 +212,7 @@ TEST_F(AshaSweepTest, WithoutSbatchSlurmIsOneLineAndAReductionFactorBelowTwoIsNa
   write_experiment(eta_one);
   const auto eta = plugtrain("sweep exp.toml --dry-run");
   EXPECT_EQ(eta.exit_code, 2) << eta.out;
-  EXPECT_NE(eta.out.find("exp.toml:24:20: sweep.reduction_factor (η) must be an integer >= 2, got 1"), std::string::npos)
+  EXPECT_NE(eta.out.find("exp.toml:26:20: sweep.reduction_factor (η) must be an integer >= 2, got 1"), std::string::npos)
       << eta.out;
 }
 

@@ -17,8 +17,10 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_process.h"
+#include "support/temp_dir.h"
 #include "sweep/sweep_report.h"
 #include "sweep/sweep_spec.h"
+#include "util/error.h"
 
 namespace plugtrain {
 namespace {
@@ -161,6 +163,29 @@ optim.lr = [0.00001, 0.01]
   EXPECT_FALSE(report.higher_is_better);
   EXPECT_LT(report.groups[0].final_metric.mean, report.groups[1].final_metric.mean) << "the lowest error first";
   EXPECT_EQ(report.groups[0].label, "optim.lr=0.01") << md;
+}
+
+// Runs written before summary.json named the metric's direction rank by their task's own
+// metric; runs of different headline metrics are not ranked together.
+TEST(SweepReportTest, OldRunsRankByTheirTasksDirectionAndMixedMetricsAreRefused) {
+  testing::TempDir dir;
+  auto write_run = [&](const std::string& name, const std::string& summary) {
+    fs::create_directories(dir.path() / name / "version_0");
+    std::ofstream(dir.path() / name / "version_0" / "summary.json") << summary;
+  };
+  write_run("a", R"({"task": "regression", "metric": "mae", "final_test_mae": 2.0, "best_test_mae": 1.5})");
+  write_run("b", R"({"task": "regression", "metric": "mae", "final_test_mae": 1.0, "best_test_mae": 0.5})");
+  const SweepReport report = build_report(dir.path());
+  EXPECT_EQ(report.metric, "mae");
+  EXPECT_FALSE(report.higher_is_better);
+  ASSERT_EQ(report.runs.size(), 2u);
+  write_run("c", R"({"task": "classification", "metric": "accuracy", "final_test_accuracy": 0.9})");
+  try {
+    build_report(dir.path());
+    ADD_FAILURE() << "accuracy and mae were ranked together";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("have different headline metrics (mae in "), std::string::npos) << e.what();
+  }
 }
 
 TEST(WelchTest, MatchesAKnownValue) {

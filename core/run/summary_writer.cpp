@@ -55,7 +55,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"cpu_fallbacks", r.cpu_fallbacks},
           {"task", e.task.name},
           {"metric", r.summary.headline.name},
-          {"metric_direction", r.summary.headline.direction == Direction::max ? "max" : "min"},
+          {"metric_direction", word_of(r.summary.headline.direction)},
           {"best_test_" + r.summary.headline.name, r.summary.best_test},
           {"best_epoch", r.summary.best_epoch},
           {"final_test_" + r.summary.headline.name, r.summary.final_headline()},

@@ -9,12 +9,29 @@
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
+#include "config/choices.h"
 #include "config/experiment_schema.h"
 #include "config/toml_text.h"
 #include "run/run_folder.h"
+#include "task/task_registry.h"
 #include "util/error.h"
 
 namespace plugtrain {
+
+namespace {
+
+// The headline metric's direction: summary.json's "metric_direction"; runs written before it
+// (tasks without the key, or before tasks) by the task's own metric, accuracy upwards.
+bool higher_is_better(const nlohmann::json& summary, const std::string& metric) {
+  if (const auto it = summary.find("metric_direction"); it != summary.end() && it->is_string())
+    if (const auto direction = choice_named<Direction>(it->get<std::string>())) return *direction == Direction::max;
+  if (const TaskSpec* task = find_task(summary.value("task", std::string("classification"))))
+    for (const MetricSpec& m : task->evaluation_metrics)
+      if (m.name == metric) return m.direction == Direction::max;
+  return true;
+}
+
+}  // namespace
 
 namespace fs = std::filesystem;
 
@@ -118,7 +135,7 @@ std::vector<RunRecord> read_run_records(const fs::path& root) {
     r.paused = s.value("paused", false);
     // The task's headline metric (summary.json's "metric"; runs from before tasks: accuracy).
     r.metric = s.value("metric", std::string("accuracy"));
-    r.higher_is_better = s.value("metric_direction", std::string("max")) != "min";
+    r.higher_is_better = higher_is_better(s, r.metric);
     r.best_test_metric = number("best_test_" + r.metric);
     r.final_test_metric = number("final_test_" + r.metric);
     r.final_test_loss = number("final_test_loss");

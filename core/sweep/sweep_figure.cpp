@@ -1,6 +1,7 @@
 #include "sweep/sweep_figure.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -57,9 +58,10 @@ std::string metric_figure_svg(const SweepReport& report) {
     curves.push_back(std::move(c));
   }
   if (hi < lo) lo = 0, hi = 1;
-  // Rates (accuracy, mAP, mIoU, CER) stay within [0, 1]; other metrics (MAE, RMSE) take their range.
+  // Rates (accuracy, mAP, mIoU) stay within [0, 1]; other metrics (MAE, RMSE, a CER above 1)
+  // take their own range, padded by a share of their size when the curves are flat.
   const bool rate = lo >= 0 && hi <= 1;
-  const double pad = std::max(rate ? 0.01 : 1e-6, (hi - lo) * 0.1);
+  const double pad = std::max(rate ? 0.01 : std::max(1e-6, 0.05 * std::max(std::abs(lo), std::abs(hi))), (hi - lo) * 0.1);
   lo = rate ? std::max(0.0, lo - pad) : lo - pad;
   hi = rate ? std::min(1.0, hi + pad) : hi + pad;
   auto x = [&](double epoch) { return left + (max_epoch > 1 ? (epoch - 1) / double(max_epoch - 1) : 0.5) * plot_w; };

@@ -111,6 +111,12 @@ SweepReport build_report(const std::filesystem::path& root) {
     report.metric = report.runs.front().metric;
     report.higher_is_better = report.runs.front().higher_is_better;
   }
+  // One ranking needs one metric: accuracy and MAE cannot be sorted together.
+  for (const RunRecord& r : report.runs)
+    if (r.metric != report.metric)
+      throw Error("the runs under " + root.string() + " have different headline metrics (" + report.metric + " in " +
+                  report.runs.front().folder.string() + ", " + r.metric + " in " + r.folder.string() +
+                  "): report each task's runs apart");
   // Best first in the metric's direction; a group whose metric is NaN (a diverged run) last.
   const double sign = report.higher_is_better ? 1 : -1;
   auto key = [&](const RunGroup& g) {
