@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "config/config_error.h"
 #include "config/toml_text.h"
+#include "data/target_kinds.h"
 #include "describe/data_report.h"
 #include "run/build.h"
 #include "util/text.h"
@@ -11,20 +12,20 @@ namespace plugtrain::cli {
 
 namespace {
 
-const char* targets_word(DatasetTargets t) {
-  static const char* const words[] = {"class per sample", "labels per sample (multi-hot)", "real values",
-                                      "class per pixel", "sequence of classes"};
-  return int(t) >= 0 && int(t) < 5 ? words[int(t)] : "?";
+const char* targets_text(DatasetTargets targets) {
+  const auto kind = data::target_kind_of(targets);
+  return kind ? data::describe(*kind) : "?";
 }
 
 void list_datasets(const std::vector<std::filesystem::path>& paths) {
-  std::cout << "built in: " << join(choice_words<DatasetKind>()) << " (class per sample; synthetic: any task's targets)\n";
+  std::cout << "built in: " << join(choice_words<DatasetKind>()) << " (" << data::describe(data::TargetKind::class_index)
+            << "; synthetic: any task's targets)\n";
   SearchOptions search;
   search.cli_paths = paths;
   const PluginHost host(search);
   for (const RegisteredDataset& d : host.datasets().all()) {
     std::cout << d.spec.name << "  (" << d.plugin << ")  " << d.spec.description << "; targets: "
-              << targets_word(d.spec.targets) << "\n";
+              << targets_text(d.spec.targets) << "\n";
     for (const auto& o : d.spec.options)
       std::cout << "    " << o.name << " : " << to_string(o.type) << " = " << toml_text(o.default_value) << "    " << o.doc
                 << "\n";

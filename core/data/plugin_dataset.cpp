@@ -1,6 +1,7 @@
 #include "data/plugin_dataset.h"
 
 #include "data/data_error.h"
+#include "data/target_kinds.h"
 #include "util/format.h"
 #include "util/text.h"
 
@@ -35,9 +36,9 @@ Dataset to_dataset(const DatasetSplit& split, const LoadedDataset& loaded, Targe
 LoadedData load_plugin_dataset(const DatasetSpec& spec, const std::string& plugin, const Options& options,
                                const DatasetRequest& request) {
   const std::string name = "data set '" + spec.name + "' (plugin '" + plugin + "')";
-  if (int(spec.targets) < 0 || int(spec.targets) > int(DatasetTargets::sequence))
-    throw DataError(name + ": unknown kind of target " + std::to_string(int(spec.targets)));
-  const TargetKind kind = static_cast<TargetKind>(int(spec.targets));  // the same order (dataset.h)
+  const std::optional<TargetKind> known = target_kind_of(spec.targets);
+  if (!known) throw DataError(name + ": unknown kind of target " + std::to_string(int(spec.targets)));
+  const TargetKind kind = *known;
   LoadedDataset loaded;
   try {
     loaded = spec.factory(request, options);

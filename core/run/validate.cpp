@@ -2,6 +2,7 @@
 
 #include "config/config_error.h"
 #include "config/suggest.h"
+#include "data/target_kinds.h"
 #include "run/run_folder.h"
 #include "checkpoint/checkpoint.h"
 #include "util/text.h"
@@ -121,7 +122,7 @@ ValidatedRun validate(const RunRequest& request) {
     e.data.dataset_options = resolve_table_options(v.file, "dataset", "data set '" + v.dataset->spec.name + "'",
                                                    v.dataset->spec.options, v.dataset->rules, {});
   v.task = &find_task_spec(v.file, e);
-  if (v.dataset && int(v.dataset->spec.targets) != int(v.task->target_kind))
+  if (v.dataset && data::target_kind_of(v.dataset->spec.targets) != v.task->target_kind)
     throw ConfigError(key_location(v.file, "task.name") + ": task '" + v.task->name + "' does not learn what data set '" +
                       v.dataset->spec.name + "' gives (`plugtrain tasks` and `plugtrain data --list` say what each takes)");
   e.task.options = resolve_table_options(v.file, "task", "task '" + v.task->name + "'", v.task->options, v.task->rules, {"name"});

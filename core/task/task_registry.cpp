@@ -2,23 +2,9 @@
 
 #include "task/builtin_tasks.h"
 #include "config/config_error.h"
+#include "data/target_kinds.h"
 
 namespace plugtrain {
-
-namespace {
-
-const char* kind_text(TargetKind kind) {
-  switch (kind) {
-    case TargetKind::class_index: return "one class per sample";
-    case TargetKind::multi_hot: return "a set of labels per sample";
-    case TargetKind::real: return "real values per sample";
-    case TargetKind::pixel_class: return "a class per pixel";
-    case TargetKind::sequence: return "a sequence of classes per sample";
-  }
-  return "?";
-}
-
-}  // namespace
 
 const std::vector<TaskSpec>& builtin_tasks() {
   static const std::vector<TaskSpec> tasks = {classification_task(), multilabel_task(), regression_task(),
@@ -41,8 +27,8 @@ Options default_options(const TaskSpec& spec) {
 std::unique_ptr<Task> make_task(const TaskSpec& spec, const Options& options, const TaskInputs& inputs,
                                 TargetKind data_targets, const std::string& data_name) {
   if (data_targets != spec.target_kind)
-    throw ConfigError("task.name: task '" + spec.name + "' learns " + kind_text(spec.target_kind) + ", but data set '" +
-                data_name + "' gives " + kind_text(data_targets) + " (choose a task for its targets)");
+    throw ConfigError("task.name: task '" + spec.name + "' learns " + data::describe(spec.target_kind) +
+                      ", but data set '" + data_name + "' gives " + data::describe(data_targets) + " (choose a task for its targets)");
   return spec.factory(inputs, options);
 }
 

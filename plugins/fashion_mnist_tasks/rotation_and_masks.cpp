@@ -16,13 +16,13 @@ std::pair<at::Tensor, at::Tensor> draw(const Split& split, std::int64_t n, at::G
 }
 
 TaskSet rotation() {
-  DatasetSpec spec;
-  spec.name = "fashion-mnist-rotation";
-  spec.description = "a Fashion-MNIST item rotated about its centre (bilinear); the angle in degrees, counter-clockwise";
-  spec.targets = DatasetTargets::real;
-  spec.options = sizes(30000, 3000);
-  spec.options.push_back({"max_degrees", OptionType::real, 45.0, "angles are drawn uniformly from [-max_degrees, max_degrees]"});
-  spec.factory = [](const DatasetRequest& request, const Options& options) {
+  TaskSet set = task_set(
+      "fashion-mnist-rotation",
+      "a Fashion-MNIST item rotated about its centre (bilinear); the angle in degrees, counter-clockwise",
+      DatasetTargets::real, 30000, 3000,
+      {{"max_degrees", OptionType::real, 45.0, "angles are drawn uniformly from [-max_degrees, max_degrees]"}},
+      {OptionRule("max_degrees").above(0).at_most(180)});
+  set.spec.factory = [](const DatasetRequest& request, const Options& options) {
     const double most = options.real("max_degrees");
     return both_splits(request, options, "rotated items", [&](const Split& s, std::int64_t n, at::Generator& gen) {
       auto [images, labels] = draw(s, n, gen);
@@ -39,20 +39,17 @@ TaskSet rotation() {
       return split;
     });
   };
-  std::vector<OptionRule> rules = size_rules();
-  rules.push_back(OptionRule("max_degrees").above(0).at_most(180));
-  return {spec, rules};
+  return set;
 }
 
 TaskSet masks() {
-  DatasetSpec spec;
-  spec.name = "fashion-mnist-masks";
-  spec.description = "a Fashion-MNIST item and its mask: its own pixels (above the threshold) take its class + 1, the "
-                     "background 0 (11 classes)";
-  spec.targets = DatasetTargets::pixel_class;
-  spec.options = sizes(60000, 10000);
-  spec.options.push_back({"threshold", OptionType::real, 0.1, "a pixel brighter than this (of 1) belongs to the item"});
-  spec.factory = [](const DatasetRequest& request, const Options& options) {
+  TaskSet set = task_set("fashion-mnist-masks",
+                         "a Fashion-MNIST item and its mask: its own pixels (above the threshold) take its class + 1, "
+                         "the background 0 (11 classes)",
+                         DatasetTargets::pixel_class, 60000, 10000,
+                         {{"threshold", OptionType::real, 0.1, "a pixel brighter than this (of 1) belongs to the item"}},
+                         {OptionRule("threshold").above(0).below(1)});
+  set.spec.factory = [](const DatasetRequest& request, const Options& options) {
     const double threshold = options.real("threshold");
     LoadedDataset out = both_splits(request, options, "items with masks", [&](const Split& s, std::int64_t n, at::Generator& gen) {
       auto [images, labels] = draw(s, n, gen);
@@ -66,9 +63,7 @@ TaskSet masks() {
     for (const std::string& name : class_names()) out.class_names.push_back(name);
     return out;
   };
-  std::vector<OptionRule> rules = size_rules();
-  rules.push_back(OptionRule("threshold").above(0).below(1));
-  return {spec, rules};
+  return set;
 }
 
 }  // namespace

@@ -20,47 +20,37 @@ plugtrain::DatasetSplit side_by_side(const Split& split, std::int64_t n, std::in
 }
 
 TaskSet strips() {
-  DatasetSpec spec;
-  spec.name = "fashion-mnist-strips";
-  spec.description = "strips of 1 to max_items Fashion-MNIST items side by side (28 x 28 max_items); their classes in order";
-  spec.targets = DatasetTargets::sequence;
-  spec.options = sizes(20000, 2000);
-  spec.options.push_back({"max_items", OptionType::integer, std::int64_t(8), "most items in a strip (the width is 28 x this)"});
-  spec.factory = [](const DatasetRequest& request, const Options& options) {
+  TaskSet set = task_set(
+      "fashion-mnist-strips",
+      "strips of 1 to max_items Fashion-MNIST items side by side (28 x 28 max_items); their classes in order",
+      DatasetTargets::sequence, 20000, 2000,
+      {{"max_items", OptionType::integer, std::int64_t(8), "most items in a strip (the width is 28 x this)"}},
+      {OptionRule("max_items").at_least(1).at_most(32)});
+  set.spec.factory = [](const DatasetRequest& request, const Options& options) {
     const std::int64_t slots = options.integer("max_items");
-    LoadedDataset out = both_splits(request, options, "strips", [&](const Split& s, std::int64_t n, at::Generator& gen) {
+    return with_item_classes(both_splits(request, options, "strips", [&](const Split& s, std::int64_t n, at::Generator& gen) {
       const at::Tensor count = at::randint(1, slots + 1, {n}, gen, at::kLong);
       const at::Tensor used = at::arange(slots).unsqueeze(0).lt(count.unsqueeze(1));
       plugtrain::DatasetSplit split = side_by_side(s, n, slots, used, gen);
       split.targets = at::where(used, split.targets, at::full({}, -1, at::kLong));
       return split;
-    });
-    out.num_classes = 10;
-    out.class_names = class_names();
-    return out;
+    }));
   };
-  std::vector<OptionRule> rules = size_rules();
-  rules.push_back(OptionRule("max_items").at_least(1).at_most(32));
-  return {spec, rules};
+  return set;
 }
 
 TaskSet pairs() {
-  DatasetSpec spec;
-  spec.name = "fashion-mnist-pairs";
-  spec.description = "two Fashion-MNIST items side by side (28 x 56); both classes (one when they are the same)";
-  spec.targets = DatasetTargets::multi_hot;
-  spec.options = sizes(30000, 3000);
-  spec.factory = [](const DatasetRequest& request, const Options& options) {
-    LoadedDataset out = both_splits(request, options, "pairs", [&](const Split& s, std::int64_t n, at::Generator& gen) {
+  TaskSet set = task_set("fashion-mnist-pairs",
+                         "two Fashion-MNIST items side by side (28 x 56); both classes (one when they are the same)",
+                         DatasetTargets::multi_hot, 30000, 3000);
+  set.spec.factory = [](const DatasetRequest& request, const Options& options) {
+    return with_item_classes(both_splits(request, options, "pairs", [&](const Split& s, std::int64_t n, at::Generator& gen) {
       plugtrain::DatasetSplit split = side_by_side(s, n, 2, at::ones({n, 2}, at::kBool), gen);
       split.targets = at::one_hot(split.targets, 10).amax(1).to(at::kFloat);
       return split;
-    });
-    out.num_classes = 10;
-    out.class_names = class_names();
-    return out;
+    }));
   };
-  return {spec, size_rules()};
+  return set;
 }
 
 }  // namespace

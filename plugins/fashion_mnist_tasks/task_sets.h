@@ -44,13 +44,28 @@ inline LoadedDataset both_splits(const DatasetRequest& request, const Options& o
   return out;
 }
 
-inline std::vector<plugtrain::OptionSpec> sizes(std::int64_t train, std::int64_t test) {
-  return {{"train_size", OptionType::integer, train, "training samples drawn"},
-          {"test_size", OptionType::integer, test, "test samples drawn"}};
+// A set whose options are its sample counts (train_size, test_size: `train`, `test` by
+// default) and `extra`, with their rules; the caller gives it its factory.
+inline TaskSet task_set(std::string name, std::string description, DatasetTargets targets, std::int64_t train,
+                        std::int64_t test, std::vector<plugtrain::OptionSpec> extra = {},
+                        std::vector<OptionRule> extra_rules = {}) {
+  TaskSet set;
+  set.spec.name = std::move(name);
+  set.spec.description = std::move(description);
+  set.spec.targets = targets;
+  set.spec.options = {{"train_size", OptionType::integer, train, "training samples drawn"},
+                      {"test_size", OptionType::integer, test, "test samples drawn"}};
+  set.spec.options.insert(set.spec.options.end(), extra.begin(), extra.end());
+  set.rules = {OptionRule("train_size").at_least(1).at_most(1e7), OptionRule("test_size").at_least(1).at_most(1e7)};
+  set.rules.insert(set.rules.end(), extra_rules.begin(), extra_rules.end());
+  return set;
 }
 
-inline std::vector<OptionRule> size_rules() {
-  return {OptionRule("train_size").at_least(1).at_most(1e7), OptionRule("test_size").at_least(1).at_most(1e7)};
+// A data set whose classes are Fashion-MNIST's ten.
+inline LoadedDataset with_item_classes(LoadedDataset data) {
+  data.num_classes = 10;
+  data.class_names = class_names();
+  return data;
 }
 
 }  // namespace fashion_mnist_tasks
