@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A plugin author's path, end to end: install plugtrain to a prefix, build the three example
+# A plugin author's path, end to end: install plugtrain to a prefix, build the four example
 # plugins (installed under share/plugtrain/examples/plugins) against it with find_package(plugtrain) (no source tree), train
 # with them through --plugin-path (ddp over two "virtual" devices, a residual MLP), install one
 # into the prefix, then move the prefix and train again: nothing in it points at the build.
@@ -25,7 +25,7 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 # Built from the sources the sdk component installs, as a plugin author starts.
 examples=$prefix/share/plugtrain/examples/plugins
-for example in virtual_devices tiny_models emulated_accelerator; do
+for example in virtual_devices tiny_models emulated_accelerator focal_loss; do
   cmake -S "$examples/$example" -B "$work/$example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" >"$work/$example.log" 2>&1 || { cat "$work/$example.log"; fail "configure $example"; }
   cmake --build "$work/$example" >>"$work/$example.log" 2>&1 || { cat "$work/$example.log"; fail "build $example"; }
@@ -56,6 +56,9 @@ cd "$work"
 plugins=(--plugin-path "$work/virtual_devices" --plugin-path "$work/tiny_models")
 "$prefix/bin/plugtrain" plugins "${plugins[@]}" > plugins.txt 2>&1 || { cat plugins.txt; fail "plugins"; }
 grep -q "virtual" plugins.txt && grep -q "tiny" plugins.txt || { cat plugins.txt; fail "the example plugins are not listed"; }
+# The tasks plugin (SDK 3.6): its task is listed with its metrics, built from the installed SDK alone.
+"$prefix/bin/plugtrain" tasks --plugin-path "$work/focal_loss" > tasks.txt 2>&1 || { cat tasks.txt; fail "tasks (focal_loss)"; }
+grep -q "^focal  (plugin focal_loss)" tasks.txt && grep -q "test_nll (min)" tasks.txt || { cat tasks.txt; fail "the example task is not listed"; }
 # The emulated accelerator: a device LibTorch does not know (PrivateUse1), registered by the plugin.
 "$prefix/bin/plugtrain" plugins --plugin-path "$work/emulated_accelerator" > emulated.txt 2>&1 || { cat emulated.txt; fail "plugins (emulated)"; }
 grep -Eq "^emulated +backend +[0-9.]+ +usable" emulated.txt && grep -q "emu:0  emulated accelerator 0" emulated.txt || { cat emulated.txt; fail "the emulated accelerator is not usable"; }

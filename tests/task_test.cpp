@@ -17,7 +17,7 @@ namespace {
 
 std::unique_ptr<Task> task_named(const std::string& name, const TaskInputs& inputs,
                                  std::map<std::string, OptionValue> options = {}) {
-  const TaskSpec& spec = *find_task(name);
+  const TaskDefinition& spec = *find_task(name);
   std::map<std::string, OptionValue> values = default_options(spec).values();
   for (auto& [k, v] : options) values[k] = v;
   return spec.factory(inputs, Options(values));

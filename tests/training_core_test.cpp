@@ -51,7 +51,7 @@ TEST(BestSoFar, MaximisesOrMinimisesWithMinDelta) {
 }
 
 TEST(Monitor, AutoIsTheTasksHeadlineInItsOwnDirectionAndAModeOverridesIt) {
-  const TaskSpec& classification = *find_task("classification");
+  const TaskDefinition& classification = *find_task("classification");
   const auto& training = classification.training_metrics;
   const auto& evaluation = classification.evaluation_metrics;
   const std::optional<Monitor> automatic = find_monitor(training, evaluation, std::nullopt, std::nullopt);
@@ -64,7 +64,7 @@ TEST(Monitor, AutoIsTheTasksHeadlineInItsOwnDirectionAndAModeOverridesIt) {
   EXPECT_EQ(find_monitor(training, evaluation, "train_loss", Direction::max)->direction, Direction::max);
   EXPECT_FALSE(find_monitor(training, evaluation, "test_miou", std::nullopt)) << "not classification's";
   EXPECT_FALSE(find_monitor(training, evaluation, "train_top5_accuracy", std::nullopt)) << "measured on the test set only";
-  const TaskSpec& regression = *find_task("regression");
+  const TaskDefinition& regression = *find_task("regression");
   EXPECT_EQ(find_monitor(regression.training_metrics, regression.evaluation_metrics, std::nullopt, std::nullopt)->name,
             "test_mae");
   EXPECT_EQ(find_monitor(regression.training_metrics, regression.evaluation_metrics, std::nullopt, std::nullopt)->direction,

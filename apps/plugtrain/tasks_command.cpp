@@ -1,9 +1,11 @@
-// `plugtrain tasks`: every task an experiment's [task] table can name, with its options and the
-// metrics it reports (task/task_registry.h).
+// `plugtrain tasks`: every task an experiment's [task] table can name, built in or from a plugin,
+// with its options, its targets and the metrics it reports (task/task_registry.h).
 #include <iostream>
 
 #include "commands.h"
 #include "config/toml_text.h"
+#include "data/target_kinds.h"
+#include "run/validate.h"
 #include "task/task_registry.h"
 
 namespace plugtrain::cli {
@@ -15,9 +17,15 @@ void print_metrics(const char* pass, const std::vector<MetricSpec>& metrics) {
     std::cout << "    " << pass << "_" << m.name << " (" << word_of(m.direction) << ")    " << m.doc << "\n";
 }
 
-void list_tasks() {
-  for (const TaskSpec& t : builtin_tasks()) {
-    std::cout << t.name << "  " << t.description << "\n";
+void list_tasks(const std::vector<std::filesystem::path>& paths) {
+  SearchOptions search;
+  search.cli_paths = paths;
+  const PluginHost host(search);
+  adopt_plugin_tasks(host);
+  for (const TaskDefinition* task : all_tasks()) {
+    const TaskDefinition& t = *task;
+    std::cout << t.name << (t.plugin.empty() ? "" : "  (plugin " + t.plugin + ")") << "  " << t.description << "\n";
+    std::cout << "  targets: " << data::describe(t.target_kind) << "\n";
     for (const auto& o : t.options)
       std::cout << "    " << o.name << " : " << to_string(o.type) << " = " << toml_text(o.default_value) << "    "
                 << o.doc << "\n";
@@ -25,6 +33,8 @@ void list_tasks() {
     print_metrics("train", t.training_metrics);
     print_metrics("test", t.evaluation_metrics);
   }
+  for (const std::string& s : host.tasks().shadowed()) std::cout << "note: " << s << "\n";
+  for (const std::string& f : host.load_failures("tasks")) std::cout << "note: " << f << "\n";
 }
 
 }  // namespace
@@ -32,7 +42,9 @@ void list_tasks() {
 void add_tasks_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "tasks", "List every task an experiment's [task] name can choose, with its options and the metrics it reports");
-  cmd->callback([] { list_tasks(); });
+  auto paths = std::make_shared<std::vector<std::filesystem::path>>();
+  add_plugin_path_option(*cmd, *paths);
+  cmd->callback([paths] { list_tasks(*paths); });
 }
 
 }  // namespace plugtrain::cli

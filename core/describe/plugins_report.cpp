@@ -88,6 +88,10 @@ std::string plugins_table(PluginHost& host) {
       for (const auto& d : host.datasets().all())
         if (d.plugin == record.handshake.name) names.push_back(d.spec.name);
       if (!names.empty() || record.handshake.kind == "datasets") out << "      data sets " << join(names, ", ", "(none)") << "\n";
+      names.clear();
+      for (const auto& t : host.tasks().all())
+        if (t.plugin == record.handshake.name) names.push_back(t.spec.name);
+      if (!names.empty() || record.handshake.kind == "tasks") out << "      tasks " << join(names, ", ", "(none)") << "\n";
     }
   }
   return out.str();
@@ -151,6 +155,9 @@ nlohmann::json plugins_json(PluginHost& host) {
       p["datasets"] = nlohmann::json::array();
       for (const auto& d : host.datasets().all())
         if (d.plugin == record.handshake.name) p["datasets"].push_back(d.spec.name);
+      p["tasks"] = nlohmann::json::array();
+      for (const auto& t : host.tasks().all())
+        if (t.plugin == record.handshake.name) p["tasks"].push_back(t.spec.name);
     }
     j["plugins"].push_back(p);
   }

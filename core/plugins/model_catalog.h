@@ -1,5 +1,5 @@
-// What the loaded models plugins register, by name: architectures (model.h) and, since SDK 3.5,
-// data sets (dataset.h).
+// What the loaded plugins register, by name: architectures (model.h), since SDK 3.5 data sets
+// (dataset.h), since 3.6 tasks (task.h).
 #pragma once
 
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "plugtrain/dataset.h"
 #include "plugtrain/model.h"
+#include "plugtrain/task.h"
 
 namespace plugtrain {
 
@@ -14,6 +15,7 @@ struct RegisteredModel {
   ModelSpec spec;
   std::string plugin;             // which plugin registered it
   std::vector<OptionRule> rules;  // SDK 3.2: what its option values may be
+  std::vector<DatasetTargets> targets;  // SDK 3.6: the kinds of task it serves; empty: any that fits
 };
 
 struct RegisteredDataset {
@@ -51,7 +53,14 @@ class Catalog {
   std::vector<std::string> shadowed_;
 };
 
+struct RegisteredTask {
+  TaskSpec spec;
+  std::string plugin;
+  std::vector<OptionRule> rules;
+};
+
 using ModelCatalog = Catalog<RegisteredModel>;
+using TaskCatalog = Catalog<RegisteredTask>;
 using DatasetCatalog = Catalog<RegisteredDataset>;
 
 }  // namespace plugtrain

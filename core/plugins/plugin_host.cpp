@@ -9,38 +9,11 @@
 #include "config/option_rules.h"
 #include "plugins/plugin_error.h"
 #include "plugins/plugin_loader.h"
+#include "plugins/staging_registries.h"
 #include "util/result.h"
 
 namespace plugtrain {
 
-namespace {
-
-// Collects what one models plugin registers, so a plugin that throws half-way, or registers
-// rules that do not fit its options, contributes nothing.
-class StagingRegistry : public ModelRegistry {
- public:
-  void add(ModelSpec spec) override { add(std::move(spec), {}); }
-  void add(ModelSpec spec, std::vector<OptionRule> rules) override {
-    if (Status fit = rules_fit(spec.options, rules); !fit)
-      if (all_fit) all_fit = WhyNot{"model '" + spec.name + "': " + fit.why_not()};
-    models.push_back({std::move(spec), "", std::move(rules)});
-  }
-  std::vector<RegisteredModel> models;
-  Status all_fit;  // refused: the first registration that was wrong
-};
-
-class StagingDatasets : public DatasetRegistry {
- public:
-  void add(DatasetSpec spec, std::vector<OptionRule> rules) override {
-    if (Status fit = rules_fit(spec.options, rules); !fit)
-      if (all_fit) all_fit = WhyNot{"data set '" + spec.name + "': " + fit.why_not()};
-    datasets.push_back({std::move(spec), "", std::move(rules)});
-  }
-  std::vector<RegisteredDataset> datasets;
-  Status all_fit;
-};
-
-}  // namespace
 
 PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_roots(options)) {
   std::map<std::string, std::string> first_by_name;  // plugin name -> file that won
@@ -59,7 +32,7 @@ PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_root
     if (record.handshake.kind == "backend")
       import_backend(record, opened.library);
     else
-      import_models(record, opened.library);
+      import_registrations(record, opened.library);
     // Only a plugin that really imported takes the name: a broken one shadows nothing.
     if (record.status == PluginStatus::loaded) first_by_name.emplace(record.handshake.name, record.path.string());
   }
@@ -158,42 +131,60 @@ void PluginHost::import_backend(PluginRecord& record, boost::dll::shared_library
   }
 }
 
-// A models plugin (its models, and since SDK 3.5 its data sets) or a data-sets plugin.
-void PluginHost::import_models(PluginRecord& record, boost::dll::shared_library& library) {
-  const std::string& name = record.handshake.name;
-  const bool models_plugin = record.handshake.kind == "models";
-  if (models_plugin && !library.has("plugtrain_register_models")) {
-    record.status = PluginStatus::refused;
-    record.reason = "models plugin exports no plugtrain_register_models (use PLUGTRAIN_MODELS_PLUGIN)";
-    return;
+namespace {
+
+// The export each kind of plugin must have, and the macro that makes it.
+struct RequiredExport {
+  const char* symbol;
+  const char* macro;
+};
+
+RequiredExport required_export(const std::string& kind) {
+  if (kind == "models") return {"plugtrain_register_models", "PLUGTRAIN_MODELS_PLUGIN"};
+  if (kind == "datasets") return {"plugtrain_register_datasets", "PLUGTRAIN_DATASETS_PLUGIN"};
+  return {"plugtrain_register_tasks", "PLUGTRAIN_TASKS_PLUGIN"};
+}
+
+// Calls the plugin's register function `symbol` with `staging`, if it exports one.
+template <class Registry, class Staging>
+void register_with(const std::string& plugin, boost::dll::shared_library& library, const char* symbol, Staging& staging) {
+  if (!library.has(symbol)) return;
+  auto& register_fn = library.get_alias<void(Registry&)>(symbol);
+  call_plugin(plugin, symbol, [&] { register_fn(staging); });
+  if (!staging.all_fit) throw PluginError(plugin, staging.all_fit.why_not());
+}
+
+template <class Entries, class Catalog>
+void adopt(Entries& entries, const std::string& plugin, Catalog& catalog) {
+  for (auto& entry : entries) {
+    entry.plugin = plugin;
+    catalog.add(std::move(entry));
   }
-  if (!models_plugin && !library.has("plugtrain_register_datasets")) {
+}
+
+}  // namespace
+
+// A models plugin (its models; since SDK 3.5 its data sets; since 3.6 its tasks), a data-sets
+// plugin (3.5) or a tasks plugin (3.6): each registers what it has, its kind's export at least.
+void PluginHost::import_registrations(PluginRecord& record, boost::dll::shared_library& library) {
+  const std::string& name = record.handshake.name;
+  const RequiredExport required = required_export(record.handshake.kind);
+  if (!library.has(required.symbol)) {
     record.status = PluginStatus::refused;
-    record.reason = "data-sets plugin exports no plugtrain_register_datasets (use PLUGTRAIN_DATASETS_PLUGIN)";
+    record.reason = record.handshake.kind + " plugin exports no " + required.symbol + " (use " + required.macro + ")";
     return;
   }
   try {
-    StagingRegistry staging;
-    if (models_plugin) {
-      auto& register_models = library.get_alias<void(ModelRegistry&)>("plugtrain_register_models");
-      call_plugin(name, "register_models", [&] { register_models(staging); });
-      if (!staging.all_fit) throw PluginError(name, staging.all_fit.why_not());
-    }
-    // SDK 3.5: its data sets, if it has any (an older plugin cannot export them).
+    StagingModels models;
+    register_with<ModelRegistry>(name, library, "plugtrain_register_models", models);
+    // An older plugin cannot export what its SDK did not have.
     StagingDatasets datasets;
-    if (record.handshake.abi_minor >= 5 && library.has("plugtrain_register_datasets")) {
-      auto& register_datasets = library.get_alias<void(DatasetRegistry&)>("plugtrain_register_datasets");
-      call_plugin(name, "register_datasets", [&] { register_datasets(datasets); });
-      if (!datasets.all_fit) throw PluginError(name, datasets.all_fit.why_not());
-    }
-    for (auto& model : staging.models) {
-      model.plugin = name;
-      models_.add(std::move(model));
-    }
-    for (auto& dataset : datasets.datasets) {
-      dataset.plugin = name;
-      datasets_.add(std::move(dataset));
-    }
+    if (record.handshake.abi_minor >= 5) register_with<DatasetRegistry>(name, library, "plugtrain_register_datasets", datasets);
+    StagingTasks tasks;
+    if (record.handshake.abi_minor >= 6) register_with<TaskRegistry>(name, library, "plugtrain_register_tasks", tasks);
+    adopt(models.models, name, models_);
+    adopt(datasets.datasets, name, datasets_);
+    adopt(tasks.tasks, name, tasks_);
   } catch (const std::exception& e) {
     record.status = PluginStatus::refused;
     record.reason = e.what();

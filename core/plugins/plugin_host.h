@@ -26,6 +26,7 @@ class PluginHost {
   BackendHandle* backend(const std::string& name);
   const ModelCatalog& models() const { return models_; }
   const DatasetCatalog& datasets() const { return datasets_; }  // SDK 3.5
+  const TaskCatalog& tasks() const { return tasks_; }           // SDK 3.6
   // "plugin 'x' (path) did not load: reason" for each refused plugin of this kind ("backend",
   // "models") whose handshake was read, optionally only the one named `name` (then also a file
   // named plugtrain_<kind>_<name> refused before its handshake): why a backend or model a user
@@ -35,13 +36,15 @@ class PluginHost {
  private:
   bool run_init_hook(PluginRecord& record, boost::dll::shared_library& library);
   void import_backend(PluginRecord& record, boost::dll::shared_library& library);
-  void import_models(PluginRecord& record, boost::dll::shared_library& library);
+  // A models, data-sets or tasks plugin: what it registers of each.
+  void import_registrations(PluginRecord& record, boost::dll::shared_library& library);
 
   std::vector<SearchRoot> roots_;
   std::vector<PluginRecord> records_;
   std::vector<BackendHandle> backends_;
   ModelCatalog models_{"model"};
   DatasetCatalog datasets_{"data set"};
+  TaskCatalog tasks_{"task"};
 };
 
 }  // namespace plugtrain

@@ -18,6 +18,7 @@ std::string kind_name(std::uint32_t kind) {
     case PLUGTRAIN_KIND_BACKEND: return "backend";
     case PLUGTRAIN_KIND_MODELS: return "models";
     case PLUGTRAIN_KIND_DATASETS: return "datasets";
+    case PLUGTRAIN_KIND_TASKS: return "tasks";
     default: return "";
   }
 }

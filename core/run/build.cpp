@@ -170,7 +170,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
         << "), gradients all-reduced through c10d " << carrier << " in " << e.distributed.bucket_mb << " MiB buckets\n";
   }
   at::manual_seed(static_cast<std::uint64_t>(e.experiment.seed));
-  const TaskSpec& task_spec = run.task ? *run.task : *find_task("classification");
+  const TaskDefinition& task_spec = run.task ? *run.task : *find_task("classification");
   data::LoadedData loaded = load_data(run, outputs);
   built->data = std::move(loaded.data);
   if (e.data.label_noise > 0) {

@@ -30,7 +30,7 @@ std::string targets_text(const data::Dataset& d) {
   return "";
 }
 
-std::shared_ptr<Task> build_task(const TaskSpec& spec, const ValidatedRun& run, const data::Dataset& train,
+std::shared_ptr<Task> build_task(const TaskDefinition& spec, const ValidatedRun& run, const data::Dataset& train,
                                  std::ostream& log) {
   const Experiment& e = run.experiment;
   TaskInputs inputs;
@@ -44,10 +44,17 @@ std::shared_ptr<Task> build_task(const TaskSpec& spec, const ValidatedRun& run, 
   try {
     task = make_task(spec, Options(values), inputs, train.target_kind, e.data.dataset_name);
   } catch (const ConfigError& error) {
-    // "task.<key>: ..." from the task: point at the key in the file.
+    if (error.key().empty()) throw;
+    throw ConfigError(key_location(run.file, error.key()) + ": " + error.why());
+  } catch (const std::exception& error) {
+    if (spec.plugin.empty()) throw;
+    // A plugin's factory says which option with "task.<option>: ..." (plugtrain/task.h).
     const std::string message = error.what();
-    const std::string key = message.substr(0, message.find(':'));
-    throw ConfigError(key_location(run.file, key) + message.substr(key.size()));
+    const std::size_t colon = message.find(": ");
+    const bool names_key = message.rfind("task.", 0) == 0 && colon != std::string::npos;
+    throw ConfigError((names_key ? key_location(run.file, message.substr(0, colon)) + message.substr(colon)
+                                 : key_location(run.file, "task.name") + ": " + message) +
+                      " (task '" + spec.name + "' of plugin '" + spec.plugin + "')");
   }
   log << "task: " << spec.name << ", metrics " << join(names_of(task->metrics(Pass::training))) << " (training), "
       << join(names_of(task->metrics(Pass::evaluation))) << " (test)\n";

@@ -17,7 +17,7 @@ std::string targets_text(const data::Dataset& d);
 
 // The [task] of `run` for its training set: a ConfigError naming the file's key when the data
 // set's targets are not the task's kind or an option does not fit it (class weights).
-std::shared_ptr<Task> build_task(const TaskSpec& spec, const ValidatedRun& run, const data::Dataset& train,
+std::shared_ptr<Task> build_task(const TaskDefinition& spec, const ValidatedRun& run, const data::Dataset& train,
                                  std::ostream& log);
 
 }  // namespace plugtrain

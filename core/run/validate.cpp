@@ -4,6 +4,7 @@
 #include "config/suggest.h"
 #include "data/target_kinds.h"
 #include "run/run_folder.h"
+#include "task/plugin_task.h"
 #include "checkpoint/checkpoint.h"
 #include "util/text.h"
 
@@ -23,16 +24,32 @@ const RegisteredModel& find_model(const PluginHost& host, const ExperimentFile& 
                     failures);
 }
 
-const TaskSpec& find_task_spec(const ExperimentFile& file, const Experiment& e) {
-  if (const TaskSpec* t = find_task(e.task.name)) return *t;
+const TaskDefinition& find_task_spec(const PluginHost& host, const ExperimentFile& file, const Experiment& e) {
+  if (const TaskDefinition* t = find_task(e.task.name)) return *t;
   std::vector<std::string> names;
-  for (const auto& t : builtin_tasks()) names.push_back(t.name);
+  for (const TaskDefinition* t : all_tasks()) names.push_back(t->name);
+  std::string failures;
+  for (const std::string& f : host.load_failures("tasks")) failures += "; " + f;
   throw ConfigError(key_location(file, "task.name") + ": unknown task '" + e.task.name + "'" +
-                    did_you_mean(e.task.name, names) + "; available: " + join(names, ", "));
+                    did_you_mean(e.task.name, names) + "; available: " + join(names, ", ") + failures);
+}
+
+// A model that declares the kinds of target it serves (SDK 3.6) refuses a task of another kind.
+void check_model_serves_task(const ExperimentFile& file, const RegisteredModel& model, const TaskDefinition& task) {
+  if (model.targets.empty()) return;
+  std::vector<std::string> served;
+  for (const DatasetTargets t : model.targets) {
+    const std::optional<TargetKind> kind = data::target_kind_of(t);
+    if (kind == task.target_kind) return;
+    if (kind) served.push_back(data::describe(*kind));
+  }
+  throw ConfigError(key_location(file, "task.name") + ": model '" + model.spec.name + "' (plugin '" + model.plugin +
+                    "') serves tasks on " + join(served, " or ") + "; task '" + task.name + "' learns " +
+                    data::describe(task.target_kind) + " (`plugtrain tasks` lists the tasks and their targets)");
 }
 
 // checkpoint.monitor and early_stopping.monitor name one of the task's metrics.
-void check_monitor(const ExperimentFile& file, const TaskSpec& task, const std::string& key,
+void check_monitor(const ExperimentFile& file, const TaskDefinition& task, const std::string& key,
                    const std::optional<std::string>& monitor) {
   if (!monitor || find_monitor(task.training_metrics, task.evaluation_metrics, monitor, std::nullopt)) return;
   const std::vector<std::string> names = monitor_names(task.training_metrics, task.evaluation_metrics);
@@ -61,7 +78,7 @@ const RegisteredDataset* find_plugin_dataset(const PluginHost& host, const Exper
 // The augmentations move pixels but not the targets: a task whose targets are per pixel (a
 // mask) or in order across the image (a sequence) would learn from images its targets no longer
 // describe.
-void check_augmentation_keeps_targets(const ExperimentFile& file, const Experiment& e, const TaskSpec& task) {
+void check_augmentation_keeps_targets(const ExperimentFile& file, const Experiment& e, const TaskDefinition& task) {
   if (task.target_kind != TargetKind::pixel_class && task.target_kind != TargetKind::sequence) return;
   for (const Augmentation a : e.data.augment.order) {
     const bool moves_pixels = a == Augmentation::random_crop || a == Augmentation::horizontal_flip ||
@@ -121,10 +138,12 @@ ValidatedRun validate(const RunRequest& request) {
   if (v.dataset)
     e.data.dataset_options = resolve_table_options(v.file, "dataset", "data set '" + v.dataset->spec.name + "'",
                                                    v.dataset->spec.options, v.dataset->rules, {});
-  v.task = &find_task_spec(v.file, e);
+  adopt_plugin_tasks(*v.host);
+  v.task = &find_task_spec(*v.host, v.file, e);
   if (v.dataset && data::target_kind_of(v.dataset->spec.targets) != v.task->target_kind)
     throw ConfigError(key_location(v.file, "task.name") + ": task '" + v.task->name + "' does not learn what data set '" +
                       v.dataset->spec.name + "' gives (`plugtrain tasks` and `plugtrain data --list` say what each takes)");
+  check_model_serves_task(v.file, *v.model, *v.task);
   e.task.options = resolve_table_options(v.file, "task", "task '" + v.task->name + "'", v.task->options, v.task->rules, {"name"});
   check_monitor(v.file, *v.task, "checkpoint.monitor", e.checkpoint.monitor);
   check_monitor(v.file, *v.task, "early_stopping.monitor", e.early_stopping.monitor);
@@ -153,6 +172,11 @@ ValidatedRun validate(const RunRequest& request) {
   v.experiment = std::move(e);
   v.request = request;
   return v;
+}
+
+void adopt_plugin_tasks(const PluginHost& host) {
+  // (The host refused a plugin whose task learns a kind of target it does not know.)
+  for (const RegisteredTask& t : host.tasks().all()) add_plugin_task(definition_from_plugin(t.spec, t.rules, t.plugin));
 }
 
 }  // namespace plugtrain

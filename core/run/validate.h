@@ -22,7 +22,7 @@ struct ValidatedRun {
   Experiment experiment;
   std::shared_ptr<PluginHost> host;  // shared: a command may plan several runs on one host
   const RegisteredModel* model = nullptr;
-  const TaskSpec* task = nullptr;     // [task] name; its options are in experiment.task.options
+  const TaskDefinition* task = nullptr;     // [task] name; its options are in experiment.task.options
   // data.dataset when a plugin registers it (SDK 3.5; null: a built-in reader); its options are
   // in experiment.data.dataset_options.
   const RegisteredDataset* dataset = nullptr;
@@ -33,5 +33,8 @@ struct ValidatedRun {
 
 // Throws ConfigError (exit 2) for a bad experiment, another Error for a bad checkpoint.
 ValidatedRun validate(const RunRequest& request);
+
+// Makes the tasks the host's plugins registered known to find_task (task/task_registry.h).
+void adopt_plugin_tasks(const PluginHost& host);
 
 }  // namespace plugtrain

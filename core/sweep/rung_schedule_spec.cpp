@@ -90,7 +90,7 @@ RungSchedule resolve_rung_schedule(const SchedulerRequest& request, const Experi
   s.min_epochs = request.min_epochs;
   s.reduction_factor = request.reduction_factor;
   const std::optional<Direction> mode = request.mode ? request.mode : request.metric ? std::nullopt : base.checkpoint.mode;
-  const TaskSpec* task = find_task(base.task.name);
+  const TaskDefinition* task = find_task(base.task.name);
   const std::optional<std::string> name = request.metric ? request.metric : base.checkpoint.monitor;
   const std::optional<Monitor> monitor =
       task ? find_monitor(task->training_metrics, task->evaluation_metrics, name, mode) : std::nullopt;

@@ -10,16 +10,16 @@
 
 namespace plugtrain {
 
-TaskSpec classification_task();
-TaskSpec multilabel_task();
-TaskSpec regression_task();
-TaskSpec segmentation_task();
-TaskSpec sequence_task();
+TaskDefinition classification_task();
+TaskDefinition multilabel_task();
+TaskDefinition regression_task();
+TaskDefinition segmentation_task();
+TaskDefinition sequence_task();
 
 // A task whose metric lists and name come from its spec.
 class SpecifiedTask : public Task {
  public:
-  explicit SpecifiedTask(const TaskSpec& spec)
+  explicit SpecifiedTask(const TaskDefinition& spec)
       : name_(spec.name), kind_(spec.target_kind), training_(spec.training_metrics), evaluation_(spec.evaluation_metrics) {}
   const std::string& name() const override { return name_; }
   TargetKind target_kind() const override { return kind_; }
@@ -47,7 +47,7 @@ double mean_of_measured(const std::vector<double>& values);
 
 // spec.factory makes a T(spec, inputs, options).
 template <class T>
-void make_with(TaskSpec& spec) {
+void make_with(TaskDefinition& spec) {
   spec.factory = [spec](const TaskInputs& inputs, const Options& options) -> std::unique_ptr<Task> {
     return std::make_unique<T>(spec, inputs, options);
   };

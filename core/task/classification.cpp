@@ -11,7 +11,7 @@ namespace {
 
 class Classification : public SpecifiedTask {
  public:
-  Classification(const TaskSpec& spec, const TaskInputs& inputs, const Options& options)
+  Classification(const TaskDefinition& spec, const TaskInputs& inputs, const Options& options)
       : SpecifiedTask(spec),
         classes_(inputs.num_classes),
         class_names_(inputs.class_names),
@@ -19,7 +19,7 @@ class Classification : public SpecifiedTask {
     const auto& weights = options.get<std::vector<double>>("class_weights");
     if (weights.empty()) return;
     if (std::int64_t(weights.size()) != classes_)
-      throw ConfigError("task.class_weights: " + std::to_string(weights.size()) + " weights for a data set of " +
+      throw ConfigError("task.class_weights", std::to_string(weights.size()) + " weights for a data set of " +
                         std::to_string(classes_) + " classes (give one per class, or none)");
     weights_ = at::tensor(weights, at::kFloat);
   }
@@ -74,8 +74,8 @@ class Classification : public SpecifiedTask {
 
 }  // namespace
 
-TaskSpec classification_task() {
-  TaskSpec spec;
+TaskDefinition classification_task() {
+  TaskDefinition spec;
   spec.name = "classification";
   spec.description = "one class per sample: cross-entropy; accuracy, top-5 accuracy and each class's accuracy";
   spec.target_kind = TargetKind::class_index;

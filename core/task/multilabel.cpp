@@ -16,7 +16,7 @@ constexpr std::int64_t kBins = 1024;
 
 class Multilabel : public SpecifiedTask {
  public:
-  Multilabel(const TaskSpec& spec, const TaskInputs& inputs, const Options& options)
+  Multilabel(const TaskDefinition& spec, const TaskInputs& inputs, const Options& options)
       : SpecifiedTask(spec), labels_(inputs.num_classes), names_(inputs.class_names), threshold_(options.real("threshold")) {}
 
   std::int64_t model_outputs() const override { return labels_; }
@@ -87,8 +87,8 @@ class Multilabel : public SpecifiedTask {
 
 }  // namespace
 
-TaskSpec multilabel_task() {
-  TaskSpec spec;
+TaskDefinition multilabel_task() {
+  TaskDefinition spec;
   spec.name = "multilabel";
   spec.description = "a set of labels per sample: binary cross-entropy on logits; mean average precision and F1";
   spec.target_kind = TargetKind::multi_hot;

@@ -21,7 +21,7 @@ RegressionLoss loss_named(const std::string& word) {
 
 class Regression : public SpecifiedTask {
  public:
-  Regression(const TaskSpec& spec, const TaskInputs& inputs, const Options& options)
+  Regression(const TaskDefinition& spec, const TaskInputs& inputs, const Options& options)
       : SpecifiedTask(spec), loss_(loss_named(options.string("loss"))), delta_(options.real("huber_delta")) {
     for (auto d : inputs.target_shape) outputs_ *= d;
   }
@@ -75,8 +75,8 @@ class Regression : public SpecifiedTask {
 
 }  // namespace
 
-TaskSpec regression_task() {
-  TaskSpec spec;
+TaskDefinition regression_task() {
+  TaskDefinition spec;
   spec.name = "regression";
   spec.description = "real values per sample: MSE, L1 or Huber loss; MAE, RMSE and R²";
   spec.target_kind = TargetKind::real;

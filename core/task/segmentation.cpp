@@ -11,7 +11,7 @@ namespace {
 
 class Segmentation : public SpecifiedTask {
  public:
-  Segmentation(const TaskSpec& spec, const TaskInputs& inputs, const Options& options)
+  Segmentation(const TaskDefinition& spec, const TaskInputs& inputs, const Options& options)
       : SpecifiedTask(spec), classes_(inputs.num_classes), names_(inputs.class_names), ignore_(options.integer("ignore_index")) {}
 
   std::int64_t model_outputs() const override { return classes_; }
@@ -75,8 +75,8 @@ class Segmentation : public SpecifiedTask {
 
 }  // namespace
 
-TaskSpec segmentation_task() {
-  TaskSpec spec;
+TaskDefinition segmentation_task() {
+  TaskDefinition spec;
   spec.name = "segmentation";
   spec.description = "a class per pixel: per-pixel cross-entropy; pixel accuracy and mean IoU";
   spec.target_kind = TargetKind::pixel_class;

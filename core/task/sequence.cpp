@@ -17,7 +17,7 @@ namespace {
 
 class Sequence : public SpecifiedTask {
  public:
-  Sequence(const TaskSpec& spec, const TaskInputs& inputs, const Options& options)
+  Sequence(const TaskDefinition& spec, const TaskInputs& inputs, const Options& options)
       : SpecifiedTask(spec),
         classes_(inputs.num_classes),
         blank_(options.integer("blank") < 0 ? inputs.num_classes : options.integer("blank")),
@@ -111,8 +111,8 @@ class Sequence : public SpecifiedTask {
 
 }  // namespace
 
-TaskSpec sequence_task() {
-  TaskSpec spec;
+TaskDefinition sequence_task() {
+  TaskDefinition spec;
   spec.name = "sequence";
   spec.description = "a sequence of classes per sample: CTC loss on per-step scores; greedy decoding; CER and WER";
   spec.target_kind = TargetKind::sequence;

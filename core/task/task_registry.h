@@ -1,6 +1,7 @@
 // The tasks a run can name in [task]: each with its option schema (checked like a model's
 // before anything is loaded), the metrics it reports and a factory. The built-in ones are
-// classification (the default), multilabel, regression and segmentation.
+// classification (the default), multilabel, regression, segmentation and sequence; plugins add
+// theirs (plugtrain/task.h, task/plugin_task.h).
 #pragma once
 
 #include <functional>
@@ -20,9 +21,10 @@ struct TaskInputs {
   std::vector<std::string> class_names;    // empty, or one per class
 };
 
-struct TaskSpec {
+struct TaskDefinition {
   std::string name;
   std::string description;
+  std::string plugin;  // the plugin that registered it; empty for a built-in task
   TargetKind target_kind = TargetKind::class_index;
   std::vector<OptionSpec> options;
   std::vector<OptionRule> rules;
@@ -34,15 +36,23 @@ struct TaskSpec {
   std::function<std::unique_ptr<Task>(const TaskInputs& inputs, const Options& options)> factory;
 };
 
-const std::vector<TaskSpec>& builtin_tasks();
-const TaskSpec* find_task(const std::string& name);
+const std::vector<TaskDefinition>& builtin_tasks();
+
+// Makes a plugin's task known to find_task and all_tasks for the rest of the process (plugins
+// stay loaded until exit). A name already known keeps its first definition: the built-in
+// tasks' names win, and so does the plugin found first on the search path.
+void add_plugin_task(TaskDefinition definition);
+
+// The built-in tasks, then those of plugins, in the order they were added.
+std::vector<const TaskDefinition*> all_tasks();
+const TaskDefinition* find_task(const std::string& name);
 
 // Options of a task with every default filled in, for code that builds a run without a file.
-Options default_options(const TaskSpec& spec);
+Options default_options(const TaskDefinition& spec);
 
 // The task an experiment names, built for its data set: "<where>: ..." when the data set's
 // targets are not the task's kind.
-std::unique_ptr<Task> make_task(const TaskSpec& spec, const Options& options, const TaskInputs& inputs,
+std::unique_ptr<Task> make_task(const TaskDefinition& spec, const Options& options, const TaskInputs& inputs,
                                 TargetKind data_targets, const std::string& data_name);
 
 }  // namespace plugtrain

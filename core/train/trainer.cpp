@@ -67,7 +67,7 @@ Trainer::Trainer(TrainerParts parts)
             summary_.best_test = best;
           }) {
   if (!parts_.task) {
-    const TaskSpec& classification = *find_task("classification");
+    const TaskDefinition& classification = *find_task("classification");
     parts_.task = classification.factory({parts_.data->train.num_classes, {}, parts_.data->train.class_names},
                                          default_options(classification));
   }

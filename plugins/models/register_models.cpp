@@ -5,6 +5,7 @@ namespace {
 
 void register_models(plugtrain::ModelRegistry& registry) {
   using namespace plugtrain::models;
+  using plugtrain::DatasetTargets;
   registry.add(mlp_spec(), mlp_rules());
   registry.add(convnet_spec(), convnet_rules());
   registry.add(lenet5_spec(), lenet5_rules());
@@ -17,6 +18,15 @@ void register_models(plugtrain::ModelRegistry& registry) {
   registry.add(baseline_cnn_spec(), baseline_cnn_rules());
   registry.add(unet_spec(), unet_rules());
   registry.add(crnn_spec(), crnn_rules());
+
+  // What each one's outputs fit (SDK 3.6): (N, K) scores serve a class, a set of labels or K
+  // values per sample; the U-Net's (N, K, H, W) a class per pixel; the CRNN's (N, T, K + 1) a sequence.
+  const std::vector<DatasetTargets> per_sample = {DatasetTargets::class_index, DatasetTargets::multi_hot, DatasetTargets::real};
+  for (const std::string& name : {"mlp", "convnet", "lenet5", "resnet18", "resnet34", "resnet50", "resnet101", "wide_resnet50_2",
+                                  "wide_resnet", "vgg11_bn", "vgg13_bn", "vgg16_bn", "vgg19_bn", "mobilenet_v2", "baseline_cnn"})
+    registry.declare_targets(name, per_sample);
+  registry.declare_targets("unet", {DatasetTargets::pixel_class});
+  registry.declare_targets("crnn", {DatasetTargets::sequence});
 }
 
 }  // namespace

@@ -184,4 +184,25 @@ struct DatasetSpec {
   std::function<LoadedDataset(const DatasetRequest&, const Options&)> factory;
 };
 
+// task.h, since 3.6.
+struct TaskMetric {
+  std::string name;
+  int goal;
+  std::string doc;
+};
+struct TaskData {
+  std::int64_t num_classes;
+  std::vector<std::int64_t> target_shape;
+  std::vector<std::string> class_names;
+};
+struct TaskSpec {
+  std::string name;
+  std::string description;
+  int targets;
+  std::vector<OptionSpec> options;
+  std::vector<TaskMetric> training_metrics, evaluation_metrics;
+  std::string loss_waits_for_host;
+  std::function<void*(const TaskData&, const Options&)> factory;
+};
+
 }  // namespace plugtrain::sdk_compat::v3

@@ -10,6 +10,7 @@
 #include "plugtrain/backend.h"
 #include "plugtrain/dataset.h"
 #include "plugtrain/model.h"
+#include "plugtrain/task.h"
 
 namespace plugtrain::sdk_compat {
 namespace {
@@ -46,6 +47,15 @@ PLUGTRAIN_FROZEN_LAYOUT(LoadedDataset, v3::LoadedDataset);
 PLUGTRAIN_FROZEN_LAYOUT(DatasetRequest, v3::DatasetRequest);
 PLUGTRAIN_FROZEN_LAYOUT(DatasetSpec, v3::DatasetSpec);
 static_assert(sizeof(DatasetTargets) == sizeof(int), "DatasetTargets crosses as an int");
+
+// task.h (3.6)
+PLUGTRAIN_FROZEN_LAYOUT(TaskMetric, v3::TaskMetric);
+PLUGTRAIN_FROZEN_LAYOUT(TaskData, v3::TaskData);
+PLUGTRAIN_FROZEN_LAYOUT(TaskSpec, v3::TaskSpec);
+static_assert(sizeof(MetricGoal) == sizeof(int) && sizeof(TaskPass) == sizeof(int), "MetricGoal and TaskPass cross as ints");
+static_assert(int(MetricGoal::maximize) == 0 && int(MetricGoal::minimize) == 1 && int(TaskPass::training) == 0 &&
+                  int(TaskPass::evaluation) == 1,
+              "MetricGoal's and TaskPass's values are frozen");
 
 #undef PLUGTRAIN_FROZEN_LAYOUT
 

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define PLUGTRAIN_SDK_ABI_MAJOR 3
-#define PLUGTRAIN_SDK_ABI_MINOR 5
+#define PLUGTRAIN_SDK_ABI_MINOR 6
 
 /* The one symbol the host looks up first, by this exact name. */
 #define PLUGTRAIN_INFO_SYMBOL "plugtrain_plugin_info_v1"
@@ -34,7 +34,8 @@ extern "C" {
 typedef enum plugtrain_plugin_kind {
   PLUGTRAIN_KIND_BACKEND = 1,
   PLUGTRAIN_KIND_MODELS = 2,
-  PLUGTRAIN_KIND_DATASETS = 3 /* SDK 3.5: data sets only (dataset.h) */
+  PLUGTRAIN_KIND_DATASETS = 3, /* SDK 3.5: data sets only (dataset.h) */
+  PLUGTRAIN_KIND_TASKS = 4     /* SDK 3.6: tasks only (task.h) */
 } plugtrain_plugin_kind;
 
 typedef struct plugtrain_plugin_info {

@@ -18,6 +18,7 @@
 #include <torch/version.h>
 
 #include "plugtrain/abi.h"
+#include "plugtrain/dataset.h"
 #include "plugtrain/options.h"
 
 namespace plugtrain {
@@ -56,6 +57,14 @@ class ModelRegistry {
   virtual void add(ModelSpec spec, std::vector<OptionRule> rules) {
     (void)rules;
     add(std::move(spec));
+  }
+  // SDK 3.6: the kinds of target whose tasks the model's outputs fit, for a model added before:
+  // class_index for (N, classes) logits, pixel_class for (N, classes, H, W), sequence for
+  // (N, T, classes + 1) scores, ... A run whose task learns another kind is refused before any
+  // work, naming both. A model that declares nothing serves every task its output shape fits.
+  virtual void declare_targets(const std::string& model, std::vector<DatasetTargets> targets) {
+    (void)model;
+    (void)targets;
   }
 };
 

@@ -1,0 +1,93 @@
+#include "task/plugin_task.h"
+
+#include <memory>
+
+#include "data/target_kinds.h"
+#include "task/builtin_tasks.h"
+#include "util/error.h"
+#include "util/format.h"
+
+namespace plugtrain {
+
+namespace {
+
+TaskPass pass_of(Pass pass) { return pass == Pass::training ? TaskPass::training : TaskPass::evaluation; }
+
+std::vector<MetricSpec> metric_specs(const std::vector<TaskMetric>& metrics) {
+  std::vector<MetricSpec> specs;
+  for (const TaskMetric& m : metrics)
+    specs.push_back({m.name, m.goal == MetricGoal::minimize ? Direction::min : Direction::max, m.doc});
+  return specs;
+}
+
+class PluginTask : public SpecifiedTask {
+ public:
+  PluginTask(const TaskDefinition& definition, std::unique_ptr<TaskFunctions> functions)
+      : SpecifiedTask(definition), plugin_(definition.plugin), functions_(std::move(functions)) {}
+
+  std::int64_t model_outputs() const override { return functions_->model_outputs(); }
+
+  // Not wrapped: an out-of-memory error must reach the loop's recovery as itself.
+  at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets) const override {
+    return functions_->loss(outputs, targets);
+  }
+
+  std::int64_t statistics_size(Pass pass) const override { return functions_->statistics_size(pass_of(pass)); }
+
+  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
+    at::Tensor batch = functions_->statistics(pass_of(pass), outputs, targets);
+    const std::int64_t expected = statistics_size(pass);
+    if (!batch.defined() || batch.dim() != 1 || batch.size(0) != expected)
+      throw Error(who() + "statistics() gave " + (batch.defined() ? shape_text(batch.sizes()) : std::string("no tensor")) +
+                  " for a pass whose statistics_size() is " + std::to_string(expected) + " (a 1-D tensor of that size)");
+    return batch;
+  }
+
+  std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals, double samples) const override {
+    const std::vector<double> values = functions_->metric_values(pass_of(pass), totals, samples);
+    const std::vector<MetricSpec>& specs = metrics(pass);
+    if (values.size() != specs.size())
+      throw Error(who() + "metric_values() gave " + std::to_string(values.size()) + " values for " +
+                  std::to_string(specs.size()) + " metrics (one per metric of the pass, in its order)");
+    std::vector<MetricValue> named;
+    for (std::size_t i = 0; i < values.size(); ++i) named.push_back({specs[i].name, values[i]});
+    return named;
+  }
+
+  void to(c10::Device device) override { functions_->to(device); }
+
+ private:
+  std::string who() const { return "task '" + name() + "' of plugin '" + plugin_ + "': "; }
+
+  std::string plugin_;
+  std::unique_ptr<TaskFunctions> functions_;
+};
+
+}  // namespace
+
+TaskDefinition definition_from_plugin(const plugtrain::TaskSpec& spec, std::vector<OptionRule> rules, const std::string& plugin) {
+  const std::optional<TargetKind> kind = data::target_kind_of(spec.targets);
+  if (!kind)
+    throw Error("task '" + spec.name + "' of plugin '" + plugin + "' learns targets of kind " +
+                std::to_string(int(spec.targets)) + ", which this host does not know");
+  TaskDefinition d;
+  d.name = spec.name;
+  d.description = spec.description;
+  d.plugin = plugin;
+  d.target_kind = *kind;
+  d.options = spec.options;
+  d.rules = std::move(rules);
+  d.training_metrics = metric_specs(spec.training_metrics);
+  d.evaluation_metrics = metric_specs(spec.evaluation_metrics);
+  d.loss_waits_for_host = spec.loss_waits_for_host;
+  const TaskFactory factory = spec.factory;
+  const TaskDefinition shell = d;  // what the task reports of itself (no factory: it would hold itself)
+  d.factory = [shell, factory](const TaskInputs& inputs, const Options& options) -> std::unique_ptr<Task> {
+    std::unique_ptr<TaskFunctions> functions = factory(TaskData{inputs.num_classes, inputs.target_shape, inputs.class_names}, options);
+    if (!functions) throw Error("task '" + shell.name + "' of plugin '" + shell.plugin + "': its factory made no task");
+    return std::make_unique<PluginTask>(shell, std::move(functions));
+  };
+  return d;
+}
+
+}  // namespace plugtrain
