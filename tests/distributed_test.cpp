@@ -12,12 +12,11 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
-#include <ATen/core/Dict.h>
-#include <torch/serialize.h>
 #include <nlohmann/json.hpp>
 
 #include "distributed/launcher.h"
 #include "distributed/world.h"
+#include "support/exported_weights.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -79,27 +78,9 @@ class DistributedTest : public ::testing::Test {
 
   // A run's final weights, name -> tensor, read from `plugtrain export`.
   std::map<std::string, at::Tensor> weights(int n) {
-    const fs::path out = dir_ / ("weights-" + std::to_string(n) + ".pt");
-    auto r = run_process(exe() + " export " + shell_quote((version(n) / "checkpoints" / "last.ckpt").string()) + " " +
-                         shell_quote(out.string()));
-    EXPECT_EQ(r.exit_code, 0) << r.out;
-    const std::string bytes = slurp(out);
-    const c10::IValue value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
-    std::map<std::string, at::Tensor> w;
-    for (const auto& item : value.toGenericDict()) w[item.key().toStringRef()] = item.value().toTensor();
-    return w;
+    return testing::exported_weights(version(n) / "checkpoints" / "last.ckpt", dir_ / ("weights-" + std::to_string(n) + ".pt"));
   }
-
-  void expect_same_weights(int a, int b, const std::string& what) {
-    const auto wa = weights(a), wb = weights(b);
-    ASSERT_EQ(wa.size(), wb.size());
-    ASSERT_FALSE(wa.empty());
-    for (const auto& [name, t] : wa) {
-      ASSERT_TRUE(wb.count(name)) << name;
-      EXPECT_TRUE(at::allclose(t, wb.at(name), 1e-4, 1e-5))
-          << what << ": " << name << " differs by " << (t - wb.at(name)).abs().max().item<double>();
-    }
-  }
+  void expect_same_weights(int a, int b, const std::string& what) { testing::expect_same_weights(weights(a), weights(b), what); }
 
   // Shell functions for the scenarios: wait_for PATTERN FILE waits (up to 120 s) for a line;
   // bounded_wait PID waits (up to 120 s) for a child process and returns its exit code, or
