@@ -1,0 +1,84 @@
+// The S4 guide's experiment as a user runs it: examples/ce_csl_tfnet_lite.toml on a small CE-CSL
+// set generated in the release layout (support/ce_csl_data.h; the real set cannot be downloaded
+// here), scaled down with --set, trains tfnet_lite with CTC to a low gloss error; `plugtrain data`
+// describes the set; a broken layout is one line naming the file or folder.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/ce_csl_data.h"
+#include "support/experiment_folder.h"
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace {
+
+using testing::shell_quote;
+using testing::slurp;
+namespace fs = std::filesystem;
+
+class SignLanguageTest : public testing::ExperimentFolderTest {
+ protected:
+  SignLanguageTest() : ExperimentFolderTest("ce_csl", "") {}
+  void SetUp() override {
+    ExperimentFolderTest::SetUp();
+    data_ = dir_ / "CE-CSL";
+    testing::write_ce_csl_split(data_, "train", 240, 48, 1);
+    testing::write_ce_csl_split(data_, "dev", 60, 48, 2);
+  }
+  // The shipped example on the generated set, small: 16 frames of 32 x 32, a narrow model.
+  std::string example(const std::string& more = "") const {
+    return shell_quote(std::string(PLUGTRAIN_SOURCE_DIR) + "/examples/ce_csl_tfnet_lite.toml") +
+           " --set data.path=" + shell_quote("\"" + data_.string() + "\"") +
+           " --set dataset.frames=16 --set model.frames=16 --set dataset.height=32 --set dataset.width=32"
+           " --set model.channels=[16,32] --set model.temporal=64 --set model.hidden=64 --set data.workers=0"
+           " --set data.batch_size=16 --set optim.lr=0.003 --set schedule.warmup_epochs=0 --set train.log_interval=0 " +
+           more;
+  }
+  fs::path data_;
+};
+
+TEST_F(SignLanguageTest, TfnetLiteLearnsTheGlossesOfCeCslVideos) {
+  const testing::ProcessResult r = plugtrain("run " + example("--set train.epochs=12 --no-cache"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("CE-CSL from " + data_.string() + " (train 240 videos, dev 60; 5 glosses; 16 frames of 32x32 per clip)"),
+            std::string::npos) << r.out;
+  const nlohmann::json s = nlohmann::json::parse(slurp(dir_ / "runs" / "ce-csl-tfnet-lite" / "version_0" / "summary.json"));
+  EXPECT_EQ(s["task"], "sequence");
+  // Chance: 1 to 3 of 5 glosses, in order; a model that learnt nothing gets most of each wrong.
+  EXPECT_LT(s["final_test_cer"].get<double>(), 0.15) << r.out;
+  EXPECT_GT(s["final_test"]["sequence_accuracy"].get<double>(), 0.7) << r.out;
+}
+
+TEST_F(SignLanguageTest, DataDescribesTheSetWithItsGlosses) {
+  const testing::ProcessResult r = plugtrain("data " + example());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("classes: 5: 0 你, 1 喜欢, 2 学习, 3 我, 4 手语"), std::string::npos) << "the glosses, in UTF-8 order: " << r.out;
+  EXPECT_NE(r.out.find("splits: train 240 (sequences of 1 to 3 classes), test 60"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sample: 3x512x32 (C x H x W)"), std::string::npos) << "16 frames of 32 rows, stacked: " << r.out;
+}
+
+TEST_F(SignLanguageTest, ABrokenLayoutIsOneLineNamingTheFileOrFolder) {
+  fs::remove_all(data_ / "video" / "dev" / "B" / "dev-0001");
+  const testing::ProcessResult missing = plugtrain("run " + example());
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.out.find((data_ / "video" / "dev" / "B" / "dev-0001").string() + ": no frame folder for this video"),
+            std::string::npos) << missing.out;
+
+  std::ofstream(data_ / "label" / "train.csv") << "Number,Translator,Chinese Sentences,Note\ntrain-0000,A,x,\n";
+  const testing::ProcessResult no_gloss = plugtrain("run " + example());
+  EXPECT_NE(no_gloss.exit_code, 0);
+  EXPECT_NE(no_gloss.out.find((data_ / "label" / "train.csv").string() + ": no 'Gloss' column in its header"),
+            std::string::npos) << no_gloss.out;
+  for (const auto* r : {&missing, &no_gloss}) {  // the error is the last line, and one line
+    const std::size_t error = r->out.find("plugtrain: error: data set 'ce-csl' (plugin 'sign_language'): ");
+    ASSERT_NE(error, std::string::npos) << r->out;
+    EXPECT_EQ(r->out.find('\n', error), r->out.size() - 1) << r->out;
+  }
+}
+
+}  // namespace
+}  // namespace plugtrain
