@@ -190,6 +190,26 @@ TEST(Tasks, SequenceIsCtcWithTheBlankLastAndMeasuresEditDistancesOfTheGreedyDeco
               1e-6);
 }
 
+// A model that gives output_lengths (SDK 3.6, for variable-length inputs): CTC reads each
+// sample's first steps only, and decoding ignores the steps after them.
+TEST(Tasks, SequenceReadsOnlyEachSamplesStepsWhenTheModelGivesTheirLengths) {
+  const std::int64_t classes = 4, blank = classes;
+  auto task = task_named("sequence", {classes, {3}, {}});
+  // Real steps 4, 2 and 3; what follows them would decode to more classes if it were read.
+  const at::Tensor outputs = scores_for({{1, 1, blank, 2}, {3, 0, 2, 2}, {2, blank, 1, 3}}, classes + 1);
+  const at::Tensor targets = at::tensor({1, 2, -1, 3, 0, -1, 2, 1, -1}, at::kLong).view({3, 3});
+  const at::Tensor lengths = at::tensor({4, 2, 3}, at::kLong);
+  const TensorMap more = {{"output_lengths", lengths}};
+  const at::Tensor s = task->statistics(Pass::evaluation, outputs, targets, more);
+  EXPECT_EQ(s[0].item<double>(), 0.0) << "every sample decodes exactly within its steps";
+  EXPECT_EQ(s[4].item<double>(), 3.0);
+  EXPECT_GT(task->statistics(Pass::evaluation, outputs, targets)[0].item<double>(), 0.0) << "all steps read: errors";
+  const at::Tensor reference = at::ctc_loss(outputs.log_softmax(2).transpose(0, 1), targets.clamp_min(0), lengths,
+                                            at::tensor({2, 2, 2}, at::kLong), blank, at::Reduction::Mean, true);
+  EXPECT_NEAR(task->loss(outputs, targets, more).item<double>(), reference.item<double>(), 1e-6);
+  EXPECT_THROW(task->loss(outputs, targets, {{"output_lengths", at::tensor({4, 2}, at::kLong)}}), Error);
+}
+
 TEST(Tasks, SequenceWordErrorRateSplitsAtTheSeparator) {
   auto task = task_named("sequence", {5, {5}, {}}, {{"word_separator", std::int64_t(0)}});
   // Decoded [1, 0, 2, 3] = words (1)(2 3); target [1, 0, 2, 4] = (1)(2 4): one word of two wrong.

@@ -140,6 +140,7 @@ struct BatchLoader::Impl {
     c10::StreamGuard on_copy_stream(*copy_stream);
     b.inputs = b.inputs.to(device, /*non_blocking=*/true);
     b.targets = b.targets.to(device, /*non_blocking=*/true);
+    for (auto& [name, field] : b.fields) field = field.to(device, /*non_blocking=*/true);
     auto copied = std::make_shared<c10::Event>(device.type());
     copied->record(*copy_stream);
     return {std::move(b), std::move(copied), nullptr};
@@ -154,6 +155,7 @@ struct BatchLoader::Impl {
     p.copied->block(compute);
     p.batch.inputs.record_stream(compute);
     p.batch.targets.record_stream(compute);
+    for (auto& [name, field] : p.batch.fields) field.record_stream(compute);
     return std::move(p.batch);
   }
 
@@ -161,6 +163,7 @@ struct BatchLoader::Impl {
     if (device.is_cpu()) return b;
     b.inputs = b.inputs.to(device, config.non_blocking);
     b.targets = b.targets.to(device, config.non_blocking);
+    for (auto& [name, field] : b.fields) field = field.to(device, config.non_blocking);
     return b;
   }
 };

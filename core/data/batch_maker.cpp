@@ -71,6 +71,12 @@ void BatchMaker::make_sample(int64_t epoch, int64_t position, int64_t sample, fl
   }
 }
 
+Batch Batch::narrow(int64_t begin, int64_t count) const {
+  Batch part{inputs.narrow(0, begin, count), targets.narrow(0, begin, count), {}};
+  for (const auto& [name, field] : fields) part.fields[name] = field.narrow(0, begin, count);
+  return part;
+}
+
 Batch BatchMaker::make(const at::Tensor& order, int64_t begin, int64_t count, int64_t epoch) const {
   std::vector<int64_t> shape{count};
   shape.insert(shape.end(), data_.sample_shape.begin(), data_.sample_shape.end());
@@ -79,6 +85,10 @@ Batch BatchMaker::make(const at::Tensor& order, int64_t begin, int64_t count, in
   b.inputs = at::empty(shape, at::TensorOptions().dtype(at::kFloat).pinned_memory(pin_).memory_format(memory_format_));
   b.targets = data_.labels.index_select(0, order.narrow(0, begin, count));
   if (pin_) b.targets = b.targets.pin_memory();
+  for (const auto& [name, field] : data_.fields) {
+    at::Tensor rows = field.index_select(0, order.narrow(0, begin, count));
+    b.fields[name] = pin_ ? rows.pin_memory() : rows;
+  }
   const int64_t numel = b.inputs.numel() / std::max<int64_t>(1, count);
   const int64_t* samples = order.const_data_ptr<int64_t>() + begin;
   float* out = b.inputs.data_ptr<float>();

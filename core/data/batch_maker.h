@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -17,7 +19,11 @@ namespace plugtrain::data {
 
 struct Batch {
   at::Tensor inputs;   // float32 B,C,H,W on the loader's device (channels-last strides when asked)
-  at::Tensor targets;  // int64 B on the loader's device
+  at::Tensor targets;  // the B samples' rows of the data set's labels, on the loader's device
+  std::map<std::string, at::Tensor> fields;  // the samples' rows of the data set's fields (dataset.h)
+
+  // Samples [begin, begin + count): views of this batch's tensors.
+  Batch narrow(int64_t begin, int64_t count) const;
 };
 
 class BatchMaker {

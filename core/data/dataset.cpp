@@ -230,11 +230,23 @@ int64_t apply_label_noise(Dataset& d, double p, uint64_t seed) {
   return k;
 }
 
+std::string fields_text(const Dataset& d) {
+  std::string text;
+  for (const auto& [name, field] : d.fields) {
+    text += (text.empty() ? "" : ", ") + name + " (" + c10::toString(field.scalar_type());
+    if (field.numel() > 0 && field.dim() == 1 && field.scalar_type() == at::kLong)
+      text += ", " + std::to_string(field.min().item<int64_t>()) + " to " + std::to_string(field.max().item<int64_t>());
+    text += ")";
+  }
+  return text;
+}
+
 Dataset subset(const Dataset& d, int64_t n) {
   if (n <= 0 || n >= d.size()) return d;
   Dataset s = d;
   if (d.images.defined()) s.images = d.images.narrow(0, 0, n);
   s.labels = d.labels.narrow(0, 0, n);
+  for (auto& [name, field] : s.fields) field = field.narrow(0, 0, n);
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ struct Dataset {
   std::vector<int64_t> sample_shape;  // C,H,W
   std::vector<std::string> class_names;  // empty, or one per class
   Normalization normalization;        // how the loader normalises byte pixels
+  // Per-sample tensors beside the images and labels (a plugin's data set, SDK 3.6), one row per
+  // sample, on the CPU: "input_lengths" (int64 N) for variable-length inputs. Batches carry them.
+  std::map<std::string, at::Tensor> fields;
 
   int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
   bool bytes() const { return !images.defined() || images.scalar_type() == at::kByte; }
@@ -87,6 +91,9 @@ DatasetPair make_synthetic(std::vector<int64_t> sample_shape, int64_t num_classe
 // different random class. Returns how many labels changed. d.labels is replaced by a new
 // tensor (tensors shared with other Datasets are left alone).
 int64_t apply_label_noise(Dataset& d, double p, uint64_t seed);
+
+// The data set's fields for messages: "input_lengths (int64, 7 to 16)"; empty when it has none.
+std::string fields_text(const Dataset& d);
 
 // The first n samples (sharing memory with d); n <= 0 or n >= N means all of d.
 Dataset subset(const Dataset& d, int64_t n);

@@ -36,6 +36,7 @@ DeviceResident::DeviceResident(const Dataset& data, const AugmentOptions& augmen
   if (moves_) images = at::constant_pad_nd(images, {0, 1, 0, 1}, 0);
   images_ = images.to(device).contiguous();
   labels_ = data.labels.to(device);
+  for (const auto& [name, field] : data.fields) fields_[name] = field.to(device);
   const int64_t channels = shape_.at(0);
   std::vector<float> scale(size_t(channels), 1.0f), shift(size_t(channels), 0.0f);
   if (data.bytes()) {
@@ -81,6 +82,7 @@ Batch DeviceResident::batch(int64_t begin, int64_t count, at::MemoryFormat memor
   const at::Tensor samples = order_.narrow(0, begin, count);
   Batch b;
   b.targets = labels_.index_select(0, samples);
+  for (const auto& [name, field] : fields_) b.fields[name] = field.index_select(0, samples);
   at::Tensor pixels;
   if (!moves_) {
     pixels = images_.index_select(0, samples);

@@ -54,6 +54,7 @@ class DeviceResident {
   bool moves_ = false;          // crops or flips: images_ carry one zero row and column at the end
   std::vector<int64_t> shape_;  // C,H,W of a sample
   at::Tensor images_, labels_;  // on the device
+  std::map<std::string, at::Tensor> fields_;  // the data set's fields, on the device
   at::Tensor scale_, shift_;    // (1,C,1,1) float: pixel -> normalised
   at::Tensor order_, rows_, cols_;  // this epoch's, on the device
 };

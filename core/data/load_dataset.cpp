@@ -111,7 +111,8 @@ LoadedData load_dataset(const DataOptions& o) {
   LoadedData loaded;
   const std::string name = word_of(o.dataset);  // as the file names it
   if (o.plugin_dataset) {
-    loaded = load_plugin_dataset(*o.plugin_dataset, o.plugin, o.dataset_options, {o.path.string(), o.seed});
+    loaded = load_plugin_dataset(*o.plugin_dataset, o.plugin_fields_factory, o.plugin, o.dataset_options,
+                                 {o.path.string(), o.seed});
     set_normalization(loaded, o);
     return loaded;
   }

@@ -20,6 +20,7 @@ struct DataOptions {
   // Or a data set a plugin registers (SDK 3.5), with its [dataset] options: then `dataset` is
   // not read.
   const DatasetSpec* plugin_dataset = nullptr;
+  const DatasetFieldsFactory* plugin_fields_factory = nullptr;  // SDK 3.6: set for a data set with named fields
   std::string plugin;
   Options dataset_options;
   std::filesystem::path path;

@@ -31,23 +31,49 @@ Dataset to_dataset(const DatasetSplit& split, const LoadedDataset& loaded, Targe
   return d;
 }
 
+// A split's named fields (SDK 3.6): N rows each; input_lengths int64 in [1, the input's steps].
+void add_fields(Dataset& d, const std::map<std::string, torch::Tensor>& fields, const std::string& where) {
+  for (const auto& [name, t] : fields) {
+    if (name == "input" || name == "target")
+      throw DataError(where + ": field '" + name + "' is the split's own (its inputs and targets)");
+    if (!t.defined() || t.dim() < 1 || t.size(0) != d.size())
+      throw DataError(where + ": field '" + name + "' must have one row per sample (" + std::to_string(d.size()) +
+                      "), got " + (t.defined() ? shape_text(t.sizes()) : "none"));
+    at::Tensor field = t.to(at::kCPU).contiguous();
+    if (name == "input_lengths") {
+      if (field.dim() != 1 || field.scalar_type() != at::kLong)
+        throw DataError(where + ": field 'input_lengths' must be int64 (N), got " + std::string(c10::toString(field.scalar_type())) +
+                        " " + shape_text(field.sizes()));
+      if (d.size() > 0 && field.min().item<std::int64_t>() < 1)
+        throw DataError(where + ": field 'input_lengths' has a length below 1");
+    }
+    d.fields[name] = field;
+  }
+}
+
 }  // namespace
 
-LoadedData load_plugin_dataset(const DatasetSpec& spec, const std::string& plugin, const Options& options,
-                               const DatasetRequest& request) {
+LoadedData load_plugin_dataset(const DatasetSpec& spec, const DatasetFieldsFactory* fields_factory, const std::string& plugin,
+                               const Options& options, const DatasetRequest& request) {
   const std::string name = "data set '" + spec.name + "' (plugin '" + plugin + "')";
   const std::optional<TargetKind> known = target_kind_of(spec.targets);
   if (!known) throw DataError(name + ": unknown kind of target " + std::to_string(int(spec.targets)));
   const TargetKind kind = *known;
   LoadedDataset loaded;
+  DatasetFields fields;
   try {
-    loaded = spec.factory(request, options);
+    loaded = fields_factory ? (*fields_factory)(request, options, fields) : spec.factory(request, options);
   } catch (const std::exception& e) {
     throw DataError(name + ": " + first_line(e.what()));
   }
   LoadedData out;
   out.data.train = to_dataset(loaded.train, loaded, kind, name + " training split");
   out.data.test = to_dataset(loaded.test, loaded, kind, name + " test split");
+  add_fields(out.data.train, fields.train, name + " training split");
+  add_fields(out.data.test, fields.test, name + " test split");
+  for (const auto& [field, t] : out.data.train.fields)
+    if (!out.data.test.fields.count(field))
+      throw DataError(name + ": the training split has field '" + field + "', the test split has not");
   if (out.data.train.sample_shape != out.data.test.sample_shape)
     throw DataError(name + ": the training samples are " + shape_text(out.data.train.sample_shape) +
                     ", the test samples " + shape_text(out.data.test.sample_shape));

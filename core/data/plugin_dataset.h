@@ -11,7 +11,8 @@
 namespace plugtrain::data {
 
 // Both splits, unnormalised (load_dataset normalises them as it does its own readers').
-LoadedData load_plugin_dataset(const DatasetSpec& spec, const std::string& plugin, const Options& options,
-                               const DatasetRequest& request);
+// `fields_factory` (SDK 3.6, may be null): the data set's factory that also gives named fields.
+LoadedData load_plugin_dataset(const DatasetSpec& spec, const DatasetFieldsFactory* fields_factory, const std::string& plugin,
+                               const Options& options, const DatasetRequest& request);
 
 }  // namespace plugtrain::data

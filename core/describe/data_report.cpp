@@ -85,6 +85,7 @@ void print_data_report(const Experiment& e, const data::LoadedData& loaded, std:
   out << "data: " << loaded.source << "\n";
   out << "splits: train " << train.size() << " (" << per_class_text(train) << "), " << loaded.test_split << " "
       << test.size() << " (" << per_class_text(test) << ")\n";
+  if (const std::string fields = data::fields_text(train); !fields.empty()) out << "fields: " << fields << "\n";
   out << "classes: " << train.num_classes;
   const int64_t shown = std::min<int64_t>(train.num_classes, 20);
   for (int64_t k = 0; k < shown; ++k) out << (k ? ", " : ": ") << k << " " << class_name(train, k);

@@ -16,12 +16,14 @@ struct RegisteredModel {
   std::string plugin;             // which plugin registered it
   std::vector<OptionRule> rules;  // SDK 3.2: what its option values may be
   std::vector<DatasetTargets> targets;  // SDK 3.6: the kinds of task it serves; empty: any that fits
+  std::uint32_t sdk_minor = 0;           // of its plugin: from 6 on, Model::forward_fields exists
 };
 
 struct RegisteredDataset {
   DatasetSpec spec;
   std::string plugin;
   std::vector<OptionRule> rules;
+  DatasetFieldsFactory fields_factory;  // SDK 3.6: set for a data set with named fields (used instead of spec.factory)
 };
 
 // Entries by spec.name. The first registration of a name wins; later ones are reported as

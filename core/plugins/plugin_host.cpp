@@ -182,6 +182,7 @@ void PluginHost::import_registrations(PluginRecord& record, boost::dll::shared_l
     if (record.handshake.abi_minor >= 5) register_with<DatasetRegistry>(name, library, "plugtrain_register_datasets", datasets);
     StagingTasks tasks;
     if (record.handshake.abi_minor >= 6) register_with<TaskRegistry>(name, library, "plugtrain_register_tasks", tasks);
+    for (RegisteredModel& m : models.models) m.sdk_minor = record.handshake.abi_minor;
     adopt(models.models, name, models_);
     adopt(datasets.datasets, name, datasets_);
     adopt(tasks.tasks, name, tasks_);

@@ -45,7 +45,13 @@ void StagingModels::declare_targets(const std::string& model, std::vector<Datase
 
 void StagingDatasets::add(DatasetSpec spec, std::vector<OptionRule> rules) {
   if (Status fit = rules_fit(spec.options, rules); !fit) refuse(all_fit, "data set '" + spec.name + "': " + fit.why_not());
-  datasets.push_back({std::move(spec), "", std::move(rules)});
+  datasets.push_back({std::move(spec), "", std::move(rules), {}});
+}
+
+void StagingDatasets::add_with_fields(DatasetSpec spec, std::vector<OptionRule> rules, DatasetFieldsFactory factory) {
+  if (!factory) refuse(all_fit, "data set '" + spec.name + "': add_with_fields without a factory");
+  add(std::move(spec), std::move(rules));
+  datasets.back().fields_factory = std::move(factory);
 }
 
 void StagingTasks::add(TaskSpec spec, std::vector<OptionRule> rules) {

@@ -23,6 +23,7 @@ class StagingModels : public ModelRegistry {
 class StagingDatasets : public DatasetRegistry {
  public:
   void add(DatasetSpec spec, std::vector<OptionRule> rules) override;
+  void add_with_fields(DatasetSpec spec, std::vector<OptionRule> rules, DatasetFieldsFactory factory) override;
 
   std::vector<RegisteredDataset> datasets;
   Status all_fit;

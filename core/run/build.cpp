@@ -142,6 +142,7 @@ data::DataOptions run_data_options(const ValidatedRun& run) {
   options.synthetic_targets = run.task ? run.task->target_kind : data::TargetKind::class_index;
   if (run.dataset) {
     options.plugin_dataset = &run.dataset->spec;
+    if (run.dataset->fields_factory) options.plugin_fields_factory = &run.dataset->fields_factory;
     options.plugin = run.dataset->plugin;
   }
   return options;
@@ -181,6 +182,8 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   log << "data: " << loaded.source << ", " << built->data.train.size() << " training and " << built->data.test.size()
       << " " << loaded.test_split << " samples, " << targets_text(built->data.train) << "\n";
   for (const std::string& note : loaded.notes) log << "data: " << note << "\n";
+  if (const std::string fields = data::fields_text(built->data.train); !fields.empty())
+    log << "data: fields " << fields << ", read by the model's forward_fields\n";
   const std::shared_ptr<Task> task = build_task(task_spec, run, built->data.train, log);
 
   const ModelInputs inputs{built->data.train.sample_shape, task->model_outputs()};

@@ -137,6 +137,9 @@ void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backen
   if (!may_be_replayable(e.optim.name, e.optim.impl)) c.optimizer_replayable = WhyNot{not_replayable_reason()};
   if (run.task && !run.task->loss_waits_for_host.empty())
     c.loss_replayable = WhyNot{"task '" + run.task->name + "': " + run.task->loss_waits_for_host};
+  if (run.dataset && run.dataset->fields_factory)
+    c.fixed_batches = WhyNot{"data set '" + run.dataset->spec.name + "' gives named fields (variable-length inputs with "
+                             "their lengths), which the model reads eagerly in every step"};
   try {
     p.graphs = decide_graphs(c);
   } catch (const Error& error) {

@@ -90,6 +90,21 @@ void check_augmentation_keeps_targets(const ExperimentFile& file, const Experime
   }
 }
 
+// A data set with named fields (SDK 3.6) reaches the model through Model::forward_fields, which
+// a model of an older plugin does not have; dp splits only the input over its replicas.
+void check_model_reads_fields(const ExperimentFile& file, const Experiment& e, const RegisteredModel& model,
+                              const RegisteredDataset* dataset) {
+  if (!dataset || !dataset->fields_factory) return;
+  if (model.sdk_minor < 6)
+    throw ConfigError(key_location(file, "model.name") + ": data set '" + dataset->spec.name + "' gives named fields " +
+                      "(variable-length inputs with their lengths), which model '" + model.spec.name + "' of plugin '" +
+                      model.plugin + "' (SDK 3." + std::to_string(model.sdk_minor) + ") cannot read: it needs SDK 3.6's " +
+                      "Model::forward_fields");
+  if (e.backend.strategy == Strategy::dp)
+    throw ConfigError(key_location(file, "backend.strategy") + ": strategy dp splits only the input over its replicas; data set '" +
+                      dataset->spec.name + "' gives named fields: use ddp");
+}
+
 void check_data_path(const ExperimentFile& file, const Experiment& e) {
   if (!e.data.dataset || e.data.dataset == DatasetKind::synthetic) return;  // a plugin's data set checks its own
   const bool archive_ok = e.data.dataset == DatasetKind::cifar10 || e.data.dataset == DatasetKind::cifar100;  // the official .tar.gz as is
@@ -144,6 +159,7 @@ ValidatedRun validate(const RunRequest& request) {
     throw ConfigError(key_location(v.file, "task.name") + ": task '" + v.task->name + "' does not learn what data set '" +
                       v.dataset->spec.name + "' gives (`plugtrain tasks` and `plugtrain data --list` say what each takes)");
   check_model_serves_task(v.file, *v.model, *v.task);
+  check_model_reads_fields(v.file, e, *v.model, v.dataset);
   e.task.options = resolve_table_options(v.file, "task", "task '" + v.task->name + "'", v.task->options, v.task->rules, {"name"});
   check_monitor(v.file, *v.task, "checkpoint.monitor", e.checkpoint.monitor);
   check_monitor(v.file, *v.task, "early_stopping.monitor", e.early_stopping.monitor);

@@ -47,6 +47,12 @@ at::Tensor DdpStrategy::forward(const at::Tensor& inputs) {
   return model_.forward(inputs);
 }
 
+TensorMap DdpStrategy::forward_fields(const TensorMap& batch) {
+  if (!sync_) prepare();
+  collectively("sharing rank 0's buffers", [&] { sync_->before_forward(); });
+  return model_.forward_fields(batch);
+}
+
 void DdpStrategy::before_evaluation() {
   // Every rank evaluates rank 0's model (batch-norm statistics included).
   if (!sync_) prepare();

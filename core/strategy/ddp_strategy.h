@@ -21,6 +21,8 @@ class DdpStrategy final : public TrainingStrategy {
   void prepare() override;
   at::Tensor forward(const at::Tensor& inputs) override;
   at::Tensor evaluate(const at::Tensor& inputs) override { return model_.forward(inputs); }
+  TensorMap forward_fields(const TensorMap& batch) override;
+  TensorMap evaluate_fields(const TensorMap& batch) override { return model_.forward_fields(batch); }
   void before_evaluation() override;
   void backward(const std::function<void()>& backward) override;
   // The recorded-step parts: the model alone (its reducer not armed, so backward syncs nothing),

@@ -14,6 +14,8 @@ class SingleDevice : public TrainingStrategy {
   const char* name() const override { return "single"; }
   at::Tensor forward(const at::Tensor& inputs) override { return model_.forward(inputs); }
   at::Tensor evaluate(const at::Tensor& inputs) override { return model_.forward(inputs); }
+  TensorMap forward_fields(const TensorMap& batch) override { return model_.forward_fields(batch); }
+  TensorMap evaluate_fields(const TensorMap& batch) override { return model_.forward_fields(batch); }
   void backward(const std::function<void()>& backward) override { backward(); }
   std::vector<double> sum(std::vector<double> values) override { return values; }
   bool stop_question_due(std::int64_t) const override { return true; }

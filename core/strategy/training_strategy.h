@@ -11,6 +11,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "data/batch_loader.h"
+#include "plugtrain/model.h"
 
 namespace plugtrain {
 
@@ -30,6 +31,19 @@ class TrainingStrategy {
   // The same in evaluation, after before_evaluation().
   virtual at::Tensor evaluate(const at::Tensor& inputs) = 0;
   virtual void before_evaluation() {}
+  // The same for a batch with named fields (SDK 3.6, Model::forward_fields): the model's named
+  // outputs. dp splits only the input over its replicas: validation refuses it such data first.
+  virtual TensorMap forward_fields(const TensorMap& batch) = 0;
+  virtual TensorMap evaluate_fields(const TensorMap& batch) = 0;
+
+  // The model's outputs for a batch, in training or in evaluation: {"output": forward(inputs)},
+  // or, when the batch has fields, forward_fields of them and "input".
+  TensorMap outputs(const data::Batch& batch, bool training) {
+    if (batch.fields.empty()) return {{"output", training ? forward(batch.inputs) : evaluate(batch.inputs)}};
+    TensorMap named = batch.fields;
+    named["input"] = batch.inputs;
+    return training ? forward_fields(named) : evaluate_fields(named);
+  }
 
   // Runs `backward` (the precision's) so that the model's gradients afterwards are those of
   // the whole step: dp sums the replicas' into the model's; ddp all-reduces them in buckets

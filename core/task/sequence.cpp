@@ -4,12 +4,16 @@
 //
 // The model outputs (N, T, classes + 1) per-step scores: class `blank` is CTC's blank, the
 // others are the data set's classes in order (class c is output c, or c + 1 at and after the
-// blank). Targets are (N, S) class indices padded with -1; every sample uses all T steps (a
-// padded input's tail is where the model learns to emit blanks).
+// blank). Targets are (N, S) class indices padded with -1. Every sample uses all T steps (a
+// padded input's tail is where the model learns to emit blanks), unless the model gives
+// "output_lengths" (SDK 3.6, for variable-length inputs): then sample i's steps are its first
+// output_lengths[i], in the loss and in decoding.
 #include <ATen/ATen.h>
 
 #include "task/builtin_tasks.h"
 #include "task/edit_distance.h"
+#include "util/error.h"
+#include "util/format.h"
 
 namespace plugtrain {
 
@@ -25,11 +29,13 @@ class Sequence : public SpecifiedTask {
 
   std::int64_t model_outputs() const override { return classes_ + 1; }
 
-  at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets) const override {
+  at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets) const override { return loss(outputs, targets, {}); }
+
+  at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const override {
     check_outputs(outputs, targets);
     const at::Tensor log_probs = outputs.to(at::kFloat).log_softmax(2).transpose(0, 1);  // (T, N, C)
     const at::Tensor lengths = targets.ge(0).sum(1);
-    const at::Tensor input_lengths = at::full({outputs.size(0)}, outputs.size(1), lengths.options());
+    const at::Tensor input_lengths = steps_of(outputs, more).to(lengths.device());
     // Class c is output c below the blank and c + 1 from it on; padding (-1) stays out of the lengths.
     const at::Tensor labels = targets.add(targets.ge(blank_).to(at::kLong)).clamp_min(0);
     return at::ctc_loss(log_probs, labels, input_lengths, lengths, blank_, at::Reduction::Mean, /*zero_infinity=*/true);
@@ -41,7 +47,17 @@ class Sequence : public SpecifiedTask {
   // Decoding and the edit distances run on the host: the batch's best paths (N x T integers)
   // are read back, one device synchronisation per batch.
   at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
-    const at::Tensor paths = outputs.detach().argmax(2).to(at::kCPU, at::kLong).contiguous();
+    return statistics(pass, outputs, targets, {});
+  }
+
+  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const override {
+    // A step past a sample's length is padding: read as the blank, it decodes to nothing.
+    at::Tensor paths = outputs.detach().argmax(2);
+    if (more.count("output_lengths")) {
+      const at::Tensor steps = steps_of(outputs, more).to(paths.device());
+      paths.masked_fill_(at::arange(paths.size(1), paths.options()).unsqueeze(0) >= steps.unsqueeze(1), blank_);
+    }
+    paths = paths.to(at::kCPU, at::kLong).contiguous();
     const at::Tensor truth = targets.to(at::kCPU, at::kLong).contiguous();
     const std::int64_t steps = paths.size(1), length = truth.size(1);
     double totals[5] = {0, 0, 0, 0, 0};
@@ -71,6 +87,17 @@ class Sequence : public SpecifiedTask {
   }
 
  private:
+  // Each sample's real steps: the model's output_lengths, else all T.
+  at::Tensor steps_of(const at::Tensor& outputs, const TensorMap& more) const {
+    const auto given = more.find("output_lengths");
+    if (given == more.end()) return at::full({outputs.size(0)}, outputs.size(1), at::TensorOptions().dtype(at::kLong));
+    const at::Tensor& lengths = given->second;
+    if (lengths.dim() != 1 || lengths.size(0) != outputs.size(0))
+      throw Error("task 'sequence': the model's output_lengths are " + shape_text(lengths.sizes()) + " for " +
+                  std::to_string(outputs.size(0)) + " samples (one length per sample)");
+    return lengths.to(at::kLong).clamp(0, outputs.size(1));
+  }
+
   void check_outputs(const at::Tensor& outputs, const at::Tensor& targets) const {
     if (outputs.dim() != 3 || outputs.size(0) != targets.size(0) || outputs.size(2) != classes_ + 1 || targets.dim() != 2)
       SpecifiedTask::check_outputs(outputs, targets, /*same_shape=*/false);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,8 @@
 namespace plugtrain {
 
 using data::TargetKind;  // what one sample's target is (data/dataset.h)
+// Tensors by name: a model's outputs beside "output" (the SDK's TensorMap, plugtrain/model.h).
+using TensorMap = std::map<std::string, at::Tensor>;
 
 struct MetricSpec {
   std::string name;     // "accuracy", "cer", "miou": the columns are train_<name> and test_<name>
@@ -56,6 +59,17 @@ class Task {
   virtual at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const = 0;
   virtual std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals,
                                                  double samples) const = 0;
+
+  // The same with the model's other named outputs (SDK 3.6, Model::forward_fields), such as
+  // "output_lengths": a task that reads them overrides these; by default they are not read.
+  virtual at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const {
+    (void)more;
+    return loss(outputs, targets);
+  }
+  virtual at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const {
+    (void)more;
+    return statistics(pass, outputs, targets);
+  }
   // An evaluation's figures per class ("accuracy/<class>", "iou/<class>"), for summary.json.
   virtual std::vector<MetricValue> per_class(const std::vector<double>& totals) const {
     (void)totals;

@@ -94,8 +94,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
     // One step for the loader's batch, or (after an out-of-memory halving) several smaller ones.
     for (std::int64_t begin = 0; begin < n;) {
       const std::int64_t size = state.step_batch > 0 ? std::min(state.step_batch, n - begin) : n;
-      const data::Batch part =
-          size == n ? *batch : data::Batch{batch->inputs.narrow(0, begin, size), batch->targets.narrow(0, begin, size)};
+      const data::Batch part = size == n ? *batch : batch->narrow(begin, size);
       const double position = double(state.planned_step) + double(begin) / double(n);
       const double batch_factor =
           state.step_batch > 0 ? lr_scaling_factor(config_.lr_scaling, double(state.step_batch) / double(loader_batch_))
@@ -121,7 +120,13 @@ EpochTotals EpochLoop::run(LoopState& state) {
         // As few small ops as possible: each costs a dispatch on the hot path.
         at::NoGradGuard no_grad;
         loss_sum.add_(out.loss.detach(), double(size));
-        statistics.add_(task_.statistics(Pass::training, out.logits.detach(), part.targets));
+        if (out.more.empty()) {
+          statistics.add_(task_.statistics(Pass::training, out.logits.detach(), part.targets));
+        } else {
+          TensorMap more;
+          for (const auto& [name, t] : out.more) more[name] = t.detach();
+          statistics.add_(task_.statistics(Pass::training, out.logits.detach(), part.targets, more));
+        }
       }
       seen += size;
       interval_samples += size * processes;

@@ -24,15 +24,16 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, 
   at::Tensor statistics = at::zeros({task.statistics_size(Pass::evaluation)}, sums);
   std::int64_t seen = 0;
   while (auto batch = batches.next()) {
-    at::Tensor outputs;
+    TensorMap more;
     {
       const AutocastScope autocast = precision.autocast();
-      outputs = strategy.evaluate(batch->inputs);
+      more = strategy.outputs(*batch, /*training=*/false);
     }
-    outputs = outputs.to(at::kFloat);
+    const at::Tensor outputs = more.at("output").to(at::kFloat);
+    more.erase("output");
     const std::int64_t n = batch->targets.size(0);
-    loss_sum += task.loss(outputs, batch->targets) * double(n);  // each batch's mean, weighted by its samples
-    statistics += task.statistics(Pass::evaluation, outputs, batch->targets);
+    loss_sum += task.loss(outputs, batch->targets, more) * double(n);  // each batch's mean, weighted by its samples
+    statistics += task.statistics(Pass::evaluation, outputs, batch->targets, more);
     seen += n;
   }
   std::vector<double> local = {loss_sum.item<double>(), double(seen)};

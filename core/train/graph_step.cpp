@@ -25,6 +25,8 @@ GraphDecision decide_graphs(const GraphConditions& c) {
     reason = "train.on_nonfinite = \"skip_step\" reads every step's loss on the host";
   else if (!c.optimizer_replayable)
     reason = c.optimizer_replayable.why_not();
+  else if (!c.fixed_batches)
+    reason = c.fixed_batches.why_not();
   else if (!c.loss_replayable)
     reason = c.loss_replayable.why_not();
   if (reason.empty())

@@ -56,8 +56,16 @@ StepOutput TrainStep::run(const data::Batch& batch, double lr, PhaseTimer* timer
 StepOutput TrainStep::forward_and_loss(const data::Batch& batch, bool synced) {
   StepOutput out;
   const AutocastScope autocast = precision_.autocast();
-  out.logits = synced ? strategy_.forward(batch.inputs) : strategy_.model_forward(batch.inputs);
-  out.loss = task_.loss(out.logits, batch.targets);
+  if (batch.fields.empty()) {
+    out.logits = synced ? strategy_.forward(batch.inputs) : strategy_.model_forward(batch.inputs);
+    out.loss = task_.loss(out.logits, batch.targets);
+    return out;
+  }
+  // Named fields: never recorded in a graph (GraphConditions), so always synced here.
+  out.more = strategy_.outputs(batch, /*training=*/true);
+  out.logits = out.more.at("output");
+  out.more.erase("output");
+  out.loss = task_.loss(out.logits, batch.targets, out.more);
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "data/batch_loader.h"
+#include "task/task.h"
 #include "util/error.h"
 
 namespace torch::optim {
@@ -31,6 +32,7 @@ class OptimizerOutOfMemory : public Error {
 struct StepOutput {
   at::Tensor loss;    // scalar, on the device
   at::Tensor logits;  // the model's outputs, on the device ((batch, classes) for classification)
+  TensorMap more;     // its other named outputs, for a batch with fields (output_lengths, ...)
   bool skipped = false;  // train.on_nonfinite = "skip_step" dropped it: nan or inf in the loss or gradients
 };
 

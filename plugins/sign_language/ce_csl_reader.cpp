@@ -93,16 +93,19 @@ std::vector<fs::path> frame_files(const fs::path& folder) {
   return files;
 }
 
-// Frame i of `frames` taken evenly over n: the middle of its share (repeats when n < frames).
-std::size_t sampled(std::int64_t i, std::int64_t frames, std::size_t n) {
+// Which of a video's n frames fills slot i of a clip of `frames`: evenly over a longer video
+// (the middle of each share), each in turn for a shorter one, whose last frame then pads it.
+std::size_t frame_for_slot(std::int64_t i, std::int64_t frames, std::size_t n) {
+  if (std::int64_t(n) <= frames) return std::min(n - 1, std::size_t(i));
   return std::min(n - 1, std::size_t((double(i) + 0.5) * double(n) / double(frames)));
 }
 
-void read_clip(const Video& v, const CeCslOptions& o, std::uint8_t* out) {
+// Fills `out` with the clip; returns how many of its frames are real.
+std::int64_t read_clip(const Video& v, const CeCslOptions& o, std::uint8_t* out) {
   const std::vector<fs::path> files = frame_files(v.folder);
   const std::int64_t plane = o.frames * o.height * o.width;  // one channel of the stacked clip
   for (std::int64_t i = 0; i < o.frames; ++i) {
-    const fs::path& file = files[sampled(i, o.frames, files.size())];
+    const fs::path& file = files[frame_for_slot(i, o.frames, files.size())];
     std::ifstream in(file, std::ios::binary);
     const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     plugtrain::data::Image image = plugtrain::data::decode_image(bytes.data(), bytes.size(), file.string());
@@ -113,10 +116,12 @@ void read_clip(const Video& v, const CeCslOptions& o, std::uint8_t* out) {
         for (std::int64_t c = 0; c < 3; ++c)
           out[c * plane + (i * o.height + y) * o.width + x] = image.pixels[(y * o.width + x) * 3 + c];
   }
+  return std::min(std::int64_t(files.size()), o.frames);
 }
 
+// The split's clips and targets; `lengths` gets each clip's real frames.
 plugtrain::DatasetSplit read_clips(const std::vector<Video>& videos, const std::map<std::string, std::int64_t>& index,
-                                   std::int64_t longest, const CeCslOptions& o) {
+                                   std::int64_t longest, const CeCslOptions& o, at::Tensor& lengths) {
   const auto n = std::int64_t(videos.size());
   at::Tensor inputs = at::empty({n, 3, o.frames * o.height, o.width}, at::kByte);
   at::Tensor targets = at::full({n, longest}, -1, at::kLong);
@@ -126,15 +131,17 @@ plugtrain::DatasetSplit read_clips(const std::vector<Video>& videos, const std::
   // Videos in parallel (the decoder is thread-safe); the first failure is rethrown.
   std::uint8_t* pixels = inputs.data_ptr<std::uint8_t>();
   const std::int64_t clip = 3 * o.frames * o.height * o.width;
+  lengths = at::empty({n}, at::kLong);
+  std::int64_t* real = lengths.data_ptr<std::int64_t>();
   at::parallel_for(0, n, 1, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t v = begin; v < end; ++v) read_clip(videos[v], o, pixels + v * clip);
+    for (std::int64_t v = begin; v < end; ++v) real[v] = read_clip(videos[v], o, pixels + v * clip);
   });
   return {inputs, targets};
 }
 
 }  // namespace
 
-plugtrain::LoadedDataset read_ce_csl(const fs::path& root, const CeCslOptions& o) {
+plugtrain::LoadedDataset read_ce_csl(const fs::path& root, const CeCslOptions& o, plugtrain::DatasetFields& fields) {
   const std::vector<Video> train = read_split(root, "train", o), test = read_split(root, o.test_split, o);
   std::set<std::string> vocabulary;
   std::size_t longest = 0;
@@ -150,8 +157,8 @@ plugtrain::LoadedDataset read_ce_csl(const fs::path& root, const CeCslOptions& o
     d.class_names.push_back(gloss);
   }
   d.num_classes = std::int64_t(vocabulary.size());
-  d.train = read_clips(train, index, std::int64_t(longest), o);
-  d.test = read_clips(test, index, std::int64_t(longest), o);
+  d.train = read_clips(train, index, std::int64_t(longest), o, fields.train["input_lengths"]);
+  d.test = read_clips(test, index, std::int64_t(longest), o, fields.test["input_lengths"]);
   d.source = "CE-CSL from " + root.string() + " (train " + std::to_string(train.size()) + " videos, " + o.test_split + " " +
              std::to_string(test.size()) + "; " + std::to_string(d.num_classes) + " glosses; " + std::to_string(o.frames) +
              " frames of " + std::to_string(o.height) + "x" + std::to_string(o.width) + " per clip)";

@@ -3,11 +3,12 @@
 //   <root>/label/train.csv, dev.csv, test.csv   Number,Translator,Chinese Sentences,Gloss,Note
 //   <root>/video/<split>/<Translator>/<Number>/ the video's frames (.jpg, .jpeg or .png), in
 //                                               file-name order (ffmpeg -i <Number>.mp4 <Number>/%06d.jpg)
-// The Gloss column holds the sentence's glosses separated by gloss_separator ("/"). Each clip
-// becomes `frames` frames sampled evenly over the video (repeated when it has fewer), each
-// resized to height x width (Pillow's bilinear), stacked top to bottom: a sample is uint8
-// (3, frames x height, width). Targets are the glosses' indices in order, padded with -1; the
-// vocabulary is every gloss of the splits read, in UTF-8 order.
+// The Gloss column holds the sentence's glosses separated by gloss_separator ("/"). A clip holds
+// at most `frames` frames: a longer video is sampled evenly down to them, a shorter one keeps
+// its own and is padded with its last frame, and its field input_lengths (SDK 3.6) says how many
+// are real. Each frame is resized to height x width (Pillow's bilinear), and the frames are
+// stacked top to bottom: a sample is uint8 (3, frames x height, width). Targets are the glosses'
+// indices in order, padded with -1; the vocabulary is every gloss of the splits read, in UTF-8 order.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,8 @@ struct CeCslOptions {
 };
 
 // Throws std::runtime_error with one line naming the file or folder and the cause.
-plugtrain::LoadedDataset read_ce_csl(const std::filesystem::path& root, const CeCslOptions& options);
+// `fields` gets each split's input_lengths.
+plugtrain::LoadedDataset read_ce_csl(const std::filesystem::path& root, const CeCslOptions& options,
+                                     plugtrain::DatasetFields& fields);
 
 }  // namespace sign_language

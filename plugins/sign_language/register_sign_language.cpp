@@ -21,17 +21,18 @@ void register_datasets(plugtrain::DatasetRegistry& registry) {
   plugtrain::DatasetSpec spec;
   spec.name = "ce-csl";
   spec.description = "CE-CSL continuous Chinese sign language: label/<split>.csv glosses, video/<split>/<Translator>/"
-                     "<Number>/ frames; clips of `frames` frames stacked top to bottom";
+                     "<Number>/ frames; clips of up to `frames` frames stacked top to bottom, with their input_lengths";
   spec.targets = plugtrain::DatasetTargets::sequence;
   spec.options = {
       {"test_split", OptionType::string, std::string("test"), "the split the test side reads: test, or dev"},
-      {"frames", OptionType::integer, std::int64_t{32}, "frames per clip, sampled evenly over each video"},
+      {"frames", OptionType::integer, std::int64_t{32}, "frames per clip: a longer video is sampled evenly, a shorter one padded"},
       {"height", OptionType::integer, std::int64_t{64}, "each frame's height after resizing"},
       {"width", OptionType::integer, std::int64_t{64}, "each frame's width after resizing"},
       {"gloss_separator", OptionType::string, std::string("/"), "what separates the glosses of the Gloss column"},
       {"max_videos", OptionType::integer, std::int64_t{0}, "read only the first N videos of each split (0: all)"},
   };
-  spec.factory = [](const plugtrain::DatasetRequest& request, const plugtrain::Options& o) {
+  // SDK 3.6: with each clip's input_lengths (a field), for tfnet_lite's forward_fields.
+  auto factory = [](const plugtrain::DatasetRequest& request, const plugtrain::Options& o, plugtrain::DatasetFields& fields) {
     sign_language::CeCslOptions options;
     options.test_split = o.string("test_split");
     options.frames = o.integer("frames");
@@ -39,11 +40,12 @@ void register_datasets(plugtrain::DatasetRegistry& registry) {
     options.width = o.integer("width");
     options.gloss_separator = o.string("gloss_separator");
     options.max_videos = o.integer("max_videos");
-    return sign_language::read_ce_csl(request.path, options);
+    return sign_language::read_ce_csl(request.path, options, fields);
   };
-  registry.add(spec, {OptionRule("test_split").one_of({"test", "dev"}), OptionRule("frames").at_least(1).at_most(1024),
+  registry.add_with_fields(spec, {OptionRule("test_split").one_of({"test", "dev"}), OptionRule("frames").at_least(1).at_most(1024),
                       OptionRule("height").at_least(4).at_most(1024), OptionRule("width").at_least(4).at_most(1024),
-                      OptionRule("max_videos").at_least(0)});
+                      OptionRule("max_videos").at_least(0)},
+                           factory);
 }
 
 }  // namespace

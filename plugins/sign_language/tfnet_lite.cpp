@@ -1,6 +1,9 @@
 // The input is a clip of `frames` frames stacked top to bottom, (N, C, frames x H, W), as the
 // ce-csl data set gives it; the output (N, frames / 2, classes) is per-step scores for CTC
-// ([task] name = "sequence"; num_classes counts the blank).
+// ([task] name = "sequence"; num_classes counts the blank). With the batch's input_lengths (SDK
+// 3.6, forward_fields: each clip's real frames, the rest padding) the LSTM reads only each clip's
+// real steps (a packed sequence, so the backward direction starts at its last real step) and
+// the outputs say how many steps are real: output_lengths = input_lengths / 2.
 #include "tfnet_lite.h"
 
 #include <stdexcept>
@@ -10,6 +13,7 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/rnn.h>
+#include <torch/nn/utils/rnn.h>
 
 namespace sign_language {
 
@@ -35,7 +39,24 @@ class TfnetLite final : public plugtrain::Model {
     fc_ = register_module("fc", nn::Linear(2 * hidden, classes));
   }
 
-  torch::Tensor forward(torch::Tensor x) override {
+  torch::Tensor forward(torch::Tensor x) override { return fc_->forward(std::get<0>(lstm_->forward(steps(x)))); }
+
+  plugtrain::TensorMap forward_fields(const plugtrain::TensorMap& batch) override {
+    const torch::Tensor x = steps(batch.at("input"));
+    const auto given = batch.find("input_lengths");
+    if (given == batch.end()) return {{"output", fc_->forward(std::get<0>(lstm_->forward(x)))}};
+    // K5-P2 halves the steps; every clip keeps at least one.
+    const torch::Tensor lengths = given->second.div(2, "floor").clamp(1, x.size(1)).to(torch::kCPU, torch::kLong);
+    namespace rnn = torch::nn::utils::rnn;
+    const rnn::PackedSequence packed = rnn::pack_padded_sequence(x, lengths, /*batch_first=*/true, /*enforce_sorted=*/false);
+    const torch::Tensor read = std::get<0>(rnn::pad_packed_sequence(std::get<0>(lstm_->forward_with_packed_input(packed)),
+                                                                    /*batch_first=*/true, 0.0, x.size(1)));
+    return {{"output", fc_->forward(read)}, {"output_lengths", lengths.to(x.device())}};
+  }
+
+ private:
+  // The clip's per-step features after the frame CNN and the temporal convolution: (N, T / 2, temporal).
+  torch::Tensor steps(torch::Tensor x) {
     const std::int64_t n = x.size(0), c = x.size(1), h = x.size(2) / frames_, w = x.size(3);
     // (N, C, T x H, W) -> (N x T, C, H, W): every frame through the same 2-D CNN.
     x = x.reshape({n, c, frames_, h, w}).permute({0, 2, 1, 3, 4}).reshape({n * frames_, c, h, w});
@@ -43,11 +64,9 @@ class TfnetLite final : public plugtrain::Model {
       x = torch::max_pool2d(norms_[i]->forward(convs_[i]->forward(x)).relu_(), {2, 2});
     x = x.mean({2, 3}).reshape({n, frames_, -1}).transpose(1, 2);  // (N, features, T)
     x = torch::max_pool1d(temporal_bn_->forward(temporal_conv_->forward(x)).relu_(), {2});  // K5-P2: T / 2
-    x = x.transpose(1, 2).contiguous();  // (N, T / 2, temporal)
-    return fc_->forward(std::get<0>(lstm_->forward(x)));
+    return x.transpose(1, 2).contiguous();  // (N, T / 2, temporal)
   }
 
- private:
   std::int64_t frames_;
   std::vector<nn::Conv2d> convs_;
   std::vector<nn::BatchNorm2d> norms_;

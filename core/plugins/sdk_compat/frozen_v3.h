@@ -184,6 +184,11 @@ struct DatasetSpec {
   std::function<LoadedDataset(const DatasetRequest&, const Options&)> factory;
 };
 
+// dataset.h, since 3.6.
+struct DatasetFields {
+  std::map<std::string, void*> train, test;
+};
+
 // task.h, since 3.6.
 struct TaskMetric {
   std::string name;

@@ -48,6 +48,8 @@ PLUGTRAIN_FROZEN_LAYOUT(DatasetRequest, v3::DatasetRequest);
 PLUGTRAIN_FROZEN_LAYOUT(DatasetSpec, v3::DatasetSpec);
 static_assert(sizeof(DatasetTargets) == sizeof(int), "DatasetTargets crosses as an int");
 
+PLUGTRAIN_FROZEN_LAYOUT(DatasetFields, v3::DatasetFields);  // 3.6
+
 // task.h (3.6)
 PLUGTRAIN_FROZEN_LAYOUT(TaskMetric, v3::TaskMetric);
 PLUGTRAIN_FROZEN_LAYOUT(TaskData, v3::TaskData);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -62,12 +63,31 @@ struct DatasetSpec {
   DatasetFactory factory;           // throws std::exception with one line naming the file and cause
 };
 
+// SDK 3.6: per-sample tensors beside a split's inputs and targets, by name, each with N rows;
+// they reach the model in its batch under the same name (model.h, Model::forward_fields). The
+// host knows "input_lengths": int64 (N), how many of a variable-length input's steps are real
+// (a clip of frames padded to the longest: the steps after it are padding). Frozen since 3.6.
+struct DatasetFields {
+  std::map<std::string, torch::Tensor> train, test;
+};
+
+// SDK 3.6: a factory that also fills `fields`.
+using DatasetFieldsFactory =
+    std::function<LoadedDataset(const DatasetRequest& request, const Options& options, DatasetFields& fields)>;
+
 // Implemented by the host; a plugin's register function calls it.
 class DatasetRegistry {
  public:
   virtual ~DatasetRegistry() = default;
   // Rules as for models (options.h); a rule naming no option makes the plugin fail to load.
   virtual void add(DatasetSpec spec, std::vector<OptionRule> rules) = 0;
+  // SDK 3.6: a data set whose samples have named fields (DatasetFields); spec.factory is not
+  // used. A run trains it only with a model of a 3.6 plugin (one that reads the fields).
+  virtual void add_with_fields(DatasetSpec spec, std::vector<OptionRule> rules, DatasetFieldsFactory factory) {
+    (void)spec;
+    (void)rules;
+    (void)factory;
+  }
 };
 
 }  // namespace plugtrain

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,10 +24,22 @@
 
 namespace plugtrain {
 
+// Tensors by name: a batch's fields, a model's outputs (SDK 3.6).
+using TensorMap = std::map<std::string, torch::Tensor>;
+
 // A trainable network: one tensor in (N, C, H, W), logits (N, classes) out.
 class Model : public torch::nn::Module {
  public:
   virtual torch::Tensor forward(torch::Tensor input) = 0;
+
+  // SDK 3.6: the batch as named tensors in, named outputs out, for data sets whose samples have
+  // fields beyond the input (dataset.h, DatasetFields). The batch holds "input" and the data
+  // set's fields ("input_lengths": int64 (N), the real steps of a padded variable-length input);
+  // the outputs hold "output" (what forward gives) and may hold "output_lengths": int64 (N), the
+  // real steps of per-step scores, which the sequence task's CTC loss and decoding then use.
+  // The default reads the input alone. The host calls this only for a batch that has fields, and
+  // only on models of 3.6 plugins (an older plugin's Model has no such call).
+  virtual TensorMap forward_fields(const TensorMap& batch) { return {{"output", forward(batch.at("input"))}}; }
 };
 
 // What the dataset tells the model. Crosses by reference: frozen since 3.0, like ModelSpec and
