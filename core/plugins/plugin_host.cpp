@@ -1,5 +1,6 @@
 #include "plugins/plugin_host.h"
 
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -150,7 +151,8 @@ template <class Registry, class Staging>
 void register_with(const std::string& plugin, boost::dll::shared_library& library, const char* symbol, Staging& staging) {
   if (!library.has(symbol)) return;
   auto& register_fn = library.get_alias<void(Registry&)>(symbol);
-  call_plugin(plugin, symbol, [&] { register_fn(staging); });
+  const char* call = symbol + std::strlen("plugtrain_");  // "register_models": what the plugin's author wrote
+  call_plugin(plugin, call, [&] { register_fn(staging); });
   if (!staging.all_fit) throw PluginError(plugin, staging.all_fit.why_not());
 }
 
