@@ -4,6 +4,7 @@
 // describes the set; a broken layout is one line naming the file or folder.
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -54,6 +55,9 @@ TEST_F(SignLanguageTest, TfnetLiteLearnsTheGlossesOfCeCslVideos) {
   // Chance: 1 to 3 of 5 glosses, in order; a model that learnt nothing gets most of each wrong.
   EXPECT_LT(s["final_test_cer"].get<double>(), 0.15) << r.out;
   EXPECT_GT(s["final_test"]["sequence_accuracy"].get<double>(), 0.7) << r.out;
+  // The figures, for the record: the last epoch's line and the summary's.
+  std::cout << "[ figures  ] " << r.out.substr(r.out.rfind("\nepoch ") + 1, r.out.find('\n', r.out.rfind("\nepoch ") + 1) - r.out.rfind("\nepoch "))
+            << "[ figures  ] final test cer " << s["final_test_cer"] << ", sequence accuracy " << s["final_test"]["sequence_accuracy"] << "\n";
 }
 
 TEST_F(SignLanguageTest, DataDescribesTheSetWithItsGlosses) {
