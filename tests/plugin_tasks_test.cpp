@@ -124,6 +124,15 @@ TEST_F(PluginTaskTest, ABadPluginTaskOptionIsOneLineWithItsPlace) {
   EXPECT_NE(r.out.find("exp.toml:23:9: task.gamma"), std::string::npos) << r.out;
 }
 
+// A sweep's scheduler ranks trials by a plugin task's metric, in its direction.
+TEST_F(PluginTaskTest, AnAshaSweepRanksByAPluginTasksMetric) {
+  write_experiment(fashion_base() + "[task]\nname = \"focal\"\n[checkpoint]\nsave = \"last\"\n[sweep]\n"
+                   "optim.lr = [0.001, 0.003]\nscheduler = \"asha\"\nmetric = \"test_nll\"\nmin_epochs = 1\n");
+  const testing::ProcessResult r = plugtrain("sweep exp.toml --dry-run" + plugin_path("focal_loss"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("test_nll"), std::string::npos) << r.out;
+}
+
 TEST_F(PluginTaskTest, AWronglyRegisteredTaskRefusesItsPluginAndSaysWhyWhenTheTaskIsAskedFor) {
   const testing::ProcessResult r = run_with("[task]\nname = \"clashing\"\n", plugin_path("broken_tasks"));
   EXPECT_EQ(r.exit_code, 2) << r.out;

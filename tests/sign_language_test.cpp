@@ -80,7 +80,22 @@ TEST_F(SignLanguageTest, ABrokenLayoutIsOneLineNamingTheFileOrFolder) {
   EXPECT_NE(no_gloss.exit_code, 0);
   EXPECT_NE(no_gloss.out.find((data_ / "label" / "train.csv").string() + ": no 'Gloss' column in its header"),
             std::string::npos) << no_gloss.out;
-  for (const auto* r : {&missing, &no_gloss}) {  // the error is the last line, and one line
+  // An empty Gloss field, a Number that is not a folder name, a frame that is not an image.
+  std::ofstream(data_ / "label" / "train.csv") << "Number,Translator,Chinese Sentences,Gloss,Note\ntrain-0000,A,\"x, y\",,\n";
+  const testing::ProcessResult empty = plugtrain("run " + example());
+  EXPECT_NE(empty.out.find((data_ / "label" / "train.csv").string() + ":2: no glosses in its Gloss field"), std::string::npos)
+      << empty.out;
+  std::ofstream(data_ / "label" / "train.csv") << "Number,Translator,Chinese Sentences,Gloss,Note\n..,A,x,我,\n";
+  const testing::ProcessResult escape = plugtrain("run " + example());
+  EXPECT_NE(escape.out.find(":2: '..' in column 'Number' is not a folder name"), std::string::npos) << escape.out;
+  fs::create_directories(data_ / "video" / "train" / "A" / "train-0000");
+  std::ofstream(data_ / "video" / "train" / "A" / "train-0000" / "000001.jpg") << "not a jpeg";
+  std::ofstream(data_ / "label" / "train.csv") << "Number,Translator,Chinese Sentences,Gloss,Note\ntrain-0000,A,x,我,\n";
+  const testing::ProcessResult corrupt = plugtrain("run " + example());
+  EXPECT_NE(corrupt.out.find((data_ / "video" / "train" / "A" / "train-0000" / "000001.jpg").string() + ": "),
+            std::string::npos) << corrupt.out;
+  for (const auto* r : {&missing, &no_gloss, &empty, &escape, &corrupt}) {  // the error is the last line, and one line
+    EXPECT_NE(r->exit_code, 0) << r->out;
     const std::size_t error = r->out.find("plugtrain: error: data set 'ce-csl' (plugin 'sign_language'): ");
     ASSERT_NE(error, std::string::npos) << r->out;
     EXPECT_EQ(r->out.find('\n', error), r->out.size() - 1) << r->out;

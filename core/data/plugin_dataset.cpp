@@ -31,7 +31,8 @@ Dataset to_dataset(const DatasetSplit& split, const LoadedDataset& loaded, Targe
   return d;
 }
 
-// A split's named fields (SDK 3.6): N rows each; input_lengths int64 in [1, the input's steps].
+// A split's named fields (SDK 3.6): N rows each; input_lengths int64 (N), each at least 1 (the
+// model checks the upper bound: only it knows how many steps its input holds).
 void add_fields(Dataset& d, const std::map<std::string, torch::Tensor>& fields, const std::string& where) {
   for (const auto& [name, t] : fields) {
     if (name == "input" || name == "target")
@@ -71,9 +72,13 @@ LoadedData load_plugin_dataset(const DatasetSpec& spec, const DatasetFieldsFacto
   out.data.test = to_dataset(loaded.test, loaded, kind, name + " test split");
   add_fields(out.data.train, fields.train, name + " training split");
   add_fields(out.data.test, fields.test, name + " test split");
-  for (const auto& [field, t] : out.data.train.fields)
-    if (!out.data.test.fields.count(field))
-      throw DataError(name + ": the training split has field '" + field + "', the test split has not");
+  const auto same_fields = [&](const Dataset& one, const Dataset& other, const std::string& first, const std::string& second) {
+    for (const auto& [field, t] : one.fields)
+      if (!other.fields.count(field))
+        throw DataError(name + ": the " + first + " split has field '" + field + "', the " + second + " split has not");
+  };
+  same_fields(out.data.train, out.data.test, "training", "test");
+  same_fields(out.data.test, out.data.train, "test", "training");
   if (out.data.train.sample_shape != out.data.test.sample_shape)
     throw DataError(name + ": the training samples are " + shape_text(out.data.train.sample_shape) +
                     ", the test samples " + shape_text(out.data.test.sample_shape));

@@ -59,6 +59,7 @@ struct RegisteredTask {
   TaskSpec spec;
   std::string plugin;
   std::vector<OptionRule> rules;
+  std::uint32_t sdk_minor = 0;  // of its plugin: which TaskFunctions calls it has
 };
 
 using ModelCatalog = Catalog<RegisteredModel>;

@@ -171,6 +171,11 @@ void adopt(Entries& entries, const std::string& plugin, Catalog& catalog) {
 void PluginHost::import_registrations(PluginRecord& record, boost::dll::shared_library& library) {
   const std::string& name = record.handshake.name;
   const RequiredExport required = required_export(record.handshake.kind);
+  if (record.handshake.kind == "tasks" && record.handshake.abi_minor < 6) {
+    record.status = PluginStatus::refused;
+    record.reason = "a tasks plugin needs SDK 3.6 or newer (it says 3." + std::to_string(record.handshake.abi_minor) + ")";
+    return;
+  }
   if (!library.has(required.symbol)) {
     record.status = PluginStatus::refused;
     record.reason = record.handshake.kind + " plugin exports no " + required.symbol + " (use " + required.macro + ")";
@@ -187,6 +192,7 @@ void PluginHost::import_registrations(PluginRecord& record, boost::dll::shared_l
     for (RegisteredModel& m : models.models) m.sdk_minor = record.handshake.abi_minor;
     adopt(models.models, name, models_);
     adopt(datasets.datasets, name, datasets_);
+    for (RegisteredTask& t : tasks.tasks) t.sdk_minor = record.handshake.abi_minor;
     adopt(tasks.tasks, name, tasks_);
   } catch (const std::exception& e) {
     record.status = PluginStatus::refused;

@@ -60,6 +60,8 @@ void StagingTasks::add(TaskSpec spec, std::vector<OptionRule> rules) {
   if (Status fit = check_metrics(spec.training_metrics, "training"); !fit) refuse(all_fit, what + fit.why_not());
   if (Status fit = check_metrics(spec.evaluation_metrics, "evaluation"); !fit) refuse(all_fit, what + fit.why_not());
   if (!spec.factory) refuse(all_fit, what + "it has no factory");
+  for (const plugtrain::OptionSpec& o : spec.options)
+    if (o.name == "name") refuse(all_fit, what + "option 'name' is [task]'s own key (the task's name)");
   if (int(spec.targets) < 0 || int(spec.targets) > int(DatasetTargets::sequence))
     refuse(all_fit, what + "it learns targets of kind " + std::to_string(int(spec.targets)) + ", which this host does not know");
   tasks.push_back({std::move(spec), "", std::move(rules)});

@@ -173,6 +173,9 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   p.launches_workers = !world && p.strategy == Strategy::ddp;
   p.processes = world ? world->world_size : p.launches_workers ? int(p.devices.devices.size()) : 1;
   p.devices_used = p.strategy == Strategy::dp ? std::int64_t(p.devices.devices.size()) : p.processes;
+  if (p.strategy == Strategy::dp && run.dataset && run.dataset->fields_factory)
+    throw ConfigError(key_location(run.file, "backend.strategy") + ": strategy dp splits only the input over its replicas; "
+                      "data set '" + run.dataset->spec.name + "' gives named fields: use ddp");
   if (e.train.graphs == true) decide_graph_use(run, p, backend);  // refused before any work
   p.rank = world ? world->rank : 0;
   const std::int64_t per_device = e.data.batch_size ? *e.data.batch_size : automatic_batch_size(run, p);

@@ -91,18 +91,16 @@ void check_augmentation_keeps_targets(const ExperimentFile& file, const Experime
 }
 
 // A data set with named fields (SDK 3.6) reaches the model through Model::forward_fields, which
-// a model of an older plugin does not have; dp splits only the input over its replicas.
+// a model of an older plugin does not have.
 void check_model_reads_fields(const ExperimentFile& file, const Experiment& e, const RegisteredModel& model,
                               const RegisteredDataset* dataset) {
   if (!dataset || !dataset->fields_factory) return;
+  (void)e;  // dp, which splits only the input, is refused by the plan (run/plan.cpp), whatever chose it
   if (model.sdk_minor < 6)
     throw ConfigError(key_location(file, "model.name") + ": data set '" + dataset->spec.name + "' gives named fields " +
                       "(variable-length inputs with their lengths), which model '" + model.spec.name + "' of plugin '" +
                       model.plugin + "' (SDK 3." + std::to_string(model.sdk_minor) + ") cannot read: it needs SDK 3.6's " +
                       "Model::forward_fields");
-  if (e.backend.strategy == Strategy::dp)
-    throw ConfigError(key_location(file, "backend.strategy") + ": strategy dp splits only the input over its replicas; data set '" +
-                      dataset->spec.name + "' gives named fields: use ddp");
 }
 
 void check_data_path(const ExperimentFile& file, const Experiment& e) {

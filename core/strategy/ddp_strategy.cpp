@@ -41,15 +41,18 @@ void DdpStrategy::prepare() {
   });
 }
 
-at::Tensor DdpStrategy::forward(const at::Tensor& inputs) {
+void DdpStrategy::share_buffers_before_forward() {
   if (!sync_) prepare();
   collectively("sharing rank 0's buffers", [&] { sync_->before_forward(); });
+}
+
+at::Tensor DdpStrategy::forward(const at::Tensor& inputs) {
+  share_buffers_before_forward();
   return model_.forward(inputs);
 }
 
 TensorMap DdpStrategy::forward_fields(const TensorMap& batch) {
-  if (!sync_) prepare();
-  collectively("sharing rank 0's buffers", [&] { sync_->before_forward(); });
+  share_buffers_before_forward();
   return model_.forward_fields(batch);
 }
 
@@ -66,10 +69,7 @@ void DdpStrategy::backward(const std::function<void()>& backward) {
   collectively("gradient all-reduce", backward);
 }
 
-void DdpStrategy::before_unsynced_forward() {
-  if (!sync_) prepare();
-  collectively("sharing rank 0's buffers", [&] { sync_->before_forward(); });
-}
+void DdpStrategy::before_unsynced_forward() { share_buffers_before_forward(); }
 
 void DdpStrategy::average_gradients(const std::vector<at::Tensor>& parameters) {
   std::vector<at::Tensor> grads, flat;

@@ -41,6 +41,9 @@ class DdpStrategy final : public TrainingStrategy {
   int processes() const override { return collectives_.size(); }
 
  private:
+  // Rank 0's buffers to every rank before a forward pass (with the gradient hooks set up first).
+  void share_buffers_before_forward();
+
   Model& model_;
   Collectives& collectives_;
   std::int64_t bucket_bytes_;

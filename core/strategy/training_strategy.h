@@ -36,14 +36,10 @@ class TrainingStrategy {
   virtual TensorMap forward_fields(const TensorMap& batch) = 0;
   virtual TensorMap evaluate_fields(const TensorMap& batch) = 0;
 
-  // The model's outputs for a batch, in training or in evaluation: {"output": forward(inputs)},
-  // or, when the batch has fields, forward_fields of them and "input".
-  TensorMap outputs(const data::Batch& batch, bool training) {
-    if (batch.fields.empty()) return {{"output", training ? forward(batch.inputs) : evaluate(batch.inputs)}};
-    TensorMap named = batch.fields;
-    named["input"] = batch.inputs;
-    return training ? forward_fields(named) : evaluate_fields(named);
-  }
+  // The model's outputs for a batch with fields, in training or in evaluation: its
+  // forward_fields of the fields and "input"; "output" is taken out into `output`, the rest
+  // returned. Throws Error when the model gives no "output" or output_lengths of another shape.
+  TensorMap outputs(const data::Batch& batch, bool training, at::Tensor& output);
 
   // Runs `backward` (the precision's) so that the model's gradients afterwards are those of
   // the whole step: dp sums the replicas' into the model's; ddp all-reduces them in buckets

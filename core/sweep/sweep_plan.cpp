@@ -65,6 +65,13 @@ SweepSetup prepare_sweep(const SweepRequest& request) {
   setup.trials = setup.spec.expand();
   setup.base = resolve_experiment(file);
   setup.folder = fs::path(setup.base.experiment.output) / setup.base.experiment.name / "sweep";
+  {
+    // A plugin's task is known by name once its plugin is loaded: the schedule names its metric.
+    SearchOptions search;
+    search.cli_paths = request.plugin_paths;
+    for (const auto& p : setup.base.plugins.paths) search.experiment_paths.emplace_back(p);
+    adopt_plugin_tasks(PluginHost(search));
+  }
   setup.schedule = resolve_rung_schedule(setup.spec.scheduler, setup.base);
   if (setup.schedule.kind != SweepScheduler::none)
     for (const auto& axis : setup.spec.axes)

@@ -31,16 +31,17 @@ class PluginTask : public SpecifiedTask {
   at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets) const override {
     return functions_->loss(outputs, targets);
   }
+  at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const override {
+    return functions_->loss(outputs, targets, more);
+  }
 
   std::int64_t statistics_size(Pass pass) const override { return functions_->statistics_size(pass_of(pass)); }
 
   at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
-    at::Tensor batch = functions_->statistics(pass_of(pass), outputs, targets);
-    const std::int64_t expected = statistics_size(pass);
-    if (!batch.defined() || batch.dim() != 1 || batch.size(0) != expected)
-      throw Error(who() + "statistics() gave " + (batch.defined() ? shape_text(batch.sizes()) : std::string("no tensor")) +
-                  " for a pass whose statistics_size() is " + std::to_string(expected) + " (a 1-D tensor of that size)");
-    return batch;
+    return checked(pass, outputs, functions_->statistics(pass_of(pass), outputs, targets));
+  }
+  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const override {
+    return checked(pass, outputs, functions_->statistics(pass_of(pass), outputs, targets, more));
   }
 
   std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals, double samples) const override {
@@ -57,6 +58,18 @@ class PluginTask : public SpecifiedTask {
   void to(c10::Device device) override { functions_->to(device); }
 
  private:
+  // A batch's statistics as the loop sums them: 1-D, statistics_size(pass) long, where the outputs are.
+  at::Tensor checked(Pass pass, const at::Tensor& outputs, const at::Tensor& batch) const {
+    const std::int64_t expected = statistics_size(pass);
+    if (!batch.defined() || batch.dim() != 1 || batch.size(0) != expected)
+      throw Error(who() + "statistics() gave " + (batch.defined() ? shape_text(batch.sizes()) : std::string("no tensor")) +
+                  " for a pass whose statistics_size() is " + std::to_string(expected) + " (a 1-D tensor of that size)");
+    if (batch.device() != outputs.device() || !at::isFloatingType(batch.scalar_type()))
+      throw Error(who() + "statistics() gave a " + std::string(c10::toString(batch.scalar_type())) + " tensor on " +
+                  batch.device().str() + " for outputs on " + outputs.device().str() + " (floats, on the outputs' device)");
+    return batch;
+  }
+
   std::string who() const { return "task '" + name() + "' of plugin '" + plugin_ + "': "; }
 
   std::string plugin_;

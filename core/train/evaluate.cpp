@@ -24,13 +24,16 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, 
   at::Tensor statistics = at::zeros({task.statistics_size(Pass::evaluation)}, sums);
   std::int64_t seen = 0;
   while (auto batch = batches.next()) {
+    at::Tensor outputs;
     TensorMap more;
     {
       const AutocastScope autocast = precision.autocast();
-      more = strategy.outputs(*batch, /*training=*/false);
+      if (batch->fields.empty())
+        outputs = strategy.evaluate(batch->inputs);
+      else
+        more = strategy.outputs(*batch, /*training=*/false, outputs);
     }
-    const at::Tensor outputs = more.at("output").to(at::kFloat);
-    more.erase("output");
+    outputs = outputs.to(at::kFloat);
     const std::int64_t n = batch->targets.size(0);
     loss_sum += task.loss(outputs, batch->targets, more) * double(n);  // each batch's mean, weighted by its samples
     statistics += task.statistics(Pass::evaluation, outputs, batch->targets, more);

@@ -62,9 +62,7 @@ StepOutput TrainStep::forward_and_loss(const data::Batch& batch, bool synced) {
     return out;
   }
   // Named fields: never recorded in a graph (GraphConditions), so always synced here.
-  out.more = strategy_.outputs(batch, /*training=*/true);
-  out.logits = out.more.at("output");
-  out.more.erase("output");
+  out.more = strategy_.outputs(batch, /*training=*/true, out.logits);
   out.loss = task_.loss(out.logits, batch.targets, out.more);
   return out;
 }

@@ -67,6 +67,12 @@ std::vector<Video> read_split(const fs::path& root, const std::string& split, co
     if (row.fields.size() <= std::max({number, translator, gloss}))
       throw std::runtime_error(where + ": " + std::to_string(row.fields.size()) + " fields, fewer than the header's");
     Video v;
+    for (const std::size_t c : {translator, number}) {
+      const std::string part = trimmed(row.fields[c]);
+      if (part.empty() || part == "." || part == ".." || part.find('/') != std::string::npos)
+        throw std::runtime_error(where + ": '" + part + "' in column '" + trimmed(rows[0].fields[c]) +
+                                 "' is not a folder name (a video's frames are in video/<split>/<Translator>/<Number>/)");
+    }
     v.folder = root / "video" / split / trimmed(row.fields[translator]) / trimmed(row.fields[number]);
     v.glosses = split_glosses(row.fields[gloss], o.gloss_separator);
     if (v.glosses.empty()) throw std::runtime_error(where + ": no glosses in its Gloss field");
@@ -107,6 +113,7 @@ std::int64_t read_clip(const Video& v, const CeCslOptions& o, std::uint8_t* out)
   for (std::int64_t i = 0; i < o.frames; ++i) {
     const fs::path& file = files[frame_for_slot(i, o.frames, files.size())];
     std::ifstream in(file, std::ios::binary);
+    if (!in) throw std::runtime_error(file.string() + ": cannot be read");
     const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     plugtrain::data::Image image = plugtrain::data::decode_image(bytes.data(), bytes.size(), file.string());
     if (image.width != o.width || image.height != o.height)

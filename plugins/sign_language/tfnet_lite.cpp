@@ -45,8 +45,13 @@ class TfnetLite final : public plugtrain::Model {
     const torch::Tensor x = steps(batch.at("input"));
     const auto given = batch.find("input_lengths");
     if (given == batch.end()) return {{"output", fc_->forward(std::get<0>(lstm_->forward(x)))}};
+    const torch::Tensor frames = given->second.to(torch::kCPU, torch::kLong);
+    if (frames.max().item<std::int64_t>() > frames_)
+      throw std::invalid_argument("tfnet_lite: a clip of " + std::to_string(frames.max().item<std::int64_t>()) +
+                                  " frames, more than model.frames = " + std::to_string(frames_) +
+                                  " (set [dataset] frames and model.frames alike)");
     // K5-P2 halves the steps; every clip keeps at least one.
-    const torch::Tensor lengths = given->second.div(2, "floor").clamp(1, x.size(1)).to(torch::kCPU, torch::kLong);
+    const torch::Tensor lengths = frames.div(2, "floor").clamp_min(1);
     namespace rnn = torch::nn::utils::rnn;
     const rnn::PackedSequence packed = rnn::pack_padded_sequence(x, lengths, /*batch_first=*/true, /*enforce_sorted=*/false);
     const torch::Tensor read = std::get<0>(rnn::pad_packed_sequence(std::get<0>(lstm_->forward_with_packed_input(packed)),

@@ -25,7 +25,8 @@ class Focal final : public plugtrain::TaskFunctions {
   torch::Tensor loss(const torch::Tensor& outputs, const torch::Tensor& targets) const override {
     check(outputs, targets);
     const torch::Tensor log_pt = log_probability_of_target(outputs, targets);
-    return (-torch::pow(1 - log_pt.exp(), gamma_) * log_pt).mean();
+    // (1 - p_t) kept above 0: the gradient of x^gamma at 0 is infinite for gamma < 1.
+    return (-torch::pow((1 - log_pt.exp()).clamp_min(1e-12), gamma_) * log_pt).mean();
   }
 
   // Training: [correct]. Evaluation: [correct, sum of -log p_t, then per class the correct

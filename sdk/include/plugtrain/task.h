@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ struct TaskData {
   std::vector<std::string> class_names;    // empty, or one per class
 };
 
+// A model's outputs beside "output", by name (the same type as model.h's TensorMap).
+using TaskOutputs = std::map<std::string, torch::Tensor>;
+
 // One run's task, made by the spec's factory. Every call may run on any device the run trains on;
 // none may read a tensor back to the host except where the spec says so (loss_waits_for_host).
 class TaskFunctions {
@@ -77,6 +81,18 @@ class TaskFunctions {
 
   // Moves what the loss keeps (weights, say) to the training device, once, before the first step.
   virtual void to(torch::Device device) { (void)device; }
+
+  // The same as loss and statistics, with the model's other named outputs (model.h,
+  // Model::forward_fields), such as "output_lengths"; by default they are not read.
+  virtual torch::Tensor loss(const torch::Tensor& outputs, const torch::Tensor& targets, const TaskOutputs& more) const {
+    (void)more;
+    return loss(outputs, targets);
+  }
+  virtual torch::Tensor statistics(TaskPass pass, const torch::Tensor& outputs, const torch::Tensor& targets,
+                                   const TaskOutputs& more) const {
+    (void)more;
+    return statistics(pass, outputs, targets);
+  }
 };
 
 // Builds a run's task for its data; throws std::exception with one line naming the option
@@ -99,8 +115,9 @@ struct TaskSpec {
 class TaskRegistry {
  public:
   virtual ~TaskRegistry() = default;
-  // Rules as for models (options.h); a rule naming no option, a task without metrics, or a name
-  // a built-in task has, makes the plugin fail to load.
+  // Rules as for models (options.h); a rule naming no option, a task without metrics or an
+  // option called "name" makes the plugin fail to load. A built-in task's name wins over a
+  // plugin's (`plugtrain tasks` says so).
   virtual void add(TaskSpec spec, std::vector<OptionRule> rules) = 0;
 };
 
