@@ -60,6 +60,15 @@ TEST_F(SignLanguageTest, TfnetLiteLearnsTheGlossesOfCeCslVideos) {
             << "[ figures  ] final test cer " << s["final_test_cer"] << ", sequence accuracy " << s["final_test"]["sequence_accuracy"] << "\n";
 }
 
+// The clips' lengths are sharded with their clips: two ddp processes learn the glosses too.
+TEST_F(SignLanguageTest, TfnetLiteLearnsUnderDdpWithEachClipsLength) {
+  const testing::ProcessResult r = plugtrain("run " + example("--set backend.devices=2 --set train.epochs=12 --no-cache"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("ddp: started 2 worker processes"), std::string::npos) << r.out;
+  const nlohmann::json s = nlohmann::json::parse(slurp(dir_ / "runs" / "ce-csl-tfnet-lite" / "version_0" / "summary.json"));
+  EXPECT_LT(s["final_test_cer"].get<double>(), 0.2) << r.out;
+}
+
 TEST_F(SignLanguageTest, DataDescribesTheSetWithItsGlosses) {
   const testing::ProcessResult r = plugtrain("data " + example());
   ASSERT_EQ(r.exit_code, 0) << r.out;

@@ -81,7 +81,7 @@ void write_summary(const Experiment& e, RunResult& result, std::int64_t paramete
         << (outputs.checkpoints.empty() ? std::string(": no checkpoint written (checkpoint.save = \"none\")")
                                         : ": checkpoint " + (outputs.checkpoints / "last.ckpt").string() +
                                               "\nresume with: plugtrain run " + e.source + " --resume last")
-        << "\n";
+        << std::endl;  // now: a scheduler's SIGKILL may follow its SIGTERM before the exit would flush it
     return;
   }
   if (s.stopped_early) log << s.stop_reason << "\n";
