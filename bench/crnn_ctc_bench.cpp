@@ -19,12 +19,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "bench_stats.h"
+#include "default_run.h"
 #include "plugins/plugin_host.h"
 #include "python_peer.h"
 #include "run/step_bench.h"
@@ -95,9 +95,8 @@ int main() {
   else
     devices.push_back({"cuda", 200, 20});
 
-  const fs::path dir = fs::temp_directory_path() / "plugtrain_crnn_ctc_bench", file = dir / "crnn.toml";
-  fs::create_directories(dir);
-  std::ofstream(file) << kExperiment;
+  const bench::ExperimentFile experiment("crnn_ctc_bench", kExperiment);
+  const fs::path& file = experiment.path();
   bench::PythonPeer peer("crnn_ctc_peer.py", {"--threads", std::to_string(at::get_num_threads()), "--batch",
                                               std::to_string(kBatch)});
   std::printf("%d intra-op threads; python peer: %s\n", at::get_num_threads(),
@@ -151,6 +150,5 @@ int main() {
   }
   if (ours != kCrnnParameters) rc = 1;
   std::printf("%s\n", rc ? "  MISMATCH" : "  (equal)");
-  fs::remove_all(dir);
   return rc;
 }

@@ -35,10 +35,9 @@ void list_tasks(const std::vector<std::filesystem::path>& paths) {
   }
   for (const std::string& s : host.tasks().shadowed()) std::cout << "note: " << s << "\n";
   for (const RegisteredTask& t : host.tasks().all())
-    if (find_task(t.spec.name)->plugin != t.plugin)
+    if (const std::string& winner = find_task(t.spec.name)->plugin; winner != t.plugin)
       std::cout << "note: task '" << t.spec.name << "' from plugin '" << t.plugin << "' is shadowed by the "
-                << (find_task(t.spec.name)->plugin.empty() ? std::string("built-in task") : "plugin '" + find_task(t.spec.name)->plugin + "'")
-                << "\n";
+                << (winner.empty() ? std::string("built-in task") : "plugin '" + winner + "'") << "\n";
   for (const std::string& f : host.load_failures("tasks")) std::cout << "note: " << f << "\n";
 }
 
