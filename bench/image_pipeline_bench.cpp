@@ -36,7 +36,7 @@
 
 #include "bench_stats.h"
 #include "data/batch_loader.h"
-#include "data/image_folder.h"
+#include "readers/image_folder.h"
 #include "python_peer.h"
 #include "support/image_data.h"
 

@@ -26,6 +26,8 @@
 
 #include "bench_stats.h"
 #include "data/dataset.h"
+#include "readers/idx_dataset.h"
+#include "readers/synthetic.h"
 #include "default_run.h"
 #include "plugins/plugin_host.h"
 #include "train/trainer.h"

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "data/cifar.h"
+#include "readers/cifar.h"
 #include "data/data_error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "data/data_error.h"
-#include "data/idx_reader.h"
+#include "readers/idx_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::string path = "/tmp/plugtrain-fuzz-" + std::to_string(::getpid()) + "-idx";

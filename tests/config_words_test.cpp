@@ -29,7 +29,6 @@ std::set<std::string> configuration_words() {
   std::set<std::string> words = {"auto", "default"};
   add_words<BackendSelect>(words);
   add_words<Strategy>(words);
-  add_words<DatasetKind>(words);
   add_words<CifarLabels>(words);
   add_words<ImageCache>(words);
   add_words<Normalize>(words);

@@ -12,6 +12,7 @@
 #include "data/batch_loader.h"
 #include "data/data_error.h"
 #include "data/device_resident.h"
+#include "readers/synthetic.h"
 
 namespace plugtrain::data {
 namespace {

@@ -17,6 +17,7 @@
 #include <torch/optim/adam.h>
 
 #include "data/dataset.h"
+#include "readers/synthetic.h"
 #include "support/experiment_folder.h"
 #include "train/fused_optimizers.h"
 #include "train/graph_step.h"

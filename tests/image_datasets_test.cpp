@@ -11,9 +11,10 @@
 #include <gtest/gtest.h>
 
 #include "data/batch_loader.h"
-#include "data/cifar.h"
-#include "data/image_folder.h"
+#include "readers/cifar.h"
+#include "readers/image_folder.h"
 #include "data/load_dataset.h"
+#include "plugins/plugin_host.h"
 #include "support/data_errors.h"
 #include "support/image_data.h"
 #include "support/temp_dir.h"
@@ -197,11 +198,68 @@ TEST(TinyImageNet, LayoutWithSortedWnidsWordsAndValAnnotations) {
             (tmp.path() / "val" / "val_annotations.txt").string() + ":9: class 'n12345678' is not in wnids.txt");
 }
 
+// A data set of the bundled datasets plugin, found as a run finds it (beside the executable).
+const RegisteredDataset& bundled_dataset(const std::string& name) {
+  static const PluginHost host{SearchOptions{}};
+  const RegisteredDataset* d = host.datasets().find(name);
+  if (!d) throw std::runtime_error("the bundled datasets plugin has no data set '" + name + "'");
+  return *d;
+}
+
+DataOptions options_for(const RegisteredDataset& d) {
+  DataOptions o;
+  o.dataset = &d.spec;
+  o.reader = &d.reader;
+  o.plugin = d.plugin;
+  std::map<std::string, OptionValue> defaults;
+  for (const auto& option : d.spec.options) defaults[option.name] = option.default_value;
+  o.dataset_options = Options(defaults);
+  return o;
+}
+
+TEST(LoadDataset, TheBundledReadersComeFromTheDatasetsPlugin) {
+  for (const char* name : {"fashion-mnist", "mnist", "cifar10", "cifar100", "image-folder", "tiny-imagenet", "synthetic"})
+    EXPECT_EQ(bundled_dataset(name).plugin, "datasets") << name;
+  TempDir tmp;
+  plugtrain::testing::write_cifar10(tmp.path(), 20, 10);
+  DataOptions o = options_for(bundled_dataset("cifar10"));
+  o.path = tmp.path();
+  const LoadedData read = load_dataset(o);
+  const DatasetPair direct = load_cifar(tmp.path(), CifarKind::cifar10);
+  EXPECT_TRUE(read.data.train.images.equal(direct.train.images));
+  EXPECT_TRUE(read.data.test.labels.equal(direct.test.labels));
+  EXPECT_EQ(read.source, "cifar10 from " + tmp.path().string());
+  // A reader's errors name the data set and its plugin, then the file.
+  o.path = tmp.path() / "missing";
+  EXPECT_EQ(data_error_of([&] { load_dataset(o); }).rfind("data set 'cifar10' (plugin 'datasets'): ", 0), 0u);
+}
+
+TEST(LoadDataset, AnImageFolderTooLargeToCacheIsDecodedOnDemandThroughThePlugin) {
+  TempDir tmp;
+  plugtrain::testing::write_image_folder(tmp.path(), 3, 4, 2);
+  DataOptions o = options_for(bundled_dataset("image-folder"));
+  o.path = tmp.path();
+  o.image_size = 16;
+  o.cache = ImageCache::none;
+  const LoadedData lazy = load_dataset(o);
+  EXPECT_FALSE(lazy.cached);
+  EXPECT_FALSE(lazy.data.train.images.defined());
+  ASSERT_TRUE(bool(lazy.data.train.decode));
+  o.cache = ImageCache::memory;
+  const LoadedData cached = load_dataset(o);
+  ASSERT_TRUE(cached.cached);
+  EXPECT_EQ(lazy.test_split, "val");
+  // The sample the loader decodes on demand is the one the cache holds.
+  at::Tensor pixels = at::empty({3, 16, 16}, at::TensorOptions().dtype(at::kByte));
+  lazy.data.train.decode(1, pixels.data_ptr<uint8_t>());
+  EXPECT_TRUE(pixels.equal(cached.data.train.images[1]));
+  EXPECT_NE(cached.notes.front().find("decoded "), std::string::npos) << cached.notes.front();
+}
+
 TEST(LoadDataset, NormalisationFromTheTrainingSetGivenOrNone) {
   TempDir tmp;
   plugtrain::testing::write_cifar10(tmp.path(), 20, 10);
-  DataOptions o;
-  o.dataset = DatasetKind::cifar10;
+  DataOptions o = options_for(bundled_dataset("cifar10"));
   o.path = tmp.path();
   const LoadedData stats = load_dataset(o);
   const at::Tensor unit = stats.data.train.images.to(at::kDouble).div(255.0);

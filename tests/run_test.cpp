@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -148,6 +149,35 @@ TEST_F(RunTest, MissingDataFolderIsNamedBeforeAnyWork) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find(exp.string() + ":4:8: data.path '/no/such/folder' does not exist"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("epoch"), std::string::npos) << r.out;
+}
+
+TEST_F(RunTest, SyntheticDataIsTheDatasetsPluginsWhicheverWayItsOptionsAreWritten) {
+  // The [data] spelling (data.synthetic_*) and the data set's own [dataset] keys reach the bundled
+  // plugin's synthetic data set alike.
+  std::string dataset_table = kSynthetic;
+  for (const std::string key : {"synthetic_shape = [1, 8, 8]\n", "synthetic_classes = 4\n", "synthetic_train_size = 800\n",
+                                "synthetic_test_size = 200\n"})
+    dataset_table.erase(dataset_table.find(key), key.size());
+  dataset_table += "\n[dataset]\nshape = [1, 8, 8]\nclasses = 4\ntrain_size = 300\ntest_size = 200\n";
+  auto written = run(write("dataset_table.toml", dataset_table), "--set train.epochs=1");
+  ASSERT_EQ(written.exit_code, 0) << written.out;
+  EXPECT_NE(written.out.find("data: synthetic, 300 training and 200 test samples"), std::string::npos) << written.out;
+  auto old_keys = run(write("data_keys.toml", kSynthetic), "--set train.epochs=1 --set data.synthetic_train_size=300");
+  ASSERT_EQ(old_keys.exit_code, 0) << old_keys.out;
+  EXPECT_NE(old_keys.out.find("data: synthetic, 300 training and 200 test samples"), std::string::npos) << old_keys.out;
+
+  // Both at once must agree; the data set's own rules hold whichever way.
+  auto both = run(write("both.toml", dataset_table), "--set data.synthetic_train_size=400");
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+  EXPECT_NE(both.out.find("--set data.synthetic_train_size: data.synthetic_train_size = 400 and dataset.train_size = 300 "
+                          "set the same option; keep one"),
+            std::string::npos)
+      << both.out;
+  auto shape = run(write("shape.toml", dataset_table), "--set dataset.shape=[8,8]");
+  EXPECT_EQ(shape.exit_code, 2) << shape.out;
+  EXPECT_NE(shape.out.find("dataset.shape"), std::string::npos) << shape.out;
+  const auto folders = std::distance(fs::directory_iterator(dir_ / "runs" / "synthetic"), fs::directory_iterator{});
+  EXPECT_EQ(folders, 2) << "a run folder for each of the two runs, none for the refused experiments";
 }
 
 TEST_F(RunTest, UnknownModelAndUnknownModelOptionAreNamed) {

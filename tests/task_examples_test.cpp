@@ -77,7 +77,10 @@ TEST_F(TaskExampleTest, DataListsThePluginsDataSetsAndDescribesOne) {
   const auto list = plugtrain("data --list");
   EXPECT_EQ(list.exit_code, 0) << list.out;
   for (const char* name : {"fashion-mnist-strips  (fashion_mnist_tasks)", "fashion-mnist-pairs", "fashion-mnist-rotation",
-                           "fashion-mnist-masks", "max_items : int = 8"})
+                           "fashion-mnist-masks", "max_items : int = 8",
+                           // The built-in data sets are the bundled datasets plugin's, listed the same way.
+                           "fashion-mnist  (datasets)", "cifar100  (datasets)", "label : string = \"fine\"",
+                           "synthetic  (datasets)", "targets: what the run's task learns", "shape : int list = [1, 28, 28]"})
     EXPECT_NE(list.out.find(name), std::string::npos) << name << "\n" << list.out;
   const fs::path example = fs::path(PLUGTRAIN_SOURCE_DIR) / "examples" / "fashion_mnist_strips_crnn.toml";
   const auto described = plugtrain("data " + shell_quote(example.string()) +

@@ -13,6 +13,7 @@
 #include <torch/optim/sgd.h>
 
 #include "data/dataset.h"
+#include "readers/synthetic.h"
 #include "strategy/single_device.h"
 #include "task/task_registry.h"
 #include "support/run_process.h"

@@ -13,13 +13,12 @@ namespace plugtrain::cli {
 namespace {
 
 const char* targets_text(DatasetTargets targets) {
+  if (targets == DatasetTargets::as_task) return "what the run's task learns";
   const auto kind = data::target_kind_of(targets);
   return kind ? data::describe(*kind) : "?";
 }
 
 void list_datasets(const std::vector<std::filesystem::path>& paths) {
-  std::cout << "built in: " << join(choice_words<DatasetKind>()) << " (" << data::describe(data::TargetKind::class_index)
-            << "; synthetic: any task's targets)\n";
   SearchOptions search;
   search.cli_paths = paths;
   const PluginHost host(search);
@@ -48,7 +47,7 @@ void add_data_command(CLI::App& app) {
       "data", "Show what an experiment's [data] table resolves to: splits, classes, sample shape, normalisation, cache");
   cmd->add_option("experiment", args->experiment, "Experiment file (TOML)");
   cmd->add_flag("--list", args->list,
-                "List every data set data.dataset can name: the built-in readers and those plugins register, "
+                "List every data set data.dataset can name: the bundled datasets plugin's and those other plugins register, "
                 "with their targets and [dataset] options");
   add_plugin_path_option(*cmd, args->paths);
   cmd->add_option("--set", args->overrides, "Override a key, e.g. --set data.augmentation='[\"rotation\"]'");

@@ -16,7 +16,6 @@
 namespace plugtrain {
 
 enum class BackendSelect { priority, fastest };
-enum class DatasetKind { fashion_mnist, mnist, cifar10, cifar100, image_folder, tiny_imagenet, synthetic };
 enum class CifarLabels { fine, coarse };
 enum class ImageCache { memory, none };  // data.cache; "auto": memory when the images fit
 enum class Normalize { dataset, none };
@@ -49,10 +48,6 @@ template <class E> struct ChoiceWords;
 PLUGTRAIN_CHOICE_WORDS(ResumeKeyword, {ResumeKeyword::last, "last"}, {ResumeKeyword::automatic, "auto"});
 PLUGTRAIN_CHOICE_WORDS(BackendSelect, {BackendSelect::priority, "priority"}, {BackendSelect::fastest, "fastest"});
 PLUGTRAIN_CHOICE_WORDS(Strategy, {Strategy::single, "single"}, {Strategy::dp, "dp"}, {Strategy::ddp, "ddp"});
-PLUGTRAIN_CHOICE_WORDS(DatasetKind, {DatasetKind::fashion_mnist, "fashion-mnist"}, {DatasetKind::mnist, "mnist"},
-                       {DatasetKind::cifar10, "cifar10"}, {DatasetKind::cifar100, "cifar100"},
-                       {DatasetKind::image_folder, "image-folder"}, {DatasetKind::tiny_imagenet, "tiny-imagenet"},
-                       {DatasetKind::synthetic, "synthetic"});
 PLUGTRAIN_CHOICE_WORDS(CifarLabels, {CifarLabels::fine, "fine"}, {CifarLabels::coarse, "coarse"});
 PLUGTRAIN_CHOICE_WORDS(ImageCache, {ImageCache::memory, "memory"}, {ImageCache::none, "none"});
 PLUGTRAIN_CHOICE_WORDS(Normalize, {Normalize::dataset, "dataset"}, {Normalize::none, "none"});

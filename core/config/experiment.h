@@ -66,9 +66,8 @@ struct AugmentConfig {  // the [data] keys of the augmentations
 
 struct DataConfig {  // [data]
   std::string dataset_name = "fashion-mnist";  // as written; data.dataset
-  // A built-in reader, or nullopt: a data set a plugin registers under dataset_name, whose own
-  // options are the [dataset] table (checked against its schema by run/validate).
-  std::optional<DatasetKind> dataset = DatasetKind::fashion_mnist;
+  // The data set's own options: the [dataset] table, checked against the schema of the data set
+  // a plugin registers under dataset_name (the bundled ones too) by run/validate.
   Options dataset_options;
   std::string path = "/usr/share/datasets/fashion-mnist";
   std::optional<std::int64_t> batch_size = 100;  // per device (per rank); nullopt: "auto", the plan searches

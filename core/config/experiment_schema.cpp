@@ -64,20 +64,13 @@ const std::vector<ConfigKey>& experiment_schema() {
           "what is learnt and measured: classification (default), multilabel, regression, segmentation or sequence "
           "(`plugtrain tasks`); other [task] keys are its options"),
 
-      [] {
-        ConfigKey k = key("data.dataset", field(&E::data, &DataConfig::dataset_name),
-                          "fashion-mnist, mnist (IDX files), cifar10, cifar100 (binary version), image-folder, "
-                          "tiny-imagenet, synthetic, or a data set a plugin registers (`plugtrain data --list`; its "
-                          "options are the [dataset] table)");
-        k.store = [store = k.store](Experiment& e, const ConfigValue& v) {
-          store(e, v);
-          e.data.dataset = choice_named<DatasetKind>(e.data.dataset_name);
-        };
-        return k;
-      }(),
+      key("data.dataset", field(&E::data, &DataConfig::dataset_name),
+          "a data set a plugin registers, the bundled datasets plugin's included: fashion-mnist, mnist (IDX files), "
+          "cifar10, cifar100 (binary version), image-folder, tiny-imagenet, synthetic (`plugtrain data --list`; its "
+          "options are the [dataset] table)"),
       resumable(key("data.path", field(&E::data, &DataConfig::path),
                     "the data set's folder (cifar10/100: also the official .tar.gz archive itself)")),
-      choice_key<CifarLabels>("data.label", field(&E::data, &DataConfig::label), "cifar100: fine (100 classes) or coarse (20 superclasses)"),
+      choice_key<CifarLabels>("data.label", field(&E::data, &DataConfig::label), "cifar100: fine (100 classes) or coarse (20 superclasses); the same as [dataset] label"),
       key("data.image_size", field(&E::data, &DataConfig::image_size),
           "image-folder, tiny-imagenet: side of the square samples the images are resized to (0: 64)", at_least(0)),
       resumable(choice_or_auto_key<ImageCache>("data.cache", field(&E::data, &DataConfig::cache),
@@ -140,10 +133,10 @@ const std::vector<ConfigKey>& experiment_schema() {
           between(0, 1)),
       key("data.train_subset", field(&E::data, &DataConfig::train_subset), "use only the first N training samples (0: all)", at_least(0)),
       resumable(key("data.test_subset", field(&E::data, &DataConfig::test_subset), "use only the first N test samples (0: all)", at_least(0))),
-      key("data.synthetic_shape", field(&E::data, &DataConfig::synthetic_shape), "synthetic: sample shape [C, H, W]", all_positive()),
-      key("data.synthetic_classes", field(&E::data, &DataConfig::synthetic_classes), "synthetic: number of classes", at_least(2)),
-      key("data.synthetic_train_size", field(&E::data, &DataConfig::synthetic_train_size), "synthetic: training samples", greater_than(0)),
-      key("data.synthetic_test_size", field(&E::data, &DataConfig::synthetic_test_size), "synthetic: test samples", greater_than(0)),
+      key("data.synthetic_shape", field(&E::data, &DataConfig::synthetic_shape), "synthetic: sample shape [C, H, W]; the same as [dataset] shape", all_positive()),
+      key("data.synthetic_classes", field(&E::data, &DataConfig::synthetic_classes), "synthetic: number of classes; the same as [dataset] classes", at_least(2)),
+      key("data.synthetic_train_size", field(&E::data, &DataConfig::synthetic_train_size), "synthetic: training samples; the same as [dataset] train_size", greater_than(0)),
+      key("data.synthetic_test_size", field(&E::data, &DataConfig::synthetic_test_size), "synthetic: test samples; the same as [dataset] test_size", greater_than(0)),
 
       choice_key<OptimizerName>("optim.name", field(&E::optim, &OptimConfig::name), "sgd, adam, adamw, rmsprop or lion"),
       resumable(choice_or_auto_key<OptimizerImpl>("optim.impl", field(&E::optim, &OptimConfig::impl),

@@ -1,6 +1,5 @@
-// In-memory data sets: MNIST-style IDX folders, seeded synthetic data, label noise, subsets.
-// Image data sets (CIFAR, image folders) have their own readers (cifar.h, image_folder.h);
-// all give the same Dataset.
+// The host's in-memory data set, whatever plugin read it (the bundled readers are
+// plugins/datasets): its normalisation statistics, label noise, subsets.
 #pragma once
 
 #include <cstdint>
@@ -61,31 +60,9 @@ struct DatasetPair {
   Dataset train, test;
 };
 
-// Reads train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte and
-// t10k-labels-idx1-ubyte (each plain or with .gz) from folder. Images stay bytes (N,1,H,W).
-// Throws DataError.
-// num_classes > 0: the data set's own number of classes (10 for MNIST and Fashion-MNIST); a
-// label outside it is a DataError naming the file, the sample and the label, rather than
-// silently another number of classes. 0: the largest label + 1.
-DatasetPair load_idx_dataset(const std::filesystem::path& folder, int64_t num_classes = 0);
-
 // Per-channel mean and population std of byte images (N,C,H,W) on the [0, 1] scale, exact
 // (from one 256-bin histogram per channel). A constant channel gets std 1: centred only.
 Normalization byte_statistics(const at::Tensor& images);
-
-// A learnable data set, identical for the same arguments: one fixed random prototype per
-// class plus gaussian noise, normalised with the training set's mean and std (float images).
-// `targets` says what is learnt from an image:
-//   class_index  its class;
-//   multi_hot    the (one or two) classes whose prototypes were added to it;
-//   real         u in [0, 1) (N,1), by which a fixed pattern was added to it (scaled to [-2, 2));
-//   pixel_class  per pixel, its class + 1 where the prototype's first channel is positive, else
-//                0 (num_classes + 1 classes);
-//   sequence     a strip: the width is W / H slots of H x H; the first 1 to all of them hold a
-//                class's prototype (its first H columns) each, the rest noise; the classes in
-//                order, padded with -1.
-DatasetPair make_synthetic(std::vector<int64_t> sample_shape, int64_t num_classes, int64_t train_size,
-                           int64_t test_size, uint64_t seed, TargetKind targets = TargetKind::class_index);
 
 // Gives exactly round(p*N) samples of d, chosen by a permutation seeded with seed, a
 // different random class. Returns how many labels changed. d.labels is replaced by a new

@@ -12,10 +12,8 @@ std::array<double, 2> pair_of(const std::vector<double>& v, std::array<double, 2
 
 DataOptions data_options(const Experiment& e) {
   DataOptions o;
-  o.dataset = e.data.dataset.value_or(DatasetKind::synthetic);  // a plugin's: the caller sets plugin_dataset
-  o.dataset_options = e.data.dataset_options;
+  o.dataset_options = e.data.dataset_options;  // the data set itself: the caller sets it from the plugins
   o.path = e.data.path;
-  o.label = e.data.label;
   o.image_size = e.data.image_size;
   o.cache = e.data.cache;
   // Decoding a cache happens before training: every core unless data.workers says otherwise.
@@ -24,10 +22,6 @@ DataOptions data_options(const Experiment& e) {
   o.normalize = e.data.normalize;
   o.mean = e.data.mean;
   o.std = e.data.std;
-  o.synthetic_shape = e.data.synthetic_shape;
-  o.synthetic_classes = e.data.synthetic_classes;
-  o.synthetic_train_size = e.data.synthetic_train_size;
-  o.synthetic_test_size = e.data.synthetic_test_size;
   o.seed = static_cast<uint64_t>(e.experiment.seed);
   return o;
 }

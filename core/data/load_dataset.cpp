@@ -1,62 +1,16 @@
 #include "data/load_dataset.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include <ATen/ATen.h>
 
-#include "data/cifar.h"
 #include "data/data_error.h"
-#include "data/image_folder.h"
 #include "data/plugin_dataset.h"
 #include "util/format.h"
 
 namespace plugtrain::data {
 
 namespace {
-
-std::string mib(int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
-  return text;
-}
-
-LoadedData load_images(const DataOptions& o, bool tiny_imagenet) {
-  const ImageList list = tiny_imagenet ? scan_tiny_imagenet(o.path) : scan_image_folder(o.path);
-  DecodeSettings settings;
-  settings.image_size = o.image_size > 0 ? o.image_size : 64;
-  settings.threads = o.decode_threads;
-  settings.skip_bad = o.skip_bad;
-  const int64_t bytes = decoded_bytes(int64_t(list.train.size() + list.test.size()), settings.image_size);
-  const int64_t available = available_memory_bytes();
-  settings.in_memory = o.cache == ImageCache::memory || (!o.cache && (available == 0 || bytes <= available / 2));
-
-  LoadedData loaded;
-  loaded.source = std::string(word_of(o.dataset)) + " from " + o.path.string();
-  loaded.test_split = list.test_split;
-  loaded.cached = settings.in_memory;
-  DecodeReport train_report, test_report;
-  loaded.data.train = image_dataset(list.train, list.class_names, settings, &train_report);
-  loaded.data.test = image_dataset(list.test, list.class_names, settings, &test_report);
-  if (settings.in_memory) {
-    const int64_t decoded = train_report.decoded + test_report.decoded;
-    const double seconds = train_report.seconds + test_report.seconds;
-    loaded.notes.push_back("decoded " + std::to_string(decoded) + " images to " +
-                           std::to_string(settings.image_size) + "x" + std::to_string(settings.image_size) + " in " +
-                           fixed(seconds, 1) + " s (" + fixed(seconds > 0 ? double(decoded) / seconds : 0.0, 0) +
-                           " images/s on " + std::to_string(train_report.threads) + " threads); cache " +
-                           mib(bytes) + " in memory");
-  } else {
-    loaded.notes.push_back(o.cache == ImageCache::none ? "cache none: the loader decodes every epoch"
-                                             : "cache none (" + mib(bytes) + " decoded would not fit in half of " +
-                                                   mib(available) + " available): the loader decodes every epoch");
-  }
-  for (const auto* r : {&train_report, &test_report})
-    if (r->skipped > 0)
-      loaded.notes.push_back("skipped " + std::to_string(r->skipped) + " images that cannot be decoded (data.skip_bad); "
-                             "the first: " + r->first_skipped);
-  return loaded;
-}
 
 // The mean/std the loader normalises with, as the experiment asks.
 void set_normalization(LoadedData& loaded, const DataOptions& o) {
@@ -108,37 +62,8 @@ std::string channel_text(const std::vector<double>& values) {
 }
 
 LoadedData load_dataset(const DataOptions& o) {
-  LoadedData loaded;
-  const std::string name = word_of(o.dataset);  // as the file names it
-  if (o.plugin_dataset) {
-    loaded = load_plugin_dataset(*o.plugin_dataset, o.plugin_fields_factory, o.plugin, o.dataset_options,
-                                 {o.path.string(), o.seed});
-    set_normalization(loaded, o);
-    return loaded;
-  }
-  switch (o.dataset) {
-    case DatasetKind::synthetic:
-      loaded.data = make_synthetic(o.synthetic_shape, o.synthetic_classes, o.synthetic_train_size,
-                                   o.synthetic_test_size, o.seed, o.synthetic_targets);
-      loaded.source = name;
-      break;
-    case DatasetKind::fashion_mnist:
-    case DatasetKind::mnist:
-      loaded.data = load_idx_dataset(o.path, /*num_classes=*/10);
-      loaded.source = name + " from " + o.path.string();
-      break;
-    case DatasetKind::cifar10:
-    case DatasetKind::cifar100: {
-      const bool ten = o.dataset == DatasetKind::cifar10;
-      loaded.data = load_cifar(o.path, ten ? CifarKind::cifar10 : CifarKind::cifar100, o.label);
-      loaded.source = name + (ten ? "" : std::string(" (") + word_of(o.label) + " labels)") + " from " + o.path.string();
-      break;
-    }
-    case DatasetKind::image_folder:
-    case DatasetKind::tiny_imagenet:
-      loaded = load_images(o, o.dataset == DatasetKind::tiny_imagenet);
-      break;
-  }
+  if (!o.dataset) throw DataError("no data set to read (data.dataset names none that a loaded plugin registers)");
+  LoadedData loaded = load_plugin_dataset(o);
   set_normalization(loaded, o);
   return loaded;
 }

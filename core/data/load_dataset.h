@@ -15,20 +15,22 @@
 
 namespace plugtrain::data {
 
+// Every data set comes from a plugin, the bundled ones (fashion-mnist, cifar10, image-folder,
+// synthetic…, plugins/datasets) included: `dataset` names its registration, read by the first of
+// `reader` (SDK 3.7), `fields_factory` (3.6) or dataset->factory (3.5) that is set.
 struct DataOptions {
-  DatasetKind dataset = DatasetKind::fashion_mnist;
-  // Or a data set a plugin registers (SDK 3.5), with its [dataset] options: then `dataset` is
-  // not read.
-  const DatasetSpec* plugin_dataset = nullptr;
-  const DatasetFieldsFactory* plugin_fields_factory = nullptr;  // SDK 3.6: set for a data set with named fields
+  const DatasetSpec* dataset = nullptr;
+  const DatasetReader* reader = nullptr;
+  const DatasetFieldsFactory* fields_factory = nullptr;
   std::string plugin;
-  Options dataset_options;
+  Options dataset_options;  // the [dataset] table, checked against the data set's schema
   std::filesystem::path path;
-  CifarLabels label = CifarLabels::fine;  // cifar100
-  int64_t image_size = 0;          // image folders: sample side (0: 64)
-  std::optional<ImageCache> cache;  // image folders; nullopt: "auto", memory when they fit
-  int decode_threads = 0;          // image folders, cache: threads decoding (0: every core)
-  bool skip_bad = false;           // image folders: skip undecodable images
+  // What a reader honours (plugtrain::DatasetReadSettings).
+  int64_t image_size = 0;           // decoded side (0: the reader's own)
+  std::optional<ImageCache> cache;  // nullopt: "auto", in memory when the images fit
+  int decode_threads = 0;           // threads decoding a cache (0: every core)
+  bool skip_bad = false;            // skip undecodable images
+  TargetKind task_targets = TargetKind::class_index;  // what the run's task learns (synthetic data follows it)
   Normalize normalize = Normalize::dataset;  // (mean/std given: those)
   std::vector<double> mean, std;
   // normalize = "dataset": statistics a run stored when it began (its normalization.json), used
@@ -36,10 +38,6 @@ struct DataOptions {
   // names the file in the log.
   std::optional<Normalization> stored;
   std::string stored_from;
-  // synthetic
-  std::vector<int64_t> synthetic_shape{1, 28, 28};
-  int64_t synthetic_classes = 10, synthetic_train_size = 2000, synthetic_test_size = 500;
-  TargetKind synthetic_targets = TargetKind::class_index;  // what the run's task learns
   uint64_t seed = 0;
 };
 
@@ -51,7 +49,7 @@ struct LoadedData {
   std::vector<std::string> notes;  // lines for the log: decoding, skips, statistics
 };
 
-// Throws DataError naming the file and the cause.
+// Throws DataError naming the data set, its plugin, the file and the cause.
 LoadedData load_dataset(const DataOptions& options);
 
 // "0.4914, 0.4822, 0.4465": per-channel values printed to 4 decimals.

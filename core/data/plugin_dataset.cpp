@@ -9,26 +9,62 @@ namespace plugtrain::data {
 
 namespace {
 
-// One split as the host's Dataset: inputs (N, C, H, W) bytes or floats, N targets of the kind.
-Dataset to_dataset(const DatasetSplit& split, const LoadedDataset& loaded, TargetKind kind, const std::string& where) {
+// One split as the host's Dataset: inputs (N, C, H, W) bytes or floats in memory, or decoded
+// on demand (a reader's split without inputs), and N targets of the kind.
+Dataset to_dataset(const DatasetReadSplit& split, int64_t num_classes, const std::vector<std::string>& class_names,
+                   TargetKind kind, const std::string& where) {
   const at::Tensor& x = split.inputs;
-  if (!x.defined() || x.dim() != 4 || (x.scalar_type() != at::kByte && x.scalar_type() != at::kFloat))
-    throw DataError(where + ": inputs must be uint8 or float32 (N, C, H, W), got " +
-                    (x.defined() ? std::string(c10::toString(x.scalar_type())) + " " + shape_text(x.sizes()) : "none"));
   const at::Tensor& y = split.targets;
-  if (!y.defined() || y.dim() < 1 || y.size(0) != x.size(0))
-    throw DataError(where + ": " + std::to_string(x.size(0)) + " inputs but " +
+  Dataset d;
+  if (x.defined()) {
+    if (x.dim() != 4 || (x.scalar_type() != at::kByte && x.scalar_type() != at::kFloat))
+      throw DataError(where + ": inputs must be uint8 or float32 (N, C, H, W), got " +
+                      std::string(c10::toString(x.scalar_type())) + " " + shape_text(x.sizes()));
+    d.images = x.to(at::kCPU).contiguous();
+    d.sample_shape = {x.size(1), x.size(2), x.size(3)};
+  } else if (split.decode) {
+    if (split.sample_shape.size() != 3 || split.sample_shape[0] < 1 || split.sample_shape[1] < 1 || split.sample_shape[2] < 1)
+      throw DataError(where + ": samples decoded on demand need sample_shape [C, H, W], got " + shape_text(split.sample_shape));
+    d.sample_shape = split.sample_shape;
+    // The loader's contract (data/dataset.h): a DataError naming the file.
+    d.decode = [decode = split.decode](int64_t index, uint8_t* pixels) {
+      try {
+        decode(index, pixels);
+      } catch (const std::exception& e) {
+        throw DataError(first_line(e.what()));
+      }
+    };
+  } else {
+    throw DataError(where + ": no inputs (neither a tensor nor a decoder)");
+  }
+  const int64_t n = x.defined() ? x.size(0) : (y.defined() && y.dim() > 0 ? y.size(0) : 0);
+  if (!y.defined() || y.dim() < 1 || y.size(0) != n)
+    throw DataError(where + ": " + std::to_string(n) + " inputs but " +
                     (y.defined() && y.dim() > 0 ? std::to_string(y.size(0)) : "no") + " targets");
   const bool integral = kind == TargetKind::class_index || kind == TargetKind::pixel_class || kind == TargetKind::sequence;
-  Dataset d;
-  d.images = x.to(at::kCPU).contiguous();
   d.labels = (integral ? y.to(at::kCPU, at::kLong) : y.to(at::kCPU, at::kFloat)).contiguous();
   d.target_kind = kind;
-  d.num_classes = loaded.num_classes;
-  d.class_names = loaded.class_names;
-  d.sample_shape = {x.size(1), x.size(2), x.size(3)};
+  d.num_classes = num_classes;
+  d.class_names = class_names;
   if (kind == TargetKind::class_index) check_labels(d.labels, d.num_classes, where);
   return d;
+}
+
+DatasetReadSplit as_read_split(const DatasetSplit& split) {
+  DatasetReadSplit r;
+  r.inputs = split.inputs;
+  r.targets = split.targets;
+  return r;
+}
+
+DatasetReadSettings read_settings(const DataOptions& o) {
+  DatasetReadSettings s;
+  s.image_size = o.image_size;
+  s.cache = !o.cache ? -1 : *o.cache == ImageCache::none ? 0 : 1;
+  s.decode_threads = o.decode_threads;
+  s.skip_bad = o.skip_bad;
+  s.task_targets = static_cast<DatasetTargets>(int(o.task_targets));  // the SDK keeps TargetKind's order
+  return s;
 }
 
 // A split's named fields (SDK 3.6): N rows each; input_lengths int64 (N), each at least 1 (the
@@ -54,22 +90,38 @@ void add_fields(Dataset& d, const std::map<std::string, torch::Tensor>& fields, 
 
 }  // namespace
 
-LoadedData load_plugin_dataset(const DatasetSpec& spec, const DatasetFieldsFactory* fields_factory, const std::string& plugin,
-                               const Options& options, const DatasetRequest& request) {
-  const std::string name = "data set '" + spec.name + "' (plugin '" + plugin + "')";
-  const std::optional<TargetKind> known = target_kind_of(spec.targets);
-  if (!known) throw DataError(name + ": unknown kind of target " + std::to_string(int(spec.targets)));
-  const TargetKind kind = *known;
-  LoadedDataset loaded;
+LoadedData load_plugin_dataset(const DataOptions& o) {
+  const DatasetSpec& spec = *o.dataset;
+  const std::string name = "data set '" + spec.name + "' (plugin '" + o.plugin + "')";
+  const DatasetRequest request{o.path.string(), o.seed};
+  DatasetRead read;
   DatasetFields fields;
   try {
-    loaded = fields_factory ? (*fields_factory)(request, options, fields) : spec.factory(request, options);
+    if (o.reader) {
+      read = (*o.reader)(request, read_settings(o), o.dataset_options);
+    } else {
+      const LoadedDataset loaded =
+          o.fields_factory ? (*o.fields_factory)(request, o.dataset_options, fields) : spec.factory(request, o.dataset_options);
+      read.train = as_read_split(loaded.train);
+      read.test = as_read_split(loaded.test);
+      read.targets = spec.targets;
+      read.num_classes = loaded.num_classes;
+      read.class_names = loaded.class_names;
+      read.source = loaded.source;
+    }
+  } catch (const DataError& e) {
+    throw DataError(name + ": " + first_line(e.what()));
   } catch (const std::exception& e) {
     throw DataError(name + ": " + first_line(e.what()));
   }
+  const std::optional<TargetKind> known = target_kind_of(read.targets);
+  if (!known) throw DataError(name + ": unknown kind of target " + std::to_string(int(read.targets)));
+  if (spec.targets == DatasetTargets::as_task ? *known != o.task_targets : read.targets != spec.targets)
+    throw DataError(name + ": it read targets of kind '" + describe(*known) + "', but " +
+                    (spec.targets == DatasetTargets::as_task ? "the task learns another kind" : "registered another kind"));
   LoadedData out;
-  out.data.train = to_dataset(loaded.train, loaded, kind, name + " training split");
-  out.data.test = to_dataset(loaded.test, loaded, kind, name + " test split");
+  out.data.train = to_dataset(read.train, read.num_classes, read.class_names, *known, name + " training split");
+  out.data.test = to_dataset(read.test, read.num_classes, read.class_names, *known, name + " test split");
   add_fields(out.data.train, fields.train, name + " training split");
   add_fields(out.data.test, fields.test, name + " test split");
   const auto same_fields = [&](const Dataset& one, const Dataset& other, const std::string& first, const std::string& second) {
@@ -82,7 +134,10 @@ LoadedData load_plugin_dataset(const DatasetSpec& spec, const DatasetFieldsFacto
   if (out.data.train.sample_shape != out.data.test.sample_shape)
     throw DataError(name + ": the training samples are " + shape_text(out.data.train.sample_shape) +
                     ", the test samples " + shape_text(out.data.test.sample_shape));
-  out.source = loaded.source.empty() ? spec.name : loaded.source;
+  out.source = read.source.empty() ? spec.name : read.source;
+  out.test_split = read.test_split.empty() ? "test" : read.test_split;
+  out.cached = out.data.train.images.defined();
+  out.notes = read.notes;
   return out;
 }
 

@@ -1,4 +1,4 @@
-// A data set a plugin registers (plugtrain/dataset.h, SDK 3.5), read through its factory into
+// A data set a plugin registers (plugtrain/dataset.h, SDK 3.5; the bundled ones too), read into
 // the host's Dataset: its inputs and targets checked, one line naming the data set, its plugin
 // and the split for anything wrong.
 #pragma once
@@ -10,9 +10,8 @@
 
 namespace plugtrain::data {
 
-// Both splits, unnormalised (load_dataset normalises them as it does its own readers').
-// `fields_factory` (SDK 3.6, may be null): the data set's factory that also gives named fields.
-LoadedData load_plugin_dataset(const DatasetSpec& spec, const DatasetFieldsFactory* fields_factory, const std::string& plugin,
-                               const Options& options, const DatasetRequest& request);
+// Both splits, unnormalised (load_dataset normalises them as it does every data set): read by
+// the data set's reader (SDK 3.7), fields factory (3.6) or factory (3.5), then checked.
+LoadedData load_plugin_dataset(const DataOptions& options);
 
 }  // namespace plugtrain::data

@@ -27,7 +27,7 @@ namespace {
 
 // One batch of 64 synthetic 8x8 images in 4 classes, an MLP with one hidden layer of 32, two
 // epochs at a learning rate that makes the loss fall at once.
-Experiment smoke_experiment(const ModelSpec& mlp, const std::string& backend, int devices) {
+Experiment smoke_experiment(const ModelSpec& mlp, const DatasetSpec& synthetic, const std::string& backend, int devices) {
   Experiment e;
   e.source = "plugtrain doctor";
   e.experiment.name = "doctor";
@@ -40,12 +40,14 @@ Experiment smoke_experiment(const ModelSpec& mlp, const std::string& backend, in
   options["hidden"] = std::vector<std::int64_t>{32};
   options["dropout"] = 0.0;
   e.model.options = Options(options);
-  e.data.dataset = DatasetKind::synthetic;
-  e.data.dataset_name = word_of(DatasetKind::synthetic);
-  e.data.synthetic_shape = {1, 8, 8};
-  e.data.synthetic_classes = 4;
-  e.data.synthetic_train_size = 64;
-  e.data.synthetic_test_size = 64;
+  e.data.dataset_name = synthetic.name;
+  std::map<std::string, OptionValue> data_options;
+  for (const auto& o : synthetic.options) data_options[o.name] = o.default_value;
+  data_options["shape"] = std::vector<std::int64_t>{1, 8, 8};
+  data_options["classes"] = std::int64_t{4};
+  data_options["train_size"] = std::int64_t{64};
+  data_options["test_size"] = std::int64_t{64};
+  e.data.dataset_options = Options(data_options);
   e.data.batch_size = 64 / devices * devices == 64 ? 64 / devices : 64;
   e.data.global_batch_size = 64;
   e.optim.lr = 0.01;
@@ -56,17 +58,18 @@ Experiment smoke_experiment(const ModelSpec& mlp, const std::string& backend, in
   return e;
 }
 
-SmokeTest smoke(const std::shared_ptr<PluginHost>& host, const RegisteredModel& mlp, const std::string& backend,
-                int devices) {
+SmokeTest smoke(const std::shared_ptr<PluginHost>& host, const RegisteredModel& mlp, const RegisteredDataset& synthetic,
+                const std::string& backend, int devices) {
   SmokeTest t;
   t.backend = backend;
   t.what = devices > 1 ? std::to_string(devices) + " devices (dp)" : "1 device";
   const auto start = std::chrono::steady_clock::now();
   try {
     ValidatedRun run;
-    run.experiment = smoke_experiment(mlp.spec, backend, devices);
+    run.experiment = smoke_experiment(mlp.spec, synthetic.spec, backend, devices);
     run.host = host;
     run.model = &mlp;
+    run.dataset = &synthetic;
     const RunPlan plan = plan_run(run, {}, std::nullopt);
     std::ostringstream quiet;
     const FallbackCounts before = plan.choice.backend->cpu_fallback_counts();
@@ -130,17 +133,20 @@ DoctorReport run_doctor(const DoctorRequest& request) {
   report.plugins_json = plugins_json(*host);
 
   const RegisteredModel* mlp = host->models().find("mlp");
+  const RegisteredDataset* synthetic = host->datasets().find("synthetic");
   for (const std::string& name : targets) {
-    if (!mlp) {
+    if (!mlp || !synthetic) {
       report.smoke_tests.push_back({name, "1 device", false, 0, 0, 0,
-                                    "the smoke test needs the bundled models plugin (model 'mlp'); none is loaded"});
+                                    std::string("the smoke test needs the bundled ") +
+                                        (!mlp ? "models plugin (model 'mlp')" : "datasets plugin (data set 'synthetic')") +
+                                        "; none is loaded"});
       continue;
     }
-    report.smoke_tests.push_back(smoke(host, *mlp, name, 1));
+    report.smoke_tests.push_back(smoke(host, *mlp, *synthetic, name, 1));
     BackendHandle* b = host->backend(name);
     const Capabilities& caps = b->capabilities();
     const bool has_dp = std::find(caps.strategies.begin(), caps.strategies.end(), Strategy::dp) != caps.strategies.end();
-    if (b->probe().devices.size() >= 2 && has_dp) report.smoke_tests.push_back(smoke(host, *mlp, name, 2));
+    if (b->probe().devices.size() >= 2 && has_dp) report.smoke_tests.push_back(smoke(host, *mlp, *synthetic, name, 2));
   }
 
   std::vector<std::string> failed;

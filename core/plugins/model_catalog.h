@@ -24,6 +24,8 @@ struct RegisteredDataset {
   std::string plugin;
   std::vector<OptionRule> rules;
   DatasetFieldsFactory fields_factory;  // SDK 3.6: set for a data set with named fields (used instead of spec.factory)
+  DatasetReader reader;                 // SDK 3.7: set for a reader (used instead of spec.factory)
+  DatasetPathCheck check;               // SDK 3.7: a reader's check of data.path, before any work (may be empty)
 };
 
 // Entries by spec.name. The first registration of a name wins; later ones are reported as

@@ -44,14 +44,33 @@ void StagingModels::declare_targets(const std::string& model, std::vector<Datase
 }
 
 void StagingDatasets::add(DatasetSpec spec, std::vector<OptionRule> rules) {
+  // Only a reader (3.7) is told the task's kind of target, so only it may make "as_task" targets.
+  if (int(spec.targets) < 0 || int(spec.targets) > int(DatasetTargets::sequence))
+    refuse(all_fit, "data set '" + spec.name + "': targets of kind " + std::to_string(int(spec.targets)) +
+                        " need add_reader, or are not known to this host");
+  stage(std::move(spec), std::move(rules));
+}
+
+void StagingDatasets::stage(DatasetSpec spec, std::vector<OptionRule> rules) {
   if (Status fit = rules_fit(spec.options, rules); !fit) refuse(all_fit, "data set '" + spec.name + "': " + fit.why_not());
-  datasets.push_back({std::move(spec), "", std::move(rules), {}});
+  datasets.push_back({std::move(spec), "", std::move(rules), {}, {}, {}});
 }
 
 void StagingDatasets::add_with_fields(DatasetSpec spec, std::vector<OptionRule> rules, DatasetFieldsFactory factory) {
   if (!factory) refuse(all_fit, "data set '" + spec.name + "': add_with_fields without a factory");
   add(std::move(spec), std::move(rules));
   datasets.back().fields_factory = std::move(factory);
+}
+
+void StagingDatasets::add_reader(DatasetSpec spec, std::vector<OptionRule> rules, DatasetReader reader,
+                                 DatasetPathCheck check) {
+  if (!reader) refuse(all_fit, "data set '" + spec.name + "': add_reader without a reader");
+  if (int(spec.targets) < 0 || int(spec.targets) > int(DatasetTargets::as_task))
+    refuse(all_fit, "data set '" + spec.name + "': targets of kind " + std::to_string(int(spec.targets)) +
+                        ", which this host does not know");
+  stage(std::move(spec), std::move(rules));
+  datasets.back().reader = std::move(reader);
+  datasets.back().check = std::move(check);
 }
 
 void StagingTasks::add(TaskSpec spec, std::vector<OptionRule> rules) {

@@ -24,9 +24,13 @@ class StagingDatasets : public DatasetRegistry {
  public:
   void add(DatasetSpec spec, std::vector<OptionRule> rules) override;
   void add_with_fields(DatasetSpec spec, std::vector<OptionRule> rules, DatasetFieldsFactory factory) override;
+  void add_reader(DatasetSpec spec, std::vector<OptionRule> rules, DatasetReader reader, DatasetPathCheck check) override;
 
   std::vector<RegisteredDataset> datasets;
   Status all_fit;
+
+ private:
+  void stage(DatasetSpec spec, std::vector<OptionRule> rules);
 };
 
 class StagingTasks : public TaskRegistry {

@@ -139,10 +139,11 @@ std::chrono::milliseconds collective_timeout(const Experiment& e) {
 data::DataOptions run_data_options(const ValidatedRun& run) {
   data::DataOptions options = data::data_options(run.experiment);
   // Synthetic data is made for the task.
-  options.synthetic_targets = run.task ? run.task->target_kind : data::TargetKind::class_index;
+  options.task_targets = run.task ? run.task->target_kind : data::TargetKind::class_index;
   if (run.dataset) {
-    options.plugin_dataset = &run.dataset->spec;
-    if (run.dataset->fields_factory) options.plugin_fields_factory = &run.dataset->fields_factory;
+    options.dataset = &run.dataset->spec;
+    if (run.dataset->reader) options.reader = &run.dataset->reader;
+    if (run.dataset->fields_factory) options.fields_factory = &run.dataset->fields_factory;
     options.plugin = run.dataset->plugin;
   }
   return options;

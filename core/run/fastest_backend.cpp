@@ -36,10 +36,10 @@ std::string cache_key(const Experiment& e, const std::vector<std::string>& candi
   ::gethostname(host, sizeof host - 1);
   std::string options;
   for (const auto& [name, value] : e.model.options.values()) options += name + "=" + toml_text(value) + ";";
-  std::string shape;
-  for (auto d : e.data.synthetic_shape) shape += std::to_string(d) + "x";
+  std::string dataset_options;  // synthetic data's shape, for one
+  for (const auto& [name, value] : e.data.dataset_options.values()) dataset_options += name + "=" + toml_text(value) + ";";
   return std::string(host) + "|plugtrain " PLUGTRAIN_VERSION "|" + join(candidates, ",") + "|" + e.model.name + "(" +
-         options + ")|" + e.data.dataset_name + (e.data.dataset == DatasetKind::synthetic ? ":" + shape : "") +
+         options + ")|" + e.data.dataset_name + "(" + dataset_options + ")" +
          "|batch " + std::to_string(e.data.batch_size.value_or(0)) + "|" + word_of(e.train.precision) + "|" +
          word_of(e.optim.name) + "|threads " + std::to_string(e.train.threads);
 }

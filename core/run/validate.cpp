@@ -1,6 +1,7 @@
 #include "run/validate.h"
 
 #include "config/config_error.h"
+#include "config/dataset_keys.h"
 #include "config/suggest.h"
 #include "data/target_kinds.h"
 #include "run/run_folder.h"
@@ -57,22 +58,17 @@ void check_monitor(const ExperimentFile& file, const TaskDefinition& task, const
                     "'" + did_you_mean(*monitor, names) + "; its metrics: " + join(names, ", "));
 }
 
-// data.dataset names a built-in reader or a data set a loaded plugin registers; a [dataset]
-// table belongs to the latter.
-const RegisteredDataset* find_plugin_dataset(const PluginHost& host, const ExperimentFile& file, const Experiment& e) {
-  if (e.data.dataset) {
-    if (file.table.contains("dataset"))
-      throw ConfigError(key_location(file, "dataset") + ": [dataset] holds a plugin data set's options; data set '" +
-                        e.data.dataset_name + "' is built in and has none (its settings are [data] keys)");
-    return nullptr;
-  }
-  if (const RegisteredDataset* d = host.datasets().find(e.data.dataset_name)) return d;
-  std::vector<std::string> names = choice_words<DatasetKind>();
+// data.dataset names a data set a loaded plugin registers: the bundled datasets plugin's
+// (fashion-mnist, cifar10, image-folder, synthetic…) or another's.
+const RegisteredDataset& find_dataset(const PluginHost& host, const ExperimentFile& file, const Experiment& e) {
+  if (const RegisteredDataset* d = host.datasets().find(e.data.dataset_name)) return *d;
+  std::vector<std::string> names;
   for (const auto& d : host.datasets().all()) names.push_back(d.spec.name);
   std::string failures;
   for (const std::string& f : host.load_failures("datasets")) failures += "; " + f;
   throw ConfigError(key_location(file, "data.dataset") + ": unknown data set '" + e.data.dataset_name + "'" +
-                    did_you_mean(e.data.dataset_name, names) + "; available: " + join(names, ", ") + failures);
+                    did_you_mean(e.data.dataset_name, names) + "; available: " +
+                    (names.empty() ? std::string("none (no datasets plugin was found)") : join(names, ", ")) + failures);
 }
 
 // The augmentations move pixels but not the targets: a task whose targets are per pixel (a
@@ -103,17 +99,14 @@ void check_model_reads_fields(const ExperimentFile& file, const Experiment& e, c
                       "Model::forward_fields");
 }
 
-void check_data_path(const ExperimentFile& file, const Experiment& e) {
-  if (!e.data.dataset || e.data.dataset == DatasetKind::synthetic) return;  // a plugin's data set checks its own
-  const bool archive_ok = e.data.dataset == DatasetKind::cifar10 || e.data.dataset == DatasetKind::cifar100;  // the official .tar.gz as is
-  if (std::filesystem::is_directory(e.data.path) || (archive_ok && std::filesystem::is_regular_file(e.data.path)))
-    return;
-  throw ConfigError(key_location(file, "data.path") + ": data.path '" + e.data.path + "' does not exist or is not a " +
-                    (archive_ok ? "folder or archive" : "folder") +
-                    (e.data.path == "/usr/share/datasets/fashion-mnist"
-                         ? (e.data.dataset == DatasetKind::fashion_mnist ? " (install the Debian package dataset-fashion-mnist)"
-                                                         : " (set data.path to the " + e.data.dataset_name + " files)")
-                         : ""));
+// A reader (SDK 3.7) says before any work whether data.path holds its data set.
+void check_data_path(const ExperimentFile& file, const Experiment& e, const RegisteredDataset& dataset) {
+  if (!dataset.check) return;
+  try {
+    dataset.check({e.data.path, static_cast<std::uint64_t>(e.experiment.seed)}, e.data.dataset_options);
+  } catch (const std::exception& error) {
+    throw ConfigError(key_location(file, "data.path") + ": " + first_line(error.what()));
+  }
 }
 
 // data.mean and data.std come together, one value per channel, std > 0, and not with
@@ -147,13 +140,14 @@ ValidatedRun validate(const RunRequest& request) {
   v.host = std::make_shared<PluginHost>(search);
   v.model = &find_model(*v.host, v.file, e);
   e.model.options = resolve_model_options(v.file, v.model->spec, v.model->rules);
-  v.dataset = find_plugin_dataset(*v.host, v.file, e);
-  if (v.dataset)
-    e.data.dataset_options = resolve_table_options(v.file, "dataset", "data set '" + v.dataset->spec.name + "'",
-                                                   v.dataset->spec.options, v.dataset->rules, {});
+  v.dataset = &find_dataset(*v.host, v.file, e);
+  copy_data_keys_to_dataset(v.file, v.dataset->spec.options);
+  e.data.dataset_options = resolve_table_options(v.file, "dataset", "data set '" + v.dataset->spec.name + "'",
+                                                 v.dataset->spec.options, v.dataset->rules, {});
   adopt_plugin_tasks(*v.host);
   v.task = &find_task_spec(*v.host, v.file, e);
-  if (v.dataset && data::target_kind_of(v.dataset->spec.targets) != v.task->target_kind)
+  // (as_task: synthetic data is made for whichever task the run has.)
+  if (v.dataset->spec.targets != DatasetTargets::as_task && data::target_kind_of(v.dataset->spec.targets) != v.task->target_kind)
     throw ConfigError(key_location(v.file, "task.name") + ": task '" + v.task->name + "' does not learn what data set '" +
                       v.dataset->spec.name + "' gives (`plugtrain tasks` and `plugtrain data --list` say what each takes)");
   check_model_serves_task(v.file, *v.model, *v.task);
@@ -165,7 +159,7 @@ ValidatedRun validate(const RunRequest& request) {
   if (e.data.label_noise > 0 && v.task->target_kind != TargetKind::class_index)
     throw ConfigError(key_location(v.file, "data.label_noise") + ": data.label_noise changes class labels; task '" +
                       v.task->name + "' has no class labels to change");
-  check_data_path(v.file, e);
+  check_data_path(v.file, e, *v.dataset);
   check_normalization(v.file, e);
   if (!e.model.init.empty() && !std::filesystem::is_regular_file(e.model.init))
     throw ConfigError(key_location(v.file, "model.init") + ": model.init '" + e.model.init + "' does not exist");

@@ -23,8 +23,8 @@ struct ValidatedRun {
   std::shared_ptr<PluginHost> host;  // shared: a command may plan several runs on one host
   const RegisteredModel* model = nullptr;
   const TaskDefinition* task = nullptr;     // [task] name; its options are in experiment.task.options
-  // data.dataset when a plugin registers it (SDK 3.5; null: a built-in reader); its options are
-  // in experiment.data.dataset_options.
+  // data.dataset, as a plugin registers it (the bundled datasets plugin included); its options
+  // are in experiment.data.dataset_options. Null only where a caller builds a run by hand.
   const RegisteredDataset* dataset = nullptr;
   std::filesystem::path resume_from;  // empty: a fresh start
   std::string resume_record;          // the resolved experiment stored in that checkpoint

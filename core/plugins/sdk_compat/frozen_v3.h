@@ -189,6 +189,30 @@ struct DatasetFields {
   std::map<std::string, void*> train, test;
 };
 
+// dataset.h, since 3.7.
+struct DatasetReadSettings {
+  std::int64_t image_size;
+  int cache;
+  int decode_threads;
+  bool skip_bad;
+  int task_targets;
+};
+struct DatasetReadSplit {
+  void* inputs;
+  std::function<void(std::int64_t, std::uint8_t*)> decode;
+  std::vector<std::int64_t> sample_shape;
+  void* targets;
+};
+struct DatasetRead {
+  DatasetReadSplit train, test;
+  int targets;
+  std::int64_t num_classes;
+  std::vector<std::string> class_names;
+  std::string source;
+  std::string test_split;
+  std::vector<std::string> notes;
+};
+
 // task.h, since 3.6.
 struct TaskMetric {
   std::string name;

@@ -49,6 +49,10 @@ PLUGTRAIN_FROZEN_LAYOUT(DatasetSpec, v3::DatasetSpec);
 static_assert(sizeof(DatasetTargets) == sizeof(int), "DatasetTargets crosses as an int");
 
 PLUGTRAIN_FROZEN_LAYOUT(DatasetFields, v3::DatasetFields);  // 3.6
+PLUGTRAIN_FROZEN_LAYOUT(DatasetReadSettings, v3::DatasetReadSettings);  // 3.7
+PLUGTRAIN_FROZEN_LAYOUT(DatasetReadSplit, v3::DatasetReadSplit);
+PLUGTRAIN_FROZEN_LAYOUT(DatasetRead, v3::DatasetRead);
+static_assert(int(DatasetTargets::as_task) == 5, "DatasetTargets values are only appended");
 
 // task.h (3.6)
 PLUGTRAIN_FROZEN_LAYOUT(TaskMetric, v3::TaskMetric);

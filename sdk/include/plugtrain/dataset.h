@@ -1,4 +1,4 @@
-// plugtrain SDK 3.5 — data sets from plugins.
+// plugtrain SDK 3.5 — data sets from plugins (3.6: named fields; 3.7: readers).
 //
 // A plugin registers data sets by name, each with an option schema (the experiment's [dataset]
 // table, checked before any work like a model's options) and a factory that reads both splits
@@ -33,6 +33,9 @@ enum class DatasetTargets {
   real = 2,         // float (N) or (N, D): values to predict (regression)
   pixel_class = 3,  // int64 (N, H, W): a class per pixel (segmentation)
   sequence = 4,     // int64 (N, S): classes in order, padded at the end with -1 (sequence)
+  // SDK 3.7: the data set makes the kind the run's task learns (synthetic data): a reader
+  // (add_reader) sees it in DatasetReadSettings::task_targets and says it in DatasetRead::targets.
+  as_task = 5,
 };
 
 struct DatasetSplit {
@@ -75,6 +78,49 @@ struct DatasetFields {
 using DatasetFieldsFactory =
     std::function<LoadedDataset(const DatasetRequest& request, const Options& options, DatasetFields& fields)>;
 
+// SDK 3.7: readers. What the [data] table says about reading, beyond DatasetRequest: the
+// host's settings any reader of images may honour. Frozen since 3.7.
+struct DatasetReadSettings {
+  std::int64_t image_size = 0;  // data.image_size: the side images are decoded to (0: the reader's own)
+  int cache = -1;               // data.cache: -1 "auto" (in memory when it fits), 0 "none" (decode every epoch), 1 "memory"
+  int decode_threads = 0;       // threads that decode a cache (0: every core)
+  bool skip_bad = false;        // data.skip_bad: skip undecodable images (and say so in the notes)
+  DatasetTargets task_targets = DatasetTargets::class_index;  // the kind the run's task learns
+};
+
+// SDK 3.7: decodes sample `index` into `pixels` (uint8 C, H, W of the split's sample_shape).
+// The loader calls it from several threads at once: it must be thread-safe. Throws
+// std::exception with one line naming the file.
+using SampleDecoder = std::function<void(std::int64_t index, std::uint8_t* pixels)>;
+
+// SDK 3.7: one split as a reader gives it: in memory as DatasetSplit, or decoded on demand
+// (inputs undefined; `decode` and `sample_shape` set) when the images do not fit or
+// data.cache = "none". Frozen since 3.7.
+struct DatasetReadSplit {
+  torch::Tensor inputs;  // uint8 or float32 (N, C, H, W), or undefined: `decode` gives the pixels
+  SampleDecoder decode;
+  std::vector<std::int64_t> sample_shape;  // C, H, W of one sample (read when inputs are undefined)
+  torch::Tensor targets;                   // N rows of the kind `DatasetRead::targets` says
+};
+
+// SDK 3.7: what a reader gives. Frozen since 3.7.
+struct DatasetRead {
+  DatasetReadSplit train, test;
+  DatasetTargets targets = DatasetTargets::class_index;  // the spec's kind; for as_task, the task's
+  std::int64_t num_classes = 0;
+  std::vector<std::string> class_names;
+  std::string source;                // for the log: "cifar10 from /data/cifar-10-binary.tar.gz"
+  std::string test_split = "test";   // the split evaluated on, for the log ("val" for an image folder)
+  std::vector<std::string> notes;    // lines for the log: decoding speed, images skipped, the cache
+};
+
+using DatasetReader =
+    std::function<DatasetRead(const DatasetRequest& request, const DatasetReadSettings& settings, const Options& options)>;
+// SDK 3.7: called before any work (beside the option check): throws std::exception with one
+// line when the data set cannot be read at request.path ("'/data/x' does not exist or is not a
+// folder"), so a run stops before it makes its folder. May be empty.
+using DatasetPathCheck = std::function<void(const DatasetRequest& request, const Options& options)>;
+
 // Implemented by the host; a plugin's register function calls it.
 class DatasetRegistry {
  public:
@@ -87,6 +133,15 @@ class DatasetRegistry {
     (void)spec;
     (void)rules;
     (void)factory;
+  }
+  // SDK 3.7: a data set read with the [data] table's settings, whose images may be decoded on
+  // demand (DatasetRead); spec.factory is not used. The bundled data sets (fashion-mnist, cifar10,
+  // image-folder, synthetic…) are registered this way.
+  virtual void add_reader(DatasetSpec spec, std::vector<OptionRule> rules, DatasetReader reader, DatasetPathCheck check) {
+    (void)spec;
+    (void)rules;
+    (void)reader;
+    (void)check;
   }
 };
 

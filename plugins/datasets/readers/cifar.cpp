@@ -1,4 +1,4 @@
-#include "data/cifar.h"
+#include "readers/cifar.h"
 
 #include <cstring>
 #include <fstream>
@@ -11,7 +11,7 @@
 #include <ATen/ATen.h>
 
 #include "data/data_error.h"
-#include "data/tar_archive.h"
+#include "readers/tar_archive.h"
 
 namespace plugtrain::data {
 

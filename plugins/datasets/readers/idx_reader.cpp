@@ -1,4 +1,4 @@
-#include "data/idx_reader.h"
+#include "readers/idx_reader.h"
 
 #include <zlib.h>
 

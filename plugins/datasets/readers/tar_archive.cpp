@@ -1,4 +1,4 @@
-#include "data/tar_archive.h"
+#include "readers/tar_archive.h"
 
 #include <array>
 #include <fstream>

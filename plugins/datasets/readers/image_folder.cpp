@@ -1,4 +1,4 @@
-#include "data/image_folder.h"
+#include "readers/image_folder.h"
 
 #include <algorithm>
 #include <atomic>

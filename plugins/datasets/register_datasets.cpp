@@ -1,0 +1,81 @@
+// The bundled data-sets plugin: the readers every plugtrain build ships, registered through the
+// same SDK interface (plugtrain/dataset.h, 3.7 readers) as any vendor's or user's data set.
+//   fashion-mnist, mnist   IDX files (plain or .gz)                      one class per image
+//   cifar10, cifar100      the binary version, a folder or the .tar.gz   one class per image
+//   image-folder           train/<class>/*.png|jpg, val/ or test/        one class per image
+//   tiny-imagenet          Tiny ImageNet's own layout (wnids, val annotations)
+//   synthetic              seeded data for whatever the run's task learns
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "readers.h"
+
+namespace {
+
+using plugtrain::DatasetRead;
+using plugtrain::DatasetReadSettings;
+using plugtrain::DatasetRequest;
+using plugtrain::DatasetSpec;
+using plugtrain::DatasetTargets;
+using plugtrain::OptionRule;
+using plugtrain::OptionSpec;
+using plugtrain::OptionType;
+using plugtrain::Options;
+
+DatasetSpec spec(std::string name, std::string description, DatasetTargets targets = DatasetTargets::class_index,
+                 std::vector<OptionSpec> options = {}) {
+  DatasetSpec s;
+  s.name = std::move(name);
+  s.description = std::move(description);
+  s.targets = targets;
+  s.options = std::move(options);
+  return s;
+}
+
+void register_datasets(plugtrain::DatasetRegistry& registry) {
+  using namespace bundled_datasets;
+  for (const char* name : {"fashion-mnist", "mnist"})
+    registry.add_reader(
+        spec(name, std::string(name) + ": IDX files in data.path (train-/t10k-images-idx3-ubyte, plain or .gz), 10 classes"),
+        {}, [name](const DatasetRequest& r, const DatasetReadSettings& s, const Options& o) { return read_idx(r, s, o, name); },
+        [name](const DatasetRequest& r, const Options&) { check_folder(r, name, false); });
+
+  registry.add_reader(spec("cifar10", "CIFAR-10, binary version: its folder or the official .tar.gz, 10 classes"), {},
+                      [](const DatasetRequest& r, const DatasetReadSettings&, const Options& o) { return read_cifar(r, o, false); },
+                      [](const DatasetRequest& r, const Options&) { check_folder(r, "cifar10", true); });
+  registry.add_reader(
+      spec("cifar100", "CIFAR-100, binary version: its folder or the official .tar.gz",
+           DatasetTargets::class_index,
+           {{"label", OptionType::string, std::string("fine"), "fine (100 classes) or coarse (20 superclasses); also data.label"}}),
+      {OptionRule("label").one_of({"fine", "coarse"})},
+      [](const DatasetRequest& r, const DatasetReadSettings&, const Options& o) { return read_cifar(r, o, true); },
+      [](const DatasetRequest& r, const Options&) { check_folder(r, "cifar100", true); });
+
+  registry.add_reader(
+      spec("image-folder", "PNG/JPEG files in train/<class>/ and val/<class>/ (or test/), decoded to data.image_size"), {},
+      [](const DatasetRequest& r, const DatasetReadSettings& s, const Options&) { return read_images(r, s, false); },
+      [](const DatasetRequest& r, const Options&) { check_folder(r, "image-folder", false); });
+  registry.add_reader(
+      spec("tiny-imagenet", "Tiny ImageNet's layout (wnids.txt, words.txt, train/<wnid>/images, val annotations), 200 classes"),
+      {}, [](const DatasetRequest& r, const DatasetReadSettings& s, const Options&) { return read_images(r, s, true); },
+      [](const DatasetRequest& r, const Options&) { check_folder(r, "tiny-imagenet", false); });
+
+  registry.add_reader(
+      spec("synthetic",
+           "seeded learnable data (a prototype per class plus noise) for whatever the run's task learns; no files",
+           DatasetTargets::as_task,
+           {{"shape", OptionType::integer_list, std::vector<std::int64_t>{1, 28, 28}, "sample shape [C, H, W]; also data.synthetic_shape"},
+            {"classes", OptionType::integer, std::int64_t{10}, "number of classes; also data.synthetic_classes"},
+            {"train_size", OptionType::integer, std::int64_t{2000}, "training samples; also data.synthetic_train_size"},
+            {"test_size", OptionType::integer, std::int64_t{500}, "test samples; also data.synthetic_test_size"}}),
+      {OptionRule("shape").at_least(1).length(3, 3), OptionRule("classes").at_least(2), OptionRule("train_size").at_least(1),
+       OptionRule("test_size").at_least(1)},
+      [](const DatasetRequest& r, const DatasetReadSettings& s, const Options& o) { return read_synthetic(r, s, o); }, {});
+}
+
+}  // namespace
+
+PLUGTRAIN_DATASETS_PLUGIN(register_datasets, "datasets", "1.0.0",
+                          "The bundled data sets: fashion-mnist, mnist, cifar10, cifar100, image-folder, tiny-imagenet, "
+                          "synthetic")
