@@ -105,7 +105,7 @@ TEST(Cli, VersionNamesPlugtrainLibTorchAndSdkAbi) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("plugtrain 0.1.0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("LibTorch " TORCH_VERSION), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("SDK ABI 3.6"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SDK ABI 3.7"), std::string::npos) << r.out;
 }
 
 TEST(Cli, HelpListsCommandsAndEachCommandHasHelp) {

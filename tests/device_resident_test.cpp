@@ -54,6 +54,9 @@ void expect_same_batches(const Dataset& d, const AugmentOptions& augmentation, S
       ASSERT_EQ(expected.has_value(), got.has_value()) << "batch " << b;
       if (!expected) break;
       ASSERT_TRUE(at::equal(expected->targets, got->targets)) << "epoch " << epoch << " batch " << b;
+      ASSERT_EQ(expected->fields.size(), got->fields.size());
+      for (const auto& [name, rows] : expected->fields)
+        ASSERT_TRUE(at::equal(rows, got->fields.at(name))) << name << ", epoch " << epoch << " batch " << b;
       ASSERT_EQ(expected->inputs.sizes(), got->inputs.sizes());
       EXPECT_EQ(expected->inputs.strides(), got->inputs.strides()) << "memory format";
       const double difference = (expected->inputs - got->inputs).abs().max().item<double>();
@@ -84,6 +87,27 @@ TEST(DeviceResident, ShardsChannelsLastAndFloatDataMatchToo) {
   const Dataset floats = make_synthetic({2, 6, 6}, 3, 29, 5, 2).train;
   expect_same_batches(floats, moves({"random_crop", "horizontal_flip"}, PaddingMode::reflect));
   expect_same_batches(floats, {});
+}
+
+// A data set's named fields (SDK 3.6: a clip's input_lengths) reach a batch on the device in the
+// same rows as the host loader's, and an out-of-memory retry's halves keep them beside their samples.
+TEST(DeviceResident, NamedFieldsTravelWithTheirSamplesAndHalvesKeepThem) {
+  Dataset d = byte_images();
+  d.fields["input_lengths"] = at::arange(1, d.size() + 1, at::TensorOptions().dtype(at::kLong));
+  expect_same_batches(d, {});
+  expect_same_batches(d, moves({"random_crop"}), Shard{0, 2, true});
+
+  const c10::Device cpu(c10::kCPU);
+  BatchLoader device(d, 10, /*shuffle=*/true, {}, LoaderConfig{}, cpu, /*seed=*/3, {}, at::MemoryFormat::Contiguous,
+                     std::make_shared<DeviceResident>(d, AugmentOptions{}, cpu));
+  device.start_epoch(0);
+  const Batch batch = *device.next();
+  for (const Batch& half : {batch.narrow(0, 5), batch.narrow(5, 5)})
+    for (int64_t i = 0; i < 5; ++i) {
+      // Each sample's length is its index + 1 and its label is the data set's: rows stay together.
+      const int64_t sample = half.fields.at("input_lengths")[i].item<int64_t>() - 1;
+      EXPECT_EQ(half.targets[i].item<int64_t>(), d.labels[sample].item<int64_t>());
+    }
 }
 
 TEST(DeviceResident, SaysWhyADataSetCannotLiveOnTheDevice) {

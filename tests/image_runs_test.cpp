@@ -186,7 +186,7 @@ TEST_F(ImageRunTest, BadDataStopsTheRunWithOneLineNamingTheFile) {
   write_small_run("bad", "dataset = \"cifar10\"\npath = \"c10\"\n");
   ProcessResult r = plugtrain("run exp.toml");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.out.find("plugtrain: error: c10/data_batch_5.bin: missing"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugtrain: error: data set 'cifar10' (plugin 'datasets'): c10/data_batch_5.bin: missing"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
 
   write_image_folder(dir_ / "images", 2, 3, 1);
@@ -194,7 +194,7 @@ TEST_F(ImageRunTest, BadDataStopsTheRunWithOneLineNamingTheFile) {
   write_small_run("bad", "dataset = \"image-folder\"\npath = \"images\"\nimage_size = 16\n", 1);
   r = plugtrain("run exp.toml");
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.out.find("plugtrain: error: images/train/class_1/broken.jpg: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugtrain: error: data set 'image-folder' (plugin 'datasets'): images/train/class_1/broken.jpg: "), std::string::npos) << r.out;
   write_small_run("skip", "dataset = \"image-folder\"\npath = \"images\"\nimage_size = 16\nskip_bad = true\n", 1);
   r = plugtrain("run exp.toml");
   EXPECT_EQ(r.exit_code, 0) << r.out;

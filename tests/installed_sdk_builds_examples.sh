@@ -12,7 +12,7 @@ unset PLUGTRAIN_PLUGIN_PATH
 fail() { echo "FAILED: $*" >&2; exit 1; }
 
 prefix=$work/prefix
-for component in host sdk cpu models; do
+for component in host sdk cpu models datasets; do
   cmake --install "$build" --prefix "$prefix" --component "$component" >/dev/null
 done
 # No RUNPATH and no CMake file points into the build (debug info may name it: that is no path used).
@@ -97,5 +97,6 @@ echo "without LibTorch: $missing"
 holds() { tar tzf "$work/packages/plugtrain-0.1.0-Linux-$1.tar.gz" | grep -c "$2" >/dev/null; }  # -c: reads all (no SIGPIPE)
 holds host "/bin/plugtrain$" && holds host "/lib/plugtrain/plugtrain$" || fail "the host package lacks the launcher or the host"
 holds cpu "/lib/plugtrain/plugins/plugtrain_backend_cpu.so$" || fail "the cpu package lacks its plugin"
+holds datasets "/lib/plugtrain/plugins/plugtrain_datasets.so$" || fail "the datasets package lacks its plugin"
 holds sdk "/lib/cmake/plugtrain/plugtrainConfig.cmake$" || fail "the sdk package lacks the CMake package"
 echo "packages: $(cd "$work/packages" && ls *.tar.gz | tr '\n' ' ')"

@@ -107,7 +107,8 @@ TEST_F(TaskExampleTest, BadDataSetInputIsOneLine) {
   EXPECT_NE(option.out.find("dataset.max_items"), std::string::npos) << option.out;
   auto task = plugtrain(run + " --set task.name=\"classification\"");
   EXPECT_EQ(task.exit_code, 2);
-  EXPECT_NE(task.out.find("task 'classification' does not learn what data set 'fashion-mnist-strips' gives"),
+  EXPECT_NE(task.out.find("task 'classification' learns one class per sample, but data set 'fashion-mnist-strips' gives a "
+                          "sequence of classes per sample"),
             std::string::npos)
       << task.out;
   auto missing = plugtrain(run + " --set data.path=\"/nonexistent\"");

@@ -147,9 +147,12 @@ ValidatedRun validate(const RunRequest& request) {
   adopt_plugin_tasks(*v.host);
   v.task = &find_task_spec(*v.host, v.file, e);
   // (as_task: synthetic data is made for whichever task the run has.)
-  if (v.dataset->spec.targets != DatasetTargets::as_task && data::target_kind_of(v.dataset->spec.targets) != v.task->target_kind)
-    throw ConfigError(key_location(v.file, "task.name") + ": task '" + v.task->name + "' does not learn what data set '" +
-                      v.dataset->spec.name + "' gives (`plugtrain tasks` and `plugtrain data --list` say what each takes)");
+  const std::optional<TargetKind> data_targets = data::target_kind_of(v.dataset->spec.targets);
+  if (v.dataset->spec.targets != DatasetTargets::as_task && data_targets != v.task->target_kind)
+    throw ConfigError(key_location(v.file, "task.name") + ": task '" + v.task->name + "' learns " +
+                      data::describe(v.task->target_kind) + ", but data set '" + v.dataset->spec.name + "' gives " +
+                      (data_targets ? data::describe(*data_targets) : "targets of an unknown kind") +
+                      " (`plugtrain tasks` and `plugtrain data --list` say what each takes)");
   check_model_serves_task(v.file, *v.model, *v.task);
   check_model_reads_fields(v.file, e, *v.model, v.dataset);
   e.task.options = resolve_table_options(v.file, "task", "task '" + v.task->name + "'", v.task->options, v.task->rules, {"name"});
