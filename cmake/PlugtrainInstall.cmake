@@ -1,7 +1,8 @@
 # What `cmake --install` and CPack deliver, as components a vendor picks from:
 #   host    bin/plugtrain, a launcher that checks for LibTorch and starts the host,
-#           lib/plugtrain/plugtrain (needs at least one backend plugin to train)
-#   cpu, cuda, mps, models   the bundled plugins, lib/plugtrain/plugins/...
+#           lib/plugtrain/plugtrain (needs at least one backend plugin, a models plugin and a
+#           data set, e.g. the datasets plugin's, to train)
+#   cpu, cuda, mps, models, datasets, ...   the bundled plugins, lib/plugtrain/plugins/...
 #   sdk     include/plugtrain/*.h and lib/cmake/plugtrain: find_package(plugtrain) for plugin
 #           authors, with plugtrain::sdk and plugtrain_add_plugin(); share/plugtrain/examples/plugins:
 #           the example plugins' sources

@@ -165,6 +165,11 @@ TEST_F(RunTest, SyntheticDataIsTheDatasetsPluginsWhicheverWayItsOptionsAreWritte
   auto old_keys = run(write("data_keys.toml", kSynthetic), "--set train.epochs=1 --set data.synthetic_train_size=300");
   ASSERT_EQ(old_keys.exit_code, 0) << old_keys.out;
   EXPECT_NE(old_keys.out.find("data: synthetic, 300 training and 200 test samples"), std::string::npos) << old_keys.out;
+  // A run's resolved experiment.toml writes both spellings, agreeing: it runs again as it is.
+  const fs::path resolved = dir_ / "runs" / "synthetic" / "version_0" / "experiment.toml";
+  auto again = run(resolved);
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("data: synthetic, 300 training and 200 test samples"), std::string::npos) << again.out;
 
   // Both at once must agree; the data set's own rules hold whichever way.
   auto both = run(write("both.toml", dataset_table), "--set data.synthetic_train_size=400");
@@ -177,7 +182,7 @@ TEST_F(RunTest, SyntheticDataIsTheDatasetsPluginsWhicheverWayItsOptionsAreWritte
   EXPECT_EQ(shape.exit_code, 2) << shape.out;
   EXPECT_NE(shape.out.find("dataset.shape"), std::string::npos) << shape.out;
   const auto folders = std::distance(fs::directory_iterator(dir_ / "runs" / "synthetic"), fs::directory_iterator{});
-  EXPECT_EQ(folders, 2) << "a run folder for each of the two runs, none for the refused experiments";
+  EXPECT_EQ(folders, 3) << "a run folder for each of the three runs, none for the refused experiments";
 }
 
 TEST_F(RunTest, UnknownModelAndUnknownModelOptionAreNamed) {

@@ -27,20 +27,21 @@ Dataset to_dataset(const DatasetReadSplit& split, int64_t num_classes, const std
       throw DataError(where + ": samples decoded on demand need sample_shape [C, H, W], got " + shape_text(split.sample_shape));
     d.sample_shape = split.sample_shape;
     // The loader's contract (data/dataset.h): a DataError naming the file.
-    d.decode = [decode = split.decode](int64_t index, uint8_t* pixels) {
+    d.decode = [decode = split.decode, where](int64_t index, uint8_t* pixels) {
       try {
         decode(index, pixels);
       } catch (const std::exception& e) {
         throw DataError(first_line(e.what()));
+      } catch (...) {
+        throw DataError(where + ": decoding sample " + std::to_string(index) + " threw something that is not a std::exception");
       }
     };
   } else {
     throw DataError(where + ": no inputs (neither a tensor nor a decoder)");
   }
-  const int64_t n = x.defined() ? x.size(0) : (y.defined() && y.dim() > 0 ? y.size(0) : 0);
-  if (!y.defined() || y.dim() < 1 || y.size(0) != n)
-    throw DataError(where + ": " + std::to_string(n) + " inputs but " +
-                    (y.defined() && y.dim() > 0 ? std::to_string(y.size(0)) : "no") + " targets");
+  if (!y.defined() || y.dim() < 1) throw DataError(where + ": no targets");
+  if (x.defined() && y.size(0) != x.size(0))
+    throw DataError(where + ": " + std::to_string(x.size(0)) + " inputs but " + std::to_string(y.size(0)) + " targets");
   const bool integral = kind == TargetKind::class_index || kind == TargetKind::pixel_class || kind == TargetKind::sequence;
   d.labels = (integral ? y.to(at::kCPU, at::kLong) : y.to(at::kCPU, at::kFloat)).contiguous();
   d.target_kind = kind;
@@ -109,19 +110,22 @@ LoadedData load_plugin_dataset(const DataOptions& o) {
       read.class_names = loaded.class_names;
       read.source = loaded.source;
     }
-  } catch (const DataError& e) {
-    throw DataError(name + ": " + first_line(e.what()));
   } catch (const std::exception& e) {
     throw DataError(name + ": " + first_line(e.what()));
+  } catch (...) {
+    throw DataError(name + ": it threw something that is not a std::exception");
   }
   const std::optional<TargetKind> known = target_kind_of(read.targets);
   if (!known) throw DataError(name + ": unknown kind of target " + std::to_string(int(read.targets)));
-  if (spec.targets == DatasetTargets::as_task ? *known != o.task_targets : read.targets != spec.targets)
-    throw DataError(name + ": it read targets of kind '" + describe(*known) + "', but " +
-                    (spec.targets == DatasetTargets::as_task ? "the task learns another kind" : "registered another kind"));
+  const std::optional<TargetKind> wanted = spec.targets == DatasetTargets::as_task ? o.task_targets : target_kind_of(spec.targets);
+  if (*known != wanted)
+    throw DataError(name + ": it read " + describe(*known) + ", but " +
+                    (spec.targets == DatasetTargets::as_task ? "the task learns " : "it registered ") +
+                    (wanted ? describe(*wanted) : "an unknown kind"));
   LoadedData out;
   out.data.train = to_dataset(read.train, read.num_classes, read.class_names, *known, name + " training split");
   out.data.test = to_dataset(read.test, read.num_classes, read.class_names, *known, name + " test split");
+  if (out.data.train.size() == 0) throw DataError(name + ": the training split has no samples");
   add_fields(out.data.train, fields.train, name + " training split");
   add_fields(out.data.test, fields.test, name + " test split");
   const auto same_fields = [&](const Dataset& one, const Dataset& other, const std::string& first, const std::string& second) {

@@ -133,7 +133,10 @@ DoctorReport run_doctor(const DoctorRequest& request) {
   report.plugins_json = plugins_json(*host);
 
   const RegisteredModel* mlp = host->models().find("mlp");
-  const RegisteredDataset* synthetic = host->datasets().find("synthetic");
+  // The bundled plugin's, even where another plugin shadows the name: the smoke test sets its options.
+  const RegisteredDataset* synthetic = nullptr;
+  for (const RegisteredDataset& d : host->datasets().all())
+    if (d.spec.name == "synthetic" && d.plugin == "datasets") synthetic = &d;
   for (const std::string& name : targets) {
     if (!mlp || !synthetic) {
       report.smoke_tests.push_back({name, "1 device", false, 0, 0, 0,

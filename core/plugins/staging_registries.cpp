@@ -44,10 +44,10 @@ void StagingModels::declare_targets(const std::string& model, std::vector<Datase
 }
 
 void StagingDatasets::add(DatasetSpec spec, std::vector<OptionRule> rules) {
-  // Only a reader (3.7) is told the task's kind of target, so only it may make "as_task" targets.
-  if (int(spec.targets) < 0 || int(spec.targets) > int(DatasetTargets::sequence))
-    refuse(all_fit, "data set '" + spec.name + "': targets of kind " + std::to_string(int(spec.targets)) +
-                        " need add_reader, or are not known to this host");
+  // Only a reader (3.7) is told the task's kind of target, so only it may make "as_task" targets;
+  // another unknown kind is refused when a run uses it (as before 3.7: the plugin still loads).
+  if (spec.targets == DatasetTargets::as_task)
+    refuse(all_fit, "data set '" + spec.name + "': targets \"as_task\" need add_reader (SDK 3.7)");
   stage(std::move(spec), std::move(rules));
 }
 

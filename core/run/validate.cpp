@@ -141,9 +141,10 @@ ValidatedRun validate(const RunRequest& request) {
   v.model = &find_model(*v.host, v.file, e);
   e.model.options = resolve_model_options(v.file, v.model->spec, v.model->rules);
   v.dataset = &find_dataset(*v.host, v.file, e);
-  copy_data_keys_to_dataset(v.file, v.dataset->spec.options);
+  copy_data_keys_to_dataset(v.file, v.dataset->spec.name, v.dataset->plugin);
   e.data.dataset_options = resolve_table_options(v.file, "dataset", "data set '" + v.dataset->spec.name + "'",
                                                  v.dataset->spec.options, v.dataset->rules, {});
+  copy_dataset_options_to_data_keys(e, v.dataset->plugin);
   adopt_plugin_tasks(*v.host);
   v.task = &find_task_spec(*v.host, v.file, e);
   // (as_task: synthetic data is made for whichever task the run has.)

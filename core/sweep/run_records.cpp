@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "config/choices.h"
+#include "config/dataset_keys.h"
 #include "config/experiment_schema.h"
 #include "config/toml_text.h"
 #include "run/run_folder.h"
@@ -162,6 +163,12 @@ std::vector<std::string> varied_keys(const std::vector<RunRecord>& runs) {
     }
     if (values.size() > 1) varied.push_back(key);
   }
+  // A bundled data set's option written back to its [data] key (config/dataset_keys.h) varies
+  // with it: one column.
+  const std::set<std::string> data_keys(varied.begin(), varied.end());
+  varied.erase(std::remove_if(varied.begin(), varied.end(),
+                              [&](const std::string& key) { return data_keys.count(data_key_twin(key)) > 0; }),
+               varied.end());
   // Schema order reads as the experiment file does; model options (not in the schema) last.
   auto rank = [](const std::string& key) {
     const auto& schema = experiment_schema();

@@ -2,8 +2,10 @@
 //
 // A plugin registers data sets by name, each with an option schema (the experiment's [dataset]
 // table, checked before any work like a model's options) and a factory that reads both splits
-// into memory. The host then treats them as its own readers' data: normalisation from the
-// training split's statistics, augmentation, the batch loader, data kept on the device.
+// into memory, or (3.7) a reader that honours the [data] table's reading settings and may decode
+// images on demand. The host treats every data set alike (the bundled ones are the `datasets`
+// plugin's readers): normalisation from the training split's statistics, augmentation, the batch
+// loader, data kept on the device.
 //
 // A data-sets plugin exports them with PLUGTRAIN_DATASETS_PLUGIN; a models plugin may add its
 // own with PLUGTRAIN_DATASETS beside PLUGTRAIN_MODELS_PLUGIN (both at the end of this file). DatasetSplit, LoadedDataset, DatasetRequest and DatasetSpec cross the
