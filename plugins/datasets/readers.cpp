@@ -1,6 +1,5 @@
 #include "readers.h"
 
-#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -9,6 +8,7 @@
 #include "readers/idx_dataset.h"
 #include "readers/image_folder.h"
 #include "readers/synthetic.h"
+#include "data/target_kinds.h"
 #include "util/format.h"
 
 namespace bundled_datasets {
@@ -43,11 +43,7 @@ DatasetRead read_of(const data::DatasetPair& pair, std::string source) {
   return r;
 }
 
-std::string mib(int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1024.0 * 1024.0));
-  return text;
-}
+std::string mib(int64_t bytes) { return plugtrain::fixed(double(bytes) / (1024.0 * 1024.0), 1) + " MiB"; }
 
 }  // namespace
 
@@ -102,7 +98,7 @@ DatasetRead read_images(const plugtrain::DatasetRequest& request, const plugtrai
 
 DatasetRead read_synthetic(const plugtrain::DatasetRequest& request, const plugtrain::DatasetReadSettings& settings,
                            const plugtrain::Options& options) {
-  const auto kind = static_cast<data::TargetKind>(int(settings.task_targets));
+  const data::TargetKind kind = data::target_kind_of(settings.task_targets).value_or(data::TargetKind::class_index);
   return read_of(data::make_synthetic(options.integers("shape"), options.integer("classes"), options.integer("train_size"),
                                       options.integer("test_size"), request.seed, kind),
                  "synthetic");
