@@ -77,7 +77,8 @@ install_torch() {
 
 # Python packages the tests use beside torch: TensorBoard's own reader for our event files, and
 # torchvision (the release built for this torch; --no-deps keeps the torch we have) for the
-# model zoo's state_dict compatibility and the data pipeline's comparison benchmark.
+# model zoo's state_dict compatibility and the data pipeline's comparison benchmark; safetensors
+# (no dependencies) to read `plugtrain export --format safetensors` files back.
 PLUGTRAIN_TORCHVISION_VERSION=0.26.0
 install_python_tools() {
   if ! "$PLUGTRAIN_VENV/bin/python" -c 'import tensorboard' 2>/dev/null; then
@@ -88,6 +89,10 @@ install_python_tools() {
     log "installing torchvision==$PLUGTRAIN_TORCHVISION_VERSION into $PLUGTRAIN_VENV"
     "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir pillow
     "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir --no-deps "torchvision==$PLUGTRAIN_TORCHVISION_VERSION"
+  fi
+  if ! "$PLUGTRAIN_VENV/bin/python" -c 'import safetensors' 2>/dev/null; then
+    log "installing safetensors into $PLUGTRAIN_VENV"
+    "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir safetensors
   fi
 }
 

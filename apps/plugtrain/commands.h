@@ -20,6 +20,8 @@ void add_bench_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
 void add_check_backend_command(CLI::App& app);
 void add_data_command(CLI::App& app);
+void add_evaluate_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
 
 // Adds --plugin-path (repeatable) to a subcommand.
 void add_plugin_path_option(CLI::App& command, std::vector<std::filesystem::path>& paths);

@@ -110,6 +110,23 @@ at::Generator default_generator(c10::Device device) {
   return at::globalContext().defaultGenerator(device.is_cpu() ? c10::Device(c10::kCPU) : device);
 }
 
+// The archive's "model" record into the model's parameters and buffers, each by its name.
+void read_weights(torch::serialize::InputArchive& archive, Model& model, const std::string& record = "model") {
+  torch::serialize::InputArchive weights;
+  archive.read(record, weights);
+  at::NoGradGuard no_grad;
+  for (auto& p : model.named_parameters()) {
+    at::Tensor saved;
+    weights.read(p.key(), saved);
+    p.value().copy_(saved);
+  }
+  for (auto& b : model.named_buffers()) {
+    at::Tensor saved;
+    weights.read(b.key(), saved, /*is_buffer=*/true);
+    b.value().copy_(saved);
+  }
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, at::Tensor>> model_state_dict(Model& model) {
@@ -131,6 +148,11 @@ void save_checkpoint(const std::filesystem::path& path, Model& model, torch::opt
   torch::serialize::OutputArchive weights;
   for (const auto& [name, tensor] : model_state_dict(model)) weights.write(name, tensor);
   archive.write("model", weights);
+  if (!content.ema_weights.empty()) {
+    torch::serialize::OutputArchive ema;
+    for (const auto& [name, tensor] : content.ema_weights) ema.write(name, tensor);
+    archive.write("ema", ema);
+  }
   torch::serialize::OutputArchive optimizer_state;
   optimizer.save(optimizer_state);
   archive.write("optimizer", optimizer_state);
@@ -165,19 +187,13 @@ CheckpointContent load_checkpoint(const std::filesystem::path& path, Model& mode
   open_archive(path, archive, device);
   CheckpointContent content = read_content(archive, path);
   try {
-    torch::serialize::InputArchive weights;
-    archive.read("model", weights);
-    at::NoGradGuard no_grad;
-    for (auto& p : model.named_parameters()) {
-      at::Tensor saved;
-      weights.read(p.key(), saved);
-      p.value().copy_(saved);
-    }
-    for (auto& b : model.named_buffers()) {
-      at::Tensor saved;
-      weights.read(b.key(), saved, /*is_buffer=*/true);
-      b.value().copy_(saved);
-    }
+    read_weights(archive, model);
+    torch::serialize::InputArchive ema;
+    if (archive.try_read("ema", ema))
+      for (const std::string& name : ema.keys()) {
+        at::Tensor t;
+        if (ema.try_read(name, t) || ema.try_read(name, t, /*is_buffer=*/true)) content.ema_weights.emplace_back(name, t);
+      }
     torch::serialize::InputArchive optimizer_state;
     archive.read("optimizer", optimizer_state);
     optimizer.load(optimizer_state);
@@ -192,6 +208,29 @@ CheckpointContent load_checkpoint(const std::filesystem::path& path, Model& mode
     std::string why = e.what();
     throw CheckpointError(path.string() + ": does not fit this run's model '" + content.model_name +
                           "' or optimizer: " + first_line(why));
+  }
+  return content;
+}
+
+std::string weights_record(const std::filesystem::path& checkpoint, torch::serialize::InputArchive& archive, bool ema) {
+  if (!ema) return "model";
+  torch::serialize::InputArchive probe;
+  if (!archive.try_read("ema", probe))
+    throw CheckpointError(checkpoint.string() + ": has no EMA weights (its run had train.ema_decay = 0)");
+  return "ema";
+}
+
+CheckpointContent load_checkpoint_weights(const std::filesystem::path& path, Model& model, c10::Device device, bool ema) {
+  torch::serialize::InputArchive archive;
+  open_archive(path, archive, device);
+  CheckpointContent content = read_content(archive, path);
+  const std::string record = weights_record(path, archive, ema);
+  try {
+    read_weights(archive, model, record);
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    throw CheckpointError(path.string() + ": does not fit the model '" + content.model_name + "' built for it: " +
+                          first_line(why));
   }
   return content;
 }

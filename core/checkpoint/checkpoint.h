@@ -29,6 +29,9 @@ struct CheckpointContent {
   std::string experiment_json;  // the resolved experiment that wrote it
   std::string model_name;
   std::string plugtrain_version, libtorch_version;
+  // train.ema_decay: the averaged weights by state_dict names, in the archive's "ema" beside
+  // "model" (empty: the run kept none). load_checkpoint reads them back.
+  std::vector<std::pair<std::string, at::Tensor>> ema_weights;
 };
 
 void save_checkpoint(const std::filesystem::path& path, Model& model, torch::optim::Optimizer& optimizer,
@@ -47,12 +50,32 @@ CheckpointContent read_checkpoint_info(const std::filesystem::path& path);
 CheckpointContent load_checkpoint(const std::filesystem::path& path, Model& model, torch::optim::Optimizer& optimizer,
                                   c10::Device device);
 
+// Restores only the weights (parameters and buffers), for a model that is evaluated rather than
+// trained on (`plugtrain evaluate`, `predict`); returns the metadata.
+// `ema`: the EMA weights instead (a CheckpointError when the run kept none).
+CheckpointContent load_checkpoint_weights(const std::filesystem::path& path, Model& model, c10::Device device,
+                                          bool ema = false);
+
 // The model's state_dict as Python names it: parameters and buffers, on the CPU.
 std::vector<std::pair<std::string, at::Tensor>> model_state_dict(Model& model);
 
-// `plugtrain export`: the checkpoint's weights as a file Python's torch.load reads directly
-// (a dict name -> CPU tensor).
-void export_state_dict(const std::filesystem::path& checkpoint, const std::filesystem::path& out);
+// The checkpoint's weights, parameters and buffers, by their state_dict names (torchvision's
+// for the zoo's models), as contiguous CPU tensors, in the checkpoint's order.
+// `ema`: its EMA weights instead (train.ema_decay; a CheckpointError when the run kept none).
+std::vector<std::pair<std::string, at::Tensor>> checkpoint_weights(const std::filesystem::path& checkpoint,
+                                                                   bool ema = false);
+
+// `plugtrain export`: the checkpoint's weights as a file Python reads directly. torch: a dict
+// name -> CPU tensor for torch.load (weights_only=True too); safetensors: for
+// safetensors.torch.load_file (checkpoint/safetensors_file.h). Written atomically, and never
+// over the checkpoint itself.
+enum class ExportFormat { torch, safetensors };
+void export_weights(const std::filesystem::path& checkpoint, const std::filesystem::path& out,
+                    ExportFormat format = ExportFormat::torch, bool ema = false);
+
+// The name of the archive record that holds the weights: "model", or "ema" for the EMA weights,
+// which must then be there (else a CheckpointError naming the file and train.ema_decay).
+std::string weights_record(const std::filesystem::path& checkpoint, torch::serialize::InputArchive& archive, bool ema);
 
 // `[model] init`: loads a Python torch.save(model.state_dict()) file into the model; every
 // missing, unexpected or mis-shaped key is listed in the error.

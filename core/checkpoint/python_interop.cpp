@@ -1,5 +1,5 @@
 // Weights to and from Python: `plugtrain export` writes what torch.save(model.state_dict())
-// would, and `[model] init` reads such a file.
+// would (or a safetensors file: safetensors_file.h), and `[model] init` reads a torch.save file.
 #include "checkpoint/checkpoint.h"
 
 #include <torch/serialize.h>
@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "checkpoint/safetensors_file.h"
 #include "util/atomic_file.h"
 #include "util/text.h"
 
@@ -111,21 +112,35 @@ std::vector<char> plain_dict_from_python_state_dict(const std::vector<char>& fil
 
 }  // namespace
 
-void export_state_dict(const std::filesystem::path& checkpoint, const std::filesystem::path& out) {
+std::vector<std::pair<std::string, at::Tensor>> checkpoint_weights(const std::filesystem::path& checkpoint, bool ema) {
+  torch::serialize::InputArchive archive;
+  open_checkpoint(checkpoint, archive, c10::Device(c10::kCPU));
+  torch::serialize::InputArchive weights;
+  archive.read(weights_record(checkpoint, archive, ema), weights);
+  std::vector<std::pair<std::string, at::Tensor>> named;
+  for (const auto& key : weights.keys()) {
+    at::Tensor t;
+    if (weights.try_read(key, t) || weights.try_read(key, t, /*is_buffer=*/true))
+      named.emplace_back(key, t.cpu().contiguous());
+  }
+  return named;
+}
+
+void export_weights(const std::filesystem::path& checkpoint, const std::filesystem::path& out, ExportFormat format,
+                    bool ema) {
   // The output replaces its target: never the checkpoint itself (also through a link).
   std::error_code ec;
   if (std::filesystem::exists(out, ec) && std::filesystem::equivalent(checkpoint, out, ec))
     throw CheckpointError(out.string() + ": is the checkpoint being exported (" + checkpoint.string() +
-                          "); name a new file, e.g. model.pt");
-  torch::serialize::InputArchive archive;
-  open_checkpoint(checkpoint, archive, c10::Device(c10::kCPU));
-  torch::serialize::InputArchive weights;
-  archive.read("model", weights);
-  c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
-  for (const auto& key : weights.keys()) {
-    at::Tensor t;
-    if (weights.try_read(key, t) || weights.try_read(key, t, /*is_buffer=*/true)) dict.insert(key, t.cpu().contiguous());
+                          "); name a new file, e.g. " +
+                          (format == ExportFormat::safetensors ? "model.safetensors" : "model.pt"));
+  const auto weights = checkpoint_weights(checkpoint, ema);
+  if (format == ExportFormat::safetensors) {
+    write_safetensors(out, weights);
+    return;
   }
+  c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
+  for (const auto& [name, tensor] : weights) dict.insert(name, tensor);
   write_file_atomically(out, torch_save_bytes(c10::IValue(dict)));
 }
 

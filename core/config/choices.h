@@ -26,7 +26,7 @@ enum class MemoryFormatChoice { channels_last, contiguous };
 enum class OptimizerName { sgd, adam, adamw, rmsprop, lion };
 enum class OptimizerImpl { loop, foreach, fused };  // how an optimizer steps (train/optimizer_table.h)
 enum class LrScaling { none, linear, sqrt };
-enum class ScheduleName { none, step, multistep, cosine };
+enum class ScheduleName { none, step, multistep, cosine, linear, onecycle };
 enum class CheckpointSave { none, last, best, every };
 enum class Direction { max, min };
 enum class OnNonfinite { stop, skip_step };
@@ -67,7 +67,8 @@ PLUGTRAIN_CHOICE_WORDS(OptimizerImpl, {OptimizerImpl::fused, "fused"}, {Optimize
                        {OptimizerImpl::loop, "loop"});
 PLUGTRAIN_CHOICE_WORDS(LrScaling, {LrScaling::none, "none"}, {LrScaling::linear, "linear"}, {LrScaling::sqrt, "sqrt"});
 PLUGTRAIN_CHOICE_WORDS(ScheduleName, {ScheduleName::none, "none"}, {ScheduleName::step, "step"},
-                       {ScheduleName::multistep, "multistep"}, {ScheduleName::cosine, "cosine"});
+                       {ScheduleName::multistep, "multistep"}, {ScheduleName::cosine, "cosine"},
+                       {ScheduleName::linear, "linear"}, {ScheduleName::onecycle, "onecycle"});
 PLUGTRAIN_CHOICE_WORDS(CheckpointSave, {CheckpointSave::none, "none"}, {CheckpointSave::last, "last"},
                        {CheckpointSave::best, "best"}, {CheckpointSave::every, "every"});
 PLUGTRAIN_CHOICE_WORDS(Direction, {Direction::max, "max"}, {Direction::min, "min"});

@@ -89,11 +89,17 @@ struct DataConfig {  // [data]
   AugmentConfig augment;
   double label_noise = 0.0;
   std::int64_t train_subset = 0;
+  double val_fraction = 0.0;                     // held out of the training set for model selection (0: none)
   std::int64_t test_subset = 0;
   std::vector<std::int64_t> synthetic_shape = {1, 28, 28};
   std::int64_t synthetic_classes = 10;
   std::int64_t synthetic_train_size = 2000;
   std::int64_t synthetic_test_size = 500;
+  // Mixup and CutMix on the training batches (timm's Mixup): 0 alpha turns each off.
+  double mixup_alpha = 0.0;
+  double cutmix_alpha = 0.0;
+  double mixup_prob = 1.0;          // share of batches mixed at all
+  double mixup_switch_prob = 0.5;   // with both on: share of mixed batches that use CutMix
 };
 
 struct OptimConfig {  // [optim]
@@ -116,7 +122,11 @@ struct ScheduleConfig {  // [schedule]
   double gamma = 0.1;
   std::vector<std::int64_t> milestones;
   std::int64_t warmup_epochs = 0;
+  std::int64_t warmup_steps = 0;     // instead of warmup_epochs: in optimizer steps
   double min_lr = 0.0;
+  double pct_start = 0.3;            // onecycle: share of the steps spent rising
+  double div_factor = 25;            // onecycle: the first lr is lr / div_factor
+  double final_div_factor = 1e4;     // onecycle: the last lr is the first / final_div_factor
 };
 
 struct CheckpointConfig {  // [checkpoint]
@@ -145,6 +155,13 @@ struct TrainConfig {  // [train]
   std::int64_t max_steps = 0;
   std::int64_t log_interval = 100;
   std::int64_t eval_every = 1;
+  std::int64_t test_every = 0;  // with a validation split: test every N epochs too (0: once, at the end)
+  std::int64_t accumulate_steps = 1;  // micro-batches per optimizer step
+  double ema_decay = 0.0;             // EMA of the weights (0: off)
+  bool ema_warmup = true;             // timm ModelEmaV3's warm-up of the decay
+  bool ema_evaluate = true;           // evaluate (and select) with the EMA weights
+  std::int64_t swa_start = 0;         // stochastic weight averaging from this epoch on (0: off)
+  double swa_lr = 0.0;                // its constant learning rate (0: the schedule's)
   double grad_clip = 0.0;
   std::int64_t threads = 0;
   PrecisionMode precision = PrecisionMode::fp32;

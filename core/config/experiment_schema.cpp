@@ -132,11 +132,28 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("data.label_noise", field(&E::data, &DataConfig::label_noise), "fraction of training labels replaced at random (seeded)",
           between(0, 1)),
       key("data.train_subset", field(&E::data, &DataConfig::train_subset), "use only the first N training samples (0: all)", at_least(0)),
+      key("data.val_fraction", field(&E::data, &DataConfig::val_fraction),
+          "share of the training set held out as the validation split (seeded by experiment.seed; the same on "
+          "every rank and on resume): monitors, early stopping, best checkpoints and sweeps then choose by val_ "
+          "metrics, and the test set is evaluated at the end (and every train.test_every epochs); 0: no split, "
+          "the test set is evaluated every epoch and monitored",
+          at_least_below(0, 1)),
       resumable(key("data.test_subset", field(&E::data, &DataConfig::test_subset), "use only the first N test samples (0: all)", at_least(0))),
       key("data.synthetic_shape", field(&E::data, &DataConfig::synthetic_shape), "synthetic: sample shape [C, H, W]; the same as [dataset] shape", all_positive()),
       key("data.synthetic_classes", field(&E::data, &DataConfig::synthetic_classes), "synthetic: number of classes; the same as [dataset] classes", at_least(2)),
       key("data.synthetic_train_size", field(&E::data, &DataConfig::synthetic_train_size), "synthetic: training samples; the same as [dataset] train_size", greater_than(0)),
       key("data.synthetic_test_size", field(&E::data, &DataConfig::synthetic_test_size), "synthetic: test samples; the same as [dataset] test_size", greater_than(0)),
+      key("data.mixup_alpha", field(&E::data, &DataConfig::mixup_alpha),
+          "mixup (timm's): blend each training batch with itself reversed, lam ~ Beta(alpha, alpha), targets mixed "
+          "the same way (classification only); 0: off",
+          at_least(0)),
+      key("data.cutmix_alpha", field(&E::data, &DataConfig::cutmix_alpha),
+          "CutMix (timm's): paste a box of the reversed batch, lam ~ Beta(alpha, alpha) corrected to the box's area; 0: off",
+          at_least(0)),
+      key("data.mixup_prob", field(&E::data, &DataConfig::mixup_prob), "share of training batches mixed (mixup or CutMix)",
+          between(0, 1)),
+      key("data.mixup_switch_prob", field(&E::data, &DataConfig::mixup_switch_prob),
+          "with both mixup_alpha and cutmix_alpha: share of mixed batches that use CutMix", between(0, 1)),
 
       choice_key<OptimizerName>("optim.name", field(&E::optim, &OptimConfig::name), "sgd, adam, adamw, rmsprop or lion"),
       resumable(choice_or_auto_key<OptimizerImpl>("optim.impl", field(&E::optim, &OptimConfig::impl),
@@ -159,13 +176,23 @@ const std::vector<ConfigKey>& experiment_schema() {
           "the batch optim.lr is meant for, the k = 1 of lr_scaling (0: data.batch_size; needed with \"auto\")",
           at_least(0)),
 
-      choice_key<ScheduleName>("schedule.name", field(&E::schedule, &ScheduleConfig::name), "none, step, multistep or cosine"),
+      choice_key<ScheduleName>("schedule.name", field(&E::schedule, &ScheduleConfig::name), "none, step, multistep, cosine (to min_lr), linear (to min_lr) or onecycle "
+          "(PyTorch's OneCycleLR: up from lr / div_factor to lr over pct_start of the steps, then down to that / "
+          "final_div_factor); every one is applied per optimizer step"),
       key("schedule.step_size", field(&E::schedule, &ScheduleConfig::step_size), "step: epochs between decays", greater_than(0)),
       key("schedule.gamma", field(&E::schedule, &ScheduleConfig::gamma), "step, multistep: decay factor", greater_than(0)),
       key("schedule.milestones", field(&E::schedule, &ScheduleConfig::milestones), "multistep: epochs at which lr is multiplied by gamma",
           all_positive()),
       key("schedule.warmup_epochs", field(&E::schedule, &ScheduleConfig::warmup_epochs), "linear warm-up from 0 over this many epochs", at_least(0)),
-      key("schedule.min_lr", field(&E::schedule, &ScheduleConfig::min_lr), "cosine: final learning rate", at_least(0)),
+      key("schedule.warmup_steps", field(&E::schedule, &ScheduleConfig::warmup_steps),
+          "linear warm-up from 0 over this many optimizer steps (instead of warmup_epochs)", at_least(0)),
+      key("schedule.min_lr", field(&E::schedule, &ScheduleConfig::min_lr), "cosine, linear: final learning rate", at_least(0)),
+      key("schedule.pct_start", field(&E::schedule, &ScheduleConfig::pct_start), "onecycle: share of the steps spent rising to lr",
+          between(0.01, 0.99)),
+      key("schedule.div_factor", field(&E::schedule, &ScheduleConfig::div_factor), "onecycle: the first lr is lr / div_factor",
+          at_least(1)),
+      key("schedule.final_div_factor", field(&E::schedule, &ScheduleConfig::final_div_factor),
+          "onecycle: the last lr is the first / final_div_factor", at_least(1)),
 
       resumable(key("checkpoint.folder", field(&E::checkpoint, &CheckpointConfig::folder), "where checkpoints go (empty: the run folder's checkpoints/)")),
       resumable(choice_key<CheckpointSave>("checkpoint.save", field(&E::checkpoint, &CheckpointConfig::save),
@@ -197,9 +224,27 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("train.max_steps", field(&E::train, &TrainConfig::max_steps), "stop after this many optimizer steps (0: no limit)", at_least(0)),
       resumable(key("train.log_interval", field(&E::train, &TrainConfig::log_interval), "print step loss and throughput every N steps (0: never)",
           at_least(0))),
-      resumable(key("train.eval_every", field(&E::train, &TrainConfig::eval_every), "evaluate on the test set every N epochs (the last always)",
+      resumable(key("train.eval_every", field(&E::train, &TrainConfig::eval_every),
+          "evaluate every N epochs (the last always): the validation split where data.val_fraction sets one, "
+          "else the test set",
           greater_than(0))),
+      resumable(key("train.test_every", field(&E::train, &TrainConfig::test_every),
+          "with a validation split: evaluate the test set every N epochs as well (0: once, after the last epoch)",
+          at_least(0))),
       key("train.grad_clip", field(&E::train, &TrainConfig::grad_clip), "clip the gradient norm to this value (0: off)", at_least(0)),
+      key("train.accumulate_steps", field(&E::train, &TrainConfig::accumulate_steps),
+          "micro-batches of data.batch_size per optimizer step (gradient accumulation): the effective batch is "
+          "their product times the devices; ddp averages the gradients only in the last micro-batch; clipping and "
+          "fp16 scaling act on the summed gradient; not with backend.strategy = \"dp\"",
+          greater_than(0)),
+      key("train.ema_decay", field(&E::train, &TrainConfig::ema_decay),
+          "keep an exponential moving average of the weights with this decay (timm's ModelEmaV3; e.g. 0.9998), updated "
+          "after each optimizer step and saved in checkpoints; 0: off",
+          at_least_below(0, 1)),
+      key("train.ema_warmup", field(&E::train, &TrainConfig::ema_warmup),
+          "EMA: warm the decay up as timm does, min(ema_decay, 1 - (1 + step)^(-2/3))"),
+      resumable(key("train.ema_evaluate", field(&E::train, &TrainConfig::ema_evaluate),
+          "EMA: evaluate (and so monitor, stop early and keep the best checkpoint) with the averaged weights")),
       resumable(key("train.threads", field(&E::train, &TrainConfig::threads), "LibTorch intra-op threads (0: LibTorch's default)", at_least(0))),
       resumable(choice_key<OnNonfinite>("train.on_nonfinite", field(&E::train, &TrainConfig::on_nonfinite),
                     "a loss (or gradient) that is nan or inf: stop (with the step and the last good checkpoint) or "

@@ -48,6 +48,13 @@ Check between(double lo, double hi) {
     return WhyNot{"must be in [" + text(lo) + ", " + text(hi) + "]"};
   };
 }
+Check at_least_below(double lo, double hi) {
+  return [lo, hi](const ConfigValue& v) -> Status {
+    const double x = number(v);
+    if (x >= lo && x < hi) return Status::fine();
+    return WhyNot{"must be in [" + text(lo) + ", " + text(hi) + ")"};
+  };
+}
 // One folder name inside the output folder: not empty, no separator, not "." or "..".
 Check folder_name() {
   return [](const ConfigValue& v) -> Status {

@@ -23,6 +23,7 @@ using Check = std::function<Status(const ConfigValue&)>;
 Check greater_than(double bound);
 Check at_least(double bound);
 Check between(double lo, double hi);
+Check at_least_below(double lo, double hi);  // [lo, hi)
 Check folder_name();  // one folder name: not empty, no separator, not "." or ".."
 Check one_of(std::vector<std::string> allowed);
 Check all_positive();

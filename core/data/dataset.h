@@ -58,6 +58,10 @@ struct Dataset {
 
 struct DatasetPair {
   Dataset train, test;
+  // Held out of the training set (data.val_fraction) for model selection; size 0: none, and
+  // the run monitors the test set as it did before validation splits.
+  Dataset val;
+  bool has_val() const { return val.size() > 0; }
 };
 
 // Per-channel mean and population std of byte images (N,C,H,W) on the [0, 1] scale, exact

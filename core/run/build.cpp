@@ -10,6 +10,7 @@
 #include <ATen/Parallel.h>
 
 #include "data/from_experiment.h"
+#include "data/validation_split.h"
 #include "distributed/collectives.h"
 #include "run/build_task.h"
 #include "run/device_offload.h"
@@ -43,6 +44,8 @@ std::filesystem::path normalization_file(const RunOutputs* outputs) {
   return outputs && !outputs->run_folder.empty() ? outputs->run_folder / "normalization.json" : std::filesystem::path();
 }
 
+}  // namespace
+
 std::optional<data::Normalization> read_normalization(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) return std::nullopt;
@@ -55,6 +58,8 @@ std::optional<data::Normalization> read_normalization(const std::filesystem::pat
                 "); delete it to compute them again");
   }
 }
+
+namespace {
 
 data::LoadedData load_data(const ValidatedRun& run, const RunOutputs* outputs) {
   const Experiment& e = run.experiment;
@@ -72,6 +77,8 @@ data::LoadedData load_data(const ValidatedRun& run, const RunOutputs* outputs) {
     write_file_atomically(stored, nlohmann::json{{"mean", n.mean}, {"std", n.std}}.dump(2) + "\n");
   d.data.train = data::subset(d.data.train, e.data.train_subset);
   d.data.test = data::subset(d.data.test, e.data.test_subset);
+  if (e.data.val_fraction > 0)
+    d.data.val = data::split_validation(d.data.train, e.data.val_fraction, static_cast<std::uint64_t>(e.experiment.seed));
   return d;
 }
 
@@ -107,15 +114,17 @@ std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const
   const std::vector<MetricSpec>& training = task.metrics(Pass::training);
   const std::vector<MetricSpec>& evaluation = task.metrics(Pass::evaluation);
   // Validation checked the names against the task's metrics.
+  const std::string split = e.data.val_fraction > 0 ? "val" : "test";
   auto monitor = [&](const std::optional<std::string>& name, std::optional<Direction> mode) {
-    return find_monitor(training, evaluation, name, mode).value();
+    return find_monitor(training, evaluation, name, mode, split).value();
   };
   std::vector<std::unique_ptr<Callback>> callbacks;
   // The order matters: the bar clears before a line is printed, and early stopping decides
   // before the checkpoint of the epoch is written.
   if (outputs && outputs->terminal) callbacks.push_back(std::make_unique<ProgressBarCallback>(*outputs->terminal));
   callbacks.push_back(std::make_unique<ConsoleLog>(log));
-  if (outputs && !outputs->metrics_csv.empty()) callbacks.push_back(std::make_unique<MetricsCsv>(outputs->metrics_csv, training, evaluation));
+  if (outputs && !outputs->metrics_csv.empty())
+    callbacks.push_back(std::make_unique<MetricsCsv>(outputs->metrics_csv, training, evaluation, e.data.val_fraction > 0));
   if (outputs && !outputs->tensorboard.empty())
     callbacks.push_back(std::make_unique<TensorBoardLogger>(outputs->tensorboard));
   if (e.early_stopping.patience > 0)
@@ -182,6 +191,17 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   }
   log << "data: " << loaded.source << ", " << built->data.train.size() << " training and " << built->data.test.size()
       << " " << loaded.test_split << " samples, " << targets_text(built->data.train) << "\n";
+  // Which split chooses the model: said in every run, so an old experiment's log shows it too.
+  if (built->data.has_val())
+    log << "data: validation split of " << built->data.val.size() << " samples held out of the training set (data.val_fraction "
+        << e.data.val_fraction << ", seed " << e.experiment.seed << "): monitors, early stopping and best checkpoints use val_ "
+        << "metrics; the test set is evaluated "
+        << (e.train.test_every > 0 ? "every " + std::to_string(e.train.test_every) + " epochs and " : std::string())
+        << "after the last epoch\n";
+  else
+    log << "data: no validation split (data.val_fraction = 0): the test set is evaluated every "
+        << (e.train.eval_every == 1 ? std::string("epoch") : std::to_string(e.train.eval_every) + " epochs")
+        << " and monitored\n";
   for (const std::string& note : loaded.notes) log << "data: " << note << "\n";
   if (const std::string fields = data::fields_text(built->data.train); !fields.empty())
     log << "data: fields " << fields << ", read by the model's forward_fields\n";

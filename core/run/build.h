@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 
 #include "data/dataset.h"
 #include "data/load_dataset.h"
@@ -28,6 +29,10 @@ struct BuiltRun {
   std::int64_t parameters = 0;
   std::unique_ptr<Trainer> trainer;
 };
+
+// A run's normalization.json (the per-channel statistics data.normalize = "dataset" computed
+// when it began); nullopt when there is none. Throws Error naming the file when it is not one.
+std::optional<data::Normalization> read_normalization(const std::filesystem::path& file);
 
 // What load_dataset reads for the run: the [data] table, the plugin data set it names (with
 // its [dataset] options), synthetic data made for its task.

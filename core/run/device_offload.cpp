@@ -22,6 +22,8 @@ Status data_may_move(const Experiment& e, const RunPlan& plan, BackendHandle& ba
                      const data::DatasetPair& data, const data::AugmentOptions& augmentation, std::int64_t bytes) {
   if (Status servable = data::servable_on_device(data.train, augmentation); !servable) return servable;
   if (Status servable = data::servable_on_device(data.test, {}); !servable) return servable;
+  if (data.has_val())
+    if (Status servable = data::servable_on_device(data.val, {}); !servable) return servable;
   if (e.data.on_device == true) return Status::fine();
   if (plan.capabilities.host_cpu)
     return WhyNot{"the training device is the host, whose memory the loader threads already use"};
@@ -40,7 +42,8 @@ void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend
                 const data::DatasetPair& data, DeviceContext& device, std::ostream& log) {
   if (e.data.on_device == false) return;
   const data::AugmentOptions augmentation = data::augment_options(e.data.augment);
-  const std::int64_t bytes = data::bytes_on_device(data.train, augmentation) + data::bytes_on_device(data.test, {});
+  const std::int64_t bytes = data::bytes_on_device(data.train, augmentation) + data::bytes_on_device(data.test, {}) +
+                             (data.has_val() ? data::bytes_on_device(data.val, {}) : 0);
   if (Status may = data_may_move(e, plan, backend, device_index, data, augmentation, bytes); !may) {
     if (e.data.on_device == true) throw Error("data.on_device = true, but " + may.why_not());
     if (!plan.capabilities.host_cpu) log << "data: batches made on the host (" << may.why_not() << ")\n";
@@ -48,6 +51,8 @@ void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend
   }
   device.train_on_device = std::make_shared<data::DeviceResident>(data.train, augmentation, device.device);
   device.test_on_device = std::make_shared<data::DeviceResident>(data.test, data::AugmentOptions{}, device.device);
+  if (data.has_val())
+    device.val_on_device = std::make_shared<data::DeviceResident>(data.val, data::AugmentOptions{}, device.device);
   log << "data: on the device (" << format_bytes(std::uint64_t(bytes)) << "): shuffled, gathered"
       << (augmentation.order.empty() ? "" : ", cropped and flipped") << " and normalised there\n";
 }

@@ -32,7 +32,9 @@ BatchPlan batch_plan(const ExperimentFile& file, const Experiment& e, std::int64
   b.per_device = b.global / devices;
   b.loader = one_loader ? b.global : b.per_device;
   const std::int64_t reference = e.optim.lr_batch_size > 0 ? e.optim.lr_batch_size : per_device;
-  b.lr_factor = lr_scaling_factor(e.optim.lr_scaling, double(b.global) / double(reference));
+  // Accumulation: an optimizer step sees accumulate_steps global batches.
+  const double effective = double(b.global * e.train.accumulate_steps);
+  b.lr_factor = lr_scaling_factor(e.optim.lr_scaling, effective / double(reference));
   b.lr = e.optim.lr * b.lr_factor;
   return b;
 }
@@ -140,6 +142,14 @@ void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backen
   if (run.dataset && run.dataset->fields_factory)
     c.fixed_batches = WhyNot{"data set '" + run.dataset->spec.name + "' gives named fields (variable-length inputs with "
                              "their lengths), which the model reads eagerly in every step"};
+  // An accumulated step is several forward and backward passes before one optimizer step, and
+  // mixing turns some batches' class labels into class probabilities: neither is one fixed
+  // recording (the eager steps run instead, and the log says so).
+  if (e.train.accumulate_steps > 1)
+    c.recipe = WhyNot{"train.accumulate_steps = " + std::to_string(e.train.accumulate_steps) +
+                      " steps eagerly (micro-batches before the optimizer step are not recorded)"};
+  else if (e.data.mixup_alpha > 0 || e.data.cutmix_alpha > 0)
+    c.recipe = WhyNot{"mixup/CutMix give mixed batches targets of another type than unmixed ones"};
   try {
     p.graphs = decide_graphs(c);
   } catch (const Error& error) {
@@ -217,6 +227,9 @@ void print_plan(const RunPlan& plan, const Experiment& e, std::ostream& log) {
     if (b.lr_factor != 1.0) log << "; lr " << e.optim.lr << " x " << b.lr_factor << " (" << word_of(e.optim.lr_scaling) << " scaling) = " << b.lr;
     log << "\n";
   }
+  if (e.train.accumulate_steps > 1)
+    log << "batch: " << b.global << " per micro-batch x " << e.train.accumulate_steps
+        << " accumulated = effective batch " << b.global * e.train.accumulate_steps << " per optimizer step\n";
 }
 
 }  // namespace plugtrain

@@ -6,6 +6,7 @@
 #include "distributed/launcher.h"
 #include "plugins/cpu_fallbacks.h"
 #include "run/build.h"
+#include "run/classes_file.h"
 #include "run/outputs.h"
 #include "run/plan.h"
 #include "run/summary_writer.h"
@@ -63,6 +64,8 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
     std::unique_ptr<BuiltRun> built =
         build_run(run, plan, collectives.get(), plan.writes_outputs() ? outputs.get() : nullptr, log);
     parameters = built->parameters;
+    // What the model's outputs mean, for `plugtrain predict` (which reads no data set).
+    if (plan.writes_outputs()) write_classes_file(outputs->run_folder, built->data.train);
     InterruptScope interrupts;  // SIGINT/SIGTERM stop after the current step with a checkpoint
     result.summary = built->trainer->fit();
   } catch (const CollectiveError& error) {

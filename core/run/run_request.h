@@ -13,6 +13,11 @@ namespace plugtrain {
 
 struct RunRequest {
   std::filesystem::path experiment_file;
+  // Set: the experiment's TOML itself (a checkpoint's record), read instead of experiment_file,
+  // which then only names it in messages.
+  std::string experiment_text;
+  // The data set is not read (`plugtrain predict`): data.path is not checked.
+  bool data_not_read = false;
   std::vector<std::string> overrides;  // "key.path=value"
   std::vector<std::filesystem::path> plugin_paths;
   bool host_cpu_only = false;                // --no-gpu: only the host CPU's backend may be chosen

@@ -33,7 +33,7 @@ nlohmann::json metrics_json(const std::vector<MetricValue>& values) {
 nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_t parameters) {
   // Every epoch of the run: those before a resume come from the checkpoint it resumed.
   const nlohmann::json epochs = nlohmann::json::parse(epoch_history(r.summary.earlier_epochs_json, r.summary.epochs));
-  return {{"experiment", e.experiment.name},
+  nlohmann::json j = {{"experiment", e.experiment.name},
           {"source", e.source},
           {"model", e.model.name},
           {"parameters", parameters},
@@ -56,8 +56,10 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"task", e.task.name},
           {"metric", r.summary.headline.name},
           {"metric_direction", word_of(r.summary.headline.direction)},
-          {"best_test_" + r.summary.headline.name, r.summary.best_test},
+          {"selection_split", r.summary.selection_split},
+          {"best_" + r.summary.selection_split + "_" + r.summary.headline.name, r.summary.best_selected},
           {"best_epoch", r.summary.best_epoch},
+          {"ema_evaluated", r.summary.ema_evaluated},
           {"final_test_" + r.summary.headline.name, r.summary.final_headline()},
           {"final_test_loss", r.summary.final_test_loss},
           {"final_test", metrics_json(r.summary.final_test)},
@@ -67,6 +69,12 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"plugtrain", PLUGTRAIN_VERSION},
           {"world_size", r.world_size},
           {"epochs", epochs}};
+  if (r.summary.selection_split == "val") {
+    j["final_val_" + r.summary.headline.name] = r.summary.final_val.empty() ? 0.0 : r.summary.final_val.front().value;
+    j["final_val_loss"] = r.summary.final_val_loss;
+    j["final_val"] = metrics_json(r.summary.final_val);
+  }
+  return j;
 }
 
 }  // namespace
@@ -92,8 +100,9 @@ void write_summary(const Experiment& e, RunResult& result, std::int64_t paramete
     log << "graphs: the step could not be recorded (" << s.graph_fallback << "); trained eagerly after "
         << s.graph_replays << " replays\n";
   char line[512];
-  std::snprintf(line, sizeof line, "done: final test %s %.4f (best %.4f at epoch %lld), %.1f s, %.0f samples/s on %s\n",
-                s.headline.name.c_str(), s.final_headline(), s.best_test, static_cast<long long>(s.best_epoch),
+  std::snprintf(line, sizeof line, "done: final test %s %.4f (best %s %.4f at epoch %lld), %.1f s, %.0f samples/s on %s\n",
+                s.headline.name.c_str(), s.final_headline(), s.selection_split.c_str(), s.best_selected,
+                static_cast<long long>(s.best_epoch),
                 s.total_seconds, s.samples_per_second, result.device.c_str());
   log << line << "summary: " << result.summary_file.string() << "\n";
 }

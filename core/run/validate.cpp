@@ -4,6 +4,7 @@
 #include "config/dataset_keys.h"
 #include "config/suggest.h"
 #include "data/target_kinds.h"
+#include "run/recipe_checks.h"
 #include "run/run_folder.h"
 #include "task/plugin_task.h"
 #include "checkpoint/checkpoint.h"
@@ -127,7 +128,8 @@ void check_normalization(const ExperimentFile& file, const Experiment& e) {
 
 ValidatedRun validate(const RunRequest& request) {
   ValidatedRun v;
-  v.file = parse_experiment_file(request.experiment_file);
+  v.file = request.experiment_text.empty() ? parse_experiment_file(request.experiment_file)
+                                            : parse_experiment_text(request.experiment_text, request.experiment_file.string());
   if (v.file.table.contains("sweep") && !request.sweep_trial)
     throw ConfigError(key_location(v.file, "sweep") + ": this file has a [sweep] table: run it with `plugtrain sweep " +
                       v.file.source + "` (or remove the table to train one run)");
@@ -160,10 +162,11 @@ ValidatedRun validate(const RunRequest& request) {
   check_monitor(v.file, *v.task, "checkpoint.monitor", e.checkpoint.monitor);
   check_monitor(v.file, *v.task, "early_stopping.monitor", e.early_stopping.monitor);
   check_augmentation_keeps_targets(v.file, e, *v.task);
+  check_recipe(v.file, e, *v.task);
   if (e.data.label_noise > 0 && v.task->target_kind != TargetKind::class_index)
     throw ConfigError(key_location(v.file, "data.label_noise") + ": data.label_noise changes class labels; task '" +
                       v.task->name + "' has no class labels to change");
-  check_data_path(v.file, e, *v.dataset);
+  if (!request.data_not_read) check_data_path(v.file, e, *v.dataset);
   check_normalization(v.file, e);
   if (!e.model.init.empty() && !std::filesystem::is_regular_file(e.model.init))
     throw ConfigError(key_location(v.file, "model.init") + ": model.init '" + e.model.init + "' does not exist");

@@ -45,6 +45,9 @@ class TrainingStrategy {
   // the whole step: dp sums the replicas' into the model's; ddp all-reduces them in buckets
   // while backward runs.
   virtual void backward(const std::function<void()>& backward) = 0;
+  // The same without averaging over processes (a micro-batch before the last of an
+  // accumulated step: ddp's no_sync); the gradients add up in the model's.
+  virtual void backward_unsynced(const std::function<void()>& backward) { backward(); }
 
   // A step replayed from recordings (train/graph_step.h) cannot hold what talks to the other
   // processes: with more than one, it runs forward and backward through model_forward() (no

@@ -137,7 +137,9 @@ std::vector<RunRecord> read_run_records(const fs::path& root) {
     // The task's headline metric (summary.json's "metric"; runs from before tasks: accuracy).
     r.metric = s.value("metric", std::string("accuracy"));
     r.higher_is_better = higher_is_better(s, r.metric);
-    r.best_test_metric = number("best_test_" + r.metric);
+    r.selection_split = s.value("selection_split", std::string("test"));
+    r.best_selected_metric = number("best_" + r.selection_split + "_" + r.metric);
+    r.final_selected_metric = number("final_" + r.selection_split + "_" + r.metric);
     r.final_test_metric = number("final_test_" + r.metric);
     r.final_test_loss = number("final_test_loss");
     if (fs::exists(folder / "experiment.toml")) r.settings = flat_settings(folder / "experiment.toml");

@@ -18,7 +18,11 @@ struct RunRecord {
   bool paused = false;                          // stopped where it was asked to (a sweep's rung)
   std::string metric = "accuracy";  // the task's headline metric (summary.json "metric")
   bool higher_is_better = true;     // its direction
-  double best_test_metric = 0, final_test_metric = 0, final_test_loss = 0;
+  // The split that selected (summary.json "selection_split"): "val" with a validation split.
+  std::string selection_split = "test";
+  double best_selected_metric = 0;   // the headline's best on that split
+  double final_selected_metric = 0;  // and its last value there (the ranking's key)
+  double final_test_metric = 0, final_test_loss = 0;
   double best_test_loss = 0;       // the lowest of its evaluated epochs
   std::int64_t epochs = 0;         // epochs done (metrics.csv, over every resume)
   double seconds = 0;              // all its epochs, evaluation included

@@ -93,7 +93,9 @@ RungSchedule resolve_rung_schedule(const SchedulerRequest& request, const Experi
   const TaskDefinition* task = find_task(base.task.name);
   const std::optional<std::string> name = request.metric ? request.metric : base.checkpoint.monitor;
   const std::optional<Monitor> monitor =
-      task ? find_monitor(task->training_metrics, task->evaluation_metrics, name, mode) : std::nullopt;
+      task ? find_monitor(task->training_metrics, task->evaluation_metrics, name, mode,
+                          base.data.val_fraction > 0 ? "val" : "test")
+           : std::nullopt;
   if (!monitor)
     throw ConfigError((request.metric ? request.metric_where : request.where) + ": sweep.metric '" + name.value_or("") +
                       "' is not a metric of task '" + base.task.name + "'; its metrics: " +

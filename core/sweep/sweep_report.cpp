@@ -101,7 +101,8 @@ SweepReport build_report(const std::filesystem::path& root) {
     g.runs.push_back(&r);
   }
   for (auto& [label, g] : groups) {
-    g.best_metric = mean_std(each(g, [](const RunRecord& r) { return r.best_test_metric; }));
+    g.best_metric = mean_std(each(g, [](const RunRecord& r) { return r.best_selected_metric; }));
+    g.selected_metric = mean_std(each(g, [](const RunRecord& r) { return r.final_selected_metric; }));
     g.final_metric = mean_std(each(g, [](const RunRecord& r) { return r.final_test_metric; }));
     g.seconds_per_epoch = mean_std(each(g, [](const RunRecord& r) { return r.seconds_per_epoch; }));
     g.samples_per_second = mean_std(each(g, [](const RunRecord& r) { return r.samples_per_second; }));
@@ -120,7 +121,8 @@ SweepReport build_report(const std::filesystem::path& root) {
   // Best first in the metric's direction; a group whose metric is NaN (a diverged run) last.
   const double sign = report.higher_is_better ? 1 : -1;
   auto key = [&](const RunGroup& g) {
-    return std::isnan(g.final_metric.mean) ? -std::numeric_limits<double>::infinity() : sign * g.final_metric.mean;
+    // Ranked on the selection split: the test set chooses nothing where a validation split exists.
+    return std::isnan(g.selected_metric.mean) ? -std::numeric_limits<double>::infinity() : sign * g.selected_metric.mean;
   };
   std::stable_sort(report.groups.begin(), report.groups.end(),
                    [&](const RunGroup& a, const RunGroup& b) { return key(a) > key(b); });
@@ -136,9 +138,10 @@ SweepReport build_report(const std::filesystem::path& root) {
 void write_report(const SweepReport& report, const std::filesystem::path& folder, std::ostream& out) {
   std::ostringstream md;
   const std::string m = report.metric == "accuracy" ? "acc" : report.metric;
-  md << "## Groups (runs that differ only in their seed), best first by test " << report.metric
+  const std::string split = report.runs.empty() ? "test" : report.runs.front().selection_split;
+  md << "## Groups (runs that differ only in their seed), best first by final " << split << " " << report.metric
      << (report.higher_is_better ? " (higher is better)" : " (lower is better)") << "\n\n"
-     << "| group | n | final test " << m << " | best test " << m << " | s/epoch | samples/s | p vs best (Welch) |\n"
+     << "| group | n | final test " << m << " | best " << split << " " << m << " | s/epoch | samples/s | p vs best (Welch) |\n"
      << "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (const RunGroup& g : report.groups)
     md << "| " << g.label << " | " << g.runs.size() << " | " << pm(g.final_metric, 4) << " | "
@@ -146,26 +149,26 @@ void write_report(const SweepReport& report, const std::filesystem::path& folder
        << " | " << p_text(g.p_value) << " |\n";
   md << "\n## Runs\n\n| run | ";
   for (const auto& k : report.varied) md << k << " | ";
-  md << "final test " << m << " | best test " << m << " | final test loss | best test loss | epochs | time | s/epoch | samples/s | "
+  md << "final test " << m << " | best " << split << " " << m << " | final test loss | best test loss | epochs | time | s/epoch | samples/s | "
         "state |\n|";
   for (std::size_t i = 0; i < report.varied.size() + 10; ++i) md << " --- |";
   md << "\n";
   std::ostringstream csv;
   csv << "run,";
   for (const auto& k : report.varied) csv << csv_cell(k) << ",";
-  csv << "final_test_" << report.metric << ",best_test_" << report.metric
+  csv << "final_test_" << report.metric << ",best_" << split << "_" << report.metric
       << ",final_test_loss,best_test_loss,epochs,seconds,seconds_per_epoch,samples_per_second,finished\n";
   for (const RunRecord& r : report.runs) {
     const std::string name = std::filesystem::relative(r.folder, folder).string();
     md << "| " << name << " | ";
     for (const auto& k : report.varied) md << setting(r, k) << " | ";
-    md << fixed(r.final_test_metric, 4) << " | " << fixed(r.best_test_metric, 4) << " | "
+    md << fixed(r.final_test_metric, 4) << " | " << fixed(r.best_selected_metric, 4) << " | "
        << fixed(r.final_test_loss, 4) << " | " << fixed(r.best_test_loss, 4) << " | " << r.epochs << " | "
        << fixed(r.seconds, 1) << " s | " << fixed(r.seconds_per_epoch, 2) << " | "
        << fixed(r.samples_per_second, 0) << " | " << (r.paused ? "paused" : r.interrupted ? "interrupted" : "finished") << " |\n";
     csv << csv_cell(name) << ",";
     for (const auto& k : report.varied) csv << csv_cell(setting(r, k)) << ",";
-    csv << r.final_test_metric << "," << r.best_test_metric << "," << r.final_test_loss << "," << r.best_test_loss
+    csv << r.final_test_metric << "," << r.best_selected_metric << "," << r.final_test_loss << "," << r.best_test_loss
         << "," << r.epochs << "," << r.seconds << "," << r.seconds_per_epoch << "," << r.samples_per_second << "," << (r.interrupted ? "false" : "true") << "\n";
   }
   write_file_atomically(folder / "sweep.md", md.str());

@@ -30,6 +30,7 @@ struct RunGroup {
   std::string label;  // the varied keys other than the seed, "optim.name=sgd, data.label_noise=0.2"
   std::vector<const RunRecord*> runs;
   MeanStd best_metric, final_metric, seconds_per_epoch, samples_per_second;
+  MeanStd selected_metric;  // the final headline on the selection split (validation, else test): the ranking's key
   std::optional<double> p_value;  // final test metric against the best group
 };
 

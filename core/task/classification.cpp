@@ -31,6 +31,10 @@ class Classification : public SpecifiedTask {
   }
 
   at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets) const override {
+    // Class probabilities per sample (mixup and CutMix mix the one-hot targets): soft targets,
+    // which cross_entropy smooths the same way.
+    if (targets.is_floating_point() && targets.sizes() == outputs.sizes())
+      return at::cross_entropy_loss(outputs, targets, weights_, at::Reduction::Mean, -100, label_smoothing_);
     check_outputs(outputs, targets, /*same_shape=*/false);
     return at::cross_entropy_loss(outputs, targets, weights_, at::Reduction::Mean, -100, label_smoothing_);
   }

@@ -89,13 +89,15 @@ struct Monitor {
   Direction direction = Direction::max;
 };
 
-// Every name a monitor may take, given a task's metrics: train_loss, test_loss, and train_<m> /
-// test_<m> for each metric of the pass.
+// Every name a monitor may take, given a task's metrics: train_loss, val_loss, test_loss, and
+// train_<m> for each training metric, val_<m> / test_<m> for each evaluation metric.
 std::vector<std::string> monitor_names(const std::vector<MetricSpec>& training, const std::vector<MetricSpec>& evaluation);
 
-// The monitor `name` (nullopt: "auto", test_ and the headline) in direction `mode` (nullopt:
-// "auto", the metric's own; losses are minimised). Nullopt when the name is not one of them.
+// The monitor `name` (nullopt: "auto", the headline on `split`, "val" or "test") in direction
+// `mode` (nullopt: "auto", the metric's own; losses are minimised). Nullopt when the name is not
+// one of them.
 std::optional<Monitor> find_monitor(const std::vector<MetricSpec>& training, const std::vector<MetricSpec>& evaluation,
-                                    const std::optional<std::string>& name, std::optional<Direction> mode);
+                                    const std::optional<std::string>& name, std::optional<Direction> mode,
+                                    const std::string& split = "test");
 
 }  // namespace plugtrain

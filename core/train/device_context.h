@@ -22,8 +22,9 @@ struct DeviceContext {
   bool float64 = true;   // whether running sums can be float64 on it (Capabilities::float64)
   std::function<MemoryInfo()> memory;  // its memory figures, asked once per epoch (may be empty)
   std::function<void()> release_cached_memory;  // after an out-of-memory error (may be empty)
-  // data.on_device: the training and test sets kept on the device (null: made on the host).
-  std::shared_ptr<data::DeviceResident> train_on_device, test_on_device;
+  // data.on_device: the training, test and validation sets kept on the device (null: made on
+  // the host; val_on_device also when the run has no validation split).
+  std::shared_ptr<data::DeviceResident> train_on_device, test_on_device, val_on_device;
 };
 
 }  // namespace plugtrain

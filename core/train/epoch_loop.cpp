@@ -11,6 +11,8 @@
 #include <c10/util/Exception.h>
 
 #include "strategy/training_strategy.h"
+#include "train/batch_mixer.h"
+#include "train/model_ema.h"
 #include "train/optimizers.h"
 #include "train/precision.h"
 #include "train/train_step.h"
@@ -30,7 +32,8 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t loader_batch,
                      data::BatchLoader& batches, TrainStep& step, TrainingStrategy& strategy,
-                     const DeviceContext& device, std::vector<std::unique_ptr<Callback>>& callbacks, const Task& task)
+                     const DeviceContext& device, std::vector<std::unique_ptr<Callback>>& callbacks, const Task& task,
+                     StepExtras extras)
     : config_(config),
       base_lr_(base_lr),
       loader_batch_(loader_batch),
@@ -40,6 +43,7 @@ EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t load
       device_(device),
       callbacks_(callbacks),
       task_(task),
+      extras_(extras),
       timer_(device.device, config.phase_timing),
       stops_on_nonfinite_(config.on_nonfinite == OnNonfinite::stop &&
                           !Precision::skips_nonfinite_steps_itself(config.precision)) {}
@@ -83,6 +87,10 @@ EpochTotals EpochLoop::run(LoopState& state) {
   std::int64_t interval_samples = 0;
   const std::int64_t log_interval = config_.log_interval;
   timer_.take();  // a new epoch's figures
+  const std::int64_t accumulate = std::max<std::int64_t>(1, config_.accumulate_steps);
+  // The schedule counts optimizer steps: with accumulation, one per group of micro-batches.
+  const std::int64_t schedule_steps_per_epoch = (state.steps_per_epoch + accumulate - 1) / accumulate;
+  bool group_ended = true;
   for (;;) {
     timer_.start_step(state.step);
     const std::optional<data::Batch> batch = batches_.next();
@@ -90,24 +98,46 @@ EpochTotals EpochLoop::run(LoopState& state) {
     timer_.mark(Phase::data);
     timer_.add(Phase::copy, batches_.last_copy_seconds(), Phase::data);
     const std::int64_t n = batch->targets.size(0);
+    const std::int64_t index = state.step_in_epoch;  // of the batch in the epoch, 0-based
     ++state.step_in_epoch;  // the batch in hand counts, for the callbacks
+    // Accumulation: the epoch's batches in groups of `accumulate` (the last may be shorter),
+    // each group one optimizer step.
+    const std::int64_t group_begin = index / accumulate * accumulate;
+    const std::int64_t group_size = std::min(accumulate, state.steps_per_epoch - group_begin);
+    const std::int64_t micro = index - group_begin;
+    group_ended = micro == group_size - 1;
+    const MixedBatch mixed = extras_.mixer ? extras_.mixer->mix(*batch, state.epoch, index)
+                                           : MixedBatch{*batch, batch->targets};
     // One step for the loader's batch, or (after an out-of-memory halving) several smaller ones.
     for (std::int64_t begin = 0; begin < n;) {
       const std::int64_t size = state.step_batch > 0 ? std::min(state.step_batch, n - begin) : n;
-      const data::Batch part = size == n ? *batch : batch->narrow(begin, size);
-      const double position = double(state.planned_step) + double(begin) / double(n);
-      const double batch_factor =
-          state.step_batch > 0 ? lr_scaling_factor(config_.lr_scaling, double(state.step_batch) / double(loader_batch_))
-                               : 1.0;
-      state.lr = scheduled_lr(config_, base_lr_, position, state.steps_per_epoch) * batch_factor;
+      const data::Batch part = size == n ? mixed.batch : mixed.batch.narrow(begin, size);
+      const at::Tensor counted = size == n ? mixed.hard_targets : mixed.hard_targets.narrow(0, begin, size);
       StepOutput out;
-      if (!try_step(part, state, out)) continue;  // halved: these samples again, in smaller steps
+      bool stepped = true;  // this part ended with an optimizer step
+      if (accumulate == 1) {
+        const double position = double(state.planned_step) + double(begin) / double(n);
+        const double batch_factor =
+            state.step_batch > 0 ? lr_scaling_factor(config_.lr_scaling, double(state.step_batch) / double(loader_batch_))
+                                 : 1.0;
+        state.lr = scheduled_lr(config_, base_lr_, position, schedule_steps_per_epoch) * batch_factor;
+        if (!try_step(part, state, out)) continue;  // halved: these samples again, in smaller steps
+      } else {
+        if (micro == 0) state.lr = scheduled_lr(config_, base_lr_, double(state.planned_step), schedule_steps_per_epoch);
+        // Each micro-batch's mean loss weighs its share of the group's samples.
+        const MicroStep step{double(size) / double(loader_batch_ * group_size), micro == 0, group_ended};
+        out = micro_step(part, step, state);
+        stepped = step.last;
+      }
       begin += size;
-      ++state.step;
-      strategy_.note_step(state.step);
-      if (out.skipped) {  // train.on_nonfinite = "skip_step": this batch changed nothing
-        ++state.nonfinite_skipped;
-        continue;
+      if (stepped) {
+        ++state.step;
+        strategy_.note_step(state.step);
+        if (out.skipped) {  // train.on_nonfinite = "skip_step": this step changed nothing
+          ++state.nonfinite_skipped;
+          continue;
+        }
+        if (extras_.ema) extras_.ema->update(state.step);
       }
       // On the host CPU the loss is at hand: it is checked every step, by one read (cheaper
       // than an isfinite kernel and its read; elsewhere that would synchronise the device each
@@ -121,16 +151,17 @@ EpochTotals EpochLoop::run(LoopState& state) {
         at::NoGradGuard no_grad;
         loss_sum.add_(out.loss.detach(), double(size));
         if (out.more.empty()) {
-          statistics.add_(task_.statistics(Pass::training, out.logits.detach(), part.targets));
+          statistics.add_(task_.statistics(Pass::training, out.logits.detach(), counted));
         } else {
           TensorMap more;
           for (const auto& [name, t] : out.more) more[name] = t.detach();
-          statistics.add_(task_.statistics(Pass::training, out.logits.detach(), part.targets, more));
+          statistics.add_(task_.statistics(Pass::training, out.logits.detach(), counted, more));
         }
       }
       seen += size;
       interval_samples += size * processes;
       state.epoch_samples = (seen - carried_seen) * processes;
+      if (!stepped) continue;
 
       for (auto& c : callbacks_) c->on_step_end(state, out.loss);
       if (log_interval > 0 && state.step % log_interval == 0) {
@@ -142,8 +173,9 @@ EpochTotals EpochLoop::run(LoopState& state) {
         interval_samples = 0;
       }
     }
-    ++state.planned_step;
     timer_.end_step();
+    if (!group_ended) continue;  // nothing stops a run between the micro-batches of a step
+    ++state.planned_step;
     if (config_.max_steps > 0 && state.planned_step >= config_.max_steps) {
       state.request_stop(StopReason::max_steps);
       break;
@@ -176,6 +208,18 @@ void EpochLoop::stop_for_nonfinite(double loss, const LoopState& state, const ch
     message << "The last good checkpoint is " << state.last_checkpoint.string();
   message << "; try a lower optim.lr, train.grad_clip, or train.on_nonfinite = \"skip_step\"";
   throw Error(message.str());
+}
+
+StepOutput EpochLoop::micro_step(const data::Batch& batch, const MicroStep& micro, LoopState& state) {
+  try {
+    return step_.run_micro(batch, state.lr, micro, &timer_);
+  } catch (const c10::OutOfMemoryError& error) {
+    // Part of the step's gradients may already be summed: the batch cannot be retried smaller.
+    throw Error("out of memory at step " + std::to_string(state.step + 1) + " (epoch " + std::to_string(state.epoch) +
+                ") in a micro-batch of " + std::to_string(batch.targets.size(0)) +
+                " samples; with train.accumulate_steps the batch is not halved: lower data.batch_size and raise "
+                "train.accumulate_steps to keep the effective batch (" + first_line(error.what()) + ")");
+  }
 }
 
 bool EpochLoop::try_step(const data::Batch& batch, LoopState& state, StepOutput& out) {

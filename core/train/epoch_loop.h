@@ -23,9 +23,19 @@
 
 namespace plugtrain {
 
+class BatchMixer;
+class ModelEma;
 class TrainStep;
 class TrainingStrategy;
+struct MicroStep;
 struct StepOutput;
+
+// What a step may do beside training: mix the batch (mixup, CutMix) before it, and update the
+// EMA of the weights after each optimizer step. Null: not in this run.
+struct StepExtras {
+  const BatchMixer* mixer = nullptr;
+  ModelEma* ema = nullptr;
+};
 
 // The epoch's totals over all processes, and its training time (evaluation excluded).
 struct EpochTotals {
@@ -41,7 +51,7 @@ class EpochLoop {
   // experiment's schedule shapes per step.
   EpochLoop(const LoopConfig& config, double base_lr, std::int64_t loader_batch, data::BatchLoader& batches,
             TrainStep& step, TrainingStrategy& strategy, const DeviceContext& device,
-            std::vector<std::unique_ptr<Callback>>& callbacks, const Task& task);
+            std::vector<std::unique_ptr<Callback>>& callbacks, const Task& task, StepExtras extras = {});
 
   // Trains epoch state.epoch. Returns with state.stop set when max_steps or an interrupt ended
   // it early; an interrupted epoch leaves its position and sums in state.sampler
@@ -51,6 +61,8 @@ class EpochLoop {
  private:
   // One step on `batch`; false when it ran out of memory and the step batch was halved.
   bool try_step(const data::Batch& batch, LoopState& state, StepOutput& out);
+  // One micro-batch of an accumulated step (train.accumulate_steps > 1); out of memory stops.
+  StepOutput micro_step(const data::Batch& batch, const MicroStep& micro, LoopState& state);
   void halve_step_batch(const std::string& error, LoopState& state);
   [[noreturn]] void stop_for_nonfinite(double loss, const LoopState& state, const char* at_or_by) const;
 
@@ -64,6 +76,7 @@ class EpochLoop {
   const DeviceContext& device_;
   std::vector<std::unique_ptr<Callback>>& callbacks_;
   const Task& task_;
+  StepExtras extras_;
   PhaseTimer timer_;
   bool stops_on_nonfinite_;
 };

@@ -26,6 +26,10 @@ nlohmann::json epoch_json(const EpochMetrics& m) {
   for (const MetricValue& v : m.train) row["train_" + v.name] = v.value;
   row["test_loss"] = m.test_loss ? nlohmann::json(*m.test_loss) : nlohmann::json(nullptr);
   for (const MetricValue& v : m.test) row["test_" + v.name] = v.value;
+  if (m.val_loss) {
+    row["val_loss"] = *m.val_loss;
+    for (const MetricValue& v : m.val) row["val_" + v.name] = v.value;
+  }
   row["memory"] = memory_json(m.memory);
   if (m.phases.timed_steps > 0) {
     nlohmann::json phases = {{"timed_steps", m.phases.timed_steps}};

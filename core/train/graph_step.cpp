@@ -29,6 +29,8 @@ GraphDecision decide_graphs(const GraphConditions& c) {
     reason = c.fixed_batches.why_not();
   else if (!c.loss_replayable)
     reason = c.loss_replayable.why_not();
+  else if (!c.recipe)
+    reason = c.recipe.why_not();
   if (reason.empty())
     return {true, c.processes > 1 ? "on: every full training step replayed from two recorded device graphs (forward and "
                                     "backward; the optimizer step), its gradients all-reduced between them"

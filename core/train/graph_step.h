@@ -63,6 +63,7 @@ struct GraphConditions {
   Status optimizer_replayable;           // whether the optimizer's step can be replayed, or why not
   Status loss_replayable;                // whether the task's loss can be recorded, or why not
   Status fixed_batches;                  // whether batches are tensors of fixed shapes only, or why not (named fields)
+  Status recipe;                         // whether the recipe steps as one recording, or why not (accumulation, mixup)
 };
 
 // "auto" uses graphs when nothing stands in the way; true then fails with the first reason

@@ -8,6 +8,15 @@ LoopConfig loop_config(const Experiment& e) {
   c.max_steps = e.train.max_steps;
   c.log_interval = e.train.log_interval;
   c.eval_every = e.train.eval_every;
+  c.test_every = e.train.test_every;
+  c.accumulate_steps = e.train.accumulate_steps;
+  c.ema_decay = e.train.ema_decay;
+  c.ema_warmup = e.train.ema_warmup;
+  c.ema_evaluate = e.train.ema_evaluate;
+  c.mixup_alpha = e.data.mixup_alpha;
+  c.cutmix_alpha = e.data.cutmix_alpha;
+  c.mixup_prob = e.data.mixup_prob;
+  c.mixup_switch_prob = e.data.mixup_switch_prob;
   c.test_batch_size = e.data.test_batch_size;
   c.min_batch_size = e.data.min_batch_size;
   c.seed = static_cast<std::uint64_t>(e.experiment.seed);

@@ -15,6 +15,12 @@ struct LoopConfig {
   std::int64_t max_steps = 0;        // 0: no limit
   std::int64_t log_interval = 100;   // steps between logged steps (0: never)
   std::int64_t eval_every = 1;       // epochs between evaluations (the last always)
+  std::int64_t test_every = 0;       // with a validation split: epochs between test evaluations (0: at the end)
+  std::int64_t accumulate_steps = 1; // micro-batches per optimizer step
+  double ema_decay = 0;              // 0: no EMA of the weights
+  bool ema_warmup = true;
+  bool ema_evaluate = true;          // evaluation uses the EMA weights
+  double mixup_alpha = 0, cutmix_alpha = 0, mixup_prob = 1, mixup_switch_prob = 0.5;
   std::int64_t test_batch_size = 1000;
   std::int64_t min_batch_size = 1;   // out-of-memory halving goes no lower
   std::uint64_t seed = 0;            // shuffling and augmentation

@@ -8,7 +8,8 @@ namespace plugtrain {
 std::optional<double> EpochMetrics::metric(const std::string& name) const {
   if (name == "train_loss") return train_loss;
   if (name == "test_loss") return test_loss;
-  for (const auto& [prefix, values] : {std::pair{"train_", &train}, {"test_", &test}})
+  if (name == "val_loss") return val_loss;
+  for (const auto& [prefix, values] : {std::pair{"train_", &train}, {"test_", &test}, {"val_", &val}})
     for (const MetricValue& v : *values)
       if (name == prefix + v.name) return v.value;
   return std::nullopt;

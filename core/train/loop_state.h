@@ -23,6 +23,8 @@ struct EpochMetrics {
   std::vector<MetricValue> train;  // the task's training metrics (Pass::training), headline first
   std::optional<double> test_loss;
   std::vector<MetricValue> test;   // the task's evaluation metrics; empty in an epoch without one
+  std::optional<double> val_loss;  // the same on the validation split (data.val_fraction)
+  std::vector<MetricValue> val;
   double samples_per_second = 0;  // training samples over training time
   std::int64_t samples = 0;       // training samples of the epoch, all processes (a resumed epoch's too)
   double seconds = 0;             // the whole epoch, evaluation included
@@ -30,8 +32,8 @@ struct EpochMetrics {
   MemoryInfo memory;              // the backend's memory figures at the end of the epoch
   PhaseTimes phases;              // where the training steps' time went
 
-  // "train_loss", "test_loss", or train_<metric> / test_<metric> ("test_accuracy"); nullopt in
-  // an epoch without it.
+  // "train_loss", "val_loss", "test_loss", or train_/val_/test_<metric> ("val_accuracy");
+  // nullopt in an epoch without it.
   std::optional<double> metric(const std::string& name) const;
 };
 

@@ -53,6 +53,31 @@ StepOutput TrainStep::run(const data::Batch& batch, double lr, PhaseTimer* timer
   return out;
 }
 
+StepOutput TrainStep::run_micro(const data::Batch& batch, double lr, const MicroStep& micro, PhaseTimer* timer) {
+  if (micro.first) optimizer_.zero_grad();
+  StepOutput out = forward_and_loss(batch, /*synced=*/true);
+  if (timer) timer->mark(Phase::forward);
+  const at::Tensor weighted = out.loss * micro.loss_weight;
+  // Gradients are averaged over the processes once, in the last micro-batch's backward (ddp's
+  // no_sync for the others).
+  if (micro.last)
+    strategy_.backward([&] { precision_.backward(weighted); });
+  else
+    strategy_.backward_unsynced([&] { precision_.backward(weighted); });
+  if (timer) timer->mark(Phase::backward);
+  if (!micro.last) return out;
+  // Scaling (fp16), the non-finite check and clipping act on the accumulated gradient.
+  if (skip_nonfinite_ && !all_finite(out.loss, parameters_)) {
+    optimizer_.zero_grad();
+    out.skipped = true;
+    return out;
+  }
+  set_lr(optimizer_, lr);
+  optimizer_step();
+  if (timer) timer->mark(Phase::optimizer);
+  return out;
+}
+
 StepOutput TrainStep::forward_and_loss(const data::Batch& batch, bool synced) {
   StepOutput out;
   const AutocastScope autocast = precision_.autocast();

@@ -36,6 +36,15 @@ struct StepOutput {
   bool skipped = false;  // train.on_nonfinite = "skip_step" dropped it: nan or inf in the loss or gradients
 };
 
+// One micro-batch of an accumulated step (train.accumulate_steps): its gradients add to the
+// ones before it, its loss counts `loss_weight` of the step's (its share of the samples), the
+// first starts from zero gradients and only the last is synchronised over processes and
+// followed by the optimizer step.
+struct MicroStep {
+  double loss_weight = 1;
+  bool first = true, last = true;
+};
+
 class TrainStep {
  public:
   // skip_nonfinite: drop a step whose loss or gradients are not finite (one device sync each).
@@ -46,6 +55,9 @@ class TrainStep {
 
   // `timer` (may be null) is told where forward, backward and the optimizer step end.
   virtual StepOutput run(const data::Batch& batch, double lr, PhaseTimer* timer = nullptr);
+  // One micro-batch of an accumulated step, always eagerly (a run that accumulates records no
+  // graph). `lr` is used by the last one. The output's loss is the micro-batch's own (unweighted).
+  StepOutput run_micro(const data::Batch& batch, double lr, const MicroStep& micro, PhaseTimer* timer = nullptr);
 
  protected:
   torch::optim::Optimizer& optimizer() { return optimizer_; }

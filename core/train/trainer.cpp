@@ -18,6 +18,8 @@
 #include "train/optimizers.h"
 #include "train/fused_optimizers.h"
 #include "train/graph_step.h"
+#include "train/batch_mixer.h"
+#include "train/model_ema.h"
 #include "train/train_step.h"
 #include "util/interrupt.h"
 
@@ -56,15 +58,15 @@ Trainer::Trainer(TrainerParts parts)
           "history",
           [this](StateSection& out) {
             out.put_text("epochs_json", epoch_history(summary_.earlier_epochs_json, summary_.epochs));
-            out.put_real("best_test_accuracy", best_test_.value());  // the headline metric's (named before tasks)
-            out.put_int("best_test_epoch", best_test_.epoch());
+            out.put_real("best_selected_accuracy", best_selected_.value());  // the headline metric's (named before tasks)
+            out.put_int("best_selected_epoch", best_selected_.epoch());
           },
           [this](const StateSection& in) {
             summary_.earlier_epochs_json = in.text_at("epochs_json");
-            const double best = in.real_at("best_test_accuracy");
-            const std::int64_t epoch = in.int_at("best_test_epoch");
-            best_test_.restore(epoch > 0, best, epoch);
-            summary_.best_test = best;
+            const double best = in.real_at("best_selected_accuracy");
+            const std::int64_t epoch = in.int_at("best_selected_epoch");
+            best_selected_.restore(epoch > 0, best, epoch);
+            summary_.best_selected = best;
           }) {
   if (!parts_.task) {
     const TaskDefinition& classification = *find_task("classification");
@@ -73,6 +75,13 @@ Trainer::Trainer(TrainerParts parts)
   }
   parts_.task->to(parts_.device.device);
   summary_.headline = parts_.task->headline();
+  summary_.selection_split = parts_.data->has_val() ? "val" : "test";
+  const LoopConfig& c = parts_.loop;
+  if (c.ema_decay > 0) ema_ = std::make_unique<ModelEma>(*parts_.model, c.ema_decay, c.ema_warmup);
+  summary_.ema_evaluated = ema_ && c.ema_evaluate;
+  const MixSettings mix{c.mixup_alpha, c.cutmix_alpha, c.mixup_prob, c.mixup_switch_prob,
+                        parts_.data->train.num_classes, c.seed};
+  if (mix.enabled()) mixer_ = std::make_unique<BatchMixer>(mix);
 }
 Trainer::~Trainer() = default;
 
@@ -142,7 +151,7 @@ TrainSummary Trainer::fit() {
   data::BatchLoader& batches = *loader;
   const std::unique_ptr<TrainStep> step = make_step(c.on_nonfinite == OnNonfinite::skip_step);
   EpochLoop epoch_loop(c, parts_.lr, parts_.batch_size, batches, *step, strategy, parts_.device, parts_.callbacks,
-                       *parts_.task);
+                       *parts_.task, StepExtras{mixer_.get(), ema_.get()});
   state_.epochs = c.epochs;
   state_.steps_per_epoch = batches.batches_per_epoch();
   state_.lr = parts_.lr;
@@ -150,7 +159,7 @@ TrainSummary Trainer::fit() {
     save_checkpoint(path);
     state_.last_checkpoint = path;
   };
-  best_test_ = BestSoFar(/*maximise=*/summary_.headline.direction == Direction::max);
+  best_selected_ = BestSoFar(/*maximise=*/summary_.headline.direction == Direction::max);
 
   restore();
   strategy.prepare();  // ddp: rank 0's weights everywhere, then gradients averaged during backward
@@ -170,6 +179,12 @@ TrainSummary Trainer::fit() {
   }
   // Ended by early stopping or max_steps: --resume says so instead of training on.
   if (state_.stop == StopReason::max_steps || state_.stop == StopReason::early_stopping) state_.finished = true;
+  // With a validation split the test set is evaluated once the run has ended, on its final
+  // weights (unless the last epoch already did, or the run only paused or was interrupted).
+  const bool ended = state_.stop != StopReason::interrupted && state_.stop != StopReason::paused;
+  if (parts_.data->has_val() && ended && !summary_.already_ended && state_.epochs_done > 0 &&
+      summary_.tested_epoch != state_.epochs_done)
+    test_now(summary_.epochs.empty() ? nullptr : &summary_.epochs.back());
   for (auto& c : parts_.callbacks) c->on_train_end(state_);
 
   // A pause is an interruption asked for in advance: the same checkpoint, resumed the same way.
@@ -186,8 +201,8 @@ TrainSummary Trainer::fit() {
     summary_.graph_replays = graph_step->replays();
     summary_.graph_fallback = graph_step->fallback_reason();
   }
-  summary_.best_test = best_test_.value();
-  summary_.best_epoch = best_test_.epoch();
+  summary_.best_selected = best_selected_.value();
+  summary_.best_epoch = best_selected_.epoch();
   summary_.total_seconds = seconds_since(run_start);
   summary_.samples_per_second = train_seconds_ > 0 ? double(train_samples_) / train_seconds_ : 0;
   return summary_;
@@ -239,18 +254,61 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   // A pause evaluates too: a sweep's rung ranks the trials by what the paused epoch scored.
   const bool last = state_.stop == StopReason::max_steps || state_.epoch == state_.epochs ||
                     state_.epoch == parts_.loop.pause_after_epoch;
+  const bool has_val = parts_.data->has_val();
   if (last || state_.epoch % parts_.loop.eval_every == 0) {
-    const Evaluation test = evaluate(*parts_.model, *parts_.strategy, *parts_.task, parts_.data->test,
-                                     parts_.loop.test_batch_size, parts_.device, *parts_.precision);
-    m.test_loss = test.loss;
-    m.test = test.metrics;
-    best_test_.offer(test.metrics.front().value, state_.epoch);
-    summary_.final_test = test.metrics;
-    summary_.final_per_class = test.per_class;
-    summary_.final_test_loss = test.loss;
+    // The split that selects: validation where the run holds one out, else (as before
+    // validation splits) the test set.
+    const Evaluation e = evaluate_split(has_val);
+    if (has_val) {
+      m.val_loss = e.loss;
+      m.val = e.metrics;
+      summary_.final_val = e.metrics;
+      summary_.final_val_loss = e.loss;
+    } else {
+      m.test_loss = e.loss;
+      m.test = e.metrics;
+      summary_.final_test = e.metrics;
+      summary_.final_per_class = e.per_class;
+      summary_.final_test_loss = e.loss;
+      summary_.tested_epoch = state_.epoch;
+    }
+    best_selected_.offer(e.metrics.front().value, state_.epoch);
+  }
+  const std::int64_t test_every = parts_.loop.test_every;
+  const bool run_ends = state_.stop == StopReason::max_steps || state_.epoch == state_.epochs;
+  if (has_val && (run_ends || (test_every > 0 && state_.epoch % test_every == 0))) {
+    state_.epochs_done = state_.epoch;
+    test_now(&m);
   }
   state_.epochs_done = state_.epoch;  // as a checkpoint records it from now on
   return m;
+}
+
+Evaluation Trainer::evaluate_split(bool val) {
+  DeviceContext device = parts_.device;
+  if (val) device.test_on_device = parts_.device.val_on_device;  // what evaluate() reads from the device
+  const bool with_ema = ema_ && parts_.loop.ema_evaluate;
+  if (with_ema) ema_->swap_in();
+  try {
+    Evaluation e = evaluate(*parts_.model, *parts_.strategy, *parts_.task, val ? parts_.data->val : parts_.data->test,
+                            parts_.loop.test_batch_size, device, *parts_.precision);
+    if (with_ema) ema_->swap_out();
+    return e;
+  } catch (...) {
+    if (with_ema) ema_->swap_out();
+    throw;
+  }
+}
+
+void Trainer::test_now(EpochMetrics* row) {
+  const Evaluation test = evaluate_split(/*val=*/false);
+  summary_.final_test = test.metrics;
+  summary_.final_per_class = test.per_class;
+  summary_.final_test_loss = test.loss;
+  summary_.tested_epoch = state_.epochs_done;
+  if (!row) return;
+  row->test_loss = test.loss;
+  row->test = test.metrics;
 }
 
 std::vector<Stateful*> Trainer::stateful_parts() {
@@ -263,7 +321,19 @@ std::vector<Stateful*> Trainer::stateful_parts() {
 void Trainer::restore() {
   const std::filesystem::path& from = parts_.resume_from;
   if (from.empty()) return;
-  const CheckpointState saved = load_checkpoint(from, *parts_.model, *parts_.optimizer, parts_.device.device).state;
+  const CheckpointContent content = load_checkpoint(from, *parts_.model, *parts_.optimizer, parts_.device.device);
+  const CheckpointState& saved = content.state;
+  if (ema_) {
+    // A checkpoint of a run without EMA starts the average from the weights it holds.
+    if (content.ema_weights.empty())
+      ema_->reset();
+    else
+      try {
+        ema_->load(content.ema_weights);
+      } catch (const Error& e) {
+        throw CheckpointError(from.string() + ": " + e.what());
+      }
+  }
   if (!saved.find(state_.state_name()))
     throw CheckpointError(from.string() + ": checkpoint has no '" + state_.state_name() + "' section");
   try {
@@ -299,7 +369,8 @@ void Trainer::save_checkpoint(const std::filesystem::path& path) {
   if (Result<ReplayableOptimizer*> r = replayable(*parts_.optimizer)) r.value()->sync_host_steps();
   with_optimizer_state_on_host(*parts_.optimizer, [&] {
     plugtrain::save_checkpoint(path, *parts_.model, *parts_.optimizer,
-                               {sections, parts_.experiment_record, parts_.loop.model_name, "", ""},
+                               {sections, parts_.experiment_record, parts_.loop.model_name, "", "",
+                                ema_ ? ema_->named_weights() : std::vector<std::pair<std::string, at::Tensor>>{}},
                                parts_.device.device);
   });
 }

@@ -28,6 +28,9 @@ class Optimizer;
 namespace plugtrain {
 
 struct EpochTotals;
+struct Evaluation;
+class BatchMixer;
+class ModelEma;
 class TrainStep;
 
 struct TrainSummary {
@@ -47,11 +50,17 @@ struct TrainSummary {
   std::int64_t graph_replays = 0;      // steps replayed from a recorded graph (train.graphs)
   std::string graph_fallback;          // why recorded steps stopped being used ("": they were not, or all went well)
   MetricSpec headline;                  // the task's headline metric ("accuracy")
-  double best_test = 0;                 // its best test value (by its direction)
+  // The split that selects: "val" with a validation split (data.val_fraction), else "test".
+  std::string selection_split = "test";
+  double best_selected = 0;             // the headline's best value on that split (by its direction)
   std::int64_t best_epoch = 0;
+  double final_val_loss = 0;            // the last validation (with a validation split)
+  std::vector<MetricValue> final_val;
+  bool ema_evaluated = false;           // the evaluations used the EMA weights
   double final_test_loss = 0;
-  std::vector<MetricValue> final_test;  // the last evaluation's metrics, headline first
+  std::vector<MetricValue> final_test;  // the last test evaluation's metrics, headline first
   std::vector<MetricValue> final_per_class;  // and its figures per class
+  std::int64_t tested_epoch = 0;        // the epoch after which the test set was last evaluated
   double final_headline() const { return final_test.empty() ? 0 : final_test.front().value; }
   double total_seconds = 0;
   double samples_per_second = 0;  // all training samples over all training time
@@ -118,11 +127,17 @@ class Trainer {
   void restore();
   bool done();
   EpochMetrics finish_epoch(const EpochTotals& totals);
+  // The model (with the EMA weights when the run evaluates with them) on the validation split
+  // (val) or the test set.
+  Evaluation evaluate_split(bool val);
+  void test_now(EpochMetrics* row);  // the test set after epoch state_.epoch, into the summary (and row)
   void save_checkpoint(const std::filesystem::path& path);
 
   TrainerParts parts_;
   LoopState state_;
-  BestSoFar best_test_;               // the summary's best headline test metric
+  BestSoFar best_selected_;           // the summary's best headline metric on the selection split
+  std::unique_ptr<ModelEma> ema_;     // train.ema_decay > 0
+  std::unique_ptr<BatchMixer> mixer_; // mixup or CutMix
   TrainSummary summary_;
   StateFunctions history_;            // the epochs so far and the best headline test metric, as a section
   std::int64_t first_epoch_ = 1;      // of this fit (a resumed run starts later)

@@ -27,10 +27,7 @@ void ConsoleLog::on_batch_halved(const LoopState&, const BatchHalving& h) {
   log_ << " [" << h.error << "]\n" << std::flush;
 }
 
-namespace {
-
-// The epoch line's short names for the longest metric names.
-std::string short_name(const std::string& metric) {
+std::string short_metric_name(const std::string& metric) {
   static const std::pair<const char*, const char*> shorter[] = {
       {"accuracy", "acc"}, {"top5_accuracy", "top5"}, {"pixel_accuracy", "pixel_acc"}};
   for (const auto& [name, short_one] : shorter)
@@ -38,8 +35,10 @@ std::string short_name(const std::string& metric) {
   return metric;
 }
 
+namespace {
+
 void print_metrics(std::ostream& out, const std::vector<MetricValue>& values) {
-  for (const MetricValue& v : values) out << " " << short_name(v.name) << " " << fixed(v.value, 4);
+  for (const MetricValue& v : values) out << " " << short_metric_name(v.name) << " " << fixed(v.value, 4);
 }
 
 }  // namespace
@@ -47,6 +46,10 @@ void print_metrics(std::ostream& out, const std::vector<MetricValue>& values) {
 void ConsoleLog::on_epoch_end(LoopState& state, const EpochMetrics& m) {
   log_ << "epoch " << m.epoch << "/" << state.epochs << "  train loss " << fixed(m.train_loss, 4);
   print_metrics(log_, m.train);
+  if (m.val_loss) {
+    log_ << " | val loss " << fixed(*m.val_loss, 4);
+    print_metrics(log_, m.val);
+  }
   if (m.test_loss) {
     log_ << " | test loss " << fixed(*m.test_loss, 4);
     print_metrics(log_, m.test);

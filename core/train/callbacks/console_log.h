@@ -8,6 +8,10 @@
 
 namespace plugtrain {
 
+// The epoch line's short name of a metric ("accuracy" -> "acc"), for every line that prints
+// figures the way the epoch line does (`plugtrain evaluate` too).
+std::string short_metric_name(const std::string& metric);
+
 class ConsoleLog final : public Callback {
  public:
   explicit ConsoleLog(std::ostream& log) : log_(log) {}

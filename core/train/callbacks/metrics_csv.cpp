@@ -37,14 +37,18 @@ std::string cell(const std::vector<MetricValue>& values, std::size_t i) {
 }  // namespace
 
 MetricsCsv::MetricsCsv(const std::filesystem::path& path, std::vector<MetricSpec> training,
-                       std::vector<MetricSpec> evaluation)
-    : path_(path), training_(std::move(training)), evaluation_(std::move(evaluation)) {}
+                       std::vector<MetricSpec> evaluation, bool with_val)
+    : path_(path), training_(std::move(training)), evaluation_(std::move(evaluation)), with_val_(with_val) {}
 
 std::string MetricsCsv::header() const {
   std::string h = "kind,epoch,step,loss," + training_[0].name + ",test_loss,test_" + evaluation_[0].name +
                   ",lr,samples_per_second,seconds";
   for (std::size_t i = 1; i < training_.size(); ++i) h += ",train_" + training_[i].name;
   for (std::size_t i = 1; i < evaluation_.size(); ++i) h += ",test_" + evaluation_[i].name;
+  if (with_val_) {
+    h += ",val_loss";
+    for (const MetricSpec& m : evaluation_) h += ",val_" + m.name;
+  }
   return h + "\n";
 }
 
@@ -69,7 +73,8 @@ void MetricsCsv::check_written() {
 
 void MetricsCsv::on_log_step(const LoopState& state, const StepFigures& f) {
   out_ << "step," << state.epoch << "," << state.step << "," << f.loss << ",,,," << f.lr << "," << f.samples_per_second
-       << "," << std::string(training_.size() + evaluation_.size() - 2, ',') << "\n"
+       << "," << std::string(training_.size() + evaluation_.size() - 2 + (with_val_ ? 1 + evaluation_.size() : 0), ',')
+       << "\n"
        << std::flush;
   check_written();
 }
@@ -80,6 +85,11 @@ void MetricsCsv::on_epoch_end(LoopState& state, const EpochMetrics& m) {
   out_ << "," << cell(m.test, 0) << "," << m.lr << "," << m.samples_per_second << "," << m.seconds;
   for (std::size_t i = 1; i < training_.size(); ++i) out_ << "," << cell(m.train, i);
   for (std::size_t i = 1; i < evaluation_.size(); ++i) out_ << "," << cell(m.test, i);
+  if (with_val_) {
+    out_ << ",";
+    if (m.val_loss) out_ << *m.val_loss;
+    for (std::size_t i = 0; i < evaluation_.size(); ++i) out_ << "," << cell(m.val, i);
+  }
   out_ << "\n" << std::flush;
   check_written();
 }

@@ -3,7 +3,8 @@
 // later), so no row is there twice. A row that cannot be written stops the run.
 //
 // Columns: kind,epoch,step,loss,<train headline>,test_loss,test_<headline>,lr,samples_per_second,
-// seconds, then train_<m> and test_<m> for the task's other metrics. Classification's are
+// seconds, then train_<m> and test_<m> for the task's other metrics, then (with a validation
+// split) val_loss and val_<m> for every evaluation metric. Classification's are
 // kind,epoch,step,loss,accuracy,test_loss,test_accuracy,...,seconds,test_top5_accuracy.
 #pragma once
 
@@ -19,7 +20,9 @@ namespace plugtrain {
 class MetricsCsv final : public Callback {
  public:
   // `training`, `evaluation`: the task's metrics of each pass, headline first.
-  MetricsCsv(const std::filesystem::path& path, std::vector<MetricSpec> training, std::vector<MetricSpec> evaluation);
+  // `with_val`: the run has a validation split; its columns follow the others.
+  MetricsCsv(const std::filesystem::path& path, std::vector<MetricSpec> training, std::vector<MetricSpec> evaluation,
+             bool with_val = false);
   void on_train_start(LoopState& state) override;
   void on_log_step(const LoopState& state, const StepFigures& figures) override;
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
@@ -29,6 +32,7 @@ class MetricsCsv final : public Callback {
   std::string header() const;
   std::filesystem::path path_;
   std::vector<MetricSpec> training_, evaluation_;
+  bool with_val_;
   std::ofstream out_;
 };
 

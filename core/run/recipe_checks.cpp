@@ -1,0 +1,50 @@
+#include "run/recipe_checks.h"
+
+#include "config/config_error.h"
+
+namespace plugtrain {
+
+namespace {
+
+// With a validation split the test set chooses nothing; without one there is no val_ metric.
+void check_monitor_split(const ExperimentFile& file, const Experiment& e, const std::string& key,
+                         const std::optional<std::string>& monitor) {
+  if (!monitor) return;
+  const bool has_val = e.data.val_fraction > 0;
+  if (!has_val && monitor->rfind("val_", 0) == 0)
+    throw ConfigError(key_location(file, key) + ": " + key + " '" + *monitor +
+                      "' needs a validation split: set data.val_fraction (e.g. 0.1)");
+  if (has_val && monitor->rfind("test_", 0) == 0)
+    throw ConfigError(key_location(file, key) + ": " + key + " '" + *monitor +
+                      "' would select by the test set although data.val_fraction holds out a validation split: use '" +
+                      "val_" + monitor->substr(5) + "'");
+}
+
+}  // namespace
+
+void check_recipe(const ExperimentFile& file, const Experiment& e, const TaskDefinition& task) {
+  check_monitor_split(file, e, "checkpoint.monitor", e.checkpoint.monitor);
+  check_monitor_split(file, e, "early_stopping.monitor", e.early_stopping.monitor);
+  if (e.train.test_every > 0 && e.data.val_fraction <= 0)
+    throw ConfigError(key_location(file, "train.test_every") +
+                      ": train.test_every needs a validation split (data.val_fraction); without one the test set is "
+                      "evaluated every train.eval_every epochs");
+  for (const char* key : {"data.mixup_alpha", "data.cutmix_alpha"}) {
+    const double alpha = std::string(key) == "data.mixup_alpha" ? e.data.mixup_alpha : e.data.cutmix_alpha;
+    if (alpha > 0 && task.name != "classification")
+      throw ConfigError(key_location(file, key) + ": " + key + " mixes class labels, which task '" + task.name +
+                        "' does not learn (mixup and CutMix work with task 'classification')");
+  }
+  if (e.train.accumulate_steps > 1 && e.backend.strategy == Strategy::dp)
+    throw ConfigError(key_location(file, "train.accumulate_steps") +
+                      ": train.accumulate_steps with backend.strategy = \"dp\" cannot work (dp sums its replicas' "
+                      "gradients into the model after every backward); use ddp, or one device");
+  if (e.schedule.name == ScheduleName::onecycle && (e.schedule.warmup_epochs > 0 || e.schedule.warmup_steps > 0))
+    throw ConfigError(key_location(file, e.schedule.warmup_steps > 0 ? "schedule.warmup_steps" : "schedule.warmup_epochs") +
+                      ": schedule.name = \"onecycle\" warms up by itself (schedule.pct_start); remove the warm-up");
+  if (e.schedule.warmup_epochs > 0 && e.schedule.warmup_steps > 0)
+    throw ConfigError(key_location(file, "schedule.warmup_steps") +
+                      ": give schedule.warmup_steps or schedule.warmup_epochs, not both");
+}
+
+}  // namespace plugtrain
