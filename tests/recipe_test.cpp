@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
+#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/linear.h>
 
 #include "data/data_error.h"
@@ -18,6 +19,7 @@
 #include "train/batch_mixer.h"
 #include "train/model_ema.h"
 #include "train/optimizers.h"
+#include "train/swa.h"
 #include "train/trainer.h"
 
 namespace plugtrain {
@@ -94,15 +96,15 @@ TEST(ModelEmaTest, DecayWarmsUpAsTimmsModelEmaV3AndTheUpdateIsALerp) {
     model.fc1->weight.add_(1.0);
   }
   plain.update(1);
-  const auto averaged = plain.named_weights();
+  const auto averaged = plain.average().named_weights();
   ASSERT_EQ(averaged[0].first, "fc1.weight");
   EXPECT_TRUE(at::allclose(averaged[0].second, before * 0.9 + (before + 1.0) * 0.1, 1e-6, 1e-6));
 
   // Swapped in for an evaluation, and back.
   const at::Tensor trained = model.fc1->weight.detach().clone();
-  plain.swap_in();
+  plain.average().swap_in();
   EXPECT_TRUE(at::allclose(model.fc1->weight, averaged[0].second));
-  plain.swap_out();
+  plain.average().swap_out();
   EXPECT_TRUE(at::equal(model.fc1->weight, trained));
 }
 
@@ -121,6 +123,50 @@ TEST(ModelEmaTest, ARunEvaluatesWithTheAverageWhenAsked) {
   EXPECT_DOUBLE_EQ(not_evaluated.summary.final_test_loss, without.summary.final_test_loss);
   const auto a = with_ema.model->parameters(), b = without.model->parameters();
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(at::equal(a[i], b[i]));
+}
+
+TEST(Swa, AveragesTheEpochsEquallyFromItsStartAndRunsEndWithTheAverage) {
+  Mlp model;
+  StochasticWeightAverage swa(model, /*start_epoch=*/2);
+  std::vector<at::Tensor> seen;
+  for (std::int64_t epoch = 1; epoch <= 4; ++epoch) {
+    {
+      at::NoGradGuard no_grad;
+      model.fc1->weight.fill_(double(epoch));
+    }
+    swa.after_epoch(epoch);
+  }
+  EXPECT_EQ(swa.count(), 3);
+  EXPECT_TRUE(at::allclose(swa.average().named_weights()[0].second, at::full({12, 16}, 3.0)))  // (2 + 3 + 4) / 3
+      << "epoch 1 is before swa_start";
+
+  const auto data = [] { return data::make_synthetic({1, 4, 4}, 3, 256, 64, 3); };
+  const Fitted run = fit([](Experiment& e) {
+    e.train.epochs = 4;
+    e.train.swa_start = 3;
+    e.train.swa_lr = 0.05;
+  }, data());
+  EXPECT_EQ(run.summary.swa_epochs, 2);
+  EXPECT_EQ(run.summary.epochs.back().lr, 0.05) << "the learning rate held at swa_lr";
+}
+
+// A cumulative average over the batches, as torch.optim.swa_utils.update_bn computes it.
+TEST(Swa, BatchNormIsRecomputedOverTheTrainingSet) {
+  struct WithBatchNorm : Model {
+    WithBatchNorm() : bn(register_module("bn", torch::nn::BatchNorm2d(2))) {}
+    torch::Tensor forward(torch::Tensor x) override { return bn(x).flatten(1); }
+    torch::nn::BatchNorm2d bn;
+  } model;
+  data::DatasetPair d = data::make_synthetic({2, 4, 4}, 3, 90, 10, 3);
+  data::BatchLoader batches(d.train, 40, /*shuffle=*/false, data::AugmentOptions{}, LoaderConfig{}, c10::Device(c10::kCPU),
+                            0, data::Shard{}, at::MemoryFormat::Contiguous, nullptr);
+  ASSERT_TRUE(recompute_batch_norm(model, batches));
+  // Batches of 40, 40 and 10: each batch's mean, weighted equally (cumulative moving average).
+  const at::Tensor x = d.train.images;
+  const at::Tensor expected = (x.narrow(0, 0, 40).mean({0, 2, 3}) + x.narrow(0, 40, 40).mean({0, 2, 3}) +
+                               x.narrow(0, 80, 10).mean({0, 2, 3})) / 3;
+  EXPECT_TRUE(at::allclose(model.bn->running_mean, expected, 1e-5, 1e-6));
+  EXPECT_EQ(model.bn->options.momentum(), 0.1) << "the layer's momentum is put back";
 }
 
 data::Batch image_batch() {

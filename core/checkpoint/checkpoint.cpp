@@ -148,10 +148,10 @@ void save_checkpoint(const std::filesystem::path& path, Model& model, torch::opt
   torch::serialize::OutputArchive weights;
   for (const auto& [name, tensor] : model_state_dict(model)) weights.write(name, tensor);
   archive.write("model", weights);
-  if (!content.ema_weights.empty()) {
-    torch::serialize::OutputArchive ema;
-    for (const auto& [name, tensor] : content.ema_weights) ema.write(name, tensor);
-    archive.write("ema", ema);
+  for (const auto& [record, tensors] : content.averages) {
+    torch::serialize::OutputArchive average;
+    for (const auto& [name, tensor] : tensors) average.write(name, tensor);
+    archive.write(record, average);
   }
   torch::serialize::OutputArchive optimizer_state;
   optimizer.save(optimizer_state);
@@ -188,12 +188,15 @@ CheckpointContent load_checkpoint(const std::filesystem::path& path, Model& mode
   CheckpointContent content = read_content(archive, path);
   try {
     read_weights(archive, model);
-    torch::serialize::InputArchive ema;
-    if (archive.try_read("ema", ema))
-      for (const std::string& name : ema.keys()) {
+    for (const char* record : {"ema", "swa"}) {
+      torch::serialize::InputArchive average;
+      if (!archive.try_read(record, average)) continue;
+      auto& tensors = content.averages[record];
+      for (const std::string& name : average.keys()) {
         at::Tensor t;
-        if (ema.try_read(name, t) || ema.try_read(name, t, /*is_buffer=*/true)) content.ema_weights.emplace_back(name, t);
+        if (average.try_read(name, t) || average.try_read(name, t, /*is_buffer=*/true)) tensors.emplace_back(name, t);
       }
+    }
     torch::serialize::InputArchive optimizer_state;
     archive.read("optimizer", optimizer_state);
     optimizer.load(optimizer_state);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <c10/core/Device.h>
@@ -29,9 +30,9 @@ struct CheckpointContent {
   std::string experiment_json;  // the resolved experiment that wrote it
   std::string model_name;
   std::string plugtrain_version, libtorch_version;
-  // train.ema_decay: the averaged weights by state_dict names, in the archive's "ema" beside
-  // "model" (empty: the run kept none). load_checkpoint reads them back.
-  std::vector<std::pair<std::string, at::Tensor>> ema_weights;
+  // Averages of the weights by state_dict names, each an archive record beside "model": "ema"
+  // (train.ema_decay), "swa" (train.swa_start). load_checkpoint reads back those it finds.
+  std::map<std::string, std::vector<std::pair<std::string, at::Tensor>>> averages;
 };
 
 void save_checkpoint(const std::filesystem::path& path, Model& model, torch::optim::Optimizer& optimizer,

@@ -235,14 +235,20 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("train.accumulate_steps", field(&E::train, &TrainConfig::accumulate_steps),
           "micro-batches of data.batch_size per optimizer step (gradient accumulation): the effective batch is "
           "their product times the devices; ddp averages the gradients only in the last micro-batch; clipping and "
-          "fp16 scaling act on the summed gradient; not with backend.strategy = \"dp\"",
+          "fp16 scaling act on the summed gradient",
           greater_than(0)),
       key("train.ema_decay", field(&E::train, &TrainConfig::ema_decay),
           "keep an exponential moving average of the weights with this decay (timm's ModelEmaV3; e.g. 0.9998), updated "
           "after each optimizer step and saved in checkpoints; 0: off",
           at_least_below(0, 1)),
       key("train.ema_warmup", field(&E::train, &TrainConfig::ema_warmup),
-          "EMA: warm the decay up as timm does, min(ema_decay, 1 - (1 + step)^(-2/3))"),
+          "EMA: warm the decay up as timm does: min(ema_decay, 1 - t^(-2/3)) after optimizer step t + 1"),
+      key("train.swa_start", field(&E::train, &TrainConfig::swa_start),
+          "stochastic weight averaging from this epoch on: the weights at the end of each epoch join an equal average, "
+          "which is evaluated (batch norm recomputed over the training set) and which the run ends with; 0: off",
+          at_least(0)),
+      key("train.swa_lr", field(&E::train, &TrainConfig::swa_lr),
+          "SWA: the constant learning rate from train.swa_start on (0: the schedule's)", at_least(0)),
       resumable(key("train.ema_evaluate", field(&E::train, &TrainConfig::ema_evaluate),
           "EMA: evaluate (and so monitor, stop early and keep the best checkpoint) with the averaged weights")),
       resumable(key("train.threads", field(&E::train, &TrainConfig::threads), "LibTorch intra-op threads (0: LibTorch's default)", at_least(0))),

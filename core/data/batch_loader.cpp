@@ -194,6 +194,7 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, 
 BatchLoader::~BatchLoader() { impl_->stop_workers(); }
 
 int64_t BatchLoader::batches_per_epoch() const { return impl_->num_batches(); }
+int64_t BatchLoader::samples_per_epoch() const { return impl_->shard_samples(); }
 
 void BatchLoader::start_epoch(int64_t epoch) {
   Impl& s = *impl_;

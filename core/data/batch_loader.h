@@ -57,6 +57,8 @@ class BatchLoader {
 
   // ceil(samples of this shard / batch_size): the last, partial batch is kept.
   int64_t batches_per_epoch() const;
+  // Samples of this shard per epoch (the last batch holds what is left).
+  int64_t samples_per_epoch() const;
 
   // Begins epoch `epoch` (any previous epoch is abandoned, its prefetching stopped).
   void start_epoch(int64_t epoch);

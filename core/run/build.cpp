@@ -82,12 +82,16 @@ data::LoadedData load_data(const ValidatedRun& run, const RunOutputs* outputs) {
   return d;
 }
 
+}  // namespace
+
 std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelInputs& inputs, const Experiment& e) {
   std::shared_ptr<Model> model =
       call_plugin(entry.plugin, "building model", [&] { return entry.spec.factory(inputs, e.model.options); });
   if (!model) throw PluginError(entry.plugin, "model factory for '" + e.model.name + "' returned nothing");
   return model;
 }
+
+namespace {
 
 // dp: `model` is replica 0; the factory builds the others, one per further device.
 std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const ModelInputs& inputs,

@@ -34,6 +34,9 @@ struct BuiltRun {
 // when it began); nullopt when there is none. Throws Error naming the file when it is not one.
 std::optional<data::Normalization> read_normalization(const std::filesystem::path& file);
 
+// The experiment's model from its plugin's factory (a PluginError when it gives none).
+std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelInputs& inputs, const Experiment& e);
+
 // What load_dataset reads for the run: the [data] table, the plugin data set it names (with
 // its [dataset] options), synthetic data made for its task.
 data::DataOptions run_data_options(const ValidatedRun& run);

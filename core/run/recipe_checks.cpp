@@ -35,13 +35,19 @@ void check_recipe(const ExperimentFile& file, const Experiment& e, const TaskDef
       throw ConfigError(key_location(file, key) + ": " + key + " mixes class labels, which task '" + task.name +
                         "' does not learn (mixup and CutMix work with task 'classification')");
   }
-  if (e.train.accumulate_steps > 1 && e.backend.strategy == Strategy::dp)
-    throw ConfigError(key_location(file, "train.accumulate_steps") +
-                      ": train.accumulate_steps with backend.strategy = \"dp\" cannot work (dp sums its replicas' "
-                      "gradients into the model after every backward); use ddp, or one device");
   if (e.schedule.name == ScheduleName::onecycle && (e.schedule.warmup_epochs > 0 || e.schedule.warmup_steps > 0))
     throw ConfigError(key_location(file, e.schedule.warmup_steps > 0 ? "schedule.warmup_steps" : "schedule.warmup_epochs") +
                       ": schedule.name = \"onecycle\" warms up by itself (schedule.pct_start); remove the warm-up");
+  if (e.train.swa_start > e.train.epochs)
+    throw ConfigError(key_location(file, "train.swa_start") + ": train.swa_start " + std::to_string(e.train.swa_start) +
+                      " is after the last epoch (train.epochs = " + std::to_string(e.train.epochs) + ")");
+  if (e.train.swa_start > 0 && e.train.ema_decay > 0)
+    throw ConfigError(key_location(file, "train.swa_start") +
+                      ": train.swa_start and train.ema_decay both average the weights; choose one");
+  if (e.train.swa_start > 0 && e.early_stopping.patience > 0)
+    throw ConfigError(key_location(file, "train.swa_start") +
+                      ": SWA averages up to the last epoch, which early stopping would not reach; remove "
+                      "early_stopping.patience or train.swa_start");
   if (e.schedule.warmup_epochs > 0 && e.schedule.warmup_steps > 0)
     throw ConfigError(key_location(file, "schedule.warmup_steps") +
                       ": give schedule.warmup_steps or schedule.warmup_epochs, not both");

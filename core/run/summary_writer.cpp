@@ -60,6 +60,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"best_" + r.summary.selection_split + "_" + r.summary.headline.name, r.summary.best_selected},
           {"best_epoch", r.summary.best_epoch},
           {"ema_evaluated", r.summary.ema_evaluated},
+          {"swa_epochs", r.summary.swa_epochs},
           {"final_test_" + r.summary.headline.name, r.summary.final_headline()},
           {"final_test_loss", r.summary.final_test_loss},
           {"final_test", metrics_json(r.summary.final_test)},
@@ -93,6 +94,9 @@ void write_summary(const Experiment& e, RunResult& result, std::int64_t paramete
     return;
   }
   if (s.stopped_early) log << s.stop_reason << "\n";
+  if (s.swa_epochs > 0)
+    log << "swa: the final weights are the average of the last " << s.swa_epochs
+        << " epochs' (batch norm recomputed over the training set); the last checkpoint holds them\n";
   if (const std::string fallbacks = describe_fallbacks(result.cpu_fallbacks); !fallbacks.empty())
     log << "warning: " << result.backend << ": " << fallbacks
         << " instead of its device; summary.json lists them (cpu_fallbacks)\n";

@@ -100,6 +100,10 @@ RungSchedule resolve_rung_schedule(const SchedulerRequest& request, const Experi
     throw ConfigError((request.metric ? request.metric_where : request.where) + ": sweep.metric '" + name.value_or("") +
                       "' is not a metric of task '" + base.task.name + "'; its metrics: " +
                       (task ? join(monitor_names(task->training_metrics, task->evaluation_metrics)) : std::string("none")));
+  if (base.data.val_fraction > 0 && monitor->name.rfind("test_", 0) == 0)
+    throw ConfigError((request.metric ? request.metric_where : request.where) + ": sweep.metric '" + monitor->name +
+                      "' would rank the trials by the test set although data.val_fraction holds out a validation "
+                      "split: use 'val_" + monitor->name.substr(5) + "'");
   s.metric = monitor->name;
   s.maximise = monitor->direction == Direction::max;
   if (s.min_epochs >= s.max_epochs)

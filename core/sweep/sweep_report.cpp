@@ -112,7 +112,13 @@ SweepReport build_report(const std::filesystem::path& root) {
     report.metric = report.runs.front().metric;
     report.higher_is_better = report.runs.front().higher_is_better;
   }
-  // One ranking needs one metric: accuracy and MAE cannot be sorted together.
+  // One ranking needs one metric on one split: accuracy and MAE, or validation and test
+  // figures, cannot be sorted together.
+  for (const RunRecord& r : report.runs)
+    if (r.selection_split != report.runs.front().selection_split)
+      throw Error("the runs under " + root.string() + " select on different splits (" +
+                  report.runs.front().selection_split + " in " + report.runs.front().folder.string() + ", " +
+                  r.selection_split + " in " + r.folder.string() + "): report runs with and without data.val_fraction apart");
   for (const RunRecord& r : report.runs)
     if (r.metric != report.metric)
       throw Error("the runs under " + root.string() + " have different headline metrics (" + report.metric + " in " +
@@ -139,7 +145,7 @@ void write_report(const SweepReport& report, const std::filesystem::path& folder
   std::ostringstream md;
   const std::string m = report.metric == "accuracy" ? "acc" : report.metric;
   const std::string split = report.runs.empty() ? "test" : report.runs.front().selection_split;
-  md << "## Groups (runs that differ only in their seed), best first by final " << split << " " << report.metric
+  md << "## Groups (runs that differ only in their seed), best first by " << split << " " << report.metric
      << (report.higher_is_better ? " (higher is better)" : " (lower is better)") << "\n\n"
      << "| group | n | final test " << m << " | best " << split << " " << m << " | s/epoch | samples/s | p vs best (Welch) |\n"
      << "| --- | --- | --- | --- | --- | --- | --- |\n";

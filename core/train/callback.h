@@ -29,6 +29,9 @@ class Callback {
   virtual void on_batch_halved(const LoopState&, const BatchHalving&) {}
   // After the epoch's training and evaluation. May stop the fit (state.request_stop).
   virtual void on_epoch_end(LoopState&, const EpochMetrics&) {}
+  // With a validation split, the test set evaluated after the epoch callbacks had that epoch
+  // (early stopping ended the run): `m` is the epoch's record, its test figures now filled.
+  virtual void on_late_test(LoopState&, const EpochMetrics& /*m*/) {}
   // Once, whatever the reason the fit ended (state.stop says which).
   virtual void on_train_end(LoopState&) {}
 };

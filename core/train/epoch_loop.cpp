@@ -90,6 +90,15 @@ EpochTotals EpochLoop::run(LoopState& state) {
   const std::int64_t accumulate = std::max<std::int64_t>(1, config_.accumulate_steps);
   // The schedule counts optimizer steps: with accumulation, one per group of micro-batches.
   const std::int64_t schedule_steps_per_epoch = (state.steps_per_epoch + accumulate - 1) / accumulate;
+  // The epoch's last batch holds what is left of the shard.
+  const std::int64_t last_batch = batches_.samples_per_epoch() - (state.steps_per_epoch - 1) * loader_batch_;
+  // With accumulation, a step's figures wait until it is taken: a skipped one counts nothing.
+  at::Tensor pending_loss, pending_statistics;
+  std::int64_t pending_seen = 0;
+  if (accumulate > 1) {
+    pending_loss = at::zeros_like(loss_sum);
+    pending_statistics = at::zeros_like(statistics);
+  }
   bool group_ended = true;
   for (;;) {
     timer_.start_step(state.step);
@@ -106,6 +115,8 @@ EpochTotals EpochLoop::run(LoopState& state) {
     const std::int64_t group_size = std::min(accumulate, state.steps_per_epoch - group_begin);
     const std::int64_t micro = index - group_begin;
     group_ended = micro == group_size - 1;
+    const bool holds_last_batch = group_begin + group_size == state.steps_per_epoch;
+    const std::int64_t group_samples = group_size * loader_batch_ - (holds_last_batch ? loader_batch_ - last_batch : 0);
     const MixedBatch mixed = extras_.mixer ? extras_.mixer->mix(*batch, state.epoch, index)
                                            : MixedBatch{*batch, batch->targets};
     // One step for the loader's batch, or (after an out-of-memory halving) several smaller ones.
@@ -125,7 +136,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
       } else {
         if (micro == 0) state.lr = scheduled_lr(config_, base_lr_, double(state.planned_step), schedule_steps_per_epoch);
         // Each micro-batch's mean loss weighs its share of the group's samples.
-        const MicroStep step{double(size) / double(loader_batch_ * group_size), micro == 0, group_ended};
+        const MicroStep step{double(size) / double(group_samples), micro == 0, group_ended};
         out = micro_step(part, step, state);
         stepped = step.last;
       }
@@ -135,6 +146,11 @@ EpochTotals EpochLoop::run(LoopState& state) {
         strategy_.note_step(state.step);
         if (out.skipped) {  // train.on_nonfinite = "skip_step": this step changed nothing
           ++state.nonfinite_skipped;
+          if (accumulate > 1) {  // nor do its micro-batches count
+            pending_loss.zero_();
+            pending_statistics.zero_();
+            pending_seen = 0;
+          }
           continue;
         }
         if (extras_.ema) extras_.ema->update(state.step);
@@ -149,16 +165,26 @@ EpochTotals EpochLoop::run(LoopState& state) {
       {
         // As few small ops as possible: each costs a dispatch on the hot path.
         at::NoGradGuard no_grad;
-        loss_sum.add_(out.loss.detach(), double(size));
+        at::Tensor& losses = accumulate > 1 ? pending_loss : loss_sum;
+        at::Tensor& sums = accumulate > 1 ? pending_statistics : statistics;
+        losses.add_(out.loss.detach(), double(size));
         if (out.more.empty()) {
-          statistics.add_(task_.statistics(Pass::training, out.logits.detach(), counted));
+          sums.add_(task_.statistics(Pass::training, out.logits.detach(), counted));
         } else {
           TensorMap more;
           for (const auto& [name, t] : out.more) more[name] = t.detach();
-          statistics.add_(task_.statistics(Pass::training, out.logits.detach(), counted, more));
+          sums.add_(task_.statistics(Pass::training, out.logits.detach(), counted, more));
+        }
+        (accumulate > 1 ? pending_seen : seen) += size;
+        if (accumulate > 1 && stepped) {
+          loss_sum.add_(pending_loss);
+          statistics.add_(pending_statistics);
+          seen += pending_seen;
+          pending_loss.zero_();
+          pending_statistics.zero_();
+          pending_seen = 0;
         }
       }
-      seen += size;
       interval_samples += size * processes;
       state.epoch_samples = (seen - carried_seen) * processes;
       if (!stepped) continue;

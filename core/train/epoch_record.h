@@ -18,9 +18,10 @@ nlohmann::json epoch_json(const EpochMetrics& m);
 // `earlier` (a JSON array, as a checkpoint stores it) followed by `epochs`, as JSON text.
 std::string epoch_history(const std::string& earlier, const std::vector<EpochMetrics>& epochs);
 
-// The last epoch's test loss and test metrics (of `metrics`, by name) in a history (nullopt:
-// none was evaluated).
-std::optional<std::pair<double, std::vector<MetricValue>>> last_test_figures(const std::string& history,
-                                                                              const std::vector<MetricSpec>& metrics);
+// The last epoch's loss and metrics (of `metrics`, by name) on `split`, "test" or "val", in a
+// history (nullopt: that epoch did not evaluate it).
+std::optional<std::pair<double, std::vector<MetricValue>>> last_figures(const std::string& history,
+                                                                         const std::vector<MetricSpec>& metrics,
+                                                                         const std::string& split);
 
 }  // namespace plugtrain

@@ -13,6 +13,8 @@ LoopConfig loop_config(const Experiment& e) {
   c.ema_decay = e.train.ema_decay;
   c.ema_warmup = e.train.ema_warmup;
   c.ema_evaluate = e.train.ema_evaluate;
+  c.swa_start = e.train.swa_start;
+  c.swa_lr = e.train.swa_lr;
   c.mixup_alpha = e.data.mixup_alpha;
   c.cutmix_alpha = e.data.cutmix_alpha;
   c.mixup_prob = e.data.mixup_prob;

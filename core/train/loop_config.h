@@ -20,6 +20,8 @@ struct LoopConfig {
   double ema_decay = 0;              // 0: no EMA of the weights
   bool ema_warmup = true;
   bool ema_evaluate = true;          // evaluation uses the EMA weights
+  std::int64_t swa_start = 0;        // SWA from this epoch on (0: off)
+  double swa_lr = 0;                 // its constant learning rate (0: the schedule's)
   double mixup_alpha = 0, cutmix_alpha = 0, mixup_prob = 1, mixup_switch_prob = 0.5;
   std::int64_t test_batch_size = 1000;
   std::int64_t min_batch_size = 1;   // out-of-memory halving goes no lower

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <optional>
 
 #include <ATen/ATen.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
@@ -20,6 +22,7 @@
 #include "train/graph_step.h"
 #include "train/batch_mixer.h"
 #include "train/model_ema.h"
+#include "train/swa.h"
 #include "train/train_step.h"
 #include "util/interrupt.h"
 
@@ -58,13 +61,13 @@ Trainer::Trainer(TrainerParts parts)
           "history",
           [this](StateSection& out) {
             out.put_text("epochs_json", epoch_history(summary_.earlier_epochs_json, summary_.epochs));
-            out.put_real("best_selected_accuracy", best_selected_.value());  // the headline metric's (named before tasks)
-            out.put_int("best_selected_epoch", best_selected_.epoch());
+            out.put_real("best_test_accuracy", best_selected_.value());  // the headline metric's (named before tasks)
+            out.put_int("best_test_epoch", best_selected_.epoch());
           },
           [this](const StateSection& in) {
             summary_.earlier_epochs_json = in.text_at("epochs_json");
-            const double best = in.real_at("best_selected_accuracy");
-            const std::int64_t epoch = in.int_at("best_selected_epoch");
+            const double best = in.real_at("best_test_accuracy");
+            const std::int64_t epoch = in.int_at("best_test_epoch");
             best_selected_.restore(epoch > 0, best, epoch);
             summary_.best_selected = best;
           }) {
@@ -79,6 +82,7 @@ Trainer::Trainer(TrainerParts parts)
   const LoopConfig& c = parts_.loop;
   if (c.ema_decay > 0) ema_ = std::make_unique<ModelEma>(*parts_.model, c.ema_decay, c.ema_warmup);
   summary_.ema_evaluated = ema_ && c.ema_evaluate;
+  if (c.swa_start > 0) swa_ = std::make_unique<StochasticWeightAverage>(*parts_.model, c.swa_start);
   const MixSettings mix{c.mixup_alpha, c.cutmix_alpha, c.mixup_prob, c.mixup_switch_prob,
                         parts_.data->train.num_classes, c.seed};
   if (mix.enabled()) mixer_ = std::make_unique<BatchMixer>(mix);
@@ -184,7 +188,11 @@ TrainSummary Trainer::fit() {
   const bool ended = state_.stop != StopReason::interrupted && state_.stop != StopReason::paused;
   if (parts_.data->has_val() && ended && !summary_.already_ended && state_.epochs_done > 0 &&
       summary_.tested_epoch != state_.epochs_done)
+  {
     test_now(summary_.epochs.empty() ? nullptr : &summary_.epochs.back());
+    if (!summary_.epochs.empty())
+      for (auto& c : parts_.callbacks) c->on_late_test(state_, summary_.epochs.back());
+  }
   for (auto& c : parts_.callbacks) c->on_train_end(state_);
 
   // A pause is an interruption asked for in advance: the same checkpoint, resumed the same way.
@@ -236,83 +244,9 @@ bool Trainer::done() {
   return false;
 }
 
-EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
-  EpochMetrics m;
-  m.epoch = state_.epoch;
-  m.lr = state_.lr;
-  m.phases = totals.phases;
-  m.train_loss = totals.seen > 0 ? totals.loss_sum / totals.seen : 0;
-  m.train = parts_.task->metric_values(Pass::training, totals.statistics, totals.seen);
-  m.samples = static_cast<std::int64_t>(totals.seen);
-  // A resumed epoch's first part was trained (and timed) before.
-  const double trained_now = totals.seen - double(state_.partial_sums.seen);
-  m.samples_per_second = totals.seconds > 0 ? trained_now / totals.seconds : 0;
-  train_seconds_ += totals.seconds;
-  train_samples_ += static_cast<std::int64_t>(trained_now);
-  state_.partial_sums = EpochSums();
-
-  // A pause evaluates too: a sweep's rung ranks the trials by what the paused epoch scored.
-  const bool last = state_.stop == StopReason::max_steps || state_.epoch == state_.epochs ||
-                    state_.epoch == parts_.loop.pause_after_epoch;
-  const bool has_val = parts_.data->has_val();
-  if (last || state_.epoch % parts_.loop.eval_every == 0) {
-    // The split that selects: validation where the run holds one out, else (as before
-    // validation splits) the test set.
-    const Evaluation e = evaluate_split(has_val);
-    if (has_val) {
-      m.val_loss = e.loss;
-      m.val = e.metrics;
-      summary_.final_val = e.metrics;
-      summary_.final_val_loss = e.loss;
-    } else {
-      m.test_loss = e.loss;
-      m.test = e.metrics;
-      summary_.final_test = e.metrics;
-      summary_.final_per_class = e.per_class;
-      summary_.final_test_loss = e.loss;
-      summary_.tested_epoch = state_.epoch;
-    }
-    best_selected_.offer(e.metrics.front().value, state_.epoch);
-  }
-  const std::int64_t test_every = parts_.loop.test_every;
-  const bool run_ends = state_.stop == StopReason::max_steps || state_.epoch == state_.epochs;
-  if (has_val && (run_ends || (test_every > 0 && state_.epoch % test_every == 0))) {
-    state_.epochs_done = state_.epoch;
-    test_now(&m);
-  }
-  state_.epochs_done = state_.epoch;  // as a checkpoint records it from now on
-  return m;
-}
-
-Evaluation Trainer::evaluate_split(bool val) {
-  DeviceContext device = parts_.device;
-  if (val) device.test_on_device = parts_.device.val_on_device;  // what evaluate() reads from the device
-  const bool with_ema = ema_ && parts_.loop.ema_evaluate;
-  if (with_ema) ema_->swap_in();
-  try {
-    Evaluation e = evaluate(*parts_.model, *parts_.strategy, *parts_.task, val ? parts_.data->val : parts_.data->test,
-                            parts_.loop.test_batch_size, device, *parts_.precision);
-    if (with_ema) ema_->swap_out();
-    return e;
-  } catch (...) {
-    if (with_ema) ema_->swap_out();
-    throw;
-  }
-}
-
-void Trainer::test_now(EpochMetrics* row) {
-  const Evaluation test = evaluate_split(/*val=*/false);
-  summary_.final_test = test.metrics;
-  summary_.final_per_class = test.per_class;
-  summary_.final_test_loss = test.loss;
-  summary_.tested_epoch = state_.epochs_done;
-  if (!row) return;
-  row->test_loss = test.loss;
-  row->test = test.metrics;
-}
-
 std::vector<Stateful*> Trainer::stateful_parts() {
   std::vector<Stateful*> parts{&state_, &state_.sampler, &state_.partial_sums, &history_, parts_.precision.get()};
+  if (swa_) parts.push_back(swa_.get());
   for (auto& c : parts_.callbacks)
     if (auto* stateful = dynamic_cast<Stateful*>(c.get())) parts.push_back(stateful);
   return parts;
@@ -323,17 +257,18 @@ void Trainer::restore() {
   if (from.empty()) return;
   const CheckpointContent content = load_checkpoint(from, *parts_.model, *parts_.optimizer, parts_.device.device);
   const CheckpointState& saved = content.state;
-  if (ema_) {
-    // A checkpoint of a run without EMA starts the average from the weights it holds.
-    if (content.ema_weights.empty())
-      ema_->reset();
-    else
-      try {
-        ema_->load(content.ema_weights);
-      } catch (const Error& e) {
-        throw CheckpointError(from.string() + ": " + e.what());
-      }
-  }
+  // An average the checkpoint lacks (its run had none) starts again from the weights it holds.
+  auto restore_average = [&](WeightAverage& average, const char* record) {
+    const auto saved = content.averages.find(record);
+    if (saved == content.averages.end()) return average.reset();
+    try {
+      average.load(saved->second);
+    } catch (const Error& e) {
+      throw CheckpointError(from.string() + ": " + record + ": " + e.what());
+    }
+  };
+  if (ema_) restore_average(ema_->average(), "ema");
+  if (swa_) restore_average(swa_->average(), "swa");
   if (!saved.find(state_.state_name()))
     throw CheckpointError(from.string() + ": checkpoint has no '" + state_.state_name() + "' section");
   try {
@@ -351,9 +286,14 @@ void Trainer::restore() {
     summary_.already_ended = true;
     const std::int64_t max_steps = parts_.loop.max_steps;
     if (finished && !(max_steps > 0 && state_.planned_step >= max_steps)) state_.request_stop(StopReason::early_stopping);
-    if (auto test = last_test_figures(summary_.earlier_epochs_json, parts_.task->metrics(Pass::evaluation))) {
+    const std::vector<MetricSpec>& metrics = parts_.task->metrics(Pass::evaluation);
+    if (auto test = last_figures(summary_.earlier_epochs_json, metrics, "test")) {
       summary_.final_test_loss = test->first;
       summary_.final_test = test->second;
+    }
+    if (auto val = last_figures(summary_.earlier_epochs_json, metrics, "val")) {
+      summary_.final_val_loss = val->first;
+      summary_.final_val = val->second;
     }
   } else if (all_epochs_done)
     throw CheckpointError(from.string() + ": that run already trained all " + std::to_string(state_.epochs_done) +
@@ -365,12 +305,14 @@ void Trainer::restore() {
 void Trainer::save_checkpoint(const std::filesystem::path& path) {
   CheckpointState sections;
   save_parts(sections, stateful_parts());
+  std::map<std::string, NamedTensors> averages;
+  if (ema_) averages["ema"] = ema_->average().named_weights();
+  if (swa_) averages["swa"] = swa_->average().named_weights();
   // Steps replayed from a graph or skipped on the device moved only the device's step counts.
   if (Result<ReplayableOptimizer*> r = replayable(*parts_.optimizer)) r.value()->sync_host_steps();
   with_optimizer_state_on_host(*parts_.optimizer, [&] {
     plugtrain::save_checkpoint(path, *parts_.model, *parts_.optimizer,
-                               {sections, parts_.experiment_record, parts_.loop.model_name, "", "",
-                                ema_ ? ema_->named_weights() : std::vector<std::pair<std::string, at::Tensor>>{}},
+                               {sections, parts_.experiment_record, parts_.loop.model_name, "", "", averages},
                                parts_.device.device);
   });
 }

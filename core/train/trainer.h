@@ -31,6 +31,7 @@ struct EpochTotals;
 struct Evaluation;
 class BatchMixer;
 class ModelEma;
+class StochasticWeightAverage;
 class TrainStep;
 
 struct TrainSummary {
@@ -57,6 +58,7 @@ struct TrainSummary {
   double final_val_loss = 0;            // the last validation (with a validation split)
   std::vector<MetricValue> final_val;
   bool ema_evaluated = false;           // the evaluations used the EMA weights
+  std::int64_t swa_epochs = 0;          // epochs in the SWA average, which the run ended with (0: none)
   double final_test_loss = 0;
   std::vector<MetricValue> final_test;  // the last test evaluation's metrics, headline first
   std::vector<MetricValue> final_per_class;  // and its figures per class
@@ -130,7 +132,9 @@ class Trainer {
   // The model (with the EMA weights when the run evaluates with them) on the validation split
   // (val) or the test set.
   Evaluation evaluate_split(bool val);
-  void test_now(EpochMetrics* row);  // the test set after epoch state_.epoch, into the summary (and row)
+  void test_now(EpochMetrics* row);
+  // SWA: the batch-norm statistics of the weights in the model recomputed over the training set.
+  void recompute_swa_batch_norm();  // the test set after epoch state_.epoch, into the summary (and row)
   void save_checkpoint(const std::filesystem::path& path);
 
   TrainerParts parts_;
@@ -138,6 +142,8 @@ class Trainer {
   BestSoFar best_selected_;           // the summary's best headline metric on the selection split
   std::unique_ptr<ModelEma> ema_;     // train.ema_decay > 0
   std::unique_ptr<BatchMixer> mixer_; // mixup or CutMix
+  std::unique_ptr<StochasticWeightAverage> swa_;  // train.swa_start > 0
+  bool swa_applied_ = false;          // the run ended: the model holds the SWA average
   TrainSummary summary_;
   StateFunctions history_;            // the epochs so far and the best headline test metric, as a section
   std::int64_t first_epoch_ = 1;      // of this fit (a resumed run starts later)

@@ -28,11 +28,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-data::Image read_image(const fs::path& file) {
+// `side`: the samples' side, which lets a large JPEG decode at a reduced scale exactly as the
+// image-folder reader decoded the run's images.
+data::Image read_image(const fs::path& file, int side) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw Error(file.string() + ": cannot read the image: " + std::strerror(errno));
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return data::decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), file.string());
+  return data::decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), file.string(), side);
 }
 
 // The statistics the run's loader normalised with, in the order data/load_dataset.cpp decides
@@ -121,7 +123,8 @@ std::vector<ImagePrediction> predict_images(const PredictRequest& request, std::
   TrainedFiles files = find_trained_files(request.source.given, request.source.experiment);
   const RunClasses classes = classes_of(files);
   std::vector<data::Image> decoded;
-  for (const fs::path& image : request.images) decoded.push_back(read_image(image));  // every file, before any model work
+  const int side = int(std::min(classes.sample_shape.at(1), classes.sample_shape.at(2)));
+  for (const fs::path& image : request.images) decoded.push_back(read_image(image, side));  // every file, before any model work
 
   TrainedRun t = plan_trained_run(request.source, std::move(files));
   const ValidatedRun& run = t.run;
@@ -139,9 +142,7 @@ std::vector<ImagePrediction> predict_images(const PredictRequest& request, std::
   std::ostream quiet(nullptr);
   const std::shared_ptr<Task> task = build_task(*run.task, run, images, quiet);
   const ModelInputs inputs{classes.sample_shape, task->model_outputs()};
-  std::shared_ptr<Model> model = call_plugin(run.model->plugin, "building model",
-                                             [&] { return run.model->spec.factory(inputs, e.model.options); });
-  if (!model) throw PluginError(run.model->plugin, "model factory for '" + e.model.name + "' returned nothing");
+  std::shared_ptr<Model> model = build_model(*run.model, inputs, e);
   model->to(t.plan.device);
   const at::MemoryFormat format = apply_device_settings(e, !t.plan.capabilities.host_cpu, *model).memory_format;
   load_trained_weights(t.files, e, *model, t.plan.device);

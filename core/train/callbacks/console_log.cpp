@@ -43,6 +43,13 @@ void print_metrics(std::ostream& out, const std::vector<MetricValue>& values) {
 
 }  // namespace
 
+void ConsoleLog::on_late_test(LoopState&, const EpochMetrics& m) {
+  if (!m.test_loss) return;
+  log_ << "test after epoch " << m.epoch << " (final weights)  test loss " << fixed(*m.test_loss, 4);
+  print_metrics(log_, m.test);
+  log_ << "\n" << std::flush;
+}
+
 void ConsoleLog::on_epoch_end(LoopState& state, const EpochMetrics& m) {
   log_ << "epoch " << m.epoch << "/" << state.epochs << "  train loss " << fixed(m.train_loss, 4);
   print_metrics(log_, m.train);

@@ -19,6 +19,7 @@ class ConsoleLog final : public Callback {
   void on_log_step(const LoopState& state, const StepFigures& figures) override;
   void on_batch_halved(const LoopState& state, const BatchHalving& halving) override;
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
+  void on_late_test(LoopState& state, const EpochMetrics& m) override;
 
  private:
   std::ostream& log_;

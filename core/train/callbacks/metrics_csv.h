@@ -26,6 +26,8 @@ class MetricsCsv final : public Callback {
   void on_train_start(LoopState& state) override;
   void on_log_step(const LoopState& state, const StepFigures& figures) override;
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
+  // The epoch's row again, with its test figures (the later row of an epoch stands).
+  void on_late_test(LoopState& state, const EpochMetrics& m) override { on_epoch_end(state, m); }
 
  private:
   void check_written();

@@ -13,6 +13,12 @@ void TensorBoardLogger::on_step_end(const LoopState& state, const at::Tensor&) {
   writer_.add_scalar("train/lr", state.lr, state.step);
 }
 
+void TensorBoardLogger::on_late_test(LoopState&, const EpochMetrics& m) {
+  if (m.test_loss) writer_.add_scalar("epoch/test_loss", *m.test_loss, m.epoch);
+  for (const MetricValue& v : m.test) writer_.add_scalar("epoch/test_" + v.name, v.value, m.epoch);
+  writer_.flush();
+}
+
 void TensorBoardLogger::on_epoch_end(LoopState&, const EpochMetrics& m) {
   writer_.add_scalar("epoch/train_loss", m.train_loss, m.epoch);
   for (const MetricValue& v : m.train) writer_.add_scalar("epoch/train_" + v.name, v.value, m.epoch);

@@ -15,6 +15,7 @@ class TensorBoardLogger final : public Callback {
   void on_step_end(const LoopState& state, const at::Tensor& loss) override;
   void on_log_step(const LoopState& state, const StepFigures& figures) override;
   void on_epoch_end(LoopState& state, const EpochMetrics& m) override;
+  void on_late_test(LoopState& state, const EpochMetrics& m) override;
 
  private:
   TensorBoardWriter writer_;
