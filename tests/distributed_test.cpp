@@ -146,6 +146,23 @@ TEST_F(DistributedTest, DpOverTwoReplicasGivesTheWeightsOfOneWithTheSameGlobalBa
   EXPECT_NE(resumed.out.find("resumed from"), std::string::npos) << resumed.out;
 }
 
+// Two micro-batches of 15 per rank on two ranks (the all-reduce only in the second's backward),
+// and the same on dp's two replicas, give the weights of one process stepping on 60.
+TEST_F(DistributedTest, AccumulatedStepsOverTwoDevicesGiveTheWeightsOfOneBatch) {
+  auto one = run("");
+  ASSERT_EQ(one.exit_code, 0) << one.out;
+  auto ddp = run("--set backend.devices=2 --set data.global_batch_size=30 --set train.accumulate_steps=2");
+  ASSERT_EQ(ddp.exit_code, 0) << ddp.out;
+  EXPECT_NE(ddp.out.find("batch: 30 per micro-batch x 2 accumulated = effective batch 60 per optimizer step"),
+            std::string::npos) << ddp.out;
+  EXPECT_EQ(summary(1)["steps"], summary(0)["steps"]);
+  expect_same_weights(0, 1, "ddp 2 ranks x 2 micro-batches x 15 vs 1 x 60");
+  auto dp = run("--set backend.devices=2 --set backend.strategy=\"dp\" --set data.global_batch_size=30 "
+                "--set train.accumulate_steps=2");
+  ASSERT_EQ(dp.exit_code, 0) << dp.out;
+  expect_same_weights(0, 2, "dp 2 replicas x 2 micro-batches x 15 vs 1 x 60");
+}
+
 TEST_F(DistributedTest, DefaultGlobalBatchIsBatchPerDeviceTimesDevicesWithLrScaling) {
   auto r = run("--set backend.devices=2 --set optim.lr_scaling=\"sqrt\" --set train.epochs=1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
