@@ -185,7 +185,8 @@ TEST_F(SchedulerKeys, BadKeysAreOneLineNamingThem) {
             std::string::npos);
   EXPECT_NE(error("scheduler = \"asha\"\nmetric = \"acc\"\n")
                 .find("exp.toml:8:10: sweep.metric 'acc' is not a metric of task 'classification'; its metrics: "
-                      "train_loss, test_loss, train_accuracy, test_accuracy, test_top5_accuracy"),
+                      "train_loss, val_loss, test_loss, train_accuracy, val_accuracy, val_top5_accuracy, test_accuracy, "
+                      "test_top5_accuracy"),
             std::string::npos);
   EXPECT_NE(error("min_epochs = 2\n").find("sweep.min_epochs belongs to an early-stopping scheduler"), std::string::npos);
   EXPECT_NE(error("scheduler = \"fast\"\n").find("sweep.scheduler must be one of none, asha, hyperband"),
