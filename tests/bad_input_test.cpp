@@ -98,6 +98,17 @@ TEST_F(BadInputTest, APluginWhoseProbeCrashesOrHangsIsUnusableNotFatal) {
   EXPECT_NE(run.out.find("backend: chose cpu"), std::string::npos) << run.out;
 }
 
+// Where the automatically chosen backend has fewer devices than asked for (a one-GPU server,
+// here the one-device "faulty" backend, which the automatic order meets before the CPU), the
+// line says how the same file runs its processes on the CPU, as it does on a CPU-only machine.
+TEST_F(BadInputTest, MoreDevicesThanTheChosenBackendHasSaysHowToRunThemOnTheCpu) {
+  const auto r = plugtrain_with({"", faults::test_plugin("fault_backend")}, "run exp.toml --set backend.devices=2 --set 'backend.prefer=[\"faulty\", \"cpu\"]'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("backend.devices = 2 but faulty has 1 device (chosen automatically; backend.name = \"cpu\" runs "
+                       "2 processes on the CPU)"),
+            std::string::npos) << r.out;
+}
+
 // A crash the host cannot isolate (a plugin's memory query during a run) is at least named.
 TEST_F(BadInputTest, ACrashInsideAPluginCallIsNamed) {
   auto r = plugtrain_with(faults::backend_entry("memory", "crash"), "run exp.toml" + faults::select_faulty_backend());

@@ -130,6 +130,29 @@ TEST_F(GraphFitTest, ReplayedStepsGiveTheEagerLossCurveAndStepCounts) {
   EXPECT_EQ(eager_steps, 21);
 }
 
+// train.accumulate_steps = 2: each group of two full micro-batches is one recording, replayed
+// at its second; the epoch's last group (one batch of 4) runs eagerly. The curve is eager
+// accumulation's, and the loss and accuracy of the first micro-batch count as the eager one's.
+TEST_F(GraphFitTest, AccumulatedStepsReplayTheirWholeGroupLikeEagerAccumulation) {
+  auto accumulate = [](Experiment& e) { e.train.accumulate_steps = 2; };
+  const TrainSummary eager = fit(false, accumulate);
+  const std::int64_t eager_steps = first_parameter_step();
+  const TrainSummary replayed = fit(true, accumulate);
+  expect_same_curves(eager, replayed);
+  for (std::size_t i = 0; i < eager.epochs.size(); ++i)
+    EXPECT_NEAR(*eager.epochs[i].metric("train_accuracy"), *replayed.epochs[i].metric("train_accuracy"), 1e-9)
+        << "epoch " << i + 1;
+  // 7 batches per epoch: 3 full groups and the group of the last batch, 4 optimizer steps.
+  EXPECT_EQ(replayed.steps, 12);
+  EXPECT_EQ(eager_steps, 12);
+  EXPECT_EQ(first_parameter_step(), eager_steps);
+  // 9 full groups: 3 warm-ups, the 4th recorded, it and the 5 after it replayed.
+  EXPECT_EQ(counts_.warm_ups, 3);
+  EXPECT_EQ(counts_.captures, 1);
+  EXPECT_EQ(counts_.replays, 6);
+  EXPECT_EQ(replayed.graph_replays, 6);
+}
+
 TEST_F(GraphFitTest, SgdWithMomentumAndDropoutFreeModelReplaysLikeEager) {
   auto sgd = [](Experiment& e) {
     e.optim.name = OptimizerName::sgd;
@@ -285,6 +308,28 @@ TEST_F(GraphRunTest, AutoReplaysOnABackendThatRecordsAndSaysSo) {
   EXPECT_EQ(e["graph_replays"], 0);
   for (int i = 0; i < 2; ++i)
     EXPECT_NEAR(e["epochs"][i]["train_loss"].get<double>(), s["epochs"][i]["train_loss"].get<double>(), 1e-6);
+}
+
+TEST_F(GraphRunTest, AccumulatedStepsAreRecordedWholeAndSaySo) {
+  auto r = plugtrain(run_args("--set train.accumulate_steps=2"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("device: graphs on: every full training step (2 micro-batches and the optimizer step) replayed "
+                       "from one recorded device graph"),
+            std::string::npos) << r.out;
+  const nlohmann::json s = summary("version_0");
+  // 9 batches per epoch: 4 full groups of 2 and the last batch alone; 3 warm-ups.
+  EXPECT_EQ(s["graph_replays"], 2 * 4 - 3);
+  auto eager = plugtrain(run_args("--set train.accumulate_steps=2 --set train.graphs=false"));
+  ASSERT_EQ(eager.exit_code, 0) << eager.out;
+  const nlohmann::json e = summary("version_1");
+  for (int i = 0; i < 2; ++i)
+    EXPECT_NEAR(e["epochs"][i]["train_loss"].get<double>(), s["epochs"][i]["train_loss"].get<double>(), 1e-6);
+  EXPECT_NEAR(e["final_test_loss"].get<double>(), s["final_test_loss"].get<double>(), 1e-6);
+  // Under ddp the step runs eagerly, and the log says why.
+  auto ddp = plugtrain(run_args("--set train.accumulate_steps=2 --set backend.devices=2 --set backend.strategy='\"ddp\"'"));
+  ASSERT_EQ(ddp.exit_code, 0) << ddp.out;
+  EXPECT_NE(ddp.out.find("graphs off: train.accumulate_steps = 2 with 2 processes steps eagerly"), std::string::npos)
+      << ddp.out;
 }
 
 TEST_F(GraphRunTest, AResumedRunWithGraphsContinuesExactly) {

@@ -126,6 +126,20 @@ TEST(PluginHost, ProbeThatThrowsMakesBackendUnusableNamingThePlugin) {
   expect_good_plugins_usable(host);
 }
 
+// bench, `fastest` and in-process sweeps make a PluginHost per measurement: after the first one
+// trained on a GPU, a probe in a forked child would find CUDA unable to start (an H200 said
+// "cuda is unusable: cuInit failed: initialization error" for every row after the first).
+TEST(PluginHost, ABackendStartedInThisProcessIsStillUsableToTheNextHost) {
+  PluginHost first = host_with({kTestPlugins / "fork_shy"});
+  BackendHandle* started = first.backend("forkshy");
+  ASSERT_NE(started, nullptr);
+  ASSERT_TRUE(started->probe().usable()) << started->probe().message;
+  started->memory(0);  // the runtime now runs in this process, as after a step on a GPU
+  PluginHost second = host_with({kTestPlugins / "fork_shy"});
+  const ProbeResult& again = second.backend("forkshy")->probe();
+  EXPECT_TRUE(again.usable()) << again.message;
+}
+
 TEST(PluginHost, ExceptionFromAnyBackendCallBecomesPluginError) {
   PluginHost host = host_with({kTestPlugins / "good"});
   BackendHandle* good = host.backend("testgood");

@@ -32,19 +32,21 @@ namespace fs = std::filesystem;
 // What the process-wide settings are now.
 struct Settings {
   int threads;
-  bool tf32_matmul, tf32_convolutions, cudnn_benchmark;
+  bool tf32_matmul, tf32_convolutions, cudnn_benchmark, cudnn_deterministic, deterministic_algorithms;
   at::Tensor cpu_generator_state;
 
   static Settings now() {
     auto& c = at::globalContext();
-    return {at::get_num_threads(), c.allowTF32CuBLAS(), c.allowTF32CuDNN(), c.benchmarkCuDNN(),
-            c.defaultGenerator(c10::Device(c10::kCPU)).get_state()};
+    return {at::get_num_threads(), c.allowTF32CuBLAS(), c.allowTF32CuDNN(), c.benchmarkCuDNN(), c.deterministicCuDNN(),
+            c.deterministicAlgorithms(), c.defaultGenerator(c10::Device(c10::kCPU)).get_state()};
   }
   void expect_equal(const Settings& other, const std::string& when) const {
     EXPECT_EQ(threads, other.threads) << when;
     EXPECT_EQ(tf32_matmul, other.tf32_matmul) << when;
     EXPECT_EQ(tf32_convolutions, other.tf32_convolutions) << when;
     EXPECT_EQ(cudnn_benchmark, other.cudnn_benchmark) << when;
+    EXPECT_EQ(cudnn_deterministic, other.cudnn_deterministic) << when;
+    EXPECT_EQ(deterministic_algorithms, other.deterministic_algorithms) << when;
     EXPECT_TRUE(cpu_generator_state.equal(other.cpu_generator_state)) << when;
   }
 };
@@ -160,6 +162,14 @@ TEST_F(ProcessSettingsTest, BackendBAfterBackendAGetsExactlyWhatItGetsAlone) {
   const Settings b_after_a = settings_while_training("cpu", {});
   b_alone.expect_equal(b_after_a, "B while it trains, after A");
   before.expect_equal(Settings::now(), "after A then B");
+
+  // train.deterministic: LibTorch's and cuDNN's deterministic algorithms, without the autotuner
+  // (it times algorithms, and a different pick gives different rounding), while the run trains.
+  const Settings d = settings_while_training("graphrec", {"train.deterministic=true"});
+  EXPECT_TRUE(d.deterministic_algorithms);
+  EXPECT_TRUE(d.cudnn_deterministic);
+  EXPECT_FALSE(d.cudnn_benchmark);
+  before.expect_equal(Settings::now(), "after a deterministic run");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/run_process.h"
+#include "support/synthetic_experiment.h"
 
 namespace plugtrain {
 namespace {
@@ -18,32 +19,7 @@ using testing::run_process;
 using testing::shell_quote;
 namespace fs = std::filesystem;
 
-const std::string kRecipe = R"(
-[experiment]
-name = "recipe"
-seed = 7
-
-[model]
-name = "mlp"
-hidden = [32]
-
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_classes = 4
-synthetic_train_size = 800
-synthetic_test_size = 200
-batch_size = 50
-
-[optim]
-name = "sgd"
-lr = 0.1
-momentum = 0.9
-
-[train]
-epochs = 3
-log_interval = 0
-)";
+const std::string kRecipe = testing::synthetic_experiment("recipe");
 
 class RecipeRunTest : public ::testing::Test {
  protected:

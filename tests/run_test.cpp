@@ -11,6 +11,7 @@
 
 #include "support/fashion_mnist.h"
 #include "support/run_process.h"
+#include "support/synthetic_experiment.h"
 
 namespace plugtrain {
 namespace {
@@ -54,32 +55,7 @@ class RunTest : public ::testing::Test {
   fs::path dir_;
 };
 
-const std::string kSynthetic = R"(
-[experiment]
-name = "synthetic"
-seed = 7
-
-[model]
-name = "mlp"
-hidden = [32]
-
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_classes = 4
-synthetic_train_size = 800
-synthetic_test_size = 200
-batch_size = 50
-
-[optim]
-name = "sgd"
-lr = 0.1
-momentum = 0.9
-
-[train]
-epochs = 3
-log_interval = 0
-)";
+const std::string kSynthetic = testing::synthetic_experiment("synthetic");
 
 TEST_F(RunTest, ShortFashionMnistRunOnASubsetLearns) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";

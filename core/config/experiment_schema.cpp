@@ -269,6 +269,9 @@ const std::vector<ConfigKey>& experiment_schema() {
                                        "\"default\" (PyTorch's: convolutions yes, matrix products no)")),
       resumable(key("train.cudnn_benchmark", field(&E::train, &TrainConfig::cudnn_benchmark),
                     "NVIDIA GPUs: let cuDNN time its convolution algorithms once per shape and keep the fastest")),
+      resumable(key("train.deterministic", field(&E::train, &TrainConfig::deterministic),
+                    "deterministic algorithms: torch.use_deterministic_algorithms(True, warn_only=True) and "
+                    "deterministic cuDNN without its autotuner, so two runs of one file give the same curve")),
       resumable(key("train.keep_host_memory", field(&E::train, &TrainConfig::keep_host_memory),
                     "training on the host CPU: keep freed memory in the heap for the next step instead of glibc "
                     "unmapping it and the kernel zeroing it again (false: glibc's own behaviour)")),

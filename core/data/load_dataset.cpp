@@ -16,24 +16,12 @@ namespace {
 void set_normalization(LoadedData& loaded, const DataOptions& o) {
   Dataset& train = loaded.data.train;
   if (!train.bytes()) return;  // synthetic: already normalised floats
-  const auto channels = size_t(train.sample_shape.at(0));
+  std::string note;
+  std::optional<Normalization> settled = settled_normalization(o, size_t(train.sample_shape.at(0)), note);
   Normalization n;
-  if (!o.mean.empty() || !o.std.empty()) {
-    if (o.mean.size() != channels || o.std.size() != channels)
-      throw DataError("data.mean and data.std need " + std::to_string(channels) + " values each (one per channel), got " +
-                      std::to_string(o.mean.size()) + " and " + std::to_string(o.std.size()));
-    n = {o.mean, o.std};
-    loaded.notes.push_back("normalize: mean " + channel_text(n.mean) + ", std " + channel_text(n.std) + " (given)");
-  } else if (o.normalize == Normalize::none) {
-    n = {std::vector<double>(channels, 0.0), std::vector<double>(channels, 1.0)};
-    loaded.notes.push_back("normalize: none (pixels scaled to [0, 1])");
-  } else if (o.stored) {
-    if (o.stored->mean.size() != channels || o.stored->std.size() != channels)
-      throw DataError(o.stored_from + ": " + std::to_string(o.stored->mean.size()) + " channels stored, the data set has " +
-                      std::to_string(channels));
-    n = *o.stored;
-    loaded.notes.push_back("normalize: training set mean " + channel_text(n.mean) + ", std " + channel_text(n.std) +
-                           " (stored in " + o.stored_from + " when the run began)");
+  if (settled) {
+    n = *settled;
+    loaded.notes.push_back(note);
   } else if (train.images.defined()) {
     n = byte_statistics(train.images);
     loaded.notes.push_back("normalize: training set mean " + channel_text(n.mean) + ", std " + channel_text(n.std));
@@ -54,6 +42,27 @@ void set_normalization(LoadedData& loaded, const DataOptions& o) {
 }
 
 }  // namespace
+
+std::optional<Normalization> settled_normalization(const DataOptions& o, size_t channels, std::string& note) {
+  if (!o.mean.empty() || !o.std.empty()) {
+    if (o.mean.size() != channels || o.std.size() != channels)
+      throw DataError("data.mean and data.std need " + std::to_string(channels) + " values each (one per channel), got " +
+                      std::to_string(o.mean.size()) + " and " + std::to_string(o.std.size()));
+    note = "normalize: mean " + channel_text(o.mean) + ", std " + channel_text(o.std) + " (given)";
+    return Normalization{o.mean, o.std};
+  }
+  if (o.normalize == Normalize::none) {
+    note = "normalize: none (pixels scaled to [0, 1])";
+    return Normalization{std::vector<double>(channels, 0.0), std::vector<double>(channels, 1.0)};
+  }
+  if (!o.stored) return std::nullopt;
+  if (o.stored->mean.size() != channels || o.stored->std.size() != channels)
+    throw DataError(o.stored_from + ": " + std::to_string(o.stored->mean.size()) + " channels stored, the data set has " +
+                    std::to_string(channels));
+  note = "normalize: training set mean " + channel_text(o.stored->mean) + ", std " + channel_text(o.stored->std) +
+         " (stored in " + o.stored_from + " when the run began)";
+  return o.stored;
+}
 
 std::string channel_text(const std::vector<double>& values) {
   std::string s;

@@ -52,6 +52,12 @@ struct LoadedData {
 // Throws DataError naming the data set, its plugin, the file and the cause.
 LoadedData load_dataset(const DataOptions& options);
 
+// The normalisation `o` settles without looking at the data: the given mean and std, none, or
+// the statistics stored when the run began (a channel count other than `channels` is a
+// DataError naming the file); nullopt: the training set's statistics are to be computed.
+// `note` gets the log line. load_dataset and `plugtrain predict` both choose by it.
+std::optional<Normalization> settled_normalization(const DataOptions& o, size_t channels, std::string& note);
+
 // "0.4914, 0.4822, 0.4465": per-channel values printed to 4 decimals.
 std::string channel_text(const std::vector<double>& values);
 

@@ -12,8 +12,9 @@
 namespace plugtrain {
 
 BackendHandle::BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend,
-                             CreateCollective* create_collective, std::uint32_t sdk_minor)
+                             CreateCollective* create_collective, std::uint32_t sdk_minor, std::string file)
     : name_(std::move(plugin_name)),
+      file_(std::move(file)),
       backend_(std::move(backend)),
       create_collective_(create_collective),
       sdk_minor_(sdk_minor) {}
@@ -21,8 +22,8 @@ BackendHandle::BackendHandle(std::string plugin_name, std::unique_ptr<Backend> b
 const ProbeResult& BackendHandle::probe() {
   if (!probe_) {
     // In a child process: a probe that crashes or hangs costs this backend, not the command.
-    probe_ = probe_in_child(
-        name_,
+    probe_ = probe_isolated(
+        name_, file_,
         [&]() -> ProbeResult {
           try {
             return call_plugin(name_, "probe", [&] { return backend_->probe(); });
@@ -63,6 +64,8 @@ void BackendHandle::refuse_beside_privateuse1(ProbeResult& probe) {
                   "backward on " + type + " fails; leave that plugin out of the search path to train on " + type;
 }
 
+void BackendHandle::note_started() const { note_runtime_started(file_); }
+
 const Capabilities& BackendHandle::capabilities() {
   if (!capabilities_) {
     // A 3.0 plugin returns the 3.0 struct (sdk_compat/frozen_v3.h); from 3.1 on it is today's.
@@ -94,21 +97,25 @@ MultiDevicePlan BackendHandle::plan_multi_device(const MultiDeviceRequest& reque
 }
 
 MemoryInfo BackendHandle::memory(int device) const {
+  note_started();
   return call_plugin(name_, "memory", [&] { return backend_->memory(device); });
 }
 
 // A 3.0 plugin's table has no slot for these: calling them would jump into whatever follows.
 void BackendHandle::release_cached_memory(int device) const {
+  note_started();
   if (sdk_minor_ < 1) return;
   call_plugin(name_, "release_cached_memory", [&] { backend_->release_cached_memory(device); });
 }
 
 bool BackendHandle::reset_peak_memory(int device) const {
+  note_started();
   if (sdk_minor_ < 1) return false;
   return call_plugin(name_, "reset_peak_memory", [&] { return backend_->reset_peak_memory(device); });
 }
 
 Result<std::unique_ptr<GraphCapture>> BackendHandle::make_graph_capture(int device) const {
+  note_started();
   if (sdk_minor_ < 3)
     return WhyNot{"plugin '" + name_ + "' was built against SDK 3." + std::to_string(sdk_minor_) +
                   ", before device graphs (3.3)"};

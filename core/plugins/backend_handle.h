@@ -26,13 +26,19 @@ class BackendHandle {
  public:
   // create_collective: the plugin's plugtrain_create_collective export, or null.
   // sdk_minor: the SDK ABI minor the plugin was built with (calls added later are not made).
+  // file: the plugin's file, which the process-wide probe rule keys on (isolated_probe.h).
   BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend, CreateCollective* create_collective = nullptr,
-                std::uint32_t sdk_minor = PLUGTRAIN_SDK_ABI_MINOR);
+                std::uint32_t sdk_minor = PLUGTRAIN_SDK_ABI_MINOR, std::string file = {});
 
   const std::string& name() const { return name_; }
 
   // Never throws: an exception inside the plugin becomes ProbeCode::error with its message.
   const ProbeResult& probe();
+
+  // This process does device work on this backend from now on: its later probes, from any
+  // PluginHost, run in this process (isolated_probe.h says why). memory(), the memory calls and
+  // make_graph_capture() say so themselves; plan_run says so before a run's first device work.
+  void note_started() const;
 
   // These throw PluginError (naming the plugin) when the plugin throws.
   // Asked once, then kept (they are constant for the life of the plugin).
@@ -57,6 +63,7 @@ class BackendHandle {
   void refuse_beside_privateuse1(ProbeResult& probe);
 
   std::string name_;
+  std::string file_;
   std::unique_ptr<Backend> backend_;
   std::optional<ProbeResult> probe_;
   std::optional<Capabilities> capabilities_;

@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -85,6 +87,37 @@ ProbeResult probe_in_child(const std::string& plugin, const std::function<ProbeR
     return failed(std::string("the probe's answer could not be read: ") + e.what());
   }
 #endif
+}
+
+namespace {
+
+struct StartedRuntimes {
+  std::mutex mutex;
+  std::set<std::string> files;
+};
+StartedRuntimes& started_runtimes() {
+  static StartedRuntimes started;
+  return started;
+}
+
+}  // namespace
+
+void note_runtime_started(const std::string& file) {
+  if (file.empty()) return;
+  StartedRuntimes& started = started_runtimes();
+  const std::lock_guard<std::mutex> lock(started.mutex);
+  started.files.insert(file);
+}
+
+ProbeResult probe_isolated(const std::string& plugin, const std::string& file,
+                           const std::function<ProbeResult()>& probe, std::chrono::milliseconds limit) {
+  bool here = false;
+  if (!file.empty()) {
+    StartedRuntimes& started = started_runtimes();
+    const std::lock_guard<std::mutex> lock(started.mutex);
+    here = started.files.count(file) > 0;
+  }
+  return here ? probe() : probe_in_child(plugin, probe, limit);
 }
 
 }  // namespace plugtrain

@@ -21,4 +21,15 @@ std::chrono::milliseconds probe_time_limit();
 ProbeResult probe_in_child(const std::string& plugin, const std::function<ProbeResult()>& probe,
                            std::chrono::milliseconds limit);
 
+// probe_in_child, except for a plugin file (`file`, empty: none) whose device runtime this
+// process has started (note_runtime_started): that one is probed here. A forked copy of a
+// process whose runtime is started cannot start it again (CUDA's cuInit answers "initialization
+// error" there), so every later probe (a second PluginHost: bench rows, `fastest`) would call a
+// working GPU unusable; and the runtime already runs here, which a probe crash would have shown.
+ProbeResult probe_isolated(const std::string& plugin, const std::string& file,
+                           const std::function<ProbeResult()>& probe, std::chrono::milliseconds limit);
+
+// For the life of this process: `file`'s backend has done device work here (or is about to).
+void note_runtime_started(const std::string& file);
+
 }  // namespace plugtrain

@@ -125,7 +125,8 @@ void PluginHost::import_backend(PluginRecord& record, boost::dll::shared_library
     CreateCollective* create_collective = nullptr;
     if (library.has("plugtrain_create_collective"))
       create_collective = &library.get_alias<CreateCollective>("plugtrain_create_collective");
-    backends_.emplace_back(name, std::move(backend), create_collective, record.handshake.abi_minor);
+    backends_.emplace_back(name, std::move(backend), create_collective, record.handshake.abi_minor,
+                           record.path.string());
   } catch (const std::exception& e) {
     record.status = PluginStatus::refused;
     record.reason = e.what();

@@ -4,6 +4,8 @@
 #include <ATen/Context.h>
 #include <ATen/core/grad_mode.h>
 
+#include <cstdlib>
+
 namespace plugtrain {
 
 namespace {
@@ -23,12 +25,21 @@ DeviceSettings apply_device_settings(const Experiment& e, bool accelerator, Mode
   const bool matmul = e.train.tf32 == true, conv = e.train.tf32 != false;
   context.setAllowTF32CuBLAS(matmul);
   context.setAllowTF32CuDNN(conv);
-  context.setBenchmarkCuDNN(e.train.cudnn_benchmark);
+  const bool benchmark = e.train.cudnn_benchmark && !e.train.deterministic;
+  context.setBenchmarkCuDNN(benchmark);
+  context.setDeterministicCuDNN(e.train.deterministic);
+  if (e.train.deterministic) {
+    // cuBLAS is deterministic only with a fixed workspace, read when LibTorch makes its handles
+    // (after this, at the run's first matrix product); an operator with no deterministic
+    // implementation warns once and runs, as PyTorch's warn_only does.
+    setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", /*overwrite=*/0);
+  }
+  context.setDeterministicAlgorithms(e.train.deterministic, /*warn_only=*/true);
   std::string line;
   if (accelerator)
     line = std::string("tf32 matmul ") + (matmul ? "on" : "off") + ", convolutions " + (conv ? "on" : "off") +
            (!e.train.tf32 ? " (PyTorch's defaults)" : " (train.tf32)") + "; cuDNN benchmark " +
-           (e.train.cudnn_benchmark ? "on" : "off");
+           (benchmark ? "on" : "off") + (e.train.deterministic ? "; deterministic algorithms (train.deterministic)" : "");
   const bool convolutional = has_conv2d_weights(model);
   const bool channels_last =
       e.train.memory_format == MemoryFormatChoice::channels_last || (!e.train.memory_format && convolutional);

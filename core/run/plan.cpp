@@ -55,10 +55,28 @@ void check_device_count(const ValidatedRun& run, BackendHandle& backend) {
   const std::int64_t cores = std::max(1u, std::thread::hardware_concurrency());
   const std::int64_t limit = host_cpu ? 2 * cores : std::int64_t(backend.probe().devices.size());
   if (asked <= limit) return;
+  // Chosen automatically, the backend is the machine's best: on a one-GPU machine the same file
+  // that runs two CPU processes elsewhere meets this, so the line says how to get that run.
+  const std::string chosen = run.experiment.backend.name || host_cpu
+                                 ? std::string()
+                                 : " (chosen automatically; backend.name = \"cpu\" runs " + std::to_string(asked) +
+                                       " processes on the CPU)";
   throw ConfigError(key_location(run.file, "backend.devices") + ": backend.devices = " + std::to_string(asked) + " but " +
                     backend.name() + (host_cpu ? " runs at most " + std::to_string(limit) + " processes here (2 per core of " +
                                                      std::to_string(cores) + ")"
-                                               : " has " + std::to_string(limit) + " device" + (limit == 1 ? "" : "s")));
+                                               : " has " + std::to_string(limit) + " device" + (limit == 1 ? "" : "s")) +
+                    chosen);
+}
+
+// dp replicates one process's batches, so it cannot split a data set's named fields. Asked
+// before the devices are counted: the same file is refused on every machine, not only on one
+// with enough devices for dp.
+void check_dp_reads_the_data_set(const ValidatedRun& run) {
+  const Experiment& e = run.experiment;
+  if (e.backend.strategy != Strategy::dp || e.backend.devices.value_or(2) <= 1) return;
+  if (!run.dataset || !run.dataset->fields_factory) return;
+  throw ConfigError(key_location(run.file, "backend.strategy") + ": strategy dp splits only the input over its replicas; "
+                    "data set '" + run.dataset->spec.name + "' gives named fields: use ddp");
 }
 
 // train.precision bf16 or fp16 only where the backend has autocast kernels for it: elsewhere
@@ -142,12 +160,15 @@ void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backen
   if (run.dataset && run.dataset->fields_factory)
     c.fixed_batches = WhyNot{"data set '" + run.dataset->spec.name + "' gives named fields (variable-length inputs with "
                              "their lengths), which the model reads eagerly in every step"};
-  // An accumulated step is several forward and backward passes before one optimizer step, and
-  // mixing turns some batches' class labels into class probabilities: neither is one fixed
-  // recording (the eager steps run instead, and the log says so).
-  if (e.train.accumulate_steps > 1)
-    c.recipe = WhyNot{"train.accumulate_steps = " + std::to_string(e.train.accumulate_steps) +
-                      " steps eagerly (micro-batches before the optimizer step are not recorded)"};
+  // An accumulated step is one recording of all its micro-batches (graph_step.h), but with
+  // several processes c10d's reducer would have to run between them; mixing turns some
+  // batches' class labels into class probabilities, which is not one fixed recording (the
+  // eager steps run instead, and the log says so).
+  c.accumulate_steps = e.train.accumulate_steps;
+  if (e.train.accumulate_steps > 1 && p.processes > 1)
+    c.recipe = WhyNot{"train.accumulate_steps = " + std::to_string(e.train.accumulate_steps) + " with " +
+                      std::to_string(p.processes) + " processes steps eagerly (ddp's gradient sync runs in the last "
+                      "micro-batch's backward, which a recording cannot hold)"};
   else if (e.data.mixup_alpha > 0 || e.data.cutmix_alpha > 0)
     c.recipe = WhyNot{"mixup/CutMix give mixed batches targets of another type than unmixed ones"};
   try {
@@ -174,7 +195,9 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   p.choice = !e.backend.name && e.backend.select == BackendSelect::fastest && !world ? choose_fastest(run, limits)
                                                                   : select_backend(*run.host, e, limits);
   BackendHandle& backend = *p.choice.backend;
+  backend.note_started();  // graph recording, the batch search and the run start its device
   p.capabilities = backend.capabilities();
+  check_dp_reads_the_data_set(run);
   if (!world) check_device_count(run, backend);
   check_precision(run, backend);
   p.devices = plan_devices(backend, e, world);
@@ -183,9 +206,6 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   p.launches_workers = !world && p.strategy == Strategy::ddp;
   p.processes = world ? world->world_size : p.launches_workers ? int(p.devices.devices.size()) : 1;
   p.devices_used = p.strategy == Strategy::dp ? std::int64_t(p.devices.devices.size()) : p.processes;
-  if (p.strategy == Strategy::dp && run.dataset && run.dataset->fields_factory)
-    throw ConfigError(key_location(run.file, "backend.strategy") + ": strategy dp splits only the input over its replicas; "
-                      "data set '" + run.dataset->spec.name + "' gives named fields: use ddp");
   if (e.train.graphs == true) decide_graph_use(run, p, backend);  // refused before any work
   p.rank = world ? world->rank : 0;
   const std::int64_t per_device = e.data.batch_size ? *e.data.batch_size : automatic_batch_size(run, p);

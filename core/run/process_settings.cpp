@@ -19,6 +19,9 @@ ProcessSettingsScope::ProcessSettingsScope()
       tf32_matmul_(at::globalContext().allowTF32CuBLAS()),
       tf32_convolutions_(at::globalContext().allowTF32CuDNN()),
       cudnn_benchmark_(at::globalContext().benchmarkCuDNN()),
+      cudnn_deterministic_(at::globalContext().deterministicCuDNN()),
+      deterministic_algorithms_(at::globalContext().deterministicAlgorithms()),
+      deterministic_warn_only_(at::globalContext().deterministicAlgorithmsWarnOnly()),
       cpu_generator_state_(cpu_generator().get_state()) {}
 
 ProcessSettingsScope::~ProcessSettingsScope() {
@@ -27,6 +30,8 @@ ProcessSettingsScope::~ProcessSettingsScope() {
   context.setAllowTF32CuBLAS(tf32_matmul_);
   context.setAllowTF32CuDNN(tf32_convolutions_);
   context.setBenchmarkCuDNN(cudnn_benchmark_);
+  context.setDeterministicCuDNN(cudnn_deterministic_);
+  context.setDeterministicAlgorithms(deterministic_algorithms_, deterministic_warn_only_);
   cpu_generator().set_state(cpu_generator_state_);
   if (host_heap_changed_) restore_host_heap();
 }

@@ -1,6 +1,6 @@
 // LibTorch's process-wide settings that building a run changes: the intra-op threads
 // (train.threads), TF32 for float32 matrix products and convolutions (train.tf32), cuDNN's
-// autotuner (train.cudnn_benchmark), the CPU generator (experiment.seed) and, for a run on the
+// autotuner (train.cudnn_benchmark), deterministic algorithms (train.deterministic), the CPU generator (experiment.seed) and, for a run on the
 // host CPU, the host heap's handling of freed memory (run/host_heap.h). A scope records them
 // when it begins and puts them back when it ends; the heap's thresholds are the exception: glibc
 // cannot switch its dynamic adjustment back on, so they go to where that adjustment ends up.
@@ -30,7 +30,8 @@ class ProcessSettingsScope {
  private:
   bool host_heap_changed_ = false;
   int threads_;
-  bool tf32_matmul_, tf32_convolutions_, cudnn_benchmark_;
+  bool tf32_matmul_, tf32_convolutions_, cudnn_benchmark_, cudnn_deterministic_;
+  bool deterministic_algorithms_, deterministic_warn_only_;
   at::Tensor cpu_generator_state_;
 };
 

@@ -99,6 +99,35 @@ EpochTotals EpochLoop::run(LoopState& state) {
     pending_loss = at::zeros_like(loss_sum);
     pending_statistics = at::zeros_like(statistics);
   }
+  // A part's loss and statistics into running sums. On the host CPU the loss is at hand: it is
+  // checked every time, by one read (cheaper than an isfinite kernel and its read; elsewhere
+  // that would synchronise the device each step: it is checked when the loss is read anyway).
+  auto count = [&](const StepOutput& out, const at::Tensor& counted, std::int64_t size, bool into_pending) {
+    if (stops_on_nonfinite_ && device_.device.is_cpu()) {
+      const double loss = out.loss.item<double>();
+      if (!std::isfinite(loss)) stop_for_nonfinite(loss, state, "at");
+    }
+    // As few small ops as possible: each costs a dispatch on the hot path.
+    at::NoGradGuard no_grad;
+    (into_pending ? pending_loss : loss_sum).add_(out.loss.detach(), double(size));
+    at::Tensor& sums = into_pending ? pending_statistics : statistics;
+    if (out.more.empty()) {
+      sums.add_(task_.statistics(Pass::training, out.logits.detach(), counted));
+    } else {
+      TensorMap more;
+      for (const auto& [name, t] : out.more) more[name] = t.detach();
+      sums.add_(task_.statistics(Pass::training, out.logits.detach(), counted, more));
+    }
+    (into_pending ? pending_seen : seen) += size;
+  };
+  // A recorded accumulated step (graph_step.h) runs its micro-batches at the last one: those
+  // before it are counted then, from the recording's outputs.
+  struct RecordedPart {
+    at::Tensor counted;
+    std::int64_t size = 0;
+    int micro = 0;
+  };
+  std::vector<RecordedPart> recorded;
   bool group_ended = true;
   for (;;) {
     timer_.start_step(state.step);
@@ -136,7 +165,10 @@ EpochTotals EpochLoop::run(LoopState& state) {
       } else {
         if (micro == 0) state.lr = scheduled_lr(config_, base_lr_, double(state.planned_step), schedule_steps_per_epoch);
         // Each micro-batch's mean loss weighs its share of the group's samples.
-        const MicroStep step{double(size) / double(group_samples), micro == 0, group_ended};
+        MicroStep step{double(size) / double(group_samples), micro == 0, group_ended};
+        step.index = int(micro);
+        step.count = int(group_size);
+        step.full = group_size == accumulate && group_samples == accumulate * loader_batch_ && state.step_batch <= 0;
         out = micro_step(part, step, state);
         stepped = step.last;
       }
@@ -150,33 +182,24 @@ EpochTotals EpochLoop::run(LoopState& state) {
             pending_loss.zero_();
             pending_statistics.zero_();
             pending_seen = 0;
+            recorded.clear();
           }
           continue;
         }
         if (extras_.ema) extras_.ema->update(state.step);
       }
-      // On the host CPU the loss is at hand: it is checked every step, by one read (cheaper
-      // than an isfinite kernel and its read; elsewhere that would synchronise the device each
-      // step: it is checked when the loss is read anyway).
-      if (stops_on_nonfinite_ && device_.device.is_cpu()) {
-        const double loss = out.loss.item<double>();
-        if (!std::isfinite(loss)) stop_for_nonfinite(loss, state, "at");
-      }
-      {
-        // As few small ops as possible: each costs a dispatch on the hot path.
-        at::NoGradGuard no_grad;
-        at::Tensor& losses = accumulate > 1 ? pending_loss : loss_sum;
-        at::Tensor& sums = accumulate > 1 ? pending_statistics : statistics;
-        losses.add_(out.loss.detach(), double(size));
-        if (out.more.empty()) {
-          sums.add_(task_.statistics(Pass::training, out.logits.detach(), counted));
-        } else {
-          TensorMap more;
-          for (const auto& [name, t] : out.more) more[name] = t.detach();
-          sums.add_(task_.statistics(Pass::training, out.logits.detach(), counted, more));
-        }
-        (accumulate > 1 ? pending_seen : seen) += size;
-        if (accumulate > 1 && stepped) {
+      if (accumulate == 1) {
+        count(out, counted, size, /*into_pending=*/false);
+      } else {
+        if (out.loss.defined())
+          count(out, counted, size, /*into_pending=*/true);
+        else
+          recorded.push_back({counted, size, int(micro)});
+        if (stepped) {
+          for (const RecordedPart& part : recorded)
+            count(step_.recorded_micro_output(part.micro), part.counted, part.size, /*into_pending=*/true);
+          recorded.clear();
+          at::NoGradGuard no_grad;
           loss_sum.add_(pending_loss);
           statistics.add_(pending_statistics);
           seen += pending_seen;

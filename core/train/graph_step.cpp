@@ -31,11 +31,16 @@ GraphDecision decide_graphs(const GraphConditions& c) {
     reason = c.loss_replayable.why_not();
   else if (!c.recipe)
     reason = c.recipe.why_not();
-  if (reason.empty())
-    return {true, c.processes > 1 ? "on: every full training step replayed from two recorded device graphs (forward and "
-                                    "backward; the optimizer step), its gradients all-reduced between them"
-                                  : "on: every full training step replayed from one recorded device graph",
-            mention};
+  if (reason.empty()) {
+    if (c.processes > 1)
+      return {true, "on: every full training step replayed from two recorded device graphs (forward and backward; the "
+                    "optimizer step), its gradients all-reduced between them", mention};
+    if (c.accumulate_steps > 1)
+      return {true, "on: every full training step (" + std::to_string(c.accumulate_steps) + " micro-batches and the "
+                    "optimizer step) replayed from one recorded device graph; a step with the epoch's shorter last "
+                    "batch runs eagerly", mention};
+    return {true, "on: every full training step replayed from one recorded device graph", mention};
+  }
   if (c.setting == true) throw Error("train.graphs = true, but the steps cannot be replayed from a graph: " + reason);
   return {false, "off: " + reason, mention};
 }
@@ -78,23 +83,76 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
   // Several processes: forward and backward, then (eagerly) the gradients averaged, then the
   // optimizer step; the parts that talk to the other ranks stay out of the recordings.
   const bool split = second_ != nullptr;
+  if (!step_recorded(split ? std::function<void()>(first_half) : whole, split ? second_half : std::function<void()>()))
+    return TrainStep::run(batch, lr, nullptr);  // nothing ran: this batch eagerly, and every later one
+  return static_out_;
+}
+
+// An accumulated step: the group's micro-batches are gathered into static inputs as they come,
+// and the last one runs the whole group (zeroed gradients, every micro-batch's forward and
+// backward with its 1/N share of the loss, the optimizer step) as one recording.
+StepOutput GraphStep::run_micro(const data::Batch& batch, double lr, const MicroStep& micro, PhaseTimer* timer) {
+  if (micro.first) group_recorded_ = capture_ && !second_ && micro.full && micro.count > 1;
+  if (!group_recorded_) return TrainStep::run_micro(batch, lr, micro, timer);
+  if (static_group_.size() != std::size_t(micro.count)) {
+    static_group_.assign(micro.count, data::Batch{});
+    for (data::Batch& slot : static_group_) {
+      slot.inputs = at::empty_like(batch.inputs);
+      slot.targets = at::empty_like(batch.targets);
+    }
+  }
+  data::Batch& slot = static_group_.at(micro.index);
+  if (!batch.inputs.sizes().equals(slot.inputs.sizes()) || batch.inputs.strides() != slot.inputs.strides())
+    throw Error("internal: micro-batch " + std::to_string(micro.index) + " of a recorded step changed its shape");
+  slot.inputs.copy_(batch.inputs, /*non_blocking=*/true);
+  slot.targets.copy_(batch.targets, /*non_blocking=*/true);
+  if (!micro.last) return {};  // runs with the group, at its last micro-batch
+  lr_ = lr;
+  auto group = [this] {
+    const int n = int(static_group_.size());
+    static_group_out_.resize(n);
+    for (int i = 0; i < n; ++i) {
+      MicroStep m{1.0 / n, i == 0, i == n - 1};
+      m.index = i;
+      m.count = n;
+      static_group_out_[i] = TrainStep::run_micro(static_group_[i], lr_, m, nullptr);
+    }
+  };
+  bool recorded = false;
+  try {
+    recorded = step_recorded(group, {});
+  } catch (const c10::OutOfMemoryError&) {
+    // Out of memory while recording (its pool cannot reuse what eager steps cached): with
+    // "auto" the group runs eagerly, as accumulation did before it was recorded; a warm-up
+    // step's (an eager step) or train.graphs = true's is the run's.
+    if (capture_ || !fall_back_on_failure_) throw;
+  }
+  if (!recorded) group();  // refused: this group eagerly, and every later one
+  if (timer) timer->mark(Phase::optimizer);  // one recorded step: its phases cannot be told apart
+  return static_group_out_.back();
+}
+
+const StepOutput& GraphStep::recorded_micro_output(int index) const { return static_group_out_.at(index); }
+
+bool GraphStep::step_recorded(const std::function<void()>& work, const std::function<void()>& second_work) {
+  const bool split = static_cast<bool>(second_work);
   // Warm-up steps are real steps; their errors (out of memory) are the step's. They go on until
   // every optimizer state exists (fp16 may skip the first steps, and SGD makes its momentum
   // buffers in its first real one), so that what is recorded is an ordinary step.
   if (warmed_up_ < warm_up_steps_ || !replayable_.ready_to_record()) {
     if (split) {
       strategy().before_unsynced_forward();
-      capture_->warm_up(first_half);
+      capture_->warm_up(work);
       strategy().average_gradients(parameters());
-      second_->warm_up(second_half);
+      second_->warm_up(second_work);
     } else {
-      capture_->warm_up(whole);
+      capture_->warm_up(work);
     }
     ++warmed_up_;
-    return static_out_;
+    return true;
   }
   precision().skip_on_device(replayable_);  // fp16: the overflow check is not read back from here on
-  set_lr(optimizer(), lr);
+  set_lr(optimizer(), lr_);
   replayable_.write_lr();  // so the recorded step() finds its learning rate written and records no write
   if (captured_ && replayable_.layout() != recorded_layout_) captured_ = false;  // its tensors are gone
   if (!captured_) {
@@ -108,12 +166,12 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
     };
     try {
       if (split) {
-        capture_->capture(first_half);
+        capture_->capture(work);
         recorded_grads_.clear();  // where the first recording leaves the gradients
         for (const auto& p : parameters()) recorded_grads_.push_back(p.grad());
-        second_->capture(second_half);
+        second_->capture(second_work);
       } else {
-        capture_->capture(whole);
+        capture_->capture(work);
       }
     } catch (const c10::OutOfMemoryError&) {
       // The epoch loop halves the batch and tries again: those steps, of another size, run eagerly.
@@ -124,7 +182,7 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
       if (!fall_back_on_failure_)
         throw GraphCaptureError("train.graphs = true, but the training step cannot be recorded as a device graph: " +
                                 fallback_reason_);
-      return TrainStep::run(batch, lr, nullptr);  // nothing ran: this batch eagerly, and every later one
+      return false;
     }
     // The recording ran the host code of one step (the optimizer counted it) but no kernel.
     replayable_.restore_host_steps(host_steps);
@@ -150,7 +208,7 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
   for (auto& s : host_steps) ++s;
   replayable_.restore_host_steps(host_steps);
   ++replays_;
-  return static_out_;
+  return true;
 }
 
 }  // namespace plugtrain

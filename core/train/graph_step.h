@@ -23,11 +23,18 @@
 // overflow check is not read back, the fused kernel skips by its found_inf, and the host step
 // counts are read back from the device before a checkpoint.
 //
+// Accumulation (train.accumulate_steps = N, one process): a group of N full micro-batches is one
+// recording (the gradients zeroed, N forward and backward passes, the optimizer step): the
+// micro-batches are copied into N static inputs as they come and the last one replays the
+// group; their outputs are the recording's (TrainStep::recorded_micro_output). A group with the
+// epoch's partial batch runs eagerly. With several processes an accumulated step runs eagerly.
+//
 // A recording the device refuses (a model that waits for the host in its forward, say) is a
 // GraphCaptureError; with train.graphs = "auto" the run says why and goes on eagerly.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,7 +70,8 @@ struct GraphConditions {
   Status optimizer_replayable;           // whether the optimizer's step can be replayed, or why not
   Status loss_replayable;                // whether the task's loss can be recorded, or why not
   Status fixed_batches;                  // whether batches are tensors of fixed shapes only, or why not (named fields)
-  Status recipe;                         // whether the recipe steps as one recording, or why not (accumulation, mixup)
+  Status recipe;                         // whether the recipe steps as recordings, or why not (mixup; accumulation under ddp)
+  std::int64_t accumulate_steps = 1;     // train.accumulate_steps: micro-batches in one recorded step
 };
 
 // "auto" uses graphs when nothing stands in the way; true then fails with the first reason
@@ -84,6 +92,8 @@ class GraphStep : public TrainStep {
   ~GraphStep() override;
 
   StepOutput run(const data::Batch& batch, double lr, PhaseTimer* timer = nullptr) override;
+  StepOutput run_micro(const data::Batch& batch, double lr, const MicroStep& micro, PhaseTimer* timer = nullptr) override;
+  const StepOutput& recorded_micro_output(int index) const override;
 
   std::int64_t replays() const { return replays_; }
   // Empty while graphs are in use; why they stopped being used otherwise.
@@ -91,6 +101,10 @@ class GraphStep : public TrainStep {
 
  private:
   StepOutput run_recorded(const data::Batch& batch, double lr);
+  // A warm-up step, the recording, or a replay of `work` (with several processes, `second_work`
+  // after the gradients are averaged). False: the device refused the recording and "auto" goes
+  // on eagerly; nothing of `work` ran.
+  bool step_recorded(const std::function<void()>& work, const std::function<void()>& second_work);
 
   ReplayableOptimizer& replayable_;
   std::unique_ptr<GraphCapture> capture_, second_;
@@ -105,6 +119,10 @@ class GraphStep : public TrainStep {
   double lr_ = 0;             // this step's learning rate (written to the device before a replay)
   data::Batch static_batch_;  // what the recording reads
   StepOutput static_out_;     // what it writes
+  // Accumulation: the group's micro-batches, recorded as one step, and their outputs.
+  bool group_recorded_ = false;  // the group under way is gathered for a recorded step
+  std::vector<data::Batch> static_group_;
+  std::vector<StepOutput> static_group_out_;
 };
 
 }  // namespace plugtrain

@@ -78,6 +78,10 @@ StepOutput TrainStep::run_micro(const data::Batch& batch, double lr, const Micro
   return out;
 }
 
+const StepOutput& TrainStep::recorded_micro_output(int index) const {
+  throw Error("internal: micro-batch " + std::to_string(index) + " of an eager step has its output already");
+}
+
 StepOutput TrainStep::forward_and_loss(const data::Batch& batch, bool synced) {
   StepOutput out;
   const AutocastScope autocast = precision_.autocast();

@@ -43,6 +43,10 @@ struct StepOutput {
 struct MicroStep {
   double loss_weight = 1;
   bool first = true, last = true;
+  int index = 0, count = 1;  // its place in the step's group of micro-batches, and their number
+  // Every micro-batch of the group has the loader's full batch (train.accumulate_steps of them):
+  // a graph step records and replays such groups whole (graph_step.h).
+  bool full = false;
 };
 
 class TrainStep {
@@ -55,9 +59,14 @@ class TrainStep {
 
   // `timer` (may be null) is told where forward, backward and the optimizer step end.
   virtual StepOutput run(const data::Batch& batch, double lr, PhaseTimer* timer = nullptr);
-  // One micro-batch of an accumulated step, always eagerly (a run that accumulates records no
-  // graph). `lr` is used by the last one. The output's loss is the micro-batch's own (unweighted).
-  StepOutput run_micro(const data::Batch& batch, double lr, const MicroStep& micro, PhaseTimer* timer = nullptr);
+  // One micro-batch of an accumulated step. `lr` is used by the last one. The output's loss is
+  // the micro-batch's own (unweighted); a step that runs the group's micro-batches only at its
+  // last one (GraphStep) returns no loss for the others: recorded_micro_output has it then.
+  virtual StepOutput run_micro(const data::Batch& batch, double lr, const MicroStep& micro,
+                               PhaseTimer* timer = nullptr);
+  // After the last micro-batch of a group: the output of micro-batch `index` of it, where
+  // run_micro returned none. Valid until the next step.
+  virtual const StepOutput& recorded_micro_output(int index) const;
 
  protected:
   torch::optim::Optimizer& optimizer() { return optimizer_; }

@@ -117,6 +117,7 @@ class Trainer {
 
   const LoopState& state() const { return state_; }
   TrainingStrategy& strategy() { return *parts_.strategy; }
+  const DeviceContext& device() const { return parts_.device; }
 
  private:
   std::unique_ptr<data::BatchLoader> make_loader(std::int64_t batch_size) const;

@@ -12,7 +12,6 @@
 #include "data/image_codec.h"
 #include "run/build.h"
 #include "run/build_task.h"
-#include "run/device_settings.h"
 #include "run/outputs.h"
 #include "train/callbacks/console_log.h"
 #include "train/evaluate.h"
@@ -114,12 +113,11 @@ EvaluateResult evaluate_run(const EvaluateRequest& request, std::ostream& log) {
   std::ostream quiet(nullptr);
   const std::shared_ptr<Task> task = build_task(*t.run.task, t.run, built->data.train, quiet);
   task->to(t.plan.device);
-  DeviceContext device;
-  device.device = t.plan.device;
-  device.loader = t.plan.loader;
-  // The batches in the memory format the run trained with (the model already is).
-  device.memory_format = apply_device_settings(e, !t.plan.capabilities.host_cpu, model).memory_format;
-  device.float64 = t.plan.capabilities.float64;
+  // The batches as the run makes them: its device, loader and memory format (build_run applied
+  // the device settings, and the model is in that format), from the host: the split asked for
+  // may not be the one a device-resident set holds.
+  DeviceContext device = built->trainer->device();
+  device.train_on_device = device.test_on_device = device.val_on_device = nullptr;
   const Precision precision(e.train.precision, t.plan.device);
 
   EvaluateOptions options;

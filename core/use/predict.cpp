@@ -13,6 +13,7 @@
 
 #include "config/config_error.h"
 #include "data/batch_loader.h"
+#include "data/load_dataset.h"
 #include "plugins/plugin_error.h"
 #include "run/build.h"
 #include "run/build_task.h"
@@ -40,18 +41,17 @@ data::Image read_image(const fs::path& file, int side) {
 // The statistics the run's loader normalised with, in the order data/load_dataset.cpp decides
 // them: the experiment's data.mean/std, none, or the training set's as the run stored them.
 data::Normalization run_normalization(const Experiment& e, const fs::path& run_folder, std::int64_t channels) {
-  if (!e.data.mean.empty()) return {e.data.mean, e.data.std};
-  if (e.data.normalize == Normalize::none)
-    return {std::vector<double>(std::size_t(channels), 0.0), std::vector<double>(std::size_t(channels), 1.0)};
+  data::DataOptions o;
+  o.normalize = e.data.normalize;
+  o.mean = e.data.mean;
+  o.std = e.data.std;
   const fs::path file = run_folder / "normalization.json";
-  const std::optional<data::Normalization> n = read_normalization(file);
-  if (!n)
-    throw Error(run_folder.string() + ": no normalization.json, the training set's statistics the run normalised "
-                "its images with; predict reads no data set to compute them again");
-  if (std::int64_t(n->mean.size()) != channels || std::int64_t(n->std.size()) != channels)
-    throw Error(file.string() + ": " + std::to_string(n->mean.size()) + " channels stored, the samples have " +
-                std::to_string(channels));
-  return *n;
+  o.stored = read_normalization(file);
+  o.stored_from = file.string();
+  std::string note;
+  if (std::optional<data::Normalization> n = data::settled_normalization(o, std::size_t(channels), note)) return *n;
+  throw Error(run_folder.string() + ": no normalization.json, the training set's statistics the run normalised "
+              "its images with; predict reads no data set to compute them again");
 }
 
 // What predict needs of the run before any model work: one class per image, byte images.

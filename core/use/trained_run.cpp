@@ -2,8 +2,6 @@
 
 #include <system_error>
 
-#include <toml++/toml.h>
-
 #include "checkpoint/checkpoint.h"
 #include "run/run_folder.h"
 #include "util/error.h"
@@ -14,22 +12,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// What a run folder's experiment.toml says checkpoint.folder is ("" : the run's checkpoints/).
-fs::path recorded_checkpoint_folder(const fs::path& run_folder) {
-  try {
-    const toml::table t = toml::parse_file((run_folder / "experiment.toml").string());
-    return fs::path(t.at_path("checkpoint.folder").value_or(std::string()));
-  } catch (const toml::parse_error&) {
-    return {};  // validation says what is wrong with the file, with its place
-  }
-}
-
-// The checkpoint a run's figures come from: best.ckpt (checkpoint.save = "best") when the run
-// wrote one, else last.ckpt, else the newest epoch-NNNN.ckpt.
-fs::path run_checkpoint(const fs::path& run_folder) {
-  fs::path folder = run_folder / "checkpoints";
-  if (!fs::is_directory(folder))
-    if (const fs::path recorded = recorded_checkpoint_folder(run_folder); !recorded.empty()) folder = recorded;
+// The checkpoint a run's figures come from, in `folder` (where its experiment keeps them):
+// best.ckpt (checkpoint.save = "best") when the run wrote one, else last.ckpt, else the newest
+// epoch-NNNN.ckpt.
+fs::path run_checkpoint(const fs::path& run_folder, const fs::path& folder) {
   for (const char* name : {"best.ckpt", "last.ckpt"})
     if (fs::is_regular_file(folder / name)) return folder / name;
   fs::path newest;
@@ -76,8 +62,7 @@ TrainedFiles find_trained_files(const fs::path& given, const fs::path& experimen
       throw Error(given.string() + ": not a run folder (no experiment.toml)" + newest_version_hint(given) +
                       "; give a run's folder (runs/<name>/version_N), a .ckpt, or a state_dict with --experiment",
                   exit_bad_input);
-    f.run_folder = given;
-    f.weights = run_checkpoint(given);
+    f.run_folder = given;  // its checkpoint: once the experiment says where (plan_trained_run)
     if (f.experiment_file.empty()) f.experiment_file = given / "experiment.toml";
     return f;
   }
@@ -103,7 +88,7 @@ TrainedRun plan_trained_run(const TrainedRunRequest& request) {
 TrainedRun plan_trained_run(const TrainedRunRequest& request, TrainedFiles files) {
   RunRequest r;
   std::string checkpoint_model;
-  if (!files.state_dict) {
+  if (!files.state_dict && !files.weights.empty()) {
     const CheckpointContent info = read_checkpoint_info(files.weights);
     checkpoint_model = info.model_name;
     if (files.experiment_file.empty()) r.experiment_text = info.experiment_json;
@@ -120,6 +105,10 @@ TrainedRun plan_trained_run(const TrainedRunRequest& request, TrainedFiles files
   r.sweep_trial = true;  // an experiment with a [sweep] table describes each trial's model too
   r.data_not_read = request.data_not_read;
   TrainedRun t{std::move(files), validate(r), RunPlan{}};
+  if (t.files.weights.empty()) {  // a run folder: its checkpoint, where its experiment keeps them
+    t.files.weights = run_checkpoint(t.files.run_folder, checkpoint_folder(t.run.experiment, t.files.run_folder));
+    checkpoint_model = read_checkpoint_info(t.files.weights).model_name;
+  }
   if (!checkpoint_model.empty() && checkpoint_model != t.run.experiment.model.name)
     throw CheckpointError(t.files.weights.string() + ": written for model '" + checkpoint_model +
                           "', the experiment describes '" + t.run.experiment.model.name + "'");

@@ -19,7 +19,7 @@ struct TrainedFiles {
   // The run's folder (experiment.toml, normalization.json, classes.json, checkpoints/); empty
   // when the weights are not in one.
   std::filesystem::path run_folder;
-  std::filesystem::path weights;  // a .ckpt, or a torch.save state_dict
+  std::filesystem::path weights;  // a .ckpt, or a torch.save state_dict; a run folder's: plan_trained_run finds it
   bool state_dict = false;        // weights is a Python state_dict, not a plugtrain checkpoint
   // The experiment: this file, or (empty) the record the checkpoint stores.
   std::filesystem::path experiment_file;
