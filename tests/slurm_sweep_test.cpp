@@ -88,10 +88,14 @@ TEST_F(SlurmSweepTest, ACancelledArrayTaskRequeuedFinishesItsTrialFromItsCheckpo
   const std::string job = array_id(submitted.out);
   const fs::path sweep = dir() / "runs" / "long" / "sweep";
   const std::string log = shell_quote((sweep / "logs" / "optim.lr=0.01.log").string());
+  const std::string exit_file = shell_quote((sweep / "logs" / "optim.lr=0.01.exit").string());
   // Task 0 (lr 0.01) is cancelled once it has trained an epoch, then requeued (released at once:
-  // Slurm would otherwise hold a requeued job back for two minutes).
+  // Slurm would otherwise hold a requeued job back for two minutes). The requeue waits for the
+  // task's script to record the trial's exit: squeue stops listing a cancelled task before its
+  // trial has written its last lines, and a requeue then would kill it mid-sentence.
   const auto cancel = slurm("for i in $(seq 3000); do grep -q '^epoch 1/4' " + log +
                             " 2>/dev/null && break; sleep 0.2; done; scancel " + job + "_0; "
+                            "for i in $(seq 600); do [ -e " + exit_file + " ] && break; sleep 0.2; done; "
                             "for i in $(seq 600); do squeue -h -j " + job + "_0 | grep -q . || break; sleep 0.2; done; "
                             "scontrol requeue " + job + "_0 && scontrol update jobid=" + job + "_0 StartTime=now && echo REQUEUED");
   ASSERT_NE(cancel.out.find("REQUEUED"), std::string::npos) << cancel.out;
