@@ -168,7 +168,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
         MicroStep step{double(size) / double(group_samples), micro == 0, group_ended};
         step.index = int(micro);
         step.count = int(group_size);
-        step.full = group_size == accumulate && group_samples == accumulate * loader_batch_ && state.step_batch <= 0;
+        step.full = group_samples == accumulate * loader_batch_ && state.step_batch <= 0;
         out = micro_step(part, step, state);
         stepped = step.last;
       }

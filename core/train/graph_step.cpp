@@ -112,10 +112,7 @@ StepOutput GraphStep::run_micro(const data::Batch& batch, double lr, const Micro
     const int n = int(static_group_.size());
     static_group_out_.resize(n);
     for (int i = 0; i < n; ++i) {
-      MicroStep m{1.0 / n, i == 0, i == n - 1};
-      m.index = i;
-      m.count = n;
-      static_group_out_[i] = TrainStep::run_micro(static_group_[i], lr_, m, nullptr);
+      static_group_out_[i] = TrainStep::run_micro(static_group_[i], lr_, MicroStep{1.0 / n, i == 0, i == n - 1}, nullptr);
     }
   };
   bool recorded = false;

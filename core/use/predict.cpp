@@ -38,8 +38,8 @@ data::Image read_image(const fs::path& file, int side) {
   return data::decode_image(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), file.string(), side);
 }
 
-// The statistics the run's loader normalised with, in the order data/load_dataset.cpp decides
-// them: the experiment's data.mean/std, none, or the training set's as the run stored them.
+// The statistics the run's loader normalised with, chosen as the loader chose them
+// (data::settled_normalization): data.mean/std, none, or the training set's as the run stored them.
 data::Normalization run_normalization(const Experiment& e, const fs::path& run_folder, std::int64_t channels) {
   data::DataOptions o;
   o.normalize = e.data.normalize;
