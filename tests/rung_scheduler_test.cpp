@@ -146,15 +146,16 @@ TEST(RungScheduler, HyperbandDealsTrialsToBracketsInItsProportions) {
 
 class SchedulerKeys : public ::testing::Test {
  protected:
-  RungSchedule read(const std::string& sweep_table) {
+  // `dataset`: the data set's registration (null: none known).
+  RungSchedule read(const std::string& sweep_table, const RegisteredDataset* dataset = nullptr) {
     const std::filesystem::path file = testing::scratch_dir("rungs") / "exp.toml";
     std::ofstream(file) << "[model]\nname = \"mlp\"\n[train]\nepochs = 9\n[sweep]\noptim.lr = [0.1, 0.01]\n" << sweep_table;
     const ExperimentFile f = parse_experiment_file(file);
-    return resolve_rung_schedule(read_sweep(f).scheduler, resolve_experiment(f));
+    return resolve_rung_schedule(read_sweep(f).scheduler, resolve_experiment(f), dataset);
   }
-  std::string error(const std::string& sweep_table) {
+  std::string error(const std::string& sweep_table, const RegisteredDataset* dataset = nullptr) {
     try {
-      read(sweep_table);
+      read(sweep_table, dataset);
     } catch (const ConfigError& e) {
       return e.what();
     }
@@ -173,6 +174,19 @@ TEST_F(SchedulerKeys, DefaultsComeFromTheRunsMonitorAndEpochs) {
   const RungSchedule loss = read("scheduler = \"hyperband\"\nmetric = \"test_loss\"\nmax_epochs = 27\n");
   EXPECT_FALSE(loss.maximise);
   EXPECT_EQ(loss.brackets, 4);  // rungs 1, 3, 9 below 27: up to 4 brackets
+}
+
+TEST_F(SchedulerKeys, ADataSetsOwnValidationSplitRanksTheTrials) {
+  RegisteredDataset tiny;
+  tiny.spec.name = "tiny-imagenet";
+  tiny.validation_reader = [](const DatasetRequest&, const DatasetReadSettings&, const Options&, DatasetValidation&) {
+    return DatasetRead{};
+  };
+  EXPECT_EQ(read("scheduler = \"asha\"\n", &tiny).metric, "val_accuracy");
+  EXPECT_NE(error("scheduler = \"asha\"\nmetric = \"test_loss\"\n", &tiny)
+                .find("exp.toml:8:10: sweep.metric 'test_loss' would rank the trials by the test set although data set "
+                      "'tiny-imagenet' has its own validation split: use 'val_loss'"),
+            std::string::npos);
 }
 
 TEST_F(SchedulerKeys, BadKeysAreOneLineNamingThem) {

@@ -24,7 +24,7 @@ void list_datasets(const std::vector<std::filesystem::path>& paths) {
   const PluginHost host(search);
   for (const RegisteredDataset& d : host.datasets().all()) {
     std::cout << d.spec.name << "  (" << d.plugin << ")  " << d.spec.description << "; targets: "
-              << targets_text(d.spec.targets) << "\n";
+              << targets_text(d.spec.targets) << (d.gives_validation_split() ? "; its own validation split" : "") << "\n";
     for (const auto& o : d.spec.options)
       std::cout << "    " << o.name << " : " << to_string(o.type) << " = " << toml_text(o.default_value) << "    " << o.doc
                 << "\n";

@@ -24,7 +24,8 @@ void add_evaluate_command(CLI::App& app) {
                   "The experiment the weights were trained with, instead of the run's experiment.toml or the "
                   "checkpoint's own record");
   cmd->add_option("--set", source.overrides, "Override a key, as `plugtrain run --set` does (repeatable)");
-  cmd->add_option("--split", args->split, "The split to evaluate: test (default), val (data.val_fraction's) or train")
+  cmd->add_option("--split", args->split, "The split to evaluate: test (default), val (data.val_fraction's, or the data set's "
+                                            "own) or train")
       ->check(CLI::IsMember({"test", "val", "train"}));
   cmd->add_option("--tta", args->tta,
                   "flip: average each batch's outputs with those of its mirror image (probabilities for classes, "

@@ -38,7 +38,7 @@ void set_normalization(LoadedData& loaded, const DataOptions& o) {
   }
   for (double s : n.std)
     if (!(s > 0)) throw DataError("data.std must be > 0 for every channel (got " + channel_text(n.std) + ")");
-  train.normalization = loaded.data.test.normalization = n;
+  train.normalization = loaded.data.test.normalization = loaded.data.val.normalization = n;
 }
 
 }  // namespace

@@ -17,10 +17,12 @@ namespace plugtrain::data {
 
 // Every data set comes from a plugin, the bundled ones (fashion-mnist, cifar10, image-folder,
 // synthetic…, plugins/datasets) included: `dataset` names its registration, read by the first of
-// `reader` (SDK 3.7), `fields_factory` (3.6) or dataset->factory (3.5) that is set.
+// `validation_reader` (SDK 3.8), `reader` (3.7), `fields_factory` (3.6) or dataset->factory (3.5)
+// that is set.
 struct DataOptions {
   const DatasetSpec* dataset = nullptr;
   const DatasetReader* reader = nullptr;
+  const DatasetValidationReader* validation_reader = nullptr;  // SDK 3.8, used before `reader`
   const DatasetFieldsFactory* fields_factory = nullptr;
   std::string plugin;
   Options dataset_options;  // the [dataset] table, checked against the data set's schema
@@ -45,6 +47,11 @@ struct LoadedData {
   DatasetPair data;
   std::string source;              // what was read, e.g. "cifar10 from /data/cifar-10-binary.tar.gz"
   std::string test_split = "test";  // the folder or file set evaluated on (image folders: val or test)
+  // The data set's own validation split (SDK 3.8), in data.val: its name ("val", "dev"); empty
+  // when the data set has none (data.val_fraction may then hold one out of the training set).
+  std::string own_val_split;
+  // The data set has no labelled test split (TinyImageNet): data.test is its val split too.
+  bool test_unlabelled = false;
   bool cached = true;              // images decoded and in memory (false: decoded every epoch)
   std::vector<std::string> notes;  // lines for the log: decoding, skips, statistics
 };

@@ -97,8 +97,11 @@ LoadedData load_plugin_dataset(const DataOptions& o) {
   const DatasetRequest request{o.path.string(), o.seed};
   DatasetRead read;
   DatasetFields fields;
+  DatasetValidation validation;
   try {
-    if (o.reader) {
+    if (o.validation_reader) {
+      read = (*o.validation_reader)(request, read_settings(o), o.dataset_options, validation);
+    } else if (o.reader) {
       read = (*o.reader)(request, read_settings(o), o.dataset_options);
     } else {
       const LoadedDataset loaded =
@@ -124,8 +127,24 @@ LoadedData load_plugin_dataset(const DataOptions& o) {
                     (wanted ? describe(*wanted) : "an unknown kind"));
   LoadedData out;
   out.data.train = to_dataset(read.train, read.num_classes, read.class_names, *known, name + " training split");
-  out.data.test = to_dataset(read.test, read.num_classes, read.class_names, *known, name + " test split");
   if (out.data.train.size() == 0) throw DataError(name + ": the training split has no samples");
+  if (o.validation_reader) {
+    out.own_val_split = validation.split.empty() ? "val" : validation.split;
+    const std::string where = name + " validation split '" + out.own_val_split + "'";
+    out.data.val = to_dataset(validation.val, read.num_classes, read.class_names, *known, where);
+    if (out.data.val.size() == 0) throw DataError(where + ": no samples (a reader with a validation split must fill it)");
+    if (out.data.val.sample_shape != out.data.train.sample_shape)
+      throw DataError(name + ": the training samples are " + shape_text(out.data.train.sample_shape) + ", the " +
+                      out.own_val_split + " samples " + shape_text(out.data.val.sample_shape));
+    // No labels for the test split (TinyImageNet's): the val split is the only held-out one.
+    out.test_unlabelled = !read.test.targets.defined();
+  }
+  if (out.test_unlabelled) {
+    out.data.test = out.data.val;
+    read.test_split = out.own_val_split;
+  } else {
+    out.data.test = to_dataset(read.test, read.num_classes, read.class_names, *known, name + " test split");
+  }
   add_fields(out.data.train, fields.train, name + " training split");
   add_fields(out.data.test, fields.test, name + " test split");
   const auto same_fields = [&](const Dataset& one, const Dataset& other, const std::string& first, const std::string& second) {

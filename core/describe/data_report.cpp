@@ -83,8 +83,13 @@ void print_data_report(const Experiment& e, const data::LoadedData& loaded, std:
   const data::Dataset& train = loaded.data.train;
   const data::Dataset& test = loaded.data.test;
   out << "data: " << loaded.source << "\n";
-  out << "splits: train " << train.size() << " (" << per_class_text(train) << "), " << loaded.test_split << " "
-      << test.size() << " (" << per_class_text(test) << ")\n";
+  out << "splits: train " << train.size() << " (" << per_class_text(train) << "), ";
+  if (!loaded.own_val_split.empty())
+    out << loaded.own_val_split << " " << loaded.data.val.size() << " (" << per_class_text(loaded.data.val) << "; validates), ";
+  if (loaded.test_unlabelled)
+    out << "no labelled test split\n";
+  else
+    out << loaded.test_split << " " << test.size() << " (" << per_class_text(test) << ")\n";
   if (const std::string fields = data::fields_text(train); !fields.empty()) out << "fields: " << fields << "\n";
   out << "classes: " << train.num_classes;
   const int64_t shown = std::min<int64_t>(train.num_classes, 20);
@@ -95,7 +100,8 @@ void print_data_report(const Experiment& e, const data::LoadedData& loaded, std:
   out << "sample: " << s.at(0) << "x" << s.at(1) << "x" << s.at(2) << " (C x H x W), "
       << (train.bytes() ? "uint8 pixels" : "float32, normalised") << "\n";
   if (train.bytes()) {
-    const int64_t bytes = (train.size() + test.size()) * s[0] * s[1] * s[2];
+    const int64_t samples = train.size() + (loaded.test_unlabelled ? 0 : test.size()) + loaded.data.val.size();
+    const int64_t bytes = samples * s[0] * s[1] * s[2];
     out << "cache: "
         << (loaded.cached ? fixed(double(bytes) / (1024.0 * 1024.0), 1) + " MiB of decoded images in memory"
                           : std::string("none: images are decoded every epoch"))

@@ -26,6 +26,8 @@ struct RegisteredDataset {
   DatasetFieldsFactory fields_factory;  // SDK 3.6: set for a data set with named fields (used instead of spec.factory)
   DatasetReader reader;                 // SDK 3.7: set for a reader (used instead of spec.factory)
   DatasetPathCheck check;               // SDK 3.7: a reader's check of data.path, before any work (may be empty)
+  DatasetValidationReader validation_reader;  // SDK 3.8: set for a reader that also gives the data set's val split
+  bool gives_validation_split() const { return bool(validation_reader); }
 };
 
 // Entries by spec.name. The first registration of a name wins; later ones are reported as

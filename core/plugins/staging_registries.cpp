@@ -62,15 +62,27 @@ void StagingDatasets::add_with_fields(DatasetSpec spec, std::vector<OptionRule> 
   datasets.back().fields_factory = std::move(factory);
 }
 
-void StagingDatasets::add_reader(DatasetSpec spec, std::vector<OptionRule> rules, DatasetReader reader,
-                                 DatasetPathCheck check) {
-  if (!reader) refuse(all_fit, "data set '" + spec.name + "': add_reader without a reader");
+void StagingDatasets::stage_reader(DatasetSpec spec, std::vector<OptionRule> rules, bool has_reader, DatasetPathCheck check) {
+  if (!has_reader) refuse(all_fit, "data set '" + spec.name + "': a reader registered without its function");
   if (int(spec.targets) < 0 || int(spec.targets) > int(DatasetTargets::as_task))
     refuse(all_fit, "data set '" + spec.name + "': targets of kind " + std::to_string(int(spec.targets)) +
                         ", which this host does not know");
   stage(std::move(spec), std::move(rules));
-  datasets.back().reader = std::move(reader);
   datasets.back().check = std::move(check);
+}
+
+void StagingDatasets::add_reader(DatasetSpec spec, std::vector<OptionRule> rules, DatasetReader reader,
+                                 DatasetPathCheck check) {
+  const bool has_reader = bool(reader);
+  stage_reader(std::move(spec), std::move(rules), has_reader, std::move(check));
+  datasets.back().reader = std::move(reader);
+}
+
+void StagingDatasets::add_reader_with_validation(DatasetSpec spec, std::vector<OptionRule> rules,
+                                                 DatasetValidationReader reader, DatasetPathCheck check) {
+  const bool has_reader = bool(reader);
+  stage_reader(std::move(spec), std::move(rules), has_reader, std::move(check));
+  datasets.back().validation_reader = std::move(reader);
 }
 
 void StagingTasks::add(TaskSpec spec, std::vector<OptionRule> rules) {

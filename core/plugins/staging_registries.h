@@ -25,12 +25,15 @@ class StagingDatasets : public DatasetRegistry {
   void add(DatasetSpec spec, std::vector<OptionRule> rules) override;
   void add_with_fields(DatasetSpec spec, std::vector<OptionRule> rules, DatasetFieldsFactory factory) override;
   void add_reader(DatasetSpec spec, std::vector<OptionRule> rules, DatasetReader reader, DatasetPathCheck check) override;
+  void add_reader_with_validation(DatasetSpec spec, std::vector<OptionRule> rules, DatasetValidationReader reader,
+                                  DatasetPathCheck check) override;
 
   std::vector<RegisteredDataset> datasets;
   Status all_fit;
 
  private:
   void stage(DatasetSpec spec, std::vector<OptionRule> rules);
+  void stage_reader(DatasetSpec spec, std::vector<OptionRule> rules, bool has_reader, DatasetPathCheck check);
 };
 
 class StagingTasks : public TaskRegistry {

@@ -10,9 +10,9 @@
 #include <ATen/Parallel.h>
 
 #include "data/from_experiment.h"
-#include "data/validation_split.h"
 #include "distributed/collectives.h"
 #include "run/build_task.h"
+#include "run/data_splits.h"
 #include "run/device_offload.h"
 #include "run/device_settings.h"
 #include "distributed/data_parallel.h"
@@ -75,10 +75,7 @@ data::LoadedData load_data(const ValidatedRun& run, const RunOutputs* outputs) {
   if (!stored.empty() && !options.stored && outputs->writes() && e.data.normalize == Normalize::dataset && e.data.mean.empty() &&
       !n.empty())
     write_file_atomically(stored, nlohmann::json{{"mean", n.mean}, {"std", n.std}}.dump(2) + "\n");
-  d.data.train = data::subset(d.data.train, e.data.train_subset);
-  d.data.test = data::subset(d.data.test, e.data.test_subset);
-  if (e.data.val_fraction > 0)
-    d.data.val = data::split_validation(d.data.train, e.data.val_fraction, static_cast<std::uint64_t>(e.experiment.seed));
+  settle_splits(e, d);
   return d;
 }
 
@@ -114,11 +111,11 @@ std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const 
 }
 
 std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const RunPlan& plan, const Task& task,
-                                                      const RunOutputs* outputs, std::ostream& log) {
+                                                      bool has_val, const RunOutputs* outputs, std::ostream& log) {
   const std::vector<MetricSpec>& training = task.metrics(Pass::training);
   const std::vector<MetricSpec>& evaluation = task.metrics(Pass::evaluation);
   // Validation checked the names against the task's metrics.
-  const std::string split = e.data.val_fraction > 0 ? "val" : "test";
+  const std::string split = has_val ? "val" : "test";
   auto monitor = [&](const std::optional<std::string>& name, std::optional<Direction> mode) {
     return find_monitor(training, evaluation, name, mode, split).value();
   };
@@ -128,7 +125,7 @@ std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const
   if (outputs && outputs->terminal) callbacks.push_back(std::make_unique<ProgressBarCallback>(*outputs->terminal));
   callbacks.push_back(std::make_unique<ConsoleLog>(log));
   if (outputs && !outputs->metrics_csv.empty())
-    callbacks.push_back(std::make_unique<MetricsCsv>(outputs->metrics_csv, training, evaluation, e.data.val_fraction > 0));
+    callbacks.push_back(std::make_unique<MetricsCsv>(outputs->metrics_csv, training, evaluation, has_val));
   if (outputs && !outputs->tensorboard.empty())
     callbacks.push_back(std::make_unique<TensorBoardLogger>(outputs->tensorboard));
   if (e.early_stopping.patience > 0)
@@ -156,6 +153,7 @@ data::DataOptions run_data_options(const ValidatedRun& run) {
   if (run.dataset) {
     options.dataset = &run.dataset->spec;
     if (run.dataset->reader) options.reader = &run.dataset->reader;
+    if (run.dataset->validation_reader) options.validation_reader = &run.dataset->validation_reader;
     if (run.dataset->fields_factory) options.fields_factory = &run.dataset->fields_factory;
     options.plugin = run.dataset->plugin;
   }
@@ -193,19 +191,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
         data::apply_label_noise(built->data.train, e.data.label_noise, static_cast<std::uint64_t>(e.experiment.seed));
     log << "data: label noise " << e.data.label_noise << " replaced " << changed << " training labels\n";
   }
-  log << "data: " << loaded.source << ", " << built->data.train.size() << " training and " << built->data.test.size()
-      << " " << loaded.test_split << " samples, " << targets_text(built->data.train) << "\n";
-  // Which split chooses the model: said in every run, so an old experiment's log shows it too.
-  if (built->data.has_val())
-    log << "data: validation split of " << built->data.val.size() << " samples held out of the training set (data.val_fraction "
-        << e.data.val_fraction << ", seed " << e.experiment.seed << "): monitors, early stopping and best checkpoints use val_ "
-        << "metrics; the test set is evaluated "
-        << (e.train.test_every > 0 ? "every " + std::to_string(e.train.test_every) + " epochs and " : std::string())
-        << "after the last epoch\n";
-  else
-    log << "data: no validation split (data.val_fraction = 0): the test set is evaluated every "
-        << (e.train.eval_every == 1 ? std::string("epoch") : std::to_string(e.train.eval_every) + " epochs")
-        << " and monitored\n";
+  log_splits(e, loaded, built->data, log);
   for (const std::string& note : loaded.notes) log << "data: " << note << "\n";
   if (const std::string fields = data::fields_text(built->data.train); !fields.empty())
     log << "data: fields " << fields << ", read by the model's forward_fields\n";
@@ -249,7 +235,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
                   [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
   place_data(e, plan, backend, memory_device, built->data, parts.device, log);
   use_graphs(plan, backend, memory_device, parts, log);
-  parts.callbacks = make_callbacks(e, plan, *task, outputs, log);
+  parts.callbacks = make_callbacks(e, plan, *task, built->data.has_val(), outputs, log);
   parts.resume_from = run.resume_from;
   parts.finished_checkpoint_is_done = run.request.resume.automatic();
   parts.experiment_record = plan.record;

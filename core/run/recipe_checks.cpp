@@ -4,28 +4,37 @@
 
 namespace plugtrain {
 
+bool has_validation_split(const Experiment& e, const RegisteredDataset* dataset) {
+  return e.data.val_fraction > 0 || (dataset && dataset->gives_validation_split());
+}
+
+std::string validation_source(const Experiment& e, const RegisteredDataset* dataset) {
+  if (e.data.val_fraction > 0 || !dataset) return "data.val_fraction holds out a validation split";
+  return "data set '" + dataset->spec.name + "' has its own validation split";
+}
+
 namespace {
 
 // With a validation split the test set chooses nothing; without one there is no val_ metric.
-void check_monitor_split(const ExperimentFile& file, const Experiment& e, const std::string& key,
-                         const std::optional<std::string>& monitor) {
+void check_monitor_split(const ExperimentFile& file, const Experiment& e, const RegisteredDataset* dataset,
+                         const std::string& key, const std::optional<std::string>& monitor) {
   if (!monitor) return;
-  const bool has_val = e.data.val_fraction > 0;
+  const bool has_val = has_validation_split(e, dataset);
   if (!has_val && monitor->rfind("val_", 0) == 0)
     throw ConfigError(key_location(file, key) + ": " + key + " '" + *monitor +
                       "' needs a validation split: set data.val_fraction (e.g. 0.1)");
   if (has_val && monitor->rfind("test_", 0) == 0)
-    throw ConfigError(key_location(file, key) + ": " + key + " '" + *monitor +
-                      "' would select by the test set although data.val_fraction holds out a validation split: use '" +
-                      "val_" + monitor->substr(5) + "'");
+    throw ConfigError(key_location(file, key) + ": " + key + " '" + *monitor + "' would select by the test set although " +
+                      validation_source(e, dataset) + ": use '" + "val_" + monitor->substr(5) + "'");
 }
 
 }  // namespace
 
-void check_recipe(const ExperimentFile& file, const Experiment& e, const TaskDefinition& task) {
-  check_monitor_split(file, e, "checkpoint.monitor", e.checkpoint.monitor);
-  check_monitor_split(file, e, "early_stopping.monitor", e.early_stopping.monitor);
-  if (e.train.test_every > 0 && e.data.val_fraction <= 0)
+void check_recipe(const ExperimentFile& file, const Experiment& e, const TaskDefinition& task,
+                  const RegisteredDataset* dataset) {
+  check_monitor_split(file, e, dataset, "checkpoint.monitor", e.checkpoint.monitor);
+  check_monitor_split(file, e, dataset, "early_stopping.monitor", e.early_stopping.monitor);
+  if (e.train.test_every > 0 && !has_validation_split(e, dataset))
     throw ConfigError(key_location(file, "train.test_every") +
                       ": train.test_every needs a validation split (data.val_fraction); without one the test set is "
                       "evaluated every train.eval_every epochs");

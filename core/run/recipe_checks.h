@@ -6,10 +6,20 @@
 
 #include "config/experiment.h"
 #include "config/experiment_loader.h"
+#include "plugins/model_catalog.h"
 #include "task/task_registry.h"
 
 namespace plugtrain {
 
-void check_recipe(const ExperimentFile& file, const Experiment& e, const TaskDefinition& task);
+// Whether a run chooses its model by a validation split, known before any data is read:
+// data.val_fraction holds one out of the training set, or the data set gives its own (SDK 3.8,
+// tiny-imagenet's val). `dataset` may be null (a run built by hand).
+bool has_validation_split(const Experiment& e, const RegisteredDataset* dataset);
+
+// Where that split comes from, for messages: "data.val_fraction holds out a validation split".
+std::string validation_source(const Experiment& e, const RegisteredDataset* dataset);
+
+void check_recipe(const ExperimentFile& file, const Experiment& e, const TaskDefinition& task,
+                  const RegisteredDataset* dataset);
 
 }  // namespace plugtrain

@@ -162,7 +162,7 @@ ValidatedRun validate(const RunRequest& request) {
   check_monitor(v.file, *v.task, "checkpoint.monitor", e.checkpoint.monitor);
   check_monitor(v.file, *v.task, "early_stopping.monitor", e.early_stopping.monitor);
   check_augmentation_keeps_targets(v.file, e, *v.task);
-  check_recipe(v.file, e, *v.task);
+  check_recipe(v.file, e, *v.task, v.dataset);
   if (e.data.label_noise > 0 && v.task->target_kind != TargetKind::class_index)
     throw ConfigError(key_location(v.file, "data.label_noise") + ": data.label_noise changes class labels; task '" +
                       v.task->name + "' has no class labels to change");

@@ -11,6 +11,7 @@
 
 #include "config/config_error.h"
 #include "config/toml_text.h"
+#include "run/recipe_checks.h"
 #include "sweep/sweep_spec.h"
 #include "task/task_registry.h"
 #include "util/text.h"
@@ -82,7 +83,8 @@ void read_scheduler(const ExperimentFile& file, const toml::table& sweep, Schedu
   }
 }
 
-RungSchedule resolve_rung_schedule(const SchedulerRequest& request, const Experiment& base) {
+RungSchedule resolve_rung_schedule(const SchedulerRequest& request, const Experiment& base, const RegisteredDataset* dataset) {
+  const bool has_val = has_validation_split(base, dataset);
   RungSchedule s;
   s.kind = request.kind;
   s.max_epochs = request.max_epochs.value_or(base.train.epochs);
@@ -94,16 +96,16 @@ RungSchedule resolve_rung_schedule(const SchedulerRequest& request, const Experi
   const std::optional<std::string> name = request.metric ? request.metric : base.checkpoint.monitor;
   const std::optional<Monitor> monitor =
       task ? find_monitor(task->training_metrics, task->evaluation_metrics, name, mode,
-                          base.data.val_fraction > 0 ? "val" : "test")
+                          has_val ? "val" : "test")
            : std::nullopt;
   if (!monitor)
     throw ConfigError((request.metric ? request.metric_where : request.where) + ": sweep.metric '" + name.value_or("") +
                       "' is not a metric of task '" + base.task.name + "'; its metrics: " +
                       (task ? join(monitor_names(task->training_metrics, task->evaluation_metrics)) : std::string("none")));
-  if (base.data.val_fraction > 0 && monitor->name.rfind("test_", 0) == 0)
+  if (has_val && monitor->name.rfind("test_", 0) == 0)
     throw ConfigError((request.metric ? request.metric_where : request.where) + ": sweep.metric '" + monitor->name +
-                      "' would rank the trials by the test set although data.val_fraction holds out a validation "
-                      "split: use 'val_" + monitor->name.substr(5) + "'");
+                      "' would rank the trials by the test set although " + validation_source(base, dataset) +
+                      ": use 'val_" + monitor->name.substr(5) + "'");
   s.metric = monitor->name;
   s.maximise = monitor->direction == Direction::max;
   if (s.min_epochs >= s.max_epochs)

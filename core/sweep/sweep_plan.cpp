@@ -70,9 +70,10 @@ SweepSetup prepare_sweep(const SweepRequest& request) {
     SearchOptions search;
     search.cli_paths = request.plugin_paths;
     for (const auto& p : setup.base.plugins.paths) search.experiment_paths.emplace_back(p);
-    adopt_plugin_tasks(PluginHost(search));
+    const PluginHost host(search);
+    adopt_plugin_tasks(host);
+    setup.schedule = resolve_rung_schedule(setup.spec.scheduler, setup.base, host.datasets().find(setup.base.data.dataset_name));
   }
-  setup.schedule = resolve_rung_schedule(setup.spec.scheduler, setup.base);
   if (setup.schedule.kind != SweepScheduler::none)
     for (const auto& axis : setup.spec.axes)
       if (axis.key == "train.epochs")

@@ -22,6 +22,7 @@
 #include "config/choices.h"
 #include "config/experiment.h"
 #include "config/experiment_loader.h"
+#include "plugins/model_catalog.h"
 #include "sweep/rung_scheduler.h"
 
 namespace plugtrain {
@@ -83,7 +84,10 @@ SweepSpec read_sweep(const ExperimentFile& file);
 bool is_scheduler_key(const std::string& key);
 void read_scheduler(const ExperimentFile& file, const toml::table& sweep, SchedulerRequest& out);
 // The scheduler with the experiment's defaults filled in and checked; ConfigError when wrong.
-RungSchedule resolve_rung_schedule(const SchedulerRequest& request, const Experiment& base);
+// `dataset` (may be null): the data set's registration, which says whether it has its own
+// validation split to rank by.
+RungSchedule resolve_rung_schedule(const SchedulerRequest& request, const Experiment& base,
+                                   const RegisteredDataset* dataset);
 
 // "\"sgd\"" -> "sgd": a value of a trial as a person reads it.
 std::string plain_value(const std::string& toml_text);

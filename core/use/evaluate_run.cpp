@@ -17,6 +17,7 @@
 #include "train/evaluate.h"
 #include "train/loop_config.h"
 #include "train/precision.h"
+#include "run/recipe_checks.h"
 #include "util/atomic_file.h"
 #include "util/format.h"
 
@@ -27,7 +28,8 @@ namespace fs = std::filesystem;
 namespace {
 
 [[noreturn]] void refuse_val_split() {
-  throw ConfigError("--split val: this run has no validation split (its data.val_fraction is 0); "
+  throw ConfigError("--split val: this run has no validation split (its data.val_fraction is 0 and its data set has no "
+                    "val split of its own); "
                     "use --split test or --split train");
 }
 
@@ -97,7 +99,7 @@ const char* split_name(Split split) {
 EvaluateResult evaluate_run(const EvaluateRequest& request, std::ostream& log) {
   TrainedRun t = plan_trained_run(request.source);
   const Experiment& e = t.run.experiment;
-  if (request.split == Split::val && !(e.data.val_fraction > 0)) refuse_val_split();  // before any work is printed
+  if (request.split == Split::val && !has_validation_split(e, t.run.dataset)) refuse_val_split();  // before any work is printed
   print_plan(t.plan, e, log);
   // Only the run's folder is named: build_run then normalises with the statistics the run
   // stored when it began (normalization.json), as the run did, and writes nothing (writes() is

@@ -61,7 +61,7 @@ DatasetRead read_cifar(const plugtrain::DatasetRequest& request, const plugtrain
 }
 
 DatasetRead read_images(const plugtrain::DatasetRequest& request, const plugtrain::DatasetReadSettings& settings,
-                        bool tiny_imagenet) {
+                        plugtrain::DatasetValidation* tiny_imagenet) {
   const data::ImageList list = tiny_imagenet ? data::scan_tiny_imagenet(request.path) : data::scan_image_folder(request.path);
   data::DecodeSettings decode;
   decode.image_size = settings.image_size > 0 ? settings.image_size : 64;
@@ -77,6 +77,13 @@ DatasetRead read_images(const plugtrain::DatasetRequest& request, const plugtrai
   pair.test = data::image_dataset(list.test, list.class_names, decode, &test_report);
   DatasetRead read = read_of(pair, std::string(tiny_imagenet ? "tiny-imagenet" : "image-folder") + " from " + request.path);
   read.test_split = list.test_split;
+  if (tiny_imagenet) {
+    // Its val split validates; its test images have no labels (the reader does not list them).
+    tiny_imagenet->val = read.test;
+    tiny_imagenet->split = list.test_split;
+    read.test = DatasetReadSplit{};
+    read.test_split = "test";
+  }
   if (decode.in_memory) {
     const int64_t decoded = train_report.decoded + test_report.decoded;
     const double seconds = train_report.seconds + test_report.seconds;

@@ -9,8 +9,10 @@ namespace bundled_datasets {
 plugtrain::DatasetRead read_idx(const plugtrain::DatasetRequest& request, const plugtrain::DatasetReadSettings& settings,
                                 const plugtrain::Options& options, const char* name);
 plugtrain::DatasetRead read_cifar(const plugtrain::DatasetRequest& request, const plugtrain::Options& options, bool hundred);
+// An image folder, or with `tiny_imagenet` TinyImageNet, whose val split goes there (SDK 3.8)
+// and whose test split has no labels.
 plugtrain::DatasetRead read_images(const plugtrain::DatasetRequest& request, const plugtrain::DatasetReadSettings& settings,
-                                   bool tiny_imagenet);
+                                   plugtrain::DatasetValidation* tiny_imagenet);
 plugtrain::DatasetRead read_synthetic(const plugtrain::DatasetRequest& request, const plugtrain::DatasetReadSettings& settings,
                                       const plugtrain::Options& options);
 

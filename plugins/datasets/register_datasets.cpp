@@ -18,6 +18,7 @@ using plugtrain::DatasetReadSettings;
 using plugtrain::DatasetRequest;
 using plugtrain::DatasetSpec;
 using plugtrain::DatasetTargets;
+using plugtrain::DatasetValidation;
 using plugtrain::OptionRule;
 using plugtrain::OptionSpec;
 using plugtrain::OptionType;
@@ -54,11 +55,16 @@ void register_datasets(plugtrain::DatasetRegistry& registry) {
 
   registry.add_reader(
       spec("image-folder", "PNG/JPEG files in train/<class>/ and val/<class>/ (or test/), decoded to data.image_size"), {},
-      [](const DatasetRequest& r, const DatasetReadSettings& s, const Options&) { return read_images(r, s, false); },
+      [](const DatasetRequest& r, const DatasetReadSettings& s, const Options&) { return read_images(r, s, nullptr); },
       [](const DatasetRequest& r, const Options&) { check_folder(r, "image-folder", false); });
-  registry.add_reader(
-      spec("tiny-imagenet", "Tiny ImageNet's layout (wnids.txt, words.txt, train/<wnid>/images, val annotations), 200 classes"),
-      {}, [](const DatasetRequest& r, const DatasetReadSettings& s, const Options&) { return read_images(r, s, true); },
+  registry.add_reader_with_validation(
+      spec("tiny-imagenet",
+           "Tiny ImageNet's layout (wnids.txt, words.txt, train/<wnid>/images, val annotations), 200 classes; its test "
+           "images have no labels"),
+      {},
+      [](const DatasetRequest& r, const DatasetReadSettings& s, const Options&, DatasetValidation& v) {
+        return read_images(r, s, &v);
+      },
       [](const DatasetRequest& r, const Options&) { check_folder(r, "tiny-imagenet", false); });
 
   registry.add_reader(

@@ -213,6 +213,12 @@ struct DatasetRead {
   std::vector<std::string> notes;
 };
 
+// dataset.h, since 3.8.
+struct DatasetValidation {
+  DatasetReadSplit val;
+  std::string split;
+};
+
 // task.h, since 3.6.
 struct TaskMetric {
   std::string name;

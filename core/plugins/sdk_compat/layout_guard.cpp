@@ -52,6 +52,7 @@ PLUGTRAIN_FROZEN_LAYOUT(DatasetFields, v3::DatasetFields);  // 3.6
 PLUGTRAIN_FROZEN_LAYOUT(DatasetReadSettings, v3::DatasetReadSettings);  // 3.7
 PLUGTRAIN_FROZEN_LAYOUT(DatasetReadSplit, v3::DatasetReadSplit);
 PLUGTRAIN_FROZEN_LAYOUT(DatasetRead, v3::DatasetRead);
+PLUGTRAIN_FROZEN_LAYOUT(DatasetValidation, v3::DatasetValidation);  // 3.8
 static_assert(int(DatasetTargets::as_task) == 5, "DatasetTargets values are only appended");
 
 // task.h (3.6)

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define PLUGTRAIN_SDK_ABI_MAJOR 3
-#define PLUGTRAIN_SDK_ABI_MINOR 7
+#define PLUGTRAIN_SDK_ABI_MINOR 8
 
 /* The one symbol the host looks up first, by this exact name. */
 #define PLUGTRAIN_INFO_SYMBOL "plugtrain_plugin_info_v1"

@@ -1,4 +1,4 @@
-// plugtrain SDK 3.5 — data sets from plugins (3.6: named fields; 3.7: readers).
+// plugtrain SDK 3.5 — data sets from plugins (3.6: named fields; 3.7: readers; 3.8: a validation split).
 //
 // A plugin registers data sets by name, each with an option schema (the experiment's [dataset]
 // table, checked before any work like a model's options) and a factory that reads both splits
@@ -123,6 +123,20 @@ using DatasetReader =
 // folder"), so a run stops before it makes its folder. May be empty.
 using DatasetPathCheck = std::function<void(const DatasetRequest& request, const Options& options)>;
 
+// SDK 3.8: the data set's own validation split (TinyImageNet's val, a corpus's dev set), which
+// chooses the model: monitors, early stopping and best checkpoints read its val_ metrics, and the
+// test split is evaluated at the end. A data set whose test split has no labels (TinyImageNet's)
+// leaves DatasetRead::test without targets: the host then evaluates `val` at the end too, and
+// says so. Frozen since 3.8.
+struct DatasetValidation {
+  DatasetReadSplit val;      // as a reader's other splits: inputs in memory or `decode`, and targets
+  std::string split = "val";  // its name, for the log ("dev")
+};
+
+// SDK 3.8: a reader (3.7) that also fills `validation`.
+using DatasetValidationReader = std::function<DatasetRead(const DatasetRequest& request, const DatasetReadSettings& settings,
+                                                          const Options& options, DatasetValidation& validation)>;
+
 // Implemented by the host; a plugin's register function calls it.
 class DatasetRegistry {
  public:
@@ -140,6 +154,15 @@ class DatasetRegistry {
   // demand (DatasetRead); spec.factory is not used. The bundled data sets (fashion-mnist, cifar10,
   // image-folder, synthetic…) are registered this way.
   virtual void add_reader(DatasetSpec spec, std::vector<OptionRule> rules, DatasetReader reader, DatasetPathCheck check) {
+    (void)spec;
+    (void)rules;
+    (void)reader;
+    (void)check;
+  }
+  // SDK 3.8: a reader whose data set has its own validation split (DatasetValidation); every
+  // read must fill it. spec.factory is not used. The bundled tiny-imagenet is registered this way.
+  virtual void add_reader_with_validation(DatasetSpec spec, std::vector<OptionRule> rules, DatasetValidationReader reader,
+                                          DatasetPathCheck check) {
     (void)spec;
     (void)rules;
     (void)reader;
