@@ -42,8 +42,11 @@ void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend
                 const data::DatasetPair& data, DeviceContext& device, std::ostream& log) {
   if (e.data.on_device == false) return;
   const data::AugmentOptions augmentation = data::augment_options(e.data.augment);
+  // A data set without test labels (TinyImageNet) is tested on its val split: one copy serves both.
+  const bool test_is_val = data.has_val() && data.test.labels.data_ptr() == data.val.labels.data_ptr() &&
+                           data.test.size() == data.val.size();
   const std::int64_t bytes = data::bytes_on_device(data.train, augmentation) + data::bytes_on_device(data.test, {}) +
-                             (data.has_val() ? data::bytes_on_device(data.val, {}) : 0);
+                             (data.has_val() && !test_is_val ? data::bytes_on_device(data.val, {}) : 0);
   if (Status may = data_may_move(e, plan, backend, device_index, data, augmentation, bytes); !may) {
     if (e.data.on_device == true) throw Error("data.on_device = true, but " + may.why_not());
     if (!plan.capabilities.host_cpu) log << "data: batches made on the host (" << may.why_not() << ")\n";
@@ -51,7 +54,9 @@ void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend
   }
   device.train_on_device = std::make_shared<data::DeviceResident>(data.train, augmentation, device.device);
   device.test_on_device = std::make_shared<data::DeviceResident>(data.test, data::AugmentOptions{}, device.device);
-  if (data.has_val())
+  if (test_is_val)
+    device.val_on_device = device.test_on_device;
+  else if (data.has_val())
     device.val_on_device = std::make_shared<data::DeviceResident>(data.val, data::AugmentOptions{}, device.device);
   log << "data: on the device (" << format_bytes(std::uint64_t(bytes)) << "): shuffled, gathered"
       << (augmentation.order.empty() ? "" : ", cropped and flipped") << " and normalised there\n";
