@@ -220,6 +220,15 @@ TEST_F(DurabilityTest, ANonFiniteLossStopsTheRunAtThatStepAndNamesTheLastGoodChe
   EXPECT_EQ(summary["nonfinite_skipped_steps"], 1);
   EXPECT_EQ(summary["epochs"][1]["samples"], 2000 - 20) << "the skipped batch is not counted";
   EXPECT_TRUE(std::isfinite(summary["final_test_loss"].get<double>()));
+
+  // Accumulated: the step holding the nan micro-batch is skipped, and neither of its two
+  // micro-batches counts.
+  auto grouped =
+      run_process(command(kNanAt150 + " --set train.on_nonfinite=\\\"skip_step\\\" --set train.accumulate_steps=2"));
+  ASSERT_EQ(grouped.exit_code, 0) << grouped.out;
+  const auto in_groups = nlohmann::json::parse(std::ifstream(dir_ / "runs" / "durable" / "version_2" / "summary.json"));
+  EXPECT_EQ(in_groups["nonfinite_skipped_steps"], 1);
+  EXPECT_EQ(in_groups["epochs"][1]["samples"], 2000 - 2 * 20) << "the skipped step's micro-batches are not counted";
 }
 
 }  // namespace

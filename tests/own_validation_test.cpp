@@ -78,6 +78,7 @@ TEST_F(OwnValidationTest, TheDataSetsValSplitChoosesAndItsTestSplitWaitsForTheEn
             std::string::npos) << r.out;
   const nlohmann::json s = summary(0);
   EXPECT_EQ(s["selection_split"], "val");
+  EXPECT_EQ(s["test_is_val"], false);
   ASSERT_EQ(s["epochs"].size(), 2u);
   EXPECT_TRUE(s["epochs"][0]["val_loss"].is_number()) << s.dump();
   EXPECT_TRUE(s["epochs"][0]["test_loss"].is_null()) << "no test figures before the end";
@@ -92,6 +93,14 @@ TEST_F(OwnValidationTest, TheDataSetsValSplitChoosesAndItsTestSplitWaitsForTheEn
   EXPECT_EQ(figures["samples"].get<int>(), 120);
   EXPECT_NEAR(figures["metrics"]["accuracy"].get<double>(), s["final_val_accuracy"].get<double>(), 1e-9);
 
+  // train.test_every tests along the way; data.test_subset cuts the test split, never val.
+  const testing::ProcessResult every = plugtrain("run exp.toml --set train.test_every=1 --set data.test_subset=40");
+  ASSERT_EQ(every.exit_code, 0) << every.out;
+  EXPECT_NE(every.out.find("400 training, 120 val and 40 test samples"), std::string::npos) << every.out;
+  EXPECT_NE(every.out.find("the test set is evaluated every epoch and after the last epoch"), std::string::npos)
+      << every.out;
+  EXPECT_TRUE(summary(1)["epochs"][0]["test_loss"].is_number()) << summary(1).dump();
+
   // data.val_fraction holds out its own split instead, and says the data set's val is unused.
   const testing::ProcessResult held = plugtrain("run exp.toml --set data.val_fraction=0.25");
   ASSERT_EQ(held.exit_code, 0) << held.out;
@@ -103,7 +112,8 @@ TEST_F(OwnValidationTest, TheDataSetsValSplitChoosesAndItsTestSplitWaitsForTheEn
 
 TEST_F(OwnValidationTest, WithoutTestLabelsTheValSplitGivesTheFinalFiguresAndTheLogSaysSo) {
   write("val-only-labelled");
-  const testing::ProcessResult r = plugtrain("run exp.toml");
+  // data.test_subset leaves the split that chooses whole, though it is the test split too.
+  const testing::ProcessResult r = plugtrain("run exp.toml --set data.test_subset=50");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("data: val-only labels, 400 training and 120 val samples"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("the data set has no labelled test split, so the figures after the last epoch are on val too, "
@@ -111,6 +121,7 @@ TEST_F(OwnValidationTest, WithoutTestLabelsTheValSplitGivesTheFinalFiguresAndThe
             std::string::npos) << r.out;
   const nlohmann::json s = summary(0);
   EXPECT_EQ(s["selection_split"], "val");
+  EXPECT_EQ(s["test_is_val"], true) << "summary.json says the test figures are not independent of the choice";
   // The same weights on the same samples.
   EXPECT_DOUBLE_EQ(s["final_test_accuracy"].get<double>(), s["final_val_accuracy"].get<double>()) << s.dump();
 
@@ -120,6 +131,11 @@ TEST_F(OwnValidationTest, WithoutTestLabelsTheValSplitGivesTheFinalFiguresAndThe
   EXPECT_NE(held.out.find("300 training and 120 val samples"), std::string::npos) << held.out;
   EXPECT_NE(held.out.find("the test set (the data set's val split) is evaluated after the last epoch"), std::string::npos)
       << held.out;
+  EXPECT_EQ(summary(1)["test_is_val"], false);
+  const testing::ProcessResult described = plugtrain("data exp.toml --set data.val_fraction=0.25");
+  ASSERT_EQ(described.exit_code, 0) << described.out;
+  EXPECT_NE(described.out.find("; the test split: data.val_fraction validates), no labelled test split"), std::string::npos)
+      << described.out;
 }
 
 TEST_F(OwnValidationTest, ATestMonitorOrAnEmptyValidationSplitIsOneLine) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <map>
 #include <thread>
 
@@ -186,6 +187,23 @@ TEST(SweepReportTest, OldRunsRankByTheirTasksDirectionAndMixedMetricsAreRefused)
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("have different headline metrics (mae in "), std::string::npos) << e.what();
   }
+}
+
+// Trials of a data set without test labels (tiny-imagenet): the report says its "final test"
+// figures are on the val split that chose.
+TEST(SweepReportTest, TestFiguresOnTheValSplitThatChoseAreSaidSo) {
+  testing::TempDir dir;
+  for (const char* name : {"a", "b"}) {
+    fs::create_directories(dir.path() / name / "version_0");
+    std::ofstream(dir.path() / name / "version_0" / "summary.json")
+        << R"({"task": "classification", "metric": "accuracy", "selection_split": "val", "test_is_val": true, )"
+        << R"("final_test_accuracy": 0.5, "final_val_accuracy": 0.5, "best_val_accuracy": 0.6})";
+  }
+  std::ostringstream out;
+  write_report(build_report(dir.path()), dir.path(), out);
+  EXPECT_NE(out.str().find("The data set has no labelled test split: the \"final test\" figures are on the val split "
+                           "that chose"),
+            std::string::npos) << out.str();
 }
 
 TEST(WelchTest, MatchesAKnownValue) {

@@ -135,10 +135,11 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("data.val_fraction", field(&E::data, &DataConfig::val_fraction),
           "share of the training set held out as the validation split (seeded by experiment.seed; the same on "
           "every rank and on resume): monitors, early stopping, best checkpoints and sweeps then choose by val_ "
-          "metrics, and the test set is evaluated at the end (and every train.test_every epochs); 0: no split, "
-          "the test set is evaluated every epoch and monitored",
+          "metrics, and the test set is evaluated at the end (and every train.test_every epochs); 0: none, "
+          "unless the data set has its own (tiny-imagenet's val): without a validation split the test set is "
+          "evaluated every epoch and monitored",
           at_least_below(0, 1)),
-      resumable(key("data.test_subset", field(&E::data, &DataConfig::test_subset), "use only the first N test samples (0: all)", at_least(0))),
+      resumable(key("data.test_subset", field(&E::data, &DataConfig::test_subset), "use only the first N test samples (0: all); a validation split is never cut", at_least(0))),
       key("data.synthetic_shape", field(&E::data, &DataConfig::synthetic_shape), "synthetic: sample shape [C, H, W]; the same as [dataset] shape", all_positive()),
       key("data.synthetic_classes", field(&E::data, &DataConfig::synthetic_classes), "synthetic: number of classes; the same as [dataset] classes", at_least(2)),
       key("data.synthetic_train_size", field(&E::data, &DataConfig::synthetic_train_size), "synthetic: training samples; the same as [dataset] train_size", greater_than(0)),
@@ -225,8 +226,8 @@ const std::vector<ConfigKey>& experiment_schema() {
       resumable(key("train.log_interval", field(&E::train, &TrainConfig::log_interval), "print step loss and throughput every N steps (0: never)",
           at_least(0))),
       resumable(key("train.eval_every", field(&E::train, &TrainConfig::eval_every),
-          "evaluate every N epochs (the last always): the validation split where data.val_fraction sets one, "
-          "else the test set",
+          "evaluate every N epochs (the last always): the validation split where data.val_fraction sets one "
+          "or the data set has its own, else the test set",
           greater_than(0))),
       resumable(key("train.test_every", field(&E::train, &TrainConfig::test_every),
           "with a validation split: evaluate the test set every N epochs as well (0: once, after the last epoch)",

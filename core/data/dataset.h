@@ -58,9 +58,12 @@ struct Dataset {
 
 struct DatasetPair {
   Dataset train, test;
-  // Held out of the training set (data.val_fraction) for model selection; size 0: none, and
-  // the run monitors the test set as it did before validation splits.
+  // Chooses the model: held out of the training set (data.val_fraction), or the data set's own
+  // (SDK 3.8); size 0: none, and the run monitors the test set as it did before validation splits.
   Dataset val;
+  // The test split is the val split (a data set without test labels, TinyImageNet): its figures
+  // are not independent of the model's choice.
+  bool test_is_val = false;
   bool has_val() const { return val.size() > 0; }
 };
 

@@ -84,8 +84,14 @@ void print_data_report(const Experiment& e, const data::LoadedData& loaded, std:
   const data::Dataset& test = loaded.data.test;
   out << "data: " << loaded.source << "\n";
   out << "splits: train " << train.size() << " (" << per_class_text(train) << "), ";
-  if (!loaded.own_val_split.empty())
-    out << loaded.own_val_split << " " << loaded.data.val.size() << " (" << per_class_text(loaded.data.val) << "; validates), ";
+  if (!loaded.own_val_split.empty()) {
+    // What the data set's own val split does in a run (data/splits in docs/experiment.md).
+    const bool held_out = e.data.val_fraction > 0;
+    const char* role = !held_out ? "validates" : loaded.test_unlabelled ? "the test split: data.val_fraction validates"
+                                                                         : "not used: data.val_fraction validates";
+    out << loaded.own_val_split << " " << loaded.data.val.size() << " (" << per_class_text(loaded.data.val) << "; " << role
+        << "), ";
+  }
   if (loaded.test_unlabelled)
     out << "no labelled test split\n";
   else

@@ -63,7 +63,7 @@ void StagingDatasets::add_with_fields(DatasetSpec spec, std::vector<OptionRule> 
 }
 
 void StagingDatasets::stage_reader(DatasetSpec spec, std::vector<OptionRule> rules, bool has_reader, DatasetPathCheck check) {
-  if (!has_reader) refuse(all_fit, "data set '" + spec.name + "': a reader registered without its function");
+  if (!has_reader) refuse(all_fit, "data set '" + spec.name + "': add_reader or add_reader_with_validation without a reader");
   if (int(spec.targets) < 0 || int(spec.targets) > int(DatasetTargets::as_task))
     refuse(all_fit, "data set '" + spec.name + "': targets of kind " + std::to_string(int(spec.targets)) +
                         ", which this host does not know");

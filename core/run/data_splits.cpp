@@ -1,5 +1,6 @@
 #include "run/data_splits.h"
 
+#include <cstdint>
 #include <string>
 
 #include "data/validation_split.h"
@@ -14,9 +15,10 @@ bool own_val_validates(const Experiment& e, const data::LoadedData& loaded) {
   return !loaded.own_val_split.empty() && !(e.data.val_fraction > 0);
 }
 
+std::string every(std::int64_t epochs) { return epochs == 1 ? "every epoch" : "every " + std::to_string(epochs) + " epochs"; }
+
 std::string when_tested(const Experiment& e) {
-  return (e.train.test_every > 0 ? "every " + std::to_string(e.train.test_every) + " epochs and " : std::string()) +
-         "after the last epoch";
+  return (e.train.test_every > 0 ? every(e.train.test_every) + " and " : std::string()) + "after the last epoch";
 }
 
 }  // namespace
@@ -24,9 +26,14 @@ std::string when_tested(const Experiment& e) {
 void settle_splits(const Experiment& e, data::LoadedData& loaded) {
   data::DatasetPair& d = loaded.data;
   d.train = data::subset(d.train, e.data.train_subset);
-  d.test = data::subset(d.test, e.data.test_subset);
-  if (!loaded.own_val_split.empty()) d.val = data::subset(d.val, e.data.test_subset);
-  if (!(e.data.val_fraction > 0)) return;
+  // data.test_subset cuts the test split only: a split that chooses the model stays whole, also
+  // where it is the test split too (data.test_subset may change on a resume).
+  if (!loaded.test_unlabelled) d.test = data::subset(d.test, e.data.test_subset);
+  if (!(e.data.val_fraction > 0)) {
+    d.test_is_val = loaded.test_unlabelled;
+    return;
+  }
+  if (loaded.test_unlabelled) d.test = data::subset(d.test, e.data.test_subset);  // the own val, now the test split
   if (!loaded.own_val_split.empty() && !loaded.test_unlabelled)
     loaded.notes.push_back("data.val_fraction holds out the validation split, so the data set's own " + loaded.own_val_split +
                            " split (" + std::to_string(d.val.size()) + " samples) is not used");
@@ -54,8 +61,7 @@ void log_splits(const Experiment& e, const data::LoadedData& loaded, const data:
         << (loaded.test_unlabelled ? " (the data set's " + loaded.own_val_split + " split)" : std::string())
         << " is evaluated " << when_tested(e) << "\n";
   else
-    log << "data: no validation split (data.val_fraction = 0): the test set is evaluated every "
-        << (e.train.eval_every == 1 ? std::string("epoch") : std::to_string(e.train.eval_every) + " epochs")
+    log << "data: no validation split (data.val_fraction = 0): the test set is evaluated " << every(e.train.eval_every)
         << " and monitored\n";
 }
 

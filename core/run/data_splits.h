@@ -10,10 +10,11 @@
 
 namespace plugtrain {
 
-// Applies data.train_subset, data.test_subset (to the test split and a data set's own val
-// split) and data.val_fraction to `loaded.data`. With data.val_fraction the held-out share
-// validates: a data set's own val split is then the test split when the data set has no
-// labelled test (TinyImageNet), and is not used otherwise (the log says so).
+// Applies data.train_subset, data.test_subset (to the test split only) and data.val_fraction to
+// `loaded.data`. With data.val_fraction the held-out share validates: a data set's own val
+// split is then the test split when the data set has no labelled test (TinyImageNet), and is
+// not used otherwise (the log says so). Without it, such a data set's test split is its val
+// split (DatasetPair::test_is_val).
 void settle_splits(const Experiment& e, data::LoadedData& loaded);
 
 // "data: ..." lines: the splits' sizes, which one chooses the model, when the test set is

@@ -43,8 +43,7 @@ void place_data(const Experiment& e, const RunPlan& plan, BackendHandle& backend
   if (e.data.on_device == false) return;
   const data::AugmentOptions augmentation = data::augment_options(e.data.augment);
   // A data set without test labels (TinyImageNet) is tested on its val split: one copy serves both.
-  const bool test_is_val = data.has_val() && data.test.labels.data_ptr() == data.val.labels.data_ptr() &&
-                           data.test.size() == data.val.size();
+  const bool test_is_val = data.test_is_val;
   const std::int64_t bytes = data::bytes_on_device(data.train, augmentation) + data::bytes_on_device(data.test, {}) +
                              (data.has_val() && !test_is_val ? data::bytes_on_device(data.val, {}) : 0);
   if (Status may = data_may_move(e, plan, backend, device_index, data, augmentation, bytes); !may) {

@@ -36,8 +36,8 @@ void check_recipe(const ExperimentFile& file, const Experiment& e, const TaskDef
   check_monitor_split(file, e, dataset, "early_stopping.monitor", e.early_stopping.monitor);
   if (e.train.test_every > 0 && !has_validation_split(e, dataset))
     throw ConfigError(key_location(file, "train.test_every") +
-                      ": train.test_every needs a validation split (data.val_fraction); without one the test set is "
-                      "evaluated every train.eval_every epochs");
+                      ": train.test_every needs a validation split (data.val_fraction, or a data set's own); without "
+                      "one the test set is evaluated every train.eval_every epochs");
   for (const char* key : {"data.mixup_alpha", "data.cutmix_alpha"}) {
     const double alpha = std::string(key) == "data.mixup_alpha" ? e.data.mixup_alpha : e.data.cutmix_alpha;
     if (alpha > 0 && task.name != "classification")

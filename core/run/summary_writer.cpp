@@ -71,6 +71,8 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"world_size", r.world_size},
           {"epochs", epochs}};
   if (r.summary.selection_split == "val") {
+    // true: the data set has no test labels, and final_test_* are on the val split that chose.
+    j["test_is_val"] = r.summary.test_is_val;
     j["final_val_" + r.summary.headline.name] = r.summary.final_val.empty() ? 0.0 : r.summary.final_val.front().value;
     j["final_val_loss"] = r.summary.final_val_loss;
     j["final_val"] = metrics_json(r.summary.final_val);

@@ -138,6 +138,7 @@ std::vector<RunRecord> read_run_records(const fs::path& root) {
     r.metric = s.value("metric", std::string("accuracy"));
     r.higher_is_better = higher_is_better(s, r.metric);
     r.selection_split = s.value("selection_split", std::string("test"));
+    r.test_is_val = s.value("test_is_val", false);
     r.best_selected_metric = number("best_" + r.selection_split + "_" + r.metric);
     r.final_selected_metric = number("final_" + r.selection_split + "_" + r.metric);
     r.final_test_metric = number("final_test_" + r.metric);

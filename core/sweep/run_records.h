@@ -20,6 +20,7 @@ struct RunRecord {
   bool higher_is_better = true;     // its direction
   // The split that selected (summary.json "selection_split"): "val" with a validation split.
   std::string selection_split = "test";
+  bool test_is_val = false;  // its "final test" figures are on that val split (no test labels)
   double best_selected_metric = 0;   // the headline's best on that split
   double final_selected_metric = 0;  // and its last value there (the ranking's key)
   double final_test_metric = 0, final_test_loss = 0;

@@ -118,7 +118,7 @@ SweepReport build_report(const std::filesystem::path& root) {
     if (r.selection_split != report.runs.front().selection_split)
       throw Error("the runs under " + root.string() + " select on different splits (" +
                   report.runs.front().selection_split + " in " + report.runs.front().folder.string() + ", " +
-                  r.selection_split + " in " + r.folder.string() + "): report runs with and without data.val_fraction apart");
+                  r.selection_split + " in " + r.folder.string() + "): report runs with and without a validation split apart");
   for (const RunRecord& r : report.runs)
     if (r.metric != report.metric)
       throw Error("the runs under " + root.string() + " have different headline metrics (" + report.metric + " in " +
@@ -146,8 +146,11 @@ void write_report(const SweepReport& report, const std::filesystem::path& folder
   const std::string m = report.metric == "accuracy" ? "acc" : report.metric;
   const std::string split = report.runs.empty() ? "test" : report.runs.front().selection_split;
   md << "## Groups (runs that differ only in their seed), best first by " << split << " " << report.metric
-     << (report.higher_is_better ? " (higher is better)" : " (lower is better)") << "\n\n"
-     << "| group | n | final test " << m << " | best " << split << " " << m << " | s/epoch | samples/s | p vs best (Welch) |\n"
+     << (report.higher_is_better ? " (higher is better)" : " (lower is better)") << "\n\n";
+  if (!report.runs.empty() && report.runs.front().test_is_val)
+    md << "The data set has no labelled test split: the \"final test\" figures are on the val split that chose, not "
+          "independent of the choice (data.val_fraction would keep them apart).\n\n";
+  md << "| group | n | final test " << m << " | best " << split << " " << m << " | s/epoch | samples/s | p vs best (Welch) |\n"
      << "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (const RunGroup& g : report.groups)
     md << "| " << g.label << " | " << g.runs.size() << " | " << pm(g.final_metric, 4) << " | "

@@ -23,7 +23,7 @@ struct EpochMetrics {
   std::vector<MetricValue> train;  // the task's training metrics (Pass::training), headline first
   std::optional<double> test_loss;
   std::vector<MetricValue> test;   // the task's evaluation metrics; empty in an epoch without one
-  std::optional<double> val_loss;  // the same on the validation split (data.val_fraction)
+  std::optional<double> val_loss;  // the same on the validation split (data.val_fraction's or the data set's)
   std::vector<MetricValue> val;
   double samples_per_second = 0;  // training samples over training time
   std::int64_t samples = 0;       // training samples of the epoch, all processes (a resumed epoch's too)

@@ -79,6 +79,7 @@ Trainer::Trainer(TrainerParts parts)
   parts_.task->to(parts_.device.device);
   summary_.headline = parts_.task->headline();
   summary_.selection_split = parts_.data->has_val() ? "val" : "test";
+  summary_.test_is_val = parts_.data->test_is_val;
   const LoopConfig& c = parts_.loop;
   if (c.ema_decay > 0) ema_ = std::make_unique<ModelEma>(*parts_.model, c.ema_decay, c.ema_warmup);
   summary_.ema_evaluated = ema_ && c.ema_evaluate;

@@ -51,8 +51,10 @@ struct TrainSummary {
   std::int64_t graph_replays = 0;      // steps replayed from a recorded graph (train.graphs)
   std::string graph_fallback;          // why recorded steps stopped being used ("": they were not, or all went well)
   MetricSpec headline;                  // the task's headline metric ("accuracy")
-  // The split that selects: "val" with a validation split (data.val_fraction), else "test".
+  // The split that selects: "val" with a validation split (data.val_fraction, or the data set's
+  // own), else "test".
   std::string selection_split = "test";
+  bool test_is_val = false;  // the test figures are on the split that chose (no test labels)
   double best_selected = 0;             // the headline's best value on that split (by its direction)
   std::int64_t best_epoch = 0;
   double final_val_loss = 0;            // the last validation (with a validation split)
@@ -133,9 +135,12 @@ class Trainer {
   // The model (with the EMA weights when the run evaluates with them) on the validation split
   // (val) or the test set.
   Evaluation evaluate_split(bool val);
+  // The test set after epoch state_.epoch, into the summary (and row); record_test takes
+  // figures already evaluated on it.
   void test_now(EpochMetrics* row);
+  void record_test(const Evaluation& test, EpochMetrics* row);
   // SWA: the batch-norm statistics of the weights in the model recomputed over the training set.
-  void recompute_swa_batch_norm();  // the test set after epoch state_.epoch, into the summary (and row)
+  void recompute_swa_batch_norm();
   void save_checkpoint(const std::filesystem::path& path);
 
   TrainerParts parts_;

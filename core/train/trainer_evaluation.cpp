@@ -44,10 +44,11 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   // A pause evaluates too: a sweep's rung ranks the trials by what the paused epoch scored.
   const bool last = run_ends || state_.epoch == parts_.loop.pause_after_epoch;
   const bool has_val = parts_.data->has_val();
+  std::optional<Evaluation> selecting;
   if (last || state_.epoch % parts_.loop.eval_every == 0) {
     // The split that selects: validation where the run holds one out, else (as before
     // validation splits) the test set.
-    const Evaluation e = evaluate_split(has_val);
+    const Evaluation& e = selecting.emplace(evaluate_split(has_val));
     if (has_val) {
       m.val_loss = e.loss;
       m.val = e.metrics;
@@ -66,7 +67,11 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   const std::int64_t test_every = parts_.loop.test_every;
   if (has_val && (run_ends || (test_every > 0 && state_.epoch % test_every == 0))) {
     state_.epochs_done = state_.epoch;
-    test_now(&m);
+    // Without test labels the test split is the val split just evaluated on the same weights.
+    if (selecting && parts_.data->test_is_val)
+      record_test(*selecting, &m);
+    else
+      test_now(&m);
   }
   state_.epochs_done = state_.epoch;  // as a checkpoint records it from now on
   return m;
@@ -110,8 +115,9 @@ void Trainer::recompute_swa_batch_norm() {
   recompute_batch_norm(*parts_.model, batches);
 }
 
-void Trainer::test_now(EpochMetrics* row) {
-  const Evaluation test = evaluate_split(/*val=*/false);
+void Trainer::test_now(EpochMetrics* row) { record_test(evaluate_split(/*val=*/false), row); }
+
+void Trainer::record_test(const Evaluation& test, EpochMetrics* row) {
   summary_.final_test = test.metrics;
   summary_.final_per_class = test.per_class;
   summary_.final_test_loss = test.loss;
