@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <functional>
 #include <sstream>
 #include <string>
 
@@ -16,7 +15,6 @@
 #include "train/model_ema.h"
 #include "train/optimizers.h"
 #include "train/precision.h"
-#include "train/running_sums.h"
 #include "train/train_step.h"
 #include "util/error.h"
 #include "util/interrupt.h"
@@ -53,21 +51,25 @@ EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t load
 EpochTotals EpochLoop::run(LoopState& state) {
   const auto start = Clock::now();
   const int processes = strategy_.processes();
-  const std::int64_t accumulate = std::max<std::int64_t>(1, config_.accumulate_steps);
   // The sums of an interrupted epoch are totals over all processes: one of them carries them.
   const bool carries_partial = strategy_.is_rank_zero();
   const std::int64_t carried_seen = carries_partial ? state.partial_sums.seen : 0;
-  // On the host CPU the loss is at hand: it is checked every time, by one read (cheaper than an
-  // isfinite kernel and its read; elsewhere that would synchronise the device each step: it is
-  // checked when the loss is read anyway).
-  std::function<void(double)> check_loss;
-  if (stops_on_nonfinite_ && device_.device.is_cpu())
-    check_loss = [this, &state](double loss) {
-      if (!std::isfinite(loss)) stop_for_nonfinite(loss, state, "at");
-    };
-  RunningSums sums(task_, device_, carries_partial ? &state.partial_sums : nullptr, accumulate > 1, std::move(check_loss));
+  // Running sums stay on the device: reading them every step would synchronise it.
+  const at::ScalarType sum_type = device_.float64 ? at::kDouble : at::kFloat;
+  at::Tensor loss_sum = at::full({}, carries_partial ? state.partial_sums.loss_sum : 0.0,
+                                 at::TensorOptions().dtype(sum_type).device(device_.device));
+  // The task's training statistics (task/task.h), summed as the loss is.
+  const std::int64_t statistics_size = task_.statistics_size(Pass::training);
+  at::Tensor statistics = at::zeros({statistics_size}, at::TensorOptions().dtype(sum_type));
+  if (carries_partial && std::int64_t(state.partial_sums.statistics.size()) == statistics_size)
+    statistics = at::tensor(state.partial_sums.statistics, at::kDouble).to(sum_type);
+  statistics = statistics.to(device_.device);
+  std::int64_t seen = carried_seen;
   auto totals = [&] {
-    std::vector<double> t = strategy_.sum(sums.local());
+    std::vector<double> local = {loss_sum.item<double>(), double(seen)};
+    const at::Tensor host = statistics.to(at::kCPU, at::kDouble);
+    local.insert(local.end(), host.data_ptr<double>(), host.data_ptr<double>() + statistics_size);
+    std::vector<double> t = strategy_.sum(local);
     return EpochTotals{t[0], t[1], std::vector<double>(t.begin() + 2, t.end()), seconds_since(start), timer_.take()};
   };
 
@@ -85,10 +87,47 @@ EpochTotals EpochLoop::run(LoopState& state) {
   std::int64_t interval_samples = 0;
   const std::int64_t log_interval = config_.log_interval;
   timer_.take();  // a new epoch's figures
+  const std::int64_t accumulate = std::max<std::int64_t>(1, config_.accumulate_steps);
   // The schedule counts optimizer steps: with accumulation, one per group of micro-batches.
   const std::int64_t schedule_steps_per_epoch = (state.steps_per_epoch + accumulate - 1) / accumulate;
   // The epoch's last batch holds what is left of the shard.
   const std::int64_t last_batch = batches_.samples_per_epoch() - (state.steps_per_epoch - 1) * loader_batch_;
+  // With accumulation, a step's figures wait until it is taken: a skipped one counts nothing.
+  at::Tensor pending_loss, pending_statistics;
+  std::int64_t pending_seen = 0;
+  if (accumulate > 1) {
+    pending_loss = at::zeros_like(loss_sum);
+    pending_statistics = at::zeros_like(statistics);
+  }
+  // A part's loss and statistics into running sums. On the host CPU the loss is at hand: it is
+  // checked every time, by one read (cheaper than an isfinite kernel and its read; elsewhere
+  // that would synchronise the device each step: it is checked when the loss is read anyway).
+  auto count = [&](const StepOutput& out, const at::Tensor& counted, std::int64_t size, bool into_pending) {
+    if (stops_on_nonfinite_ && device_.device.is_cpu()) {
+      const double loss = out.loss.item<double>();
+      if (!std::isfinite(loss)) stop_for_nonfinite(loss, state, "at");
+    }
+    // As few small ops as possible: each costs a dispatch on the hot path.
+    at::NoGradGuard no_grad;
+    (into_pending ? pending_loss : loss_sum).add_(out.loss.detach(), double(size));
+    at::Tensor& sums = into_pending ? pending_statistics : statistics;
+    if (out.more.empty()) {
+      sums.add_(task_.statistics(Pass::training, out.logits.detach(), counted));
+    } else {
+      TensorMap more;
+      for (const auto& [name, t] : out.more) more[name] = t.detach();
+      sums.add_(task_.statistics(Pass::training, out.logits.detach(), counted, more));
+    }
+    (into_pending ? pending_seen : seen) += size;
+  };
+  // A recorded accumulated step (graph_step.h) runs its micro-batches at the last one: those
+  // before it are counted then, from the recording's outputs.
+  struct RecordedPart {
+    at::Tensor counted;
+    std::int64_t size = 0;
+    int micro = 0;
+  };
+  std::vector<RecordedPart> recorded;
   bool group_ended = true;
   for (;;) {
     timer_.start_step(state.step);
@@ -139,22 +178,38 @@ EpochTotals EpochLoop::run(LoopState& state) {
         strategy_.note_step(state.step);
         if (out.skipped) {  // train.on_nonfinite = "skip_step": this step changed nothing
           ++state.nonfinite_skipped;
-          if (accumulate > 1) sums.drop_step();  // nor do its micro-batches count
+          if (accumulate > 1) {  // nor do its micro-batches count
+            pending_loss.zero_();
+            pending_statistics.zero_();
+            pending_seen = 0;
+            recorded.clear();
+          }
           continue;
         }
         if (extras_.ema) extras_.ema->update(state.step);
       }
       if (accumulate == 1) {
-        sums.add(out, counted, size, /*pending=*/false);
+        count(out, counted, size, /*into_pending=*/false);
       } else {
         if (out.loss.defined())
-          sums.add(out, counted, size, /*pending=*/true);
+          count(out, counted, size, /*into_pending=*/true);
         else
-          sums.add_recorded(int(micro), counted, size);
-        if (stepped) sums.take_step(step_);
+          recorded.push_back({counted, size, int(micro)});
+        if (stepped) {
+          for (const RecordedPart& part : recorded)
+            count(step_.recorded_micro_output(part.micro), part.counted, part.size, /*into_pending=*/true);
+          recorded.clear();
+          at::NoGradGuard no_grad;
+          loss_sum.add_(pending_loss);
+          statistics.add_(pending_statistics);
+          seen += pending_seen;
+          pending_loss.zero_();
+          pending_statistics.zero_();
+          pending_seen = 0;
+        }
       }
       interval_samples += size * processes;
-      state.epoch_samples = (sums.seen() - carried_seen) * processes;
+      state.epoch_samples = (seen - carried_seen) * processes;
       if (!stepped) continue;
 
       for (auto& c : callbacks_) c->on_step_end(state, out.loss);
