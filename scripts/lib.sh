@@ -115,7 +115,9 @@ build() {
       -DCMAKE_PREFIX_PATH="$prefix" "$@" >"$PLUGTRAIN_BUILD_DIR/configure.log" 2>&1 \
       || { cat "$PLUGTRAIN_BUILD_DIR/configure.log" >&2; die "cmake configure failed"; }
   fi
-  # PLUGTRAIN_BUILD_TARGET: one target instead of everything (scripts/demo: plugtrain_runtime).
+  # PLUGTRAIN_BUILD_TARGET: these targets (space-separated) instead of everything
+  # (scripts/demo: plugtrain_first_run).
   log "building ${PLUGTRAIN_BUILD_TARGET:-everything} (${PLUGTRAIN_JOBS:-2} jobs)"
-  cmake --build "$PLUGTRAIN_BUILD_DIR" -j "${PLUGTRAIN_JOBS:-2}" ${PLUGTRAIN_BUILD_TARGET:+--target "$PLUGTRAIN_BUILD_TARGET"}
+  # shellcheck disable=SC2086  # the list is split into targets on purpose
+  cmake --build "$PLUGTRAIN_BUILD_DIR" -j "${PLUGTRAIN_JOBS:-2}" ${PLUGTRAIN_BUILD_TARGET:+--target $PLUGTRAIN_BUILD_TARGET}
 }

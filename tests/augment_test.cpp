@@ -15,7 +15,7 @@
 #include "data/data_error.h"
 
 namespace plugtrain::data {
-namespace {
+namespace augment_test {
 
 struct Img {
   int64_t c, h, w;
@@ -239,5 +239,5 @@ TEST(Augment, SameSeedSameImageOtherSeedOtherImage) {
   EXPECT_NE(SampleRng::seed_of(1, 2, 0, 3), SampleRng::seed_of(1, 3, 0, 3));
 }
 
-}  // namespace
+}  // namespace augment_test
 }  // namespace plugtrain::data

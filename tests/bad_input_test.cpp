@@ -12,7 +12,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace bad_input_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -280,5 +280,5 @@ TEST_F(BadInputTest, NumbersMustBeFiniteAndWithinWhatTheMachineHas) {
   EXPECT_FALSE(fs::exists(dir_ / "runs"));
 }
 
-}  // namespace
+}  // namespace bad_input_test
 }  // namespace plugtrain

@@ -16,7 +16,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace batch_size_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -228,5 +228,5 @@ TEST_F(BatchSizeTest, OutOfMemoryFromTheAllocatorIsRecoveredToo) {
   EXPECT_EQ(s["epochs"][0]["samples"], 2000);
 }
 
-}  // namespace
+}  // namespace batch_size_test
 }  // namespace plugtrain

@@ -13,7 +13,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace check_backend_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -178,5 +178,5 @@ TEST(ConformanceCompare, JudgesWithinATolerancePlacesNanAndComparesBytes) {
   EXPECT_NE(shapes.result("x").detail.find("shape 2x3, the CPU's is 3x2"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace check_backend_test
 }  // namespace plugtrain

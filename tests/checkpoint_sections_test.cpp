@@ -12,7 +12,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace checkpoint_sections_test {
 
 namespace fs = std::filesystem;
 
@@ -111,5 +111,5 @@ TEST(CheckpointSections, TheStoredFormat1CheckpointReadsIntoTodaysSections) {
   EXPECT_NE(state.find("history")->text_at("epochs_json").find("\"epoch\""), std::string::npos);
 }
 
-}  // namespace
+}  // namespace checkpoint_sections_test
 }  // namespace plugtrain

@@ -20,7 +20,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace checkpoint_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -424,5 +424,5 @@ TEST_F(CheckpointTest, Fp16LossScaleSurvivesResumeBitwise) {
   expect_resume_is_bitwise("--set train.precision=\"fp16\" --set schedule.name=\"none\" ", "fp16 run");
 }
 
-}  // namespace
+}  // namespace checkpoint_test
 }  // namespace plugtrain

@@ -9,7 +9,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace cli_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -240,5 +240,5 @@ TEST(Cli, ModelsNameErrorsAreOneLineAndExitTwo) {
   EXPECT_NE(list.out.find("resnet18  (models)"), std::string::npos) << list.out;
 }
 
-}  // namespace
+}  // namespace cli_test
 }  // namespace plugtrain

@@ -14,7 +14,7 @@
 #include "config/resolved_experiment.h"
 
 namespace plugtrain {
-namespace {
+namespace config_test {
 
 namespace fs = std::filesystem;
 
@@ -203,5 +203,5 @@ TEST(ExperimentDocs, TheOptimizerTableIsTheOneTheCodeDeclares) {
       << "docs/experiment.md should hold config/optimizer_table.cpp's table:\n" << optimizer_docs_table();
 }
 
-}  // namespace
+}  // namespace config_test
 }  // namespace plugtrain

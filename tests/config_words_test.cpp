@@ -16,7 +16,7 @@
 #include "config/choices.h"
 
 namespace plugtrain {
-namespace {
+namespace config_words_test {
 
 namespace fs = std::filesystem;
 
@@ -96,5 +96,5 @@ TEST(ConfigWords, TheScanFindsAComparison) {
   EXPECT_TRUE(configuration_words().count("fp16"));
 }
 
-}  // namespace
+}  // namespace config_words_test
 }  // namespace plugtrain

@@ -10,7 +10,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace cuda_unavailable_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -70,5 +70,5 @@ TEST(CudaUnavailable, TrainingStillRunsOnTheCpu) {
   EXPECT_NE(r.out.find("done: final test accuracy"), std::string::npos) << r.out;
 }
 
-}  // namespace
+}  // namespace cuda_unavailable_test
 }  // namespace plugtrain

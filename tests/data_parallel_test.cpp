@@ -9,7 +9,7 @@
 #include "train/precision.h"
 
 namespace plugtrain {
-namespace {
+namespace data_parallel_test {
 
 class TwoLayers : public Model {
  public:
@@ -96,5 +96,5 @@ TEST(DataParallel, AFactoryThatBuildsAnotherShapeIsRefused) {
   }
 }
 
-}  // namespace
+}  // namespace data_parallel_test
 }  // namespace plugtrain

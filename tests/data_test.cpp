@@ -28,7 +28,7 @@
 #include "support/temp_dir.h"
 
 namespace plugtrain::data {
-namespace {
+namespace data_test {
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<unsigned char>;
@@ -527,5 +527,5 @@ TEST(ShardedBatchLoader, AShardThatDoesNotExistIsRefused) {
   EXPECT_THROW(BatchLoader(d, 5, true, AugmentOptions{}, config_with_prefetch(0), at::kCPU, 1, Shard{2, 2}), DataError);
 }
 
-}  // namespace
+}  // namespace data_test
 }  // namespace plugtrain::data

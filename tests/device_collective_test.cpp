@@ -13,7 +13,7 @@
 #include "plugins/plugin_host.h"
 
 namespace plugtrain {
-namespace {
+namespace device_collective_test {
 
 PluginHost built_plugins() {
   SearchOptions options;
@@ -77,5 +77,5 @@ TEST(DeviceCollective, APlannedCollectiveThePluginDoesNotExportLeavesTensorsToGl
   EXPECT_EQ(attach_device_collective(collectives, *cpu, "gloo", c10::Device("cpu"), log), "gloo");
 }
 
-}  // namespace
+}  // namespace device_collective_test
 }  // namespace plugtrain

@@ -15,7 +15,7 @@
 #include "readers/synthetic.h"
 
 namespace plugtrain::data {
-namespace {
+namespace device_resident_test {
 
 // Byte images with every value, a non-square shape, and per-channel statistics.
 Dataset byte_images(int64_t n = 37) {
@@ -127,5 +127,5 @@ TEST(DeviceResident, SaysWhyADataSetCannotLiveOnTheDevice) {
   EXPECT_EQ(bytes_on_device(d, {}), 37 * 3 * 7 * 5 + 37 * 8);
 }
 
-}  // namespace
+}  // namespace device_resident_test
 }  // namespace plugtrain::data

@@ -12,7 +12,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace diagnose_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -133,5 +133,5 @@ TEST(Fastest, MeasuresEveryUsableBackendChoosesTheFastestAndRemembersIt) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace diagnose_test
 }  // namespace plugtrain

@@ -20,7 +20,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace distributed_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -396,5 +396,5 @@ TEST(World, BadOrMissingVariablesAreNamed) {
   EXPECT_NE(message(no_size).find("environment variable WORLD_SIZE is not set"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace distributed_test
 }  // namespace plugtrain

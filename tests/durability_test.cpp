@@ -21,7 +21,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace durability_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -231,5 +231,5 @@ TEST_F(DurabilityTest, ANonFiniteLossStopsTheRunAtThatStepAndNamesTheLastGoodChe
   EXPECT_EQ(in_groups["epochs"][1]["samples"], 2000 - 2 * 20) << "the skipped step's micro-batches are not counted";
 }
 
-}  // namespace
+}  // namespace durability_test
 }  // namespace plugtrain

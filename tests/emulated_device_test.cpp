@@ -20,7 +20,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace emulated_device_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -171,5 +171,5 @@ TEST_P(EmulatedDeviceTest, TwoDevicesTrainWithDpAndDdp) {
 INSTANTIATE_TEST_SUITE_P(Devices, EmulatedDeviceTest, ::testing::Values("cpu", "emulated"),
                          [](const auto& info) { return info.param; });
 
-}  // namespace
+}  // namespace emulated_device_test
 }  // namespace plugtrain

@@ -24,7 +24,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace evaluate_predict_test {
 
 namespace fs = std::filesystem;
 using testing::run_process;
@@ -301,5 +301,5 @@ TEST_F(EvaluatePredictTest, PredictNamesABadImageInOneLine) {
   EXPECT_NE(r.out.find("broken.png"), std::string::npos) << r.out;
 }
 
-}  // namespace
+}  // namespace evaluate_predict_test
 }  // namespace plugtrain

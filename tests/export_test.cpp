@@ -22,7 +22,7 @@
 #include "support/temp_dir.h"
 
 namespace plugtrain::testing {
-namespace {
+namespace export_test {
 
 namespace fs = std::filesystem;
 
@@ -213,5 +213,5 @@ print("BATCHES", int(st["bn1.num_batches_tracked"]), st["bn1.num_batches_tracked
 }
 #endif
 
-}  // namespace
+}  // namespace export_test
 }  // namespace plugtrain::testing

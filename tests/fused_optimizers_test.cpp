@@ -30,7 +30,7 @@
 #include "util/error.h"
 
 namespace plugtrain {
-namespace {
+namespace fused_optimizers_test {
 
 using torch::optim::Optimizer;
 using Make = std::function<std::unique_ptr<Optimizer>(const std::vector<at::Tensor>&, OptimizerImpl)>;
@@ -399,5 +399,5 @@ TEST(FusedOptimizers, ARunNamesItsFormAndResumesALoopCheckpointFused) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace fused_optimizers_test
 }  // namespace plugtrain

@@ -24,7 +24,7 @@
 #include "train/trainer.h"
 
 namespace plugtrain {
-namespace {
+namespace graph_step_test {
 
 namespace fs = std::filesystem;
 using testing::run_process;
@@ -393,5 +393,5 @@ TEST_F(GraphRunTest, TrueFailsWithTheReasonWhenTheRunCannotReplay) {
   EXPECT_FALSE(fs::exists(dir_ / "runs")) << "refused before a run folder is made";
 }
 
-}  // namespace
+}  // namespace graph_step_test
 }  // namespace plugtrain

@@ -26,7 +26,7 @@
 #include "data/image_codec.h"
 
 namespace plugtrain::data {
-namespace {
+namespace image_codec_test {
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
@@ -533,5 +533,5 @@ TEST(ImageCodecResize, ShorterSideThenCropEqualsResizeAndCrop) {
   }
 }
 
-}  // namespace
+}  // namespace image_codec_test
 }  // namespace plugtrain::data

@@ -20,7 +20,7 @@
 #include "support/temp_dir.h"
 
 namespace plugtrain::data {
-namespace {
+namespace image_datasets_test {
 
 namespace fs = std::filesystem;
 using plugtrain::testing::class_colour;
@@ -287,5 +287,5 @@ TEST(LoadDataset, NormalisationFromTheTrainingSetGivenOrNone) {
   EXPECT_EQ(load_dataset(o).data.train.normalization.mean, std::vector<double>(3, 0.0));
 }
 
-}  // namespace
+}  // namespace image_datasets_test
 }  // namespace plugtrain::data

@@ -14,7 +14,7 @@
 #include "support/image_data.h"
 
 namespace plugtrain::testing {
-namespace {
+namespace image_runs_test {
 
 namespace fs = std::filesystem;
 
@@ -358,5 +358,5 @@ for _ in range(steps):
 }
 #endif
 
-}  // namespace
+}  // namespace image_runs_test
 }  // namespace plugtrain::testing

@@ -12,7 +12,7 @@
 #include "support/bundled_models.h"
 
 namespace plugtrain {
-namespace {
+namespace models_test {
 
 using namespace plugtrain::testing;  // support/bundled_models.h
 
@@ -144,5 +144,5 @@ TEST(ModelsPlugin, EveryModelLearnsAFixedTinyBatch) {
   }
 }
 
-}  // namespace
+}  // namespace models_test
 }  // namespace plugtrain

@@ -4,7 +4,7 @@
 #include "platform_facts.h"
 
 namespace plugtrain::mps {
-namespace {
+namespace mps_policy_test {
 
 PlatformFacts mac(int major, int minor, const std::string& arch, const std::string& chip, bool torch_mps) {
   PlatformFacts f;
@@ -74,5 +74,5 @@ TEST(MpsPolicy, M3AndLaterAreChosenNormally) {
   }
 }
 
-}  // namespace
+}  // namespace mps_policy_test
 }  // namespace plugtrain::mps

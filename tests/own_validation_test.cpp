@@ -12,7 +12,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace own_validation_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -155,5 +155,5 @@ TEST_F(OwnValidationTest, ATestMonitorOrAnEmptyValidationSplitIsOneLine) {
   EXPECT_FALSE(fs::exists(run_folder(0) / "summary.json"));
 }
 
-}  // namespace
+}  // namespace own_validation_test
 }  // namespace plugtrain

@@ -14,7 +14,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace plugin_host_test {
 
 namespace fs = std::filesystem;
 const fs::path kTestPlugins = PLUGTRAIN_TEST_PLUGIN_DIR;
@@ -261,11 +261,11 @@ TEST_F(WorldWritable, SameFileWithSafePermissionsLoads) {
   EXPECT_TRUE(host.backend("testgood")->probe().usable());
 }
 
-}  // namespace
+}  // namespace plugin_host_test
 }  // namespace plugtrain
 
 namespace plugtrain {
-namespace {
+namespace plugin_host_test {
 
 // A backend whose device type LibTorch cannot parse: a PrivateUse1 name with a digit, or one
 // its plugin never registered. The host says so when it first asks, naming the plugin.
@@ -335,5 +335,5 @@ TEST(PluginHost, AnAcceleratorBesideARegisteredPrivateUse1DeviceIsUnusableWithTh
       ::testing::ExitedWithCode(0), "not in this process");
 }
 
-}  // namespace
+}  // namespace plugin_host_test
 }  // namespace plugtrain

@@ -20,7 +20,7 @@
 #include "task/plugin_task.h"
 
 namespace plugtrain {
-namespace {
+namespace plugin_tasks_test {
 
 using testing::slurp;
 namespace fs = std::filesystem;
@@ -152,5 +152,5 @@ TEST_F(PluginTaskTest, AModelThatDeclaresOtherTargetsRefusesTheTask) {
             std::string::npos) << r.out;
 }
 
-}  // namespace
+}  // namespace plugin_tasks_test
 }  // namespace plugtrain

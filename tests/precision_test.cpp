@@ -5,7 +5,7 @@
 #include "train/precision.h"
 
 namespace plugtrain {
-namespace {
+namespace precision_test {
 
 TEST(LossScaler, OverflowSkipsTheStepAndHalvesTheScale) {
   LossScaler scaler(true, c10::Device("cpu"), 1024.0, 2000);
@@ -46,5 +46,5 @@ TEST(Autocast, Bf16ScopeCastsMatmulsAndRestoresOnExit) {
   EXPECT_EQ(at::mm(a, b).scalar_type(), at::kFloat);
 }
 
-}  // namespace
+}  // namespace precision_test
 }  // namespace plugtrain

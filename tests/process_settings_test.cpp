@@ -25,7 +25,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace process_settings_test {
 
 namespace fs = std::filesystem;
 
@@ -172,5 +172,5 @@ TEST_F(ProcessSettingsTest, BackendBAfterBackendAGetsExactlyWhatItGetsAlone) {
   before.expect_equal(Settings::now(), "after a deterministic run");
 }
 
-}  // namespace
+}  // namespace process_settings_test
 }  // namespace plugtrain

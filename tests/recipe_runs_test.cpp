@@ -13,7 +13,7 @@
 #include "support/synthetic_experiment.h"
 
 namespace plugtrain {
-namespace {
+namespace recipe_runs_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -154,5 +154,5 @@ mixup_alpha = 0.2
                         "data.val_fraction", "must be in [0, 1)");
 }
 
-}  // namespace
+}  // namespace recipe_runs_test
 }  // namespace plugtrain

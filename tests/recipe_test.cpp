@@ -23,7 +23,7 @@
 #include "train/trainer.h"
 
 namespace plugtrain {
-namespace {
+namespace recipe_test {
 
 class Mlp : public Model {  // no batch norm: its statistics would be per micro-batch
  public:
@@ -301,5 +301,5 @@ TEST(ValidationSplit, SelectsWhileTheTestSetIsEvaluatedAtTheEnd) {
   for (const EpochMetrics& m : tested.summary.epochs) EXPECT_TRUE(m.test_loss.has_value()) << "epoch " << m.epoch;
 }
 
-}  // namespace
+}  // namespace recipe_test
 }  // namespace plugtrain

@@ -14,7 +14,7 @@
 #include "support/synthetic_experiment.h"
 
 namespace plugtrain {
-namespace {
+namespace run_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -249,5 +249,5 @@ TEST_F(RunTest, ProgressBarOnATerminalPlainLinesOtherwiseNoColorRespected) {
   EXPECT_EQ(piped.out.find('\r'), std::string::npos);
 }
 
-}  // namespace
+}  // namespace run_test
 }  // namespace plugtrain

@@ -16,7 +16,7 @@
 #include "sweep/sweep_spec.h"
 
 namespace plugtrain {
-namespace {
+namespace rung_scheduler_test {
 
 RungSchedule asha(std::int64_t min_epochs, std::int64_t max_epochs, std::int64_t eta = 3) {
   RungSchedule s;
@@ -211,5 +211,5 @@ TEST_F(SchedulerKeys, BadKeysAreOneLineNamingThem) {
     EXPECT_EQ(error(line).find('\n'), std::string::npos) << error(line);
 }
 
-}  // namespace
+}  // namespace rung_scheduler_test
 }  // namespace plugtrain

@@ -11,7 +11,7 @@
 #include "support/sdk_versions.h"
 
 namespace plugtrain {
-namespace {
+namespace sdk_versions_cli_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -139,5 +139,5 @@ TEST_F(SdkVersionsCliTest, ChecksTheRulesOfA32ModelsPlugin) {
   EXPECT_FALSE(fs::exists(dir_ / "runs" / "sdk32")) << r.out;
 }
 
-}  // namespace
+}  // namespace sdk_versions_cli_test
 }  // namespace plugtrain

@@ -16,7 +16,7 @@
 #include "support/sdk_versions.h"
 
 namespace plugtrain {
-namespace {
+namespace sdk_versions_test {
 
 namespace fs = std::filesystem;
 namespace v3 = sdk_compat::v3;
@@ -194,5 +194,5 @@ TEST(SdkVersions, ModelsPluginsRegisterTheirSpecsAndRules) {
   }
 }
 
-}  // namespace
+}  // namespace sdk_versions_test
 }  // namespace plugtrain

@@ -8,7 +8,7 @@
 #include "plugins/search_path.h"
 
 namespace plugtrain {
-namespace {
+namespace search_path_test {
 
 namespace fs = std::filesystem;
 
@@ -53,5 +53,5 @@ TEST(SearchPath, SameFileReachedTwiceIsOneCandidate) {
   EXPECT_EQ(found[0].origin, "one");
 }
 
-}  // namespace
+}  // namespace search_path_test
 }  // namespace plugtrain

@@ -5,7 +5,7 @@
 #include "select/backend_selection.h"
 
 namespace plugtrain {
-namespace {
+namespace selection_test {
 
 namespace fs = std::filesystem;
 
@@ -105,5 +105,5 @@ TEST(Selection, NamedUnusableOrUnknownBackendIsAnErrorNotAFallback) {
   }
 }
 
-}  // namespace
+}  // namespace selection_test
 }  // namespace plugtrain

@@ -15,7 +15,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace sign_language_test {
 
 using testing::shell_quote;
 using testing::slurp;
@@ -137,5 +137,5 @@ TEST_F(SignLanguageTest, WhatCannotReadTheClipsLengthsIsRefusedBeforeAnyWork) {
   EXPECT_FALSE(fs::exists(dir_ / "runs")) << "all refused before a run folder is made";
 }
 
-}  // namespace
+}  // namespace sign_language_test
 }  // namespace plugtrain

@@ -15,7 +15,7 @@
 #include "sweep/sweep_report.h"
 
 namespace plugtrain {
-namespace {
+namespace slurm_sweep_test {
 
 namespace fs = std::filesystem;
 using testing::shell_quote;
@@ -144,5 +144,5 @@ TEST_F(SlurmSweepTest, SlurmsOwnRefusalIsOneLine) {
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << "the sweep's header line and the error: " << r.out;
 }
 
-}  // namespace
+}  // namespace slurm_sweep_test
 }  // namespace plugtrain

@@ -18,7 +18,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace slurm_test {
 
 using testing::shell_quote;
 using testing::slurp;
@@ -137,5 +137,5 @@ TEST_F(SlurmDdpTest, SrunTrainsTwoRanksAndResumesAfterScancel) {
   EXPECT_EQ(csv_epochs(slurp(run_folder(0) / "metrics.csv")), every) << "each epoch's row once";
 }
 
-}  // namespace
+}  // namespace slurm_test
 }  // namespace plugtrain

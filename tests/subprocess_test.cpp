@@ -15,7 +15,7 @@
 #include "util/subprocess.h"
 
 namespace plugtrain {
-namespace {
+namespace subprocess_test {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -154,5 +154,5 @@ TEST_F(Subprocess, ReapAnySaysWhichChildEndedAndWhenNoneIsLeft) {
   EXPECT_TRUE(reap_any().no_children);
 }
 
-}  // namespace
+}  // namespace subprocess_test
 }  // namespace plugtrain

@@ -17,7 +17,7 @@
 #include "support/experiment_folder.h"
 
 namespace plugtrain {
-namespace {
+namespace sweep_scheduler_test {
 
 namespace fs = std::filesystem;
 using testing::run_process;
@@ -216,5 +216,5 @@ TEST_F(AshaSweepTest, WithoutSbatchSlurmIsOneLineAndAReductionFactorBelowTwoIsNa
       << eta.out;
 }
 
-}  // namespace
+}  // namespace sweep_scheduler_test
 }  // namespace plugtrain

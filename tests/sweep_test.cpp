@@ -24,7 +24,7 @@
 #include "util/error.h"
 
 namespace plugtrain {
-namespace {
+namespace sweep_test {
 
 using testing::run_process;
 using testing::shell_quote;
@@ -389,5 +389,5 @@ for run in sorted(glob.glob(os.path.join(root, "*", "version_0", "tensorboard"))
 }
 #endif
 
-}  // namespace
+}  // namespace sweep_test
 }  // namespace plugtrain

@@ -13,7 +13,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace task_examples_test {
 
 using testing::shell_quote;
 using testing::slurp;
@@ -124,5 +124,5 @@ TEST_F(TaskExampleTest, BadDataSetInputIsOneLine) {
       << flips.out;
 }
 
-}  // namespace
+}  // namespace task_examples_test
 }  // namespace plugtrain

@@ -14,7 +14,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace task_runs_test {
 
 using testing::slurp;
 namespace fs = std::filesystem;
@@ -183,5 +183,5 @@ TEST_F(TaskRunTest, BadTaskInputIsOneLineNamingTheKey) {
   EXPECT_FALSE(fs::exists(version(0) / "checkpoints" / "last.ckpt")) << "nothing trained";
 }
 
-}  // namespace
+}  // namespace task_runs_test
 }  // namespace plugtrain

@@ -16,7 +16,7 @@
 #include "support/run_process.h"
 
 namespace plugtrain {
-namespace {
+namespace task_strategies_test {
 
 using testing::shell_quote;
 using testing::slurp;
@@ -116,5 +116,5 @@ TEST_F(TaskStrategyTest, TheAutoBatchSearchRunsTheTasksLoss) {
   EXPECT_LT(summary(0)["final_test_mae"].get<double>(), 0.2) << r.out;
 }
 
-}  // namespace
+}  // namespace task_strategies_test
 }  // namespace plugtrain

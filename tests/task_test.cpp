@@ -13,7 +13,7 @@
 #include "task/task_registry.h"
 
 namespace plugtrain {
-namespace {
+namespace task_test {
 
 std::unique_ptr<Task> task_named(const std::string& name, const TaskInputs& inputs,
                                  std::map<std::string, OptionValue> options = {}) {
@@ -245,5 +245,5 @@ TEST(Tasks, OutputsThatDoNotFitTheTargetsAreAnErrorNamingBothShapes) {
   }
 }
 
-}  // namespace
+}  // namespace task_test
 }  // namespace plugtrain

@@ -25,7 +25,7 @@
 #include "util/interrupt.h"
 
 namespace plugtrain {
-namespace {
+namespace training_core_test {
 
 namespace fs = std::filesystem;
 
@@ -287,5 +287,5 @@ TEST_F(FitLoopTest, StopsAfterTheStepInWhichAnInterruptCame) {
   EXPECT_EQ(s.stop_reason, "SIGINT received");
 }
 
-}  // namespace
+}  // namespace training_core_test
 }  // namespace plugtrain

@@ -9,7 +9,7 @@
 #include "distributed/world.h"
 
 namespace plugtrain {
-namespace {
+namespace world_test {
 
 std::string first_host(const std::string& list) {
   const Result<std::string> host = first_slurm_host(list);
@@ -180,5 +180,5 @@ TEST(World, BrokenSlurmVariablesAreNamedInOneLine) {
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
 
-}  // namespace
+}  // namespace world_test
 }  // namespace plugtrain

@@ -20,7 +20,7 @@
 #include "support/bundled_models.h"
 
 namespace plugtrain {
-namespace {
+namespace zoo_models_test {
 
 using namespace plugtrain::testing;  // support/bundled_models.h
 
@@ -248,5 +248,5 @@ TEST(ZooModels, SmallBaselineCnnLearnsAFixedTinyBatch) {
   EXPECT_LT(after, 0.5 * before) << "loss " << before << " -> " << after;
 }
 
-}  // namespace
+}  // namespace zoo_models_test
 }  // namespace plugtrain

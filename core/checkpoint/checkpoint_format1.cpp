@@ -8,7 +8,7 @@ namespace plugtrain {
 
 namespace {
 
-c10::IValue read_value(torch::serialize::InputArchive& a, const std::string& key) {
+c10::IValue read_progress_value(torch::serialize::InputArchive& a, const std::string& key) {
   c10::IValue v;
   a.read("progress." + key, v);
   return v;
@@ -17,9 +17,9 @@ c10::IValue read_value(torch::serialize::InputArchive& a, const std::string& key
 }  // namespace
 
 CheckpointState format1_state(torch::serialize::InputArchive& a) {
-  auto integer = [&](const char* key) { return read_value(a, key).toInt(); };
-  auto real = [&](const char* key) { return read_value(a, key).toDouble(); };
-  auto flag = [&](const char* key) { return read_value(a, key).toBool(); };
+  auto integer = [&](const char* key) { return read_progress_value(a, key).toInt(); };
+  auto real = [&](const char* key) { return read_progress_value(a, key).toDouble(); };
+  auto flag = [&](const char* key) { return read_progress_value(a, key).toBool(); };
   CheckpointState state;
 
   StateSection& loop = state.section("loop");

@@ -14,6 +14,7 @@
 #include "config/option_rules.h"
 #include "config/suggest.h"
 #include "config/toml_values.h"
+#include "plugtrain/model.h"
 #include "util/text.h"
 
 namespace plugtrain {

@@ -9,9 +9,11 @@
 #include <toml++/toml.h>
 
 #include "config/experiment.h"
-#include "plugtrain/model.h"
+#include "plugtrain/options.h"
 
 namespace plugtrain {
+
+struct ModelSpec;  // plugtrain/model.h, which brings LibTorch's nn headers: only resolve_model_options needs it
 
 struct ExperimentFile {
   std::string source;                  // path as given, for messages

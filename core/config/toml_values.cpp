@@ -11,6 +11,8 @@ std::string position(const std::string& source, const toml::source_region& regio
   return source + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column);
 }
 
+std::string position(const ExperimentFile& file, const toml::node& node) { return position(file.source, node.source()); }
+
 // Where a key came from: "--set optim.lr" or "exp.toml:7:1".
 std::string where(const ExperimentFile& file, const std::string& path, const toml::source_region& region) {
   if (file.overridden.count(path)) return "--set " + path;

@@ -17,6 +17,8 @@ namespace plugtrain {
 
 // "exp.toml:7:1" for a region of `source`.
 std::string position(const std::string& source, const toml::source_region& region);
+// The same for a node of the file: "exp.toml:7:1", or the file's name for a node --set made.
+std::string position(const ExperimentFile& file, const toml::node& node);
 // Where a key came from: "--set optim.lr" or "exp.toml:7:1".
 std::string where(const ExperimentFile& file, const std::string& path, const toml::source_region& region);
 // "string", "integer", "table", ... for messages.

@@ -35,17 +35,14 @@ std::string one_line(const char* message) {
   return s;
 }
 
-std::string size_text(int64_t width, int64_t height) {
-  return std::to_string(width) + "x" + std::to_string(height);
-}
 
 // The size limits, checked before any pixel buffer is allocated.
 void check_dimensions(const std::string& name, const char* format, int64_t width, int64_t height) {
   if (width < 1 || height < 1)
     throw DataError(name + ": cannot decode " + format + ": no image size in the header (" +
-                    size_text(width, height) + ")");
+                    image_size_text(width, height) + ")");
   if (width > kMaxImageSide || height > kMaxImageSide || width * height > kMaxImagePixels)
-    throw DataError(name + ": " + format + " image of " + size_text(width, height) +
+    throw DataError(name + ": " + format + " image of " + image_size_text(width, height) +
                     " pixels is larger than the decoder accepts (" + std::to_string(kMaxImageSide) +
                     " per side, " + std::to_string(kMaxImagePixels >> 20) + " Mi pixels)");
 }
@@ -175,11 +172,11 @@ std::vector<uint8_t> encode_png_named(const Image& image, const std::string& pre
   if (image.channels != 1 && image.channels != 3)
     throw fail("an image of " + std::to_string(image.channels) + " channels (1 or 3 are written)");
   if (image.width < 1 || image.height < 1 || image.width > kMaxImageSide || image.height > kMaxImageSide)
-    throw fail("an image of " + size_text(image.width, image.height) + " pixels");
+    throw fail("an image of " + image_size_text(image.width, image.height) + " pixels");
   const size_t expected = size_t(image.width) * size_t(image.height) * size_t(image.channels);
   if (image.pixels.size() != expected)
     throw fail(std::to_string(image.pixels.size()) + " bytes of pixels for " +
-               size_text(image.width, image.height) + "x" + std::to_string(image.channels));
+               image_size_text(image.width, image.height) + "x" + std::to_string(image.channels));
 
   SpngContext ctx(spng_ctx_new(SPNG_CTX_ENCODER));
   if (!ctx) throw fail("out of memory");
@@ -219,6 +216,10 @@ std::vector<uint8_t> encode_png(const Image& image) { return encode_png_named(im
 void write_png_file(const std::filesystem::path& path, const Image& image) {
   const std::vector<uint8_t> png = encode_png_named(image, path.string() + ": ");
   write_file_atomically(path, std::string(reinterpret_cast<const char*>(png.data()), png.size()));
+}
+
+std::string image_size_text(int64_t width, int64_t height) {
+  return std::to_string(width) + "x" + std::to_string(height);
 }
 
 }  // namespace plugtrain::data

@@ -63,6 +63,9 @@ namespace plugtrain::data {
 constexpr int kMaxImageSide = 65535;
 constexpr int64_t kMaxImagePixels = int64_t(1) << 27;
 
+// "640x480", for messages.
+std::string image_size_text(int64_t width, int64_t height);
+
 // Interleaved H,W,C 8-bit pixels, rows top to bottom: pixels[(y * width + x) * channels + c].
 // Decoding always gives channels = 3 (RGB); resize and crop keep the channel count.
 struct Image {

@@ -14,7 +14,6 @@
 namespace plugtrain::data {
 namespace {
 
-std::string size_text(int64_t width, int64_t height) { return std::to_string(width) + "x" + std::to_string(height); }
 
 // PIL's fixed point: 32 bits less 8 for the pixel and 2 of headroom.
 constexpr int kPrecisionBits = 32 - 8 - 2;
@@ -196,7 +195,7 @@ void check_source(const Image& src, const char* what) {
   if (src.width < 1 || src.height < 1 || src.channels < 1 ||
       src.pixels.size() != size_t(src.width) * size_t(src.height) * size_t(src.channels))
     throw std::invalid_argument(std::string(what) + ": the source image is empty or its pixels do not match " +
-                                size_text(src.width, src.height) + "x" + std::to_string(src.channels));
+                                image_size_text(src.width, src.height) + "x" + std::to_string(src.channels));
 }
 
 }  // namespace
@@ -204,7 +203,7 @@ void check_source(const Image& src, const char* what) {
 Image resize_bilinear(const Image& src, int width, int height) {
   check_source(src, "resize_bilinear");
   if (width < 1 || height < 1)
-    throw std::invalid_argument("resize_bilinear: target size " + size_text(width, height) + " is not positive");
+    throw std::invalid_argument("resize_bilinear: target size " + image_size_text(width, height) + " is not positive");
   if (width == src.width && height == src.height) return src;
   return resample_window(src, width, height, 0, 0, width, height);
 }
@@ -212,8 +211,8 @@ Image resize_bilinear(const Image& src, int width, int height) {
 Image center_crop(const Image& src, int width, int height) {
   check_source(src, "center_crop");
   if (width < 1 || height < 1 || width > src.width || height > src.height)
-    throw std::invalid_argument("center_crop: " + size_text(width, height) + " does not fit in the " +
-                                size_text(src.width, src.height) + " image");
+    throw std::invalid_argument("center_crop: " + image_size_text(width, height) + " does not fit in the " +
+                                image_size_text(src.width, src.height) + " image");
   const int x0 = (src.width - width) / 2, y0 = (src.height - height) / 2;
   Image out;
   out.width = width;
@@ -233,7 +232,7 @@ Image resize_shorter_then_center_crop(const Image& src, int size) {
   const int64_t longer = src.width <= src.height ? int64_t(size) * src.height / src.width
                                                  : int64_t(size) * src.width / src.height;
   if (longer > std::numeric_limits<int>::max())
-    throw std::invalid_argument("resize_shorter_then_center_crop: the " + size_text(src.width, src.height) +
+    throw std::invalid_argument("resize_shorter_then_center_crop: the " + image_size_text(src.width, src.height) +
                                 " image resized to " + std::to_string(size) + " on its shorter side is too long");
   const int full_width = src.width <= src.height ? size : int(longer);
   const int full_height = src.width <= src.height ? int(longer) : size;

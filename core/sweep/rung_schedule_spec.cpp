@@ -11,6 +11,7 @@
 
 #include "config/config_error.h"
 #include "config/toml_text.h"
+#include "config/toml_values.h"
 #include "run/recipe_checks.h"
 #include "sweep/sweep_spec.h"
 #include "task/task_registry.h"
@@ -23,21 +24,16 @@ namespace {
 const char* const kSchedulerKeys[] = {"scheduler", "metric", "mode", "min_epochs", "max_epochs", "reduction_factor",
                                       "brackets"};
 
-std::string at(const ExperimentFile& file, const toml::node& node) {
-  const auto& r = node.source();
-  return file.source + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
-}
-
 template <class E>
 E word(const ExperimentFile& file, const toml::node& node, const std::string& key) {
   const std::optional<E> value = choice_named<E>(node.value_or(std::string()));
-  if (!value) throw ConfigError(at(file, node) + ": sweep." + key + " must be one of " + join(choice_words<E>(), ", "));
+  if (!value) throw ConfigError(position(file, node) + ": sweep." + key + " must be one of " + join(choice_words<E>(), ", "));
   return *value;
 }
 
 std::int64_t integer(const ExperimentFile& file, const toml::node& node, const std::string& key, std::int64_t min) {
   if (!node.is_integer() || *node.value<std::int64_t>() < min)
-    throw ConfigError(at(file, node) + ": sweep." + key + " must be an integer >= " + std::to_string(min));
+    throw ConfigError(position(file, node) + ": sweep." + key + " must be an integer >= " + std::to_string(min));
   return *node.value<std::int64_t>();
 }
 
@@ -53,16 +49,16 @@ void read_scheduler(const ExperimentFile& file, const toml::table& sweep, Schedu
   const toml::node* kind = sweep.get("scheduler");
   if (kind) {
     out.kind = word<SweepScheduler>(file, *kind, "scheduler");
-    out.where = at(file, *kind);
+    out.where = position(file, *kind);
   }
   for (const char* k : kSchedulerKeys)
     if (out.kind == SweepScheduler::none && std::string(k) != "scheduler" && sweep.contains(k))
-      throw ConfigError(at(file, *sweep.get(k)) + ": sweep." + k +
+      throw ConfigError(position(file, *sweep.get(k)) + ": sweep." + k +
                         " belongs to an early-stopping scheduler: add scheduler = \"asha\" or \"hyperband\"");
   if (const toml::node* n = sweep.get("metric")) {
-    if (!n->is_string()) throw ConfigError(at(file, *n) + ": sweep.metric must be a string, got " + toml_text(*n));
+    if (!n->is_string()) throw ConfigError(position(file, *n) + ": sweep.metric must be a string, got " + toml_text(*n));
     out.metric = n->value_or(std::string());
-    out.metric_where = at(file, *n);
+    out.metric_where = position(file, *n);
   }
   if (const toml::node* n = sweep.get("mode")) {
     if (n->value_or(std::string()) != word_or_auto(std::optional<Direction>())) out.mode = word<Direction>(file, *n, "mode");
@@ -72,13 +68,13 @@ void read_scheduler(const ExperimentFile& file, const toml::table& sweep, Schedu
   if (const toml::node* n = sweep.get("reduction_factor")) {
     // η below 2 keeps every trial at every rung: nothing would ever stop early.
     if (!n->is_integer() || *n->value<std::int64_t>() < 2)
-      throw ConfigError(at(file, *n) + ": sweep.reduction_factor (η) must be an integer >= 2, got " + toml_text(*n) +
+      throw ConfigError(position(file, *n) + ": sweep.reduction_factor (η) must be an integer >= 2, got " + toml_text(*n) +
                         " (1/η of each rung's trials go on)");
     out.reduction_factor = *n->value<std::int64_t>();
   }
   if (const toml::node* n = sweep.get("brackets")) {
     if (out.kind != SweepScheduler::hyperband)
-      throw ConfigError(at(file, *n) + ": sweep.brackets belongs to scheduler = \"hyperband\" (asha is one bracket)");
+      throw ConfigError(position(file, *n) + ": sweep.brackets belongs to scheduler = \"hyperband\" (asha is one bracket)");
     out.brackets = integer(file, *n, "brackets", 1);
   }
 }

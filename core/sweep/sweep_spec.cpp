@@ -7,6 +7,7 @@
 #include "config/config_error.h"
 #include "config/suggest.h"
 #include "config/toml_text.h"
+#include "config/toml_values.h"
 #include "util/text.h"
 
 namespace plugtrain {
@@ -21,14 +22,9 @@ bool reserved(const std::string& key) {
   return is_scheduler_key(key);
 }
 
-std::string at(const ExperimentFile& file, const toml::node& node) {
-  const auto& r = node.source();
-  return r.begin.line == 0 ? file.source : file.source + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
-}
-
 double number(const ExperimentFile& file, const toml::node& node, const std::string& what) {
   if (auto v = node.value<double>()) return *v;
-  throw ConfigError(at(file, node) + ": " + what + " must be a number");
+  throw ConfigError(position(file, node) + ": " + what + " must be a number");
 }
 
 // A distribution for random search: { uniform = [a, b] }, { log_uniform = [a, b] }, { int = [a, b] }.
@@ -39,7 +35,7 @@ bool read_distribution(const ExperimentFile& file, const std::string& key, const
   const toml::node& node = first->second;
   if (kind == "choice") {  // { choice = [a, b, c] }: one of the values, as a plain list is
     const toml::array* values = node.as_array();
-    if (!values || values->empty()) throw ConfigError(at(file, node) + ": sweep." + key + ".choice must list values");
+    if (!values || values->empty()) throw ConfigError(position(file, node) + ": sweep." + key + ".choice must list values");
     for (const toml::node& v : *values) axis.values.push_back(toml_text(v));
     return true;
   }
@@ -47,15 +43,15 @@ bool read_distribution(const ExperimentFile& file, const std::string& key, const
   if (!distribution) return false;
   const toml::array* range = node.as_array();
   if (!range || range->size() != 2)
-    throw ConfigError(at(file, node) + ": sweep." + key + "." + kind + " must be [low, high]");
+    throw ConfigError(position(file, node) + ": sweep." + key + "." + kind + " must be [low, high]");
   axis.distribution = distribution;
   axis.low = number(file, (*range)[0], "sweep." + key + "." + kind + " low");
   axis.high = number(file, (*range)[1], "sweep." + key + "." + kind + " high");
-  if (!(axis.low < axis.high)) throw ConfigError(at(file, node) + ": sweep." + key + "." + kind + " needs low < high");
+  if (!(axis.low < axis.high)) throw ConfigError(position(file, node) + ": sweep." + key + "." + kind + " needs low < high");
   if (distribution == Distribution::log_uniform && axis.low <= 0)
-    throw ConfigError(at(file, node) + ": sweep." + key + ".log_uniform needs low > 0");
+    throw ConfigError(position(file, node) + ": sweep." + key + ".log_uniform needs low > 0");
   if (distribution == Distribution::integer && std::ceil(axis.low) > std::floor(axis.high))
-    throw ConfigError(at(file, node) + ": sweep." + key + ".int holds no integer");
+    throw ConfigError(position(file, node) + ": sweep." + key + ".int holds no integer");
   return true;
 }
 
@@ -70,7 +66,7 @@ void read_axes(const ExperimentFile& file, const toml::table& table, const std::
     axis.line = node.source().begin.line;
     axis.column = node.source().begin.column;
     if (const toml::array* values = node.as_array()) {
-      if (values->empty()) throw ConfigError(at(file, node) + ": sweep." + key + " lists no value");
+      if (values->empty()) throw ConfigError(position(file, node) + ": sweep." + key + " lists no value");
       for (const toml::node& v : *values) axis.values.push_back(toml_text(v));
     } else if (const toml::table* t = node.as_table()) {
       if (!read_distribution(file, key, *t, axis)) {
@@ -78,7 +74,7 @@ void read_axes(const ExperimentFile& file, const toml::table& table, const std::
         if (t->is_inline() && t->size() == 1 && t->begin()->second.is_array() &&
             t->begin()->second.as_array()->size() == 2) {
           const std::string kind(t->begin()->first.str());
-          throw ConfigError(at(file, node) + ": sweep." + key + ": '" + kind + "' is not a range" +
+          throw ConfigError(position(file, node) + ": sweep." + key + ": '" + kind + "' is not a range" +
                             did_you_mean(kind, {"uniform", "log_uniform", "int", "choice"}) +
                             "; write { uniform | log_uniform | int = [low, high] } or { choice = [values] }");
         }
@@ -86,11 +82,11 @@ void read_axes(const ExperimentFile& file, const toml::table& table, const std::
         continue;
       }
     } else {
-      throw ConfigError(at(file, node) + ": sweep." + key +
+      throw ConfigError(position(file, node) + ": sweep." + key +
                         " must be a list of values (or, with method = \"random\", { uniform | log_uniform | int = [low, high] })");
     }
     if (key.find('.') == std::string::npos)
-      throw ConfigError(at(file, node) + ": sweep." + key + " is not a key path (write table.key, e.g. optim.lr)");
+      throw ConfigError(position(file, node) + ": sweep." + key + " is not a key path (write table.key, e.g. optim.lr)");
     spec.axes.push_back(std::move(axis));
   }
 }
@@ -107,37 +103,37 @@ SweepSpec read_sweep(const ExperimentFile& file) {
   if (const toml::node* m = sweep->get("method")) {
     const std::optional<SweepMethod> method = choice_named<SweepMethod>(m->value_or(std::string()));
     if (!method)
-      throw ConfigError(at(file, *m) + ": sweep.method must be \"grid\" or \"random\"");
+      throw ConfigError(position(file, *m) + ": sweep.method must be \"grid\" or \"random\"");
     spec.method = *method;
   }
   if (sweep->contains("trials") && sweep->contains("samples"))
-    throw ConfigError(at(file, *sweep->get("samples")) + ": sweep.samples and sweep.trials are the same key: give one");
+    throw ConfigError(position(file, *sweep->get("samples")) + ": sweep.samples and sweep.trials are the same key: give one");
   for (const char* count : {"trials", "samples"})
     if (const toml::node* t = sweep->get(count)) {
       spec.trials = t->value_or(std::int64_t{0});
-      if (spec.trials <= 0) throw ConfigError(at(file, *t) + ": sweep." + count + " must be a positive integer");
+      if (spec.trials <= 0) throw ConfigError(position(file, *t) + ": sweep." + count + " must be a positive integer");
     }
   if (const toml::node* s = sweep->get("seed")) {
-    if (!s->is_integer()) throw ConfigError(at(file, *s) + ": sweep.seed (the random draws' seed) must be an integer");
+    if (!s->is_integer()) throw ConfigError(position(file, *s) + ": sweep.seed (the random draws' seed) must be an integer");
     spec.seed = s->value_or(std::int64_t{0});
   }
   if (spec.method == SweepMethod::random && spec.trials == 0)
-    throw ConfigError(at(file, *node) + ": sweep.method = \"random\" needs sweep.samples (how many draws)");
+    throw ConfigError(position(file, *node) + ": sweep.method = \"random\" needs sweep.samples (how many draws)");
   for (const char* random_only : {"trials", "samples", "seed"})
     if (spec.method == SweepMethod::grid && sweep->contains(random_only))
-      throw ConfigError(at(file, *sweep->get(random_only)) + ": sweep." + random_only +
+      throw ConfigError(position(file, *sweep->get(random_only)) + ": sweep." + random_only +
                         " belongs to method = \"random\" (a grid trains every combination)");
   read_scheduler(file, *sweep, spec.scheduler);
   read_axes(file, *sweep, "", spec);
   if (const toml::node* r = sweep->get("repeat_seeds")) {
     const toml::array* seeds = r->as_array();
-    if (!seeds || seeds->empty()) throw ConfigError(at(file, *r) + ": sweep.repeat_seeds must be a list of seeds");
+    if (!seeds || seeds->empty()) throw ConfigError(position(file, *r) + ": sweep.repeat_seeds must be a list of seeds");
     SweepSpec::Axis axis;
     axis.key = "experiment.seed";
     axis.line = r->source().begin.line;
     axis.column = r->source().begin.column;
     for (const toml::node& v : *seeds) {
-      if (!v.is_integer()) throw ConfigError(at(file, v) + ": sweep.repeat_seeds holds integers");
+      if (!v.is_integer()) throw ConfigError(position(file, v) + ": sweep.repeat_seeds holds integers");
       axis.values.push_back(toml_text(v));
     }
     // A grid's seed axis; a random search repeats each drawn trial with every seed.
@@ -162,16 +158,16 @@ SweepSpec read_sweep(const ExperimentFile& file) {
         throw ConfigError(where_axis(a) + ": sweep." + a.key + " is varied twice (also at " + where_axis(spec.axes[j]) +
                           (a.key == "experiment.seed" ? "; repeat_seeds is experiment.seed" : "") + ")");
   }
-  if (spec.axes.empty()) throw ConfigError(at(file, *node) + ": [sweep] varies no key");
+  if (spec.axes.empty()) throw ConfigError(position(file, *node) + ": [sweep] varies no key");
   if (const toml::node* w = sweep->get("when")) {
     const toml::table* when = w->as_table();
-    if (!when) throw ConfigError(at(file, *w) + ": sweep.when must be a table of \"key=value\" tables");
+    if (!when) throw ConfigError(position(file, *w) + ": sweep.when must be a table of \"key=value\" tables");
     for (auto&& [condition, body] : *when) {
       const std::string c(condition.str());
       const std::size_t eq = c.find('=');
       const toml::table* overrides = body.as_table();
       if (eq == std::string::npos || !overrides)
-        throw ConfigError(at(file, body) + ": [sweep.when.\"" + c + "\"] must be named key=value and hold keys to set");
+        throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"] must be named key=value and hold keys to set");
       SweepSpec::When rule;
       rule.key = c.substr(0, eq);
       // The condition's value as TOML text: a bare word is a string (optim.name=sgd).
@@ -195,16 +191,16 @@ SweepSpec read_sweep(const ExperimentFile& file) {
       // The condition must be able to match, and must not set what the sweep varies.
       const auto axis = std::find_if(spec.axes.begin(), spec.axes.end(), [&](const auto& a) { return a.key == rule.key; });
       if (axis == spec.axes.end())
-        throw ConfigError(at(file, body) + ": [sweep.when.\"" + c + "\"]: " + rule.key + " is not varied by the sweep");
+        throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"]: " + rule.key + " is not varied by the sweep");
       if (std::find(axis->values.begin(), axis->values.end(), rule.value) == axis->values.end()) {
         std::vector<std::string> listed;
         for (const auto& v : axis->values) listed.push_back(plain_value(v));
-        throw ConfigError(at(file, body) + ": [sweep.when.\"" + c + "\"] matches no trial: " + rule.key +
+        throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"] matches no trial: " + rule.key +
                           " takes " + join(listed, ", ", "values drawn from a range (a condition needs a listed value)"));
       }
       for (const auto& [k, v] : rule.overrides)
         if (std::any_of(spec.axes.begin(), spec.axes.end(), [&](const auto& a) { return a.key == k; }))
-          throw ConfigError(at(file, body) + ": [sweep.when.\"" + c + "\"] sets " + k + ", which the sweep varies");
+          throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"] sets " + k + ", which the sweep varies");
       spec.when.push_back(std::move(rule));
     }
   }

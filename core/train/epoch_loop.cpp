@@ -16,19 +16,12 @@
 #include "train/optimizers.h"
 #include "train/precision.h"
 #include "train/train_step.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/interrupt.h"
 #include "util/text.h"
 
 namespace plugtrain {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-}  // namespace
 
 EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t loader_batch,
                      data::BatchLoader& batches, TrainStep& step, TrainingStrategy& strategy,

@@ -24,17 +24,10 @@
 #include "train/model_ema.h"
 #include "train/swa.h"
 #include "train/train_step.h"
+#include "util/clock.h"
 #include "util/interrupt.h"
 
 namespace plugtrain {
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-}  // namespace
 
 TrainerParts::TrainerParts() = default;
 TrainerParts::TrainerParts(TrainerParts&&) noexcept = default;

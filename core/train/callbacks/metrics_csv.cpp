@@ -26,10 +26,16 @@ bool before_checkpoint(const std::string& row, const LoopState& resumed) {
   return false;  // a cut row
 }
 
+// Significant digits of every figure: 9 write a float32 loss exactly (std::numeric_limits<float>::
+// max_digits10), so two runs' step losses compare to the last bit (the stream's 6 would round
+// them to ~1e-6).
+constexpr int kDigits = 9;
+
 // A metric's cell: empty when the epoch did not measure it.
 std::string cell(const std::vector<MetricValue>& values, std::size_t i) {
   if (i >= values.size()) return "";
   std::ostringstream text;
+  text.precision(kDigits);
   text << values[i].value;
   return text.str();
 }
@@ -63,6 +69,7 @@ void MetricsCsv::on_train_start(LoopState& state) {
   }
   write_file_atomically(path_, kept);
   out_.open(path_, std::ios::app);
+  out_.precision(kDigits);
   check_written();
 }
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include <boost/dll/alias.hpp>
-#include <torch/types.h>
+#include <ATen/core/Tensor.h>  // the Tensor type alone: not all of ATen (torch/types.h) for every plugin file
 #include <torch/version.h>
 
 #include "plugtrain/abi.h"
@@ -41,8 +41,8 @@ enum class DatasetTargets {
 };
 
 struct DatasetSplit {
-  torch::Tensor inputs;   // uint8 (N, C, H, W) pixels, or float32 (N, C, H, W) already normalised
-  torch::Tensor targets;  // N rows of the spec's DatasetTargets kind
+  at::Tensor inputs;   // uint8 (N, C, H, W) pixels, or float32 (N, C, H, W) already normalised
+  at::Tensor targets;  // N rows of the spec's DatasetTargets kind
 };
 
 struct LoadedDataset {
@@ -73,7 +73,7 @@ struct DatasetSpec {
 // host knows "input_lengths": int64 (N), how many of a variable-length input's steps are real
 // (a clip of frames padded to the longest: the steps after it are padding). Frozen since 3.6.
 struct DatasetFields {
-  std::map<std::string, torch::Tensor> train, test;
+  std::map<std::string, at::Tensor> train, test;
 };
 
 // SDK 3.6: a factory that also fills `fields`.
@@ -99,10 +99,10 @@ using SampleDecoder = std::function<void(std::int64_t index, std::uint8_t* pixel
 // (inputs undefined; `decode` and `sample_shape` set) when the images do not fit or
 // data.cache = "none". Frozen since 3.7.
 struct DatasetReadSplit {
-  torch::Tensor inputs;  // uint8 or float32 (N, C, H, W), or undefined: `decode` gives the pixels
+  at::Tensor inputs;  // uint8 or float32 (N, C, H, W), or undefined: `decode` gives the pixels
   SampleDecoder decode;
   std::vector<std::int64_t> sample_shape;  // C, H, W of one sample (read when inputs are undefined)
-  torch::Tensor targets;                   // N rows of the kind `DatasetRead::targets` says
+  at::Tensor targets;                   // N rows of the kind `DatasetRead::targets` says
 };
 
 // SDK 3.7: what a reader gives. Frozen since 3.7.

@@ -26,7 +26,8 @@
 #include <vector>
 
 #include <boost/dll/alias.hpp>
-#include <torch/types.h>
+#include <ATen/core/Tensor.h>  // the Tensor type alone: not all of ATen (torch/types.h) for every plugin file
+#include <c10/core/Device.h>
 #include <torch/version.h>
 
 #include "plugtrain/abi.h"
@@ -55,7 +56,7 @@ struct TaskData {
 };
 
 // A model's outputs beside "output", by name (the same type as model.h's TensorMap).
-using TaskOutputs = std::map<std::string, torch::Tensor>;
+using TaskOutputs = std::map<std::string, at::Tensor>;
 
 // One run's task, made by the spec's factory. Every call may run on any device the run trains on;
 // none may read a tensor back to the host except where the spec says so (loss_waits_for_host).
@@ -68,27 +69,27 @@ class TaskFunctions {
 
   // The mean loss of a batch, a scalar that autograd can differentiate; `outputs` is what the
   // model returned for it, `targets` the batch's rows of the data set's targets.
-  virtual torch::Tensor loss(const torch::Tensor& outputs, const torch::Tensor& targets) const = 0;
+  virtual at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets) const = 0;
 
   // How many statistics a pass sums, and one batch's as a 1-D float tensor of that size on the
   // outputs' device (computed without autograd).
   virtual std::int64_t statistics_size(TaskPass pass) const = 0;
-  virtual torch::Tensor statistics(TaskPass pass, const torch::Tensor& outputs, const torch::Tensor& targets) const = 0;
+  virtual at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const = 0;
 
   // The pass's metrics from the statistics' totals over `samples` samples: one value per metric
   // of the spec's list for that pass, in its order.
   virtual std::vector<double> metric_values(TaskPass pass, const std::vector<double>& totals, double samples) const = 0;
 
   // Moves what the loss keeps (weights, say) to the training device, once, before the first step.
-  virtual void to(torch::Device device) { (void)device; }
+  virtual void to(c10::Device device) { (void)device; }
 
   // The same as loss and statistics, with the model's other named outputs (model.h,
   // Model::forward_fields), such as "output_lengths"; by default they are not read.
-  virtual torch::Tensor loss(const torch::Tensor& outputs, const torch::Tensor& targets, const TaskOutputs& more) const {
+  virtual at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets, const TaskOutputs& more) const {
     (void)more;
     return loss(outputs, targets);
   }
-  virtual torch::Tensor statistics(TaskPass pass, const torch::Tensor& outputs, const torch::Tensor& targets,
+  virtual at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets,
                                    const TaskOutputs& more) const {
     (void)more;
     return statistics(pass, outputs, targets);
