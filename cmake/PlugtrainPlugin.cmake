@@ -41,7 +41,7 @@ function(plugtrain_add_plugin target)
     target_link_options(${target} PRIVATE "LINKER:--no-undefined")
   endif()
   if(COMMAND plugtrain_precompiled_headers)  # in this tree (cmake/PlugtrainPrecompiledHeaders.cmake), not installed
-    if(ARG_LINK MATCHES "plugtrain::torch_cpu|plugtrain::torch_cuda|plugtrain_readers")
+    if(ARG_LINK MATCHES "torch_cpu|torch_cuda|plugtrain_readers")  # LibTorch's CPU target, its macros
       plugtrain_precompiled_headers(${target} plugin_torch)
     else()
       plugtrain_precompiled_headers(${target} plugin)
