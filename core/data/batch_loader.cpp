@@ -21,6 +21,7 @@
 
 #include "data/data_error.h"
 #include "data/device_resident.h"
+#include "util/clock.h"
 
 namespace plugtrain::data {
 
@@ -224,7 +225,6 @@ double BatchLoader::last_copy_seconds() const { return impl_->last_copy_seconds;
 std::optional<Batch> BatchLoader::next() {
   Impl& s = *impl_;
   if (!s.started) start_epoch(0);
-  using Clock = std::chrono::steady_clock;
   if (s.delivered == s.num_batches()) {
     s.stop_workers();
     return std::nullopt;
@@ -249,7 +249,7 @@ std::optional<Batch> BatchLoader::next() {
   }
   const auto copy_start = Clock::now();
   Batch b = s.ready_for_compute(std::move(p));
-  s.last_copy_seconds = std::chrono::duration<double>(Clock::now() - copy_start).count();
+  s.last_copy_seconds = seconds_since(copy_start);
   return b;
 }
 

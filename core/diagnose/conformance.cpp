@@ -7,6 +7,7 @@
 #include "diagnose/conformance_checks.h"
 #include "plugins/cpu_fallbacks.h"
 #include "run/plan.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -75,7 +76,7 @@ ConformanceReport check_backend(const ConformanceRequest& request) {
   // The probe first, before this process computes anything (it forks a child for it).
   const auto probe_start = std::chrono::steady_clock::now();
   t.probe = t.backend->probe();
-  t.probe_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - probe_start).count();
+  t.probe_seconds = seconds_since(probe_start);
   if (!t.probe.usable())
     throw Error("check-backend: backend '" + request.backend + "' is not usable (" + to_string(t.probe.code) +
                 "): " + first_line(t.probe.message));
@@ -97,7 +98,7 @@ ConformanceReport check_backend(const ConformanceRequest& request) {
   if (wanted("model")) add(check_models(t, request.all_models));
   if (wanted("checkpoint")) add(check_checkpoint(t));
   report.cpu_fallbacks = fallbacks_between(fallbacks_before, t.backend->cpu_fallback_counts());
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.seconds = seconds_since(start);
   return report;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "util/clock.h"
 #include "util/format.h"
 #include "util/text.h"
 
@@ -125,7 +126,7 @@ CheckResult run_check(const std::string& group, const std::string& name, const s
   }
   r.group = group;
   r.name = name;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.seconds = seconds_since(start);
   return r;
 }
 

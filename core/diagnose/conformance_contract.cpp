@@ -9,6 +9,7 @@
 
 #include "diagnose/conformance_checks.h"
 #include "plugins/isolated_probe.h"
+#include "util/clock.h"
 #include "util/format.h"
 #include "util/text.h"
 
@@ -115,7 +116,7 @@ CheckResult check_probe(ConformanceTarget& t) {
   if (!again) return fail("loading the plugins a second time did not give backend '" + t.backend->name() + "' again");
   const auto start = std::chrono::steady_clock::now();
   const ProbeResult second = again->probe();
-  const double second_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double second_seconds = seconds_since(start);
 
   std::vector<std::string> broken;
   for (double s : {t.probe_seconds, second_seconds})

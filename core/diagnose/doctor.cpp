@@ -17,6 +17,7 @@
 #include "run/build.h"
 #include "run/plan.h"
 #include "run/validate.h"
+#include "util/clock.h"
 #include "util/format.h"
 #include "util/text.h"
 #include "version.h"
@@ -86,7 +87,7 @@ SmokeTest smoke(const std::shared_ptr<PluginHost>& host, const RegisteredModel& 
   } catch (const std::exception& e) {
     t.reason = first_line(e.what());
   }
-  t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  t.seconds = seconds_since(start);
   return t;
 }
 

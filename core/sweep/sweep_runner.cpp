@@ -19,6 +19,7 @@
 #include "sweep/sweep_plan.h"
 #include "sweep/sweep_report.h"
 #include "sweep/sweep_spec.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/folder_lock.h"
 #include "util/interrupt.h"
@@ -31,7 +32,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 const char* to_string(TrialState s) {
   return s == TrialState::finished ? "finished" : s == TrialState::resume ? "resume from last.ckpt" : "new";
@@ -162,7 +162,7 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
     free_slots.push_back(r.slot);
     const Trial& t = trials[r.work.trial];
     const TrialFiles now = read_trial_files(folder, t.name);
-    const double seconds = std::chrono::duration<double>(Clock::now() - r.start).count();
+    const double seconds = seconds_since(r.start);
     std::string what;
     if (exit_code == 0 && now.state == TrialState::finished) {
       ++done;
@@ -194,7 +194,7 @@ int run_sweep(const SweepRequest& request, std::ostream& out) {
     }
     out << "\n" << std::flush;
   }
-  const double total = std::chrono::duration<double>(Clock::now() - start).count();
+  const double total = seconds_since(start);
   lock.reset();
 
   try {

@@ -19,6 +19,7 @@
 #include "train/precision.h"
 #include "run/recipe_checks.h"
 #include "util/atomic_file.h"
+#include "util/clock.h"
 #include "util/format.h"
 
 namespace plugtrain {
@@ -134,7 +135,7 @@ EvaluateResult evaluate_run(const EvaluateRequest& request, std::ostream& log) {
                                  device, precision, options);
 
   EvaluateResult r;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.seconds = seconds_since(start);
   r.weights = t.files.weights;
   r.split = request.split;
   r.flip = request.flip;
