@@ -18,6 +18,7 @@
 
 #include "logging/tensorboard_writer.h"
 #include "support/run_process.h"
+#include "train/callbacks/profiler_callback.h"
 
 namespace plugtrain {
 namespace checkpoint_test {
@@ -253,6 +254,24 @@ TEST_F(CheckpointTest, ProfileWritesAChromeTraceAndTheTopOperators) {
   int ops = 0;
   for (const auto& e : j["traceEvents"]) ops += e.value("name", "").rfind("aten::", 0) == 0;
   EXPECT_GT(ops, 10) << "LibTorch operators in the trace";
+}
+
+// Names as the H200's profile of the convnet step printed them, cut at 40 characters before.
+TEST(ProfileSummary, KernelNamesKeepTheNameAloneWithoutTemplatesOrLibTorchsNamespaces) {
+  EXPECT_EQ(short_kernel_name("void at::native::(anonymous namespace)::fused_dropout_kernel_vec<float, float, unsigned "
+                              "int, 1, 4, bool>(at::cuda::detail::TensorInfo<float, unsigned int>, float)"),
+            "fused_dropout_kernel_vec");
+  EXPECT_EQ(short_kernel_name("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+                              "at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::"
+                              "operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4, 4>>("
+                              "at::native::ReduceOp<float, int>)"),
+            "reduce_kernel");
+  EXPECT_EQ(short_kernel_name("void wgrad_alg0_engine<float, 128, 5, 5, 3, 3, 3, false, 512>(int, int, int, float const*)"),
+            "wgrad_alg0_engine");
+  EXPECT_EQ(short_kernel_name("sm80_xmma_gemm_f32f32_f32f32_f32_nt_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4"),
+            "sm80_xmma_gemm_f32f32_f32f32_f32_nt_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4");
+  EXPECT_EQ(short_kernel_name("_ZN7cutlass6KernelIiEEvT_"), "cutlass::Kernel") << "demangled first";
+  EXPECT_EQ(short_kernel_name("Memcpy HtoD (Pageable -> Device)"), "Memcpy HtoD (Pageable -> Device)");
 }
 
 TEST_F(CheckpointTest, SaveEveryKeepsTheLastKAndBestFollowsTheMonitor) {

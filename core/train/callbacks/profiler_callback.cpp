@@ -1,7 +1,10 @@
 #include "train/callbacks/profiler_callback.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
+#include <cxxabi.h>
 #include <map>
 #include <ostream>
 #include <set>
@@ -21,7 +24,7 @@ using torch::profiler::impl::ActivityType;
 namespace {
 
 struct OpFigures {
-  std::int64_t calls = 0;
+  std::int64_t calls = 0, launches = 0;
   double cpu_self_ns = 0, device_ns = 0;
   std::int64_t cpu_bytes = 0;
 };
@@ -36,7 +39,9 @@ std::map<std::string, OpFigures> summarise(const std::vector<prof::KinetoEvent>&
       if (e.name() == "[memory]") continue;
       by_thread[e.startThreadId()].push_back(&e);
     } else if (e.durationNs() > 0) {
-      ops[e.name()].device_ns += double(e.durationNs());  // kernels do not nest
+      OpFigures& f = ops[e.name()];
+      f.device_ns += double(e.durationNs());  // kernels do not nest
+      ++f.launches;
     }
   }
   for (auto& [thread, list] : by_thread) {
@@ -74,14 +79,42 @@ void print_top(std::ostream& log, const std::map<std::string, OpFigures>& ops, b
   log << "profile: top operators by " << (device ? "device time" : "self CPU time") << "\n";
   for (std::size_t i = 0; i < std::min(n, rows.size()); ++i) {
     const double ns = device ? rows[i].second.device_ns : rows[i].second.cpu_self_ns;
+    const std::string name = device ? short_kernel_name(rows[i].first) : rows[i].first;
+    const std::int64_t count = device ? rows[i].second.launches : rows[i].second.calls;
     char line[256];
-    std::snprintf(line, sizeof line, "  %-40.40s %8.2f ms %5.1f%%  %6lld calls\n", rows[i].first.c_str(), ns / 1e6,
-                  total > 0 ? 100 * ns / total : 0.0, static_cast<long long>(rows[i].second.calls));
+    std::snprintf(line, sizeof line, "  %-48.48s %8.2f ms %5.1f%%  %6lld %s\n", name.c_str(), ns / 1e6,
+                  total > 0 ? 100 * ns / total : 0.0, static_cast<long long>(count), device ? "runs" : "calls");
     log << line;
   }
 }
 
 }  // namespace
+
+std::string short_kernel_name(const std::string& name) {
+  std::string text = name;
+  if (text.rfind("_Z", 0) == 0) {  // a mangled name (cuDNN's CUTLASS kernels): demangle it first
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(text.c_str(), nullptr, nullptr, &status);
+    if (status == 0 && demangled != nullptr) text = demangled;
+    std::free(demangled);
+  }
+  if (text.rfind("void ", 0) == 0) text.erase(0, 5);
+  // The name alone: no template arguments, no parameter list (they fill the line and the
+  // trace keeps them).
+  std::string out;
+  int depth = 0;
+  for (char c : text) {
+    const bool after_name = !out.empty() && (std::isalnum(static_cast<unsigned char>(out.back())) || out.back() == '_');
+    if (c == '(' && depth == 0 && after_name) break;  // the parameter list, not "(anonymous namespace)"
+    if (c == '<') ++depth;
+    if (depth == 0) out += c;
+    if (c == '>' && depth > 0) --depth;
+  }
+  for (const std::string noise : {"(anonymous namespace)::", "at::native::", "at::cuda::"}) {
+    for (auto at = out.find(noise); at != std::string::npos; at = out.find(noise)) out.erase(at, noise.size());
+  }
+  return out.empty() ? name : out;
+}
 
 ProfilerCallback::ProfilerCallback(std::filesystem::path folder, std::int64_t warmup, std::int64_t steps,
                                    std::string device_activity, std::ostream& log)

@@ -13,6 +13,11 @@
 
 namespace plugtrain {
 
+// A device kernel's name as the summary prints it: demangled, without its return type, template
+// arguments, parameter list or LibTorch's own namespaces ("void at::native::(anonymous
+// namespace)::fused_dropout_kernel_vec<float, ...>(...)" -> "fused_dropout_kernel_vec").
+std::string short_kernel_name(const std::string& name);
+
 class ProfilerCallback final : public Callback {
  public:
   // device_activity: the Kineto activity of the device (Capabilities::profiler_activity), or "".
