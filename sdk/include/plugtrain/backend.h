@@ -1,25 +1,19 @@
-// plugtrain SDK — the Backend interface a compute-backend plugin implements.
+// plugtrain SDK 4 — the Backend interface a compute-backend plugin implements.
 //
 // A backend says what its devices can do (capabilities) and answers four questions about its
 // hardware: probe (is it usable, which devices), loader config (how to feed it data),
 // multi-device plan (how to spread over devices) and memory (how much there is and how much
-// this process uses). The host knows no device by name: everything it treats differently
-// per device comes from these answers. The host calls these only
-// after the plain-C handshake in abi.h matched, and wraps every call so an exception
-// thrown here becomes an error naming the plugin rather than a crash of the host.
+// this process uses). The host knows no device by name: everything it treats differently per
+// device comes from these answers, and every call is wrapped so an exception thrown here becomes
+// an error naming the plugin rather than a crash of the host.
+//
+// Answers go to sinks the host implements (calls only appended). The value types below
+// (Capabilities, ProbeResult, ...) are the plugin's own: report() turns one into sink calls, so
+// a backend may fill a struct and report it, or call the sink directly. Backend itself never
+// changes within SDK 4: what a later host asks beyond it, it asks through extension().
 //
 // This header needs no LibTorch library at link time (only <torch/version.h> for the
 // handshake macro), so probing stays cheap.
-//
-// Versioning (docs/plugins.md, "Versioning rules"): plugins built against an older minor of
-// this major keep working unrebuilt, so
-//   - a struct below that crosses by value is FROZEN at its release: never add, remove, reorder
-//     or retype a field (the plugin constructs and reads it with its own header's layout);
-//   - a new fact is a new virtual call appended at the end of Backend with a default, under
-//     its own name (no overload), in the commit that bumps PLUGTRAIN_SDK_ABI_MINOR; the host
-//     makes it only on plugins of that minor or newer;
-//   - enum values are only appended, and sent to a plugin only if its minor has them.
-// The host's build checks these layouts against its frozen copies (core/plugins/sdk_compat/).
 #pragma once
 
 #include <cstdint>
@@ -30,10 +24,7 @@
 #include <string>
 #include <vector>
 
-#include <boost/dll/alias.hpp>
-#include <torch/version.h>
-
-#include "plugtrain/abi.h"
+#include "plugtrain/plugin.h"
 
 namespace plugtrain {
 
@@ -63,7 +54,6 @@ inline const char* to_string(ProbeCode code) {
   return "error";
 }
 
-// Crosses by value (in ProbeResult): frozen since 3.0.
 struct DeviceInfo {
   int index = 0;
   std::string name;
@@ -73,7 +63,6 @@ struct DeviceInfo {
   std::map<std::string, std::string> details;       // extra facts shown by `plugtrain plugins`
 };
 
-// Crosses by value: frozen since 3.0.
 struct ProbeResult {
   ProbeCode code = ProbeCode::error;
   std::string message;  // one line for a person: why (not) usable
@@ -84,8 +73,7 @@ struct ProbeResult {
   bool usable() const { return code == ProbeCode::usable; }
 };
 
-// How the data loader should feed these devices (the original guides' table). Crosses by
-// value: frozen since 3.0.
+// How the data loader should feed these devices (the original guides' table).
 struct LoaderConfig {
   int workers = 0;            // background threads preparing batches
   bool pin_memory = false;    // page-locked host buffers
@@ -105,13 +93,6 @@ inline const char* to_string(Strategy s) {
   return "single";
 }
 
-// Crosses by reference, read with the plugin's layout: frozen since 3.0.
-struct MultiDeviceRequest {
-  std::vector<int> devices;  // device indices asked for
-  Strategy strategy = Strategy::single;
-};
-
-// Crosses by value: frozen since 3.0.
 struct MultiDevicePlan {
   Strategy strategy = Strategy::single;
   std::vector<int> devices;           // the devices that will really be used
@@ -119,7 +100,6 @@ struct MultiDevicePlan {
   std::vector<std::string> warnings;  // e.g. "MPS has no DDP: using one device"
 };
 
-// Crosses by value: frozen since 3.0.
 struct MemoryInfo {
   std::optional<std::uint64_t> total_bytes;
   std::optional<std::uint64_t> free_bytes;  // nullopt: unknowable; `note` says why
@@ -132,8 +112,6 @@ struct MemoryInfo {
 
 // What the host needs to know about a backend's devices, asked once when the plugin loads.
 // Everything the host does differently for one device than for another comes from here.
-// Crosses by value: frozen since 3.1. (3.0 plugins return it without its last two fields; the
-// host calls them through that layout and fills in the defaults.) A new fact is a new call.
 struct Capabilities {
   // The LibTorch device type this backend trains on ("cpu", "cuda", "mps", or the name a
   // PrivateUse1 backend registered).
@@ -159,7 +137,7 @@ struct Capabilities {
   std::string profiler_activity;
 };
 
-// SDK 3.3. A recording of device work that can be run again with no host work per kernel
+// A recording of device work that can be run again with no host work per kernel
 // (CUDA graphs). The host uses it for whole training steps: `work` reads its inputs from
 // tensors the host refills before each replay and leaves its outputs in tensors it keeps.
 class GraphCapture {
@@ -176,42 +154,118 @@ class GraphCapture {
   virtual void replay() = 0;
 };
 
+// ---- sinks: implemented by the host, calls only ever appended ----
+
+class CapabilitiesSink {
+ public:
+  virtual ~CapabilitiesSink() = default;
+  virtual void device_type(const std::string& type) = 0;
+  virtual void host_cpu(bool is_host_cpu) = 0;
+  virtual void float64(bool computes_float64) = 0;
+  virtual void priority(int value) = 0;
+  virtual void strategies(const std::vector<Strategy>& possible) = 0;
+  virtual void collective(const std::string& name) = 0;
+  virtual void visible_devices_variable(const std::string& variable) = 0;
+  virtual void profiler_activity(const std::string& activity) = 0;
+};
+
+class ProbeSink {
+ public:
+  virtual ~ProbeSink() = default;
+  virtual void result(ProbeCode code, const std::string& message) = 0;
+  virtual void device(int index, const std::string& name, const std::string& capability) = 0;
+  virtual void device_memory(int index, std::optional<std::uint64_t> total_bytes, std::optional<std::uint64_t> free_bytes) = 0;
+  virtual void device_detail(int index, const std::string& key, const std::string& value) = 0;
+  virtual void avoid_in_auto(const std::string& why) = 0;
+};
+
+class LoaderSink {
+ public:
+  virtual ~LoaderSink() = default;
+  virtual void loader(int workers, bool pin_memory, bool non_blocking, int prefetch_depth, const std::string& why) = 0;
+};
+
+class PlanSink {
+ public:
+  virtual ~PlanSink() = default;
+  virtual void plan(Strategy strategy, const std::vector<int>& devices, const std::string& collective) = 0;
+  virtual void warning(const std::string& line) = 0;
+};
+
+class MemorySink {
+ public:
+  virtual ~MemorySink() = default;
+  // nullopt: unknowable (unified memory, say); the note says why.
+  virtual void memory(std::optional<std::uint64_t> total_bytes, std::optional<std::uint64_t> free_bytes) = 0;
+  virtual void process(std::optional<std::uint64_t> used_bytes, std::optional<std::uint64_t> peak_bytes,
+                       std::optional<std::uint64_t> reserved_bytes, std::optional<std::uint64_t> oom_events) = 0;
+  virtual void note(const std::string& line) = 0;
+};
+
+// Compiled into the plugin: a filled struct as sink calls.
+inline void report(CapabilitiesSink& out, const Capabilities& c) {
+  out.device_type(c.device_type);
+  out.host_cpu(c.host_cpu);
+  out.float64(c.float64);
+  out.priority(c.priority);
+  out.strategies(c.strategies);
+  out.collective(c.collective);
+  out.visible_devices_variable(c.visible_devices_variable);
+  out.profiler_activity(c.profiler_activity);
+}
+inline void report(ProbeSink& out, const ProbeResult& p) {
+  out.result(p.code, p.message);
+  for (const DeviceInfo& d : p.devices) {
+    out.device(d.index, d.name, d.capability);
+    out.device_memory(d.index, d.total_memory_bytes, d.free_memory_bytes);
+    for (const auto& [key, value] : d.details) out.device_detail(d.index, key, value);
+  }
+  if (p.avoid_in_auto) out.avoid_in_auto(*p.avoid_in_auto);
+}
+inline void report(LoaderSink& out, const LoaderConfig& l) {
+  out.loader(l.workers, l.pin_memory, l.non_blocking, l.prefetch_depth, l.why);
+}
+inline void report(PlanSink& out, const MultiDevicePlan& p) {
+  out.plan(p.strategy, p.devices, p.collective);
+  for (const std::string& w : p.warnings) out.warning(w);
+}
+inline void report(MemorySink& out, const MemoryInfo& m) {
+  out.memory(m.total_bytes, m.free_bytes);
+  out.process(m.process_used_bytes, m.process_peak_bytes, m.reserved_bytes, m.oom_events);
+  if (!m.note.empty()) out.note(m.note);
+}
+
+// Implemented by the plugin. Never changes within SDK 4 (extension() is how it grows).
 class Backend {
  public:
   virtual ~Backend() = default;
 
   // Constant for the life of the plugin; may be asked before probe and on unusable backends.
-  virtual Capabilities capabilities() const = 0;
+  virtual void capabilities(CapabilitiesSink& out) const = 0;
 
   // Cheap, side-effect free, creates no device context. Must not abort the process.
-  virtual ProbeResult probe() = 0;
+  virtual void probe(ProbeSink& out) = 0;
 
-  virtual LoaderConfig loader_config(const std::vector<int>& devices) = 0;
+  virtual void loader_config(const std::vector<int>& devices, LoaderSink& out) = 0;
 
-  // How a request for several devices is served. A backend that cannot do what is asked
-  // narrows the plan and says so in warnings (never silently).
-  virtual MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) = 0;
+  // How a request for `devices` with `strategy` is served. A backend that cannot do what is
+  // asked narrows the plan and says so in warnings (never silently).
+  virtual void plan_multi_device(Strategy strategy, const std::vector<int>& devices, PlanSink& out) = 0;
 
-  virtual MemoryInfo memory(int device) = 0;
-
-  // SDK 3.1. Appended after every 3.0 call so a 3.0 plugin's table stays as it was; the host
-  // calls these only on plugins built against 3.1 or later.
+  virtual void memory(int device, MemorySink& out) = 0;
 
   // Gives memory a caching allocator holds but does not use back to the device, as
   // torch.cuda.empty_cache() does. Called after an out-of-memory error, before the host
   // retries with a smaller batch.
   virtual void release_cached_memory(int device) { (void)device; }
 
-  // Starts a new peak: from now on MemoryInfo::process_peak_bytes is the highest use since this
-  // call (torch.cuda.reset_peak_memory_stats). The automatic batch size measures its trial
-  // steps this way. False: this backend cannot, and its peak covers the whole process.
+  // Starts a new peak: from now on the process peak is the highest use since this call
+  // (torch.cuda.reset_peak_memory_stats). The automatic batch size measures its trial steps
+  // this way. False: this backend cannot, and its peak covers the whole process.
   virtual bool reset_peak_memory(int device) {
     (void)device;
     return false;
   }
-
-  // SDK 3.3. Appended after the 3.1 calls; the host calls it only on plugins built against 3.3
-  // or later.
 
   // A graph recorder for `device`, or null with `why_not` (one line) when this backend cannot
   // record one there (the default: no graphs). Cheap: it records nothing yet.
@@ -221,9 +275,6 @@ class Backend {
     return nullptr;
   }
 
-  // SDK 3.4. Appended after the 3.3 call; the host calls these only on plugins built against
-  // 3.4 or later.
-
   // The operators that ran on the host CPU because this device has no kernel of its own (a
   // boxed CPU fallback, as PrivateUse1 backends use), each with how often it ran in this
   // process so far. The host prints them: a silent fallback is the slowest way to train.
@@ -231,20 +282,24 @@ class Backend {
 
   // The precisions autocast really computes in on this device, from "bf16" and "fp16" (a
   // device without autocast kernels of its own returns none, and the host refuses those
-  // precisions when it validates the run). Older plugins are taken to support both.
+  // precisions when it validates the run).
   virtual std::vector<std::string> autocast_precisions() const { return {"bf16", "fp16"}; }
+
+  // What a host asks beyond these calls, by name and version (docs/plugins.md lists them, e.g.
+  // collective.h's "plugtrain.collective"), or null: the host then uses the documented default.
+  virtual void* extension(const char* name, std::uint32_t version) {
+    (void)name;
+    (void)version;
+    return nullptr;
+  }
 };
 
 }  // namespace plugtrain
 
-// PLUGTRAIN_BACKEND_PLUGIN(MyBackend, "name", "1.0.0", "one line")
-// Exports the handshake and the factory (Boost.DLL alias "plugtrain_create_backend").
-// Use once, at global scope, in one source file of the plugin.
-#define PLUGTRAIN_BACKEND_PLUGIN(CLASS, NAME, VERSION, DESCRIPTION)            \
-  PLUGTRAIN_PLUGIN_INFO(PLUGTRAIN_KIND_BACKEND, NAME, VERSION, DESCRIPTION)    \
-  namespace plugtrain_plugin_export {                                          \
-  std::unique_ptr<::plugtrain::Backend> create_backend() {                     \
-    return std::unique_ptr<::plugtrain::Backend>(new CLASS());                 \
-  }                                                                            \
-  }                                                                            \
-  BOOST_DLL_ALIAS(plugtrain_plugin_export::create_backend, plugtrain_create_backend)
+// PLUGTRAIN_BACKEND_PLUGIN(MyBackend, "name", "1.0.0", "one line"): a plugin with one backend and
+// nothing else. Use once, at global scope, in one source file of the plugin.
+#define PLUGTRAIN_BACKEND_PLUGIN(CLASS, NAME, VERSION, DESCRIPTION)                                   \
+  namespace plugtrain_plugin_export {                                                                \
+  void register_backend(::plugtrain::Registrar& host) { host.add_backend(std::make_unique<CLASS>()); } \
+  }                                                                                                   \
+  PLUGTRAIN_PLUGIN(plugtrain_plugin_export::register_backend, PLUGTRAIN_KIND_BACKEND, NAME, VERSION, DESCRIPTION)

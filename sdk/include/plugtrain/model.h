@@ -1,90 +1,104 @@
-// plugtrain SDK — model plugins register architectures by name.
+// plugtrain SDK 4 — models: a network built from a description of its batch and its target.
 //
-// A models plugin exports one function, void register_models(plugtrain::ModelRegistry&),
-// with PLUGTRAIN_MODELS_PLUGIN. Each architecture has a name, a one-line description, an
-// option schema (checked against the experiment's [model] table before anything is built)
-// and a factory. Parameter names are the state_dict keys users see in checkpoints, so
-// name submodules as the equivalent Python module would.
+// A model is built from what the host tells it (BatchDescription: each field of the batch it
+// will get, with dtype and per-sample shape; TargetDescription: what it must predict) and its
+// options (the experiment's [model] table, checked against the option schema before anything is
+// built). It maps the batch's named tensors to named outputs (Model::forward_batch); "output" is
+// what the task scores. TensorModel is the convenience for one tensor in, one out (image
+// classifiers, the U-Net): forward(input) -> output.
+//
+// Parameter names are the state_dict keys users see in checkpoints, so name submodules as the
+// equivalent Python module would.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <boost/dll/alias.hpp>
 #include <torch/nn/module.h>
 #include <torch/types.h>
-#include <torch/version.h>
 
-#include "plugtrain/abi.h"
 #include "plugtrain/dataset.h"
 #include "plugtrain/options.h"
+#include "plugtrain/plugin.h"
 
 namespace plugtrain {
 
-// Tensors by name: a batch's fields, a model's outputs (SDK 3.6).
+// Tensors by name: a batch's fields, a model's outputs.
 using TensorMap = std::map<std::string, torch::Tensor>;
 
-// A trainable network: one tensor in (N, C, H, W), logits (N, classes) out.
+// Implemented by the plugin. Never changes within SDK 4 (extension() is how it grows).
 class Model : public torch::nn::Module {
  public:
+  // The batch's fields in (BatchDescription's names), named outputs out: "output" always, and
+  // "output_lengths" (int64 (N): the real steps of per-step scores) where they vary.
+  virtual TensorMap forward_batch(const TensorMap& batch) = 0;
+  // What a host asks beyond forward_batch, by name and version, or null (the default).
+  virtual void* extension(const char* name, std::uint32_t version) {
+    (void)name;
+    (void)version;
+    return nullptr;
+  }
+};
+
+// One tensor in (the batch's "input"), one out ("output"): image classifiers and their kin.
+// Override forward_batch too where a model reads more fields (the CRNN reads "input_lengths").
+class TensorModel : public Model {
+ public:
   virtual torch::Tensor forward(torch::Tensor input) = 0;
-
-  // SDK 3.6: the batch as named tensors in, named outputs out, for data sets whose samples have
-  // fields beyond the input (dataset.h, DatasetFields). The batch holds "input" and the data
-  // set's fields ("input_lengths": int64 (N), the real steps of a padded variable-length input);
-  // the outputs hold "output" (what forward gives) and may hold "output_lengths": int64 (N), the
-  // real steps of per-step scores, which the sequence task's CTC loss and decoding then use.
-  // The default reads the input alone. The host calls this only for a batch that has fields, and
-  // only on models of 3.6 plugins (an older plugin's Model has no such call).
-  virtual TensorMap forward_fields(const TensorMap& batch) { return {{"output", forward(batch.at("input"))}}; }
+  TensorMap forward_batch(const TensorMap& batch) override { return {{"output", forward(batch.at("input"))}}; }
 };
 
-// What the dataset tells the model. Crosses by reference: frozen since 3.0, like ModelSpec and
-// the option types of options.h (docs/plugins.md, "Versioning rules"). What the host adds to
-// ModelRegistry is appended at its end, under a name of its own.
+// ---- registering: the builder (implemented by the host) and the plugin's own spec ----
+
+using BatchModelFactory = std::function<std::shared_ptr<Model>(const BatchDescription& batch,
+                                                               const TargetDescription& target, const Options& options)>;
+
+class ModelBuilder {
+ public:
+  virtual ~ModelBuilder() = default;
+  virtual void description(const std::string& line) = 0;
+  virtual OptionsBuilder& options() = 0;
+  // The kinds of target whose tasks its outputs fit; none declared: every task its output fits.
+  virtual void serves(const std::vector<DatasetTargets>& targets) = 0;
+  virtual void factory(BatchModelFactory make) = 0;
+};
+
+// The convenience for image models: the input's per-sample shape and the outputs asked for.
 struct ModelInputs {
-  std::vector<std::int64_t> input_shape;  // per sample, e.g. {1, 28, 28}
-  std::int64_t num_classes = 0;
+  std::vector<std::int64_t> input_shape;  // e.g. {1, 28, 28}
+  std::int64_t num_classes = 0;           // TargetDescription::model_outputs()
 };
+using ModelFactory = std::function<std::shared_ptr<Model>(const ModelInputs& inputs, const Options& options)>;
 
-using ModelFactory =
-    std::function<std::shared_ptr<Model>(const ModelInputs& inputs, const Options& options)>;
+inline ModelInputs model_inputs(const BatchDescription& batch, const TargetDescription& target) {
+  return {batch.shape("input"), target.model_outputs()};
+}
 
+// The plugin's description of one model; add_model() registers it.
 struct ModelSpec {
   std::string name;
   std::string description;
   std::vector<OptionSpec> options;
-  ModelFactory factory;
+  ModelFactory factory;                 // from ModelInputs (image models), or
+  BatchModelFactory batch_factory = {};  // from the whole description (used when set)
+  std::vector<DatasetTargets> serves = {};
 };
 
-class ModelRegistry {
- public:
-  virtual ~ModelRegistry() = default;
-  virtual void add(ModelSpec spec) = 0;
-  // SDK 3.2: the same, with rules for the option values (options.h). A rule naming no option
-  // of the spec makes the plugin fail to load, with that reason. (The host implements it; the
-  // default only lets a plugin's own test registry leave it out.)
-  virtual void add(ModelSpec spec, std::vector<OptionRule> rules) {
-    (void)rules;
-    add(std::move(spec));
+inline void add_model(Registrar& host, const ModelSpec& spec, const std::vector<OptionRule>& rules = {}) {
+  ModelBuilder& model = host.add_model(spec.name);
+  model.description(spec.description);
+  add_options(model.options(), spec.options, rules);
+  if (!spec.serves.empty()) model.serves(spec.serves);
+  if (spec.batch_factory) {
+    model.factory(spec.batch_factory);
+  } else {
+    model.factory([make = spec.factory](const BatchDescription& batch, const TargetDescription& target,
+                                        const Options& options) { return make(model_inputs(batch, target), options); });
   }
-  // SDK 3.6: the kinds of target whose tasks the model's outputs fit, for a model added before:
-  // class_index for (N, classes) logits, pixel_class for (N, classes, H, W), sequence for
-  // (N, T, classes + 1) scores, ... A run whose task learns another kind is refused before any
-  // work, naming both. A model that declares nothing serves every task its output shape fits.
-  virtual void declare_targets(const std::string& model, std::vector<DatasetTargets> targets) {
-    (void)model;
-    (void)targets;
-  }
-};
+}
 
 }  // namespace plugtrain
-
-// PLUGTRAIN_MODELS_PLUGIN(register_fn, "name", "1.0.0", "one line")
-// register_fn: void(plugtrain::ModelRegistry&). Use once, at global scope.
-#define PLUGTRAIN_MODELS_PLUGIN(REGISTER_FN, NAME, VERSION, DESCRIPTION)      \
-  PLUGTRAIN_PLUGIN_INFO(PLUGTRAIN_KIND_MODELS, NAME, VERSION, DESCRIPTION)    \
-  BOOST_DLL_ALIAS(REGISTER_FN, plugtrain_register_models)

@@ -1,11 +1,12 @@
-// plugtrain SDK — typed options with a schema (used by model plugins and the host).
+// plugtrain SDK 4 — typed options with a schema and rules: a model's, data set's or task's table.
 //
-// OptionSpec, OptionValue and Options (since 3.0) and OptionRule (since 3.2) cross the plugin
-// boundary: their layouts are frozen (docs/plugins.md, "Versioning rules"); enum values are
-// only appended.
+// OptionSpec and OptionRule are the plugin's own values: they reach the host as OptionsBuilder
+// calls (add_options below), so they may grow. Options, the resolved values the host hands a
+// factory, is a map of the closed OptionValue variant; enum values are only appended.
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -39,10 +40,10 @@ struct OptionSpec {
   std::string doc;
 };
 
-// SDK 3.2: which values an option accepts. The host checks every rule against the experiment
-// before any data is loaded, so a bad value is exit 2 with file:line:col and no run folder.
-// Bounds apply to an integer or float option, or to each element of a list option; lengths to
-// a list; choices to a string option. Register rules with ModelRegistry::add(spec, rules):
+// Which values an option accepts. The host checks every rule against the experiment before any
+// data is loaded, so a bad value is exit 2 with file:line:col and no run folder. Bounds apply to
+// an integer or float option, or to each element of a list option; lengths to a list; choices to
+// a string option. A rule naming no option makes the plugin fail to load. For example:
 //   {plugtrain::OptionRule("hidden").at_least(1).length(1, 16),
 //    plugtrain::OptionRule("dropout").at_least(0).below(1),
 //    plugtrain::OptionRule("activation").one_of({"relu", "gelu"})}
@@ -106,5 +107,28 @@ class Options {
  private:
   std::map<std::string, OptionValue> values_;
 };
+
+// Implemented by the host: the options of one model, data set or task. Calls are only appended.
+class OptionsBuilder {
+ public:
+  virtual ~OptionsBuilder() = default;
+  virtual void option(const std::string& name, OptionType type, const OptionValue& default_value,
+                      const std::string& doc) = 0;
+  virtual void lower_bound(const std::string& option, double bound, bool exclusive) = 0;
+  virtual void upper_bound(const std::string& option, double bound, bool exclusive) = 0;
+  virtual void choices(const std::string& option, const std::vector<std::string>& allowed) = 0;
+  virtual void length(const std::string& option, std::size_t at_least_entries, std::size_t at_most_entries) = 0;
+};
+
+// Compiled into the plugin: the specs and rules as builder calls.
+inline void add_options(OptionsBuilder& out, const std::vector<OptionSpec>& specs, const std::vector<OptionRule>& rules) {
+  for (const OptionSpec& s : specs) out.option(s.name, s.type, s.default_value, s.doc);
+  for (const OptionRule& r : rules) {
+    if (r.min) out.lower_bound(r.option, *r.min, r.min_exclusive);
+    if (r.max) out.upper_bound(r.option, *r.max, r.max_exclusive);
+    if (!r.choices.empty()) out.choices(r.option, r.choices);
+    if (r.min_length || r.max_length) out.length(r.option, r.min_length.value_or(0), r.max_length.value_or(SIZE_MAX));
+  }
+}
 
 }  // namespace plugtrain

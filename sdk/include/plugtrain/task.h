@@ -1,4 +1,4 @@
-// plugtrain SDK 3.6 — tasks from plugins: your own loss and metrics.
+// plugtrain SDK 4 — tasks from plugins: your own loss and metrics.
 //
 // A task decides what a model learns and how it is judged: the loss of the model's outputs
 // against the targets, and metrics, each with the way it improves. A plugin registers tasks by
@@ -12,10 +12,8 @@
 // statistics stay on the device (no read back to the host per step); accuracy is "correct, then
 // correct / samples", an error rate "edits and lengths, then edits / length".
 //
-// A tasks plugin exports them with PLUGTRAIN_TASKS_PLUGIN; a models or data-sets plugin may add
-// its own with PLUGTRAIN_TASKS beside its other export (the end of this file). TaskMetric,
-// TaskData and TaskSpec cross the boundary by value: frozen since 3.6 (docs/plugins.md,
-// "Versioning rules"); TaskFunctions' calls are only ever appended.
+// TaskBuilder is implemented by the host (calls only appended); TaskSpec and TaskMetric are the
+// plugin's own, registered by add_task(). TaskFunctions never changes within SDK 4.
 #pragma once
 
 #include <cstdint>
@@ -25,14 +23,12 @@
 #include <string>
 #include <vector>
 
-#include <boost/dll/alias.hpp>
 #include <ATen/core/Tensor.h>  // the Tensor type alone: not all of ATen (torch/types.h) for every plugin file
 #include <c10/core/Device.h>
-#include <torch/version.h>
 
-#include "plugtrain/abi.h"
 #include "plugtrain/dataset.h"
 #include "plugtrain/options.h"
+#include "plugtrain/plugin.h"
 
 namespace plugtrain {
 
@@ -48,14 +44,7 @@ struct TaskMetric {
 // Training measures what is cheap enough to run on every step; evaluation (the test pass) everything.
 enum class TaskPass { training = 0, evaluation = 1 };
 
-// What the training data tells the task about its targets.
-struct TaskData {
-  std::int64_t num_classes = 0;            // classes (labels, for multi-hot targets; 0 for real values)
-  std::vector<std::int64_t> target_shape;  // per sample: {} for a class, {K}, {D} or {H, W}
-  std::vector<std::string> class_names;    // empty, or one per class
-};
-
-// A model's outputs beside "output", by name (the same type as model.h's TensorMap).
+// The model's outputs by name: "output", and what else the model gave ("output_lengths").
 using TaskOutputs = std::map<std::string, at::Tensor>;
 
 // One run's task, made by the spec's factory. Every call may run on any device the run trains on;
@@ -68,13 +57,14 @@ class TaskFunctions {
   virtual std::int64_t model_outputs() const = 0;
 
   // The mean loss of a batch, a scalar that autograd can differentiate; `outputs` is what the
-  // model returned for it, `targets` the batch's rows of the data set's targets.
-  virtual at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets) const = 0;
+  // model returned for it ("output", and "output_lengths" where it gives them), `targets` the
+  // batch's rows of the data set's targets.
+  virtual at::Tensor loss(const TaskOutputs& outputs, const at::Tensor& targets) const = 0;
 
   // How many statistics a pass sums, and one batch's as a 1-D float tensor of that size on the
   // outputs' device (computed without autograd).
   virtual std::int64_t statistics_size(TaskPass pass) const = 0;
-  virtual at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const = 0;
+  virtual at::Tensor statistics(TaskPass pass, const TaskOutputs& outputs, const at::Tensor& targets) const = 0;
 
   // The pass's metrics from the statistics' totals over `samples` samples: one value per metric
   // of the spec's list for that pass, in its order.
@@ -83,22 +73,32 @@ class TaskFunctions {
   // Moves what the loss keeps (weights, say) to the training device, once, before the first step.
   virtual void to(c10::Device device) { (void)device; }
 
-  // The same as loss and statistics, with the model's other named outputs (model.h,
-  // Model::forward_fields), such as "output_lengths"; by default they are not read.
-  virtual at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets, const TaskOutputs& more) const {
-    (void)more;
-    return loss(outputs, targets);
-  }
-  virtual at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets,
-                                   const TaskOutputs& more) const {
-    (void)more;
-    return statistics(pass, outputs, targets);
+  // What a host asks beyond these calls, by name and version, or null (the default).
+  virtual void* extension(const char* name, std::uint32_t version) {
+    (void)name;
+    (void)version;
+    return nullptr;
   }
 };
 
-// Builds a run's task for its data; throws std::exception with one line naming the option
-// ("task.gamma: ...") when an option does not fit the data.
-using TaskFactory = std::function<std::unique_ptr<TaskFunctions>(const TaskData& data, const Options& options)>;
+// Builds a run's task for its data's targets (dataset.h; its model_outputs() is 0 here: the
+// task decides it); throws std::exception with one line naming the option ("task.gamma: ...")
+// when an option does not fit the data.
+using TaskFactory = std::function<std::unique_ptr<TaskFunctions>(const TargetDescription& data, const Options& options)>;
+
+// Implemented by the host. Calls only appended.
+class TaskBuilder {
+ public:
+  virtual ~TaskBuilder() = default;
+  virtual void description(const std::string& line) = 0;
+  virtual void targets(DatasetTargets kind) = 0;  // the kind of target it learns
+  virtual OptionsBuilder& options() = 0;          // the rest of the [task] table
+  virtual void metric(TaskPass pass, const std::string& name, MetricGoal goal, const std::string& doc) = 0;  // the headline first
+  // Why a training step with this loss cannot be recorded as a device graph (train.graphs),
+  // because the loss reads something back to the host.
+  virtual void loss_waits_for_host(const std::string& why) = 0;
+  virtual void factory(TaskFactory make) = 0;
+};
 
 struct TaskSpec {
   std::string name;  // [task] name
@@ -112,22 +112,15 @@ struct TaskSpec {
   TaskFactory factory;
 };
 
-// Implemented by the host; a plugin's register function calls it.
-class TaskRegistry {
- public:
-  virtual ~TaskRegistry() = default;
-  // Rules as for models (options.h); a rule naming no option, a task without metrics or an
-  // option called "name" makes the plugin fail to load. A built-in task's name wins over a
-  // plugin's (`plugtrain tasks` says so).
-  virtual void add(TaskSpec spec, std::vector<OptionRule> rules) = 0;
-};
+inline void add_task(Registrar& host, const TaskSpec& spec, const std::vector<OptionRule>& rules = {}) {
+  TaskBuilder& task = host.add_task(spec.name);
+  task.description(spec.description);
+  task.targets(spec.targets);
+  add_options(task.options(), spec.options, rules);
+  for (const TaskMetric& m : spec.training_metrics) task.metric(TaskPass::training, m.name, m.goal, m.doc);
+  for (const TaskMetric& m : spec.evaluation_metrics) task.metric(TaskPass::evaluation, m.name, m.goal, m.doc);
+  if (!spec.loss_waits_for_host.empty()) task.loss_waits_for_host(spec.loss_waits_for_host);
+  task.factory(spec.factory);
+}
 
 }  // namespace plugtrain
-
-// register_fn: void(plugtrain::TaskRegistry&). Use one of these once, at global scope:
-// PLUGTRAIN_TASKS(register_fn) in a models or data-sets plugin, beside its own export;
-// PLUGTRAIN_TASKS_PLUGIN(register_fn, "name", "1.0.0", "one line") for a tasks plugin.
-#define PLUGTRAIN_TASKS(REGISTER_FN) BOOST_DLL_ALIAS(REGISTER_FN, plugtrain_register_tasks)
-#define PLUGTRAIN_TASKS_PLUGIN(REGISTER_FN, NAME, VERSION, DESCRIPTION)    \
-  PLUGTRAIN_PLUGIN_INFO(PLUGTRAIN_KIND_TASKS, NAME, VERSION, DESCRIPTION) \
-  PLUGTRAIN_TASKS(REGISTER_FN)
