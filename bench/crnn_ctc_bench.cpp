@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "plugins/model_forward.h"
+#include "run/build.h"
 #include "bench_stats.h"
 #include "default_run.h"
 #include "plugins/plugin_host.h"
@@ -75,7 +77,7 @@ std::int64_t plugtrain_parameters(PluginHost& host) {
   values["channels"] = std::vector<std::int64_t>{32, 64};
   values["hidden"] = std::int64_t{128};
   std::int64_t n = 0;
-  for (const auto& p : m->spec.factory({{1, 28, 112}, 11}, Options(values))->parameters()) n += p.numel();
+  for (const auto& p : build_image_model(*m, {1, 28, 112}, 11, Options(values))->parameters()) n += p.numel();
   return n;
 }
 

@@ -40,6 +40,8 @@
 #include <string>
 #include <vector>
 
+#include "plugins/model_forward.h"
+#include "run/build.h"
 #include "bench_stats.h"
 #include "data/batch_loader.h"
 #include "default_run.h"
@@ -90,7 +92,7 @@ struct Fixture {
     for (const auto& o : m->spec.options) values[o.name] = o.default_value;
     values["stem"] = std::string("cifar");
     at::manual_seed(1);
-    return m->spec.factory({{3, 32, 32}, 10}, Options(values));
+    return build_image_model(*m, {3, 32, 32}, 10, Options(values));
   }
 };
 
@@ -128,7 +130,7 @@ struct BareRun {
     const size_t i = size_t(steps++ % 4);
     const auto start = Clock::now();
     optimizer->zero_grad();
-    at::Tensor loss = at::cross_entropy_loss(model->forward(inputs[i]), fixture().targets[i]);
+    at::Tensor loss = at::cross_entropy_loss(forward_input(*model, inputs[i]), fixture().targets[i]);
     loss.backward();
     optimizer->step();
     return std::chrono::duration<double>(Clock::now() - start).count();

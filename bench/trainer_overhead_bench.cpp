@@ -24,6 +24,8 @@
 #include <memory>
 #include <sstream>
 
+#include "plugins/model_forward.h"
+#include "run/build.h"
 #include "bench_stats.h"
 #include "data/dataset.h"
 #include "readers/idx_dataset.h"
@@ -65,7 +67,7 @@ struct Fixture {
     std::map<std::string, OptionValue> values;
     for (const auto& o : m->spec.options) values[o.name] = o.default_value;
     at::manual_seed(1);
-    return m->spec.factory({data.train.sample_shape, data.train.num_classes}, Options(values));
+    return build_image_model(*m, data.train.sample_shape, data.train.num_classes, Options(values));
   }
 };
 
@@ -92,7 +94,7 @@ double bare_loop(const std::string& name) {
     at::Tensor x = f.normalised.index_select(0, index);
     at::Tensor y = train.labels.index_select(0, index);
     optimizer.zero_grad();
-    at::Tensor loss = at::cross_entropy_loss(model->forward(x), y);
+    at::Tensor loss = at::cross_entropy_loss(forward_input(*model, x), y);
     loss.backward();
     optimizer.step();
   }

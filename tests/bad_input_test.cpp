@@ -127,7 +127,7 @@ TEST_F(BadInputTest, APluginThatThrowsAtAnyEntryPointIsNamedInOneLine) {
   };
   const std::string select = faults::select_faulty_backend();
   const std::vector<Case> cases = {
-      {faults::backend_entry("create_backend", "throw"), select, "backend 'faulty': plugin 'faulty' (" + std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/fault_backend/test_fault_backend.so) did not load: plugin 'faulty': create_backend threw: injected fault in create_backend", 1},
+      {faults::backend_entry("create_backend", "throw"), select, "backend 'faulty': plugin 'faulty' (" + std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/fault_backend/test_fault_backend.so) did not load: plugin 'faulty': register threw: injected fault in create_backend", 1},
       {faults::backend_entry("capabilities", "throw"), select, "plugin 'faulty': capabilities threw: injected fault in capabilities", 1},
       {faults::backend_entry("probe", "throw"), select, "plugin 'faulty': probe threw: injected fault in probe", 1},
       {faults::backend_entry("loader_config", "throw"), select, "plugin 'faulty': loader_config threw: injected fault in loader_config", 1},
@@ -149,7 +149,7 @@ TEST_F(BadInputTest, APluginThatThrowsAtAnyEntryPointIsNamedInOneLine) {
   }
 }
 
-// A models plugin's OptionRules (SDK 3.2): every kind is checked before any work, with the
+// A models plugin's OptionRules: every kind is checked before any work, with the
 // value's file:line:col (the column of the value), exit 2 and no run folder.
 TEST_F(BadInputTest, ModelOptionsOutsideTheirRulesAreRefusedBeforeAnyWork) {
   const std::string head = "[experiment]\nname = \"bad\"\n[data]\ndataset = \"synthetic\"\n[model]\n";
@@ -182,7 +182,7 @@ TEST_F(BadInputTest, AModelsPluginWhoseRulesDoNotFitItsOptionsDoesNotLoad) {
       << r.out;
 }
 
-// SDK 3.2's lifecycle hooks: init before use, shutdown at the end; an init that says no (or
+// The lifecycle hooks: init before use, shutdown at the end; an init that says no (or
 // throws) refuses the plugin with its reason, and a run that names it says so.
 TEST_F(BadInputTest, PluginInitAndShutdownHooksFrameItsUseAndAFailingInitRefusesIt) {
   const std::string log = (dir_ / "hooks.txt").string();

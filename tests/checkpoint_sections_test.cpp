@@ -38,7 +38,7 @@ class CountingPart : public Stateful {
   }
 };
 
-class Linear : public Model {
+class Linear : public TensorModel {
  public:
   Linear() : fc(register_module("fc", torch::nn::Linear(4, 2))) {}
   torch::Tensor forward(torch::Tensor x) override { return fc(x); }

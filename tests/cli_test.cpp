@@ -95,7 +95,7 @@ TEST(Cli, BadPluginsOnTheEnvironmentPathAreListedAndExitIsStillZero) {
                        shell_quote(kPlugtrain) + " plugins");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("(PLUGTRAIN_PLUGIN_PATH)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("refused: SDK ABI major differs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("refused: built against SDK 5.0; this host speaks SDK 4.0: update plugtrain"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("refused: not a plugtrain plugin"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("usable"), std::string::npos) << r.out;
 }
@@ -105,7 +105,7 @@ TEST(Cli, VersionNamesPlugtrainLibTorchAndSdkAbi) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("plugtrain 0.1.0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("LibTorch " TORCH_VERSION), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("SDK ABI 3.8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SDK ABI 4.0"), std::string::npos) << r.out;
 }
 
 TEST(Cli, HelpListsCommandsAndEachCommandHasHelp) {

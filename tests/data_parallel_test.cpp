@@ -11,7 +11,7 @@
 namespace plugtrain {
 namespace data_parallel_test {
 
-class TwoLayers : public Model {
+class TwoLayers : public TensorModel {
  public:
   explicit TwoLayers(std::int64_t hidden = 5)
       : first(register_module("first", torch::nn::Linear(4, hidden))),

@@ -63,7 +63,7 @@ TEST(DeviceCollective, NcclWithoutAGpuFailsWithOneLineNamingThePlugin) {
   }
 }
 
-TEST(DeviceCollective, APlannedCollectiveThePluginDoesNotExportLeavesTensorsToGloo) {
+TEST(DeviceCollective, APlannedCollectiveThePluginDoesNotOfferLeavesTensorsToGloo) {
   PluginHost host = built_plugins();
   BackendHandle* cpu = find(host, "cpu");
   ASSERT_NE(cpu, nullptr);
@@ -72,7 +72,7 @@ TEST(DeviceCollective, APlannedCollectiveThePluginDoesNotExportLeavesTensorsToGl
   // Nothing touches the device: the missing export is noticed first.
   EXPECT_EQ(attach_device_collective(collectives, *cpu, "nccl", c10::Device("cuda:0"), log), "gloo");
   EXPECT_EQ(log.str(),
-            "warning: backend 'cpu' plans collective 'nccl' but its plugin exports no plugtrain_create_collective; "
+            "warning: backend 'cpu' plans collective 'nccl' but offers no extension \"plugtrain.collective\"; "
             "Gloo carries its tensors\n");
   EXPECT_EQ(attach_device_collective(collectives, *cpu, "gloo", c10::Device("cpu"), log), "gloo");
 }

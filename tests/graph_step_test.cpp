@@ -54,7 +54,7 @@ struct Recorder : GraphCapture {
   std::function<void()> recorded_;
 };
 
-class Net : public Model {
+class Net : public TensorModel {
  public:
   Net()
       : fc1(register_module("fc1", torch::nn::Linear(16, 24))),

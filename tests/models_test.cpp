@@ -32,7 +32,7 @@ TEST(ModelsPlugin, RegistersEveryArchitectureWithSchemaDefaultsOfTheDeclaredType
     ASSERT_NE(m, nullptr) << name;
     EXPECT_EQ(m->plugin, "models");
     EXPECT_FALSE(m->spec.description.empty()) << name;
-    EXPECT_TRUE(m->spec.factory) << name;
+    EXPECT_TRUE(m->spec.batch_factory) << name;
     for (const auto& o : m->spec.options) {
       // variant index follows OptionType's order
       EXPECT_EQ(o.default_value.index(), static_cast<std::size_t>(o.type)) << name << "." << o.name;
@@ -48,7 +48,7 @@ TEST(ModelsPlugin, DefaultsGiveLogitsOfShapeBatchByClasses) {
   for (const char* name : kModels) {
     auto model = build_model(name, kMnist);
     model->eval();
-    EXPECT_EQ(model->forward(batch).sizes(), (std::vector<std::int64_t>{4, 10})) << name;
+    EXPECT_EQ(forward_input(*model, batch).sizes(), (std::vector<std::int64_t>{4, 10})) << name;
   }
 }
 
@@ -75,7 +75,7 @@ TEST(ModelsPlugin, ConvnetParametersMatchTheTensorFlowTutorialCnn) {
   auto rgb = build_model("convnet", {{3, 32, 32}, 5});
   EXPECT_EQ(parameter_count(*rgb), (3 * 32 * 25 + 32) + conv2 + (64 * 8 * 8 * 1024 + 1024) + (1024 * 5 + 5));
   rgb->eval();
-  EXPECT_EQ(rgb->forward(torch::zeros({2, 3, 32, 32})).sizes(), (std::vector<std::int64_t>{2, 5}));
+  EXPECT_EQ(forward_input(*rgb, torch::zeros({2, 3, 32, 32})).sizes(), (std::vector<std::int64_t>{2, 5}));
 }
 
 TEST(ModelsPlugin, Lenet5ParametersMatchTheArchitectureFor28And32Inputs) {
@@ -89,10 +89,10 @@ TEST(ModelsPlugin, Lenet5ParametersMatchTheArchitectureFor28And32Inputs) {
   // 32x32: 32 -> pool 16 -> conv 12 -> pool 6.
   auto big = build_model("lenet5", {{1, 32, 32}, 10}, {{"activation", std::string("tanh")}});
   EXPECT_EQ(parameter_count(*big), convs + (16 * 6 * 6 * 120 + 120) + head);
-  EXPECT_EQ(big->forward(torch::zeros({3, 1, 32, 32})).sizes(), (std::vector<std::int64_t>{3, 10}));
+  EXPECT_EQ(forward_input(*big, torch::zeros({3, 1, 32, 32})).sizes(), (std::vector<std::int64_t>{3, 10}));
   // Smallest accepted input.
   auto small = build_model("lenet5", {{1, 12, 12}, 10});
-  EXPECT_EQ(small->forward(torch::zeros({1, 1, 12, 12})).sizes(), (std::vector<std::int64_t>{1, 10}));
+  EXPECT_EQ(forward_input(*small, torch::zeros({1, 1, 12, 12})).sizes(), (std::vector<std::int64_t>{1, 10}));
 }
 
 TEST(ModelsPlugin, BadOptionsAreRefusedWithOneClearLine) {
@@ -135,7 +135,7 @@ TEST(ModelsPlugin, EveryModelLearnsAFixedTinyBatch) {
     for (int step = 0; step < 30; ++step) {
       model->train();
       sgd.zero_grad();
-      torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+      torch::Tensor loss = torch::nn::functional::cross_entropy(forward_input(*model, x), y);
       loss.backward();
       sgd.step();
     }

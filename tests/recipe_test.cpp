@@ -25,7 +25,7 @@
 namespace plugtrain {
 namespace recipe_test {
 
-class Mlp : public Model {  // no batch norm: its statistics would be per micro-batch
+class Mlp : public TensorModel {  // no batch norm: its statistics would be per micro-batch
  public:
   Mlp()
       : fc1(register_module("fc1", torch::nn::Linear(16, 12))), fc2(register_module("fc2", torch::nn::Linear(12, 3))) {}

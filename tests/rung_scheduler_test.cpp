@@ -179,9 +179,7 @@ TEST_F(SchedulerKeys, DefaultsComeFromTheRunsMonitorAndEpochs) {
 TEST_F(SchedulerKeys, ADataSetsOwnValidationSplitRanksTheTrials) {
   RegisteredDataset tiny;
   tiny.spec.name = "tiny-imagenet";
-  tiny.validation_reader = [](const DatasetRequest&, const DatasetReadSettings&, const Options&, DatasetValidation&) {
-    return DatasetRead{};
-  };
+  tiny.spec.validation_split = "val";
   EXPECT_EQ(read("scheduler = \"asha\"\n", &tiny).metric, "val_accuracy");
   EXPECT_NE(error("scheduler = \"asha\"\nmetric = \"test_loss\"\n", &tiny)
                 .find("exp.toml:8:10: sweep.metric 'test_loss' would rank the trials by the test set although data set "

@@ -171,7 +171,7 @@ TEST(Precision, LossScaleStateSurvivesACheckpoint) {
   EXPECT_EQ(resumed.skipped_steps(), 1);
 }
 
-class Tiny : public Model {
+class Tiny : public TensorModel {
  public:
   Tiny() : fc(register_module("fc", torch::nn::Linear(16, 3))) {}
   torch::Tensor forward(torch::Tensor x) override { return fc(x.flatten(1)); }

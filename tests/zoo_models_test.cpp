@@ -129,7 +129,7 @@ TEST(ZooModels, AutoPicksTheCifarFormUpTo64PixelsAndImageNetAbove) {
     for (const char* stem : {"auto", "imagenet"}) {
       auto m = build_model(name, kCifar, {{"stem", std::string(stem)}});
       m->eval();
-      EXPECT_EQ(m->forward(torch::randn({2, 3, 32, 32})).sizes(), (S{2, 10})) << name << " " << stem;
+      EXPECT_EQ(forward_input(*m, torch::randn({2, 3, 32, 32})).sizes(), (S{2, 10})) << name << " " << stem;
     }
   }
 }
@@ -220,13 +220,13 @@ TEST(ZooModels, CifarSizedForwardGivesBatchByClasses) {
     auto m = build_model(name, kCifar, options);
     for (bool train : {false, true}) {
       m->train(train);
-      EXPECT_EQ(m->forward(x).sizes(), (std::vector<std::int64_t>{2, 10})) << name << (train ? " train" : " eval");
+      EXPECT_EQ(forward_input(*m, x).sizes(), (std::vector<std::int64_t>{2, 10})) << name << (train ? " train" : " eval");
     }
   }
   // Grayscale input and another class count.
   auto gray = build_model("resnet18", {{1, 28, 28}, 7});
   gray->eval();
-  EXPECT_EQ(gray->forward(torch::randn({3, 1, 28, 28})).sizes(), (std::vector<std::int64_t>{3, 7}));
+  EXPECT_EQ(forward_input(*gray, torch::randn({3, 1, 28, 28})).sizes(), (std::vector<std::int64_t>{3, 7}));
 }
 
 TEST(ZooModels, SmallBaselineCnnLearnsAFixedTinyBatch) {
@@ -241,7 +241,7 @@ TEST(ZooModels, SmallBaselineCnnLearnsAFixedTinyBatch) {
   for (int step = 0; step < 40; ++step) {
     model->train();
     sgd.zero_grad();
-    torch::nn::functional::cross_entropy(model->forward(x), y).backward();
+    torch::nn::functional::cross_entropy(forward_input(*model, x), y).backward();
     sgd.step();
   }
   const double after = eval_loss(*model, x, y);

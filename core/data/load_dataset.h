@@ -16,18 +16,14 @@
 namespace plugtrain::data {
 
 // Every data set comes from a plugin, the bundled ones (fashion-mnist, cifar10, image-folder,
-// synthetic…, plugins/datasets) included: `dataset` names its registration, read by the first of
-// `validation_reader` (SDK 3.8), `reader` (3.7), `fields_factory` (3.6) or dataset->factory (3.5)
-// that is set.
+// synthetic…, plugins/datasets) included: `dataset` names its registration, read by `reader`.
 struct DataOptions {
   const DatasetSpec* dataset = nullptr;
   const DatasetReader* reader = nullptr;
-  const DatasetValidationReader* validation_reader = nullptr;  // SDK 3.8, used before `reader`
-  const DatasetFieldsFactory* fields_factory = nullptr;
   std::string plugin;
   Options dataset_options;  // the [dataset] table, checked against the data set's schema
   std::filesystem::path path;
-  // What a reader honours (plugtrain::DatasetReadSettings).
+  // What a reader honours (plugtrain::DatasetQuery).
   int64_t image_size = 0;           // decoded side (0: the reader's own)
   std::optional<ImageCache> cache;  // nullopt: "auto", in memory when the images fit
   int decode_threads = 0;           // threads decoding a cache (0: every core)
@@ -47,7 +43,7 @@ struct LoadedData {
   DatasetPair data;
   std::string source;              // what was read, e.g. "cifar10 from /data/cifar-10-binary.tar.gz"
   std::string test_split = "test";  // the folder or file set evaluated on (image folders: val or test)
-  // The data set's own validation split (SDK 3.8), in data.val: its name ("val", "dev"); empty
+  // The data set's own validation split, in data.val: its name ("val", "dev"); empty
   // when the data set has none (data.val_fraction may then hold one out of the training set).
   std::string own_val_split;
   // The data set has no labelled test split (TinyImageNet): data.test is its val split too.

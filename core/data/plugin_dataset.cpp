@@ -40,6 +40,9 @@ Dataset to_dataset(const DatasetReadSplit& split, int64_t num_classes, const std
     throw DataError(where + ": no inputs (neither a tensor nor a decoder)");
   }
   if (!y.defined() || y.dim() < 1) throw DataError(where + ": no targets");
+  if (!x.defined() && split.count > 0 && y.size(0) != split.count)
+    throw DataError(where + ": " + std::to_string(split.count) + " samples decoded on demand but " + std::to_string(y.size(0)) +
+                    " targets");
   if (x.defined() && y.size(0) != x.size(0))
     throw DataError(where + ": " + std::to_string(x.size(0)) + " inputs but " + std::to_string(y.size(0)) + " targets");
   const bool integral = kind == TargetKind::class_index || kind == TargetKind::pixel_class || kind == TargetKind::sequence;
@@ -51,24 +54,54 @@ Dataset to_dataset(const DatasetReadSplit& split, int64_t num_classes, const std
   return d;
 }
 
-DatasetReadSplit as_read_split(const DatasetSplit& split) {
-  DatasetReadSplit r;
-  r.inputs = split.inputs;
-  r.targets = split.targets;
-  return r;
-}
+// What a read gives, collected into the SDK's DatasetRead as the host compiles it. A call about
+// a split the data set does not have is kept as the first mistake, said after the read.
+class ReadInto final : public DatasetSink {
+ public:
+  ReadInto(DatasetRead& read, std::string validation_split) : read_(read), validation_(std::move(validation_split)) {}
+  void split(const std::string& name, const at::Tensor& inputs, const at::Tensor& targets) override {
+    if (DatasetReadSplit* s = find(name)) {
+      s->inputs = inputs;
+      s->targets = targets;
+    }
+  }
+  void decoded_split(const std::string& name, std::int64_t count, const std::vector<std::int64_t>& sample_shape,
+                     SampleDecoder decode, const at::Tensor& targets) override {
+    if (DatasetReadSplit* s = find(name)) {
+      s->count = count;
+      s->sample_shape = sample_shape;
+      s->decode = std::move(decode);
+      s->targets = targets;
+    }
+  }
+  void field(const std::string& split, const std::string& name, const at::Tensor& values) override {
+    if (DatasetReadSplit* s = find(split)) s->fields[name] = values;
+  }
+  void targets(DatasetTargets kind) override { read_.targets = kind; }
+  void classes(std::int64_t count, const std::vector<std::string>& names) override {
+    read_.num_classes = count;
+    read_.class_names = names;
+  }
+  void source(const std::string& line) override { read_.source = line; }
+  void test_split_name(const std::string& name) override { read_.test_split = name; }
+  void note(const std::string& line) override { read_.notes.push_back(line); }
+  std::string mistake;
 
-DatasetReadSettings read_settings(const DataOptions& o) {
-  DatasetReadSettings s;
-  s.image_size = o.image_size;
-  s.cache = !o.cache ? -1 : *o.cache == ImageCache::none ? 0 : 1;
-  s.decode_threads = o.decode_threads;
-  s.skip_bad = o.skip_bad;
-  s.task_targets = static_cast<DatasetTargets>(int(o.task_targets));  // the SDK keeps TargetKind's order
-  return s;
-}
+ private:
+  DatasetReadSplit* find(const std::string& name) {
+    if (name == "train") return &read_.train;
+    if (name == "test") return &read_.test;
+    if (!validation_.empty() && name == validation_) return &read_.validation;
+    if (mistake.empty())
+      mistake = "it gave split '" + name + "', which it does not have (train, test" +
+                (validation_.empty() ? std::string() : ", " + validation_) + ")";
+    return nullptr;
+  }
+  DatasetRead& read_;
+  std::string validation_;
+};
 
-// A split's named fields (SDK 3.6): N rows each; input_lengths int64 (N), each at least 1 (the
+// A split's named fields: N rows each; input_lengths int64 (N), each at least 1 (the
 // model checks the upper bound: only it knows how many steps its input holds).
 void add_fields(Dataset& d, const std::map<std::string, torch::Tensor>& fields, const std::string& where) {
   for (const auto& [name, t] : fields) {
@@ -94,32 +127,20 @@ void add_fields(Dataset& d, const std::map<std::string, torch::Tensor>& fields, 
 LoadedData load_plugin_dataset(const DataOptions& o) {
   const DatasetSpec& spec = *o.dataset;
   const std::string name = "data set '" + spec.name + "' (plugin '" + o.plugin + "')";
-  const DatasetRequest request{o.path.string(), o.seed};
   DatasetRead read;
-  DatasetFields fields;
-  DatasetValidation validation;
+  read.targets = spec.targets;
+  ReadInto sink(read, spec.validation_split);
   try {
-    if (o.validation_reader) {
-      read = (*o.validation_reader)(request, read_settings(o), o.dataset_options, validation);
-    } else if (o.reader) {
-      read = (*o.reader)(request, read_settings(o), o.dataset_options);
-    } else {
-      const LoadedDataset loaded =
-          o.fields_factory ? (*o.fields_factory)(request, o.dataset_options, fields) : spec.factory(request, o.dataset_options);
-      read.train = as_read_split(loaded.train);
-      read.test = as_read_split(loaded.test);
-      read.targets = spec.targets;
-      read.num_classes = loaded.num_classes;
-      read.class_names = loaded.class_names;
-      read.source = loaded.source;
-    }
+    const PluginQuery query(o);
+    (*o.reader)(query, o.dataset_options, sink);
   } catch (const std::exception& e) {
     throw DataError(name + ": " + first_line(e.what()));
   } catch (...) {
     throw DataError(name + ": it threw something that is not a std::exception");
   }
-  const std::optional<TargetKind> known = target_kind_of(read.targets);
-  if (!known) throw DataError(name + ": unknown kind of target " + std::to_string(int(read.targets)));
+  if (!sink.mistake.empty()) throw DataError(name + ": " + sink.mistake);
+  const std::optional<TargetKind> known = target_kind_of(*read.targets);
+  if (!known) throw DataError(name + ": unknown kind of target " + std::to_string(int(*read.targets)));
   const std::optional<TargetKind> wanted = spec.targets == DatasetTargets::as_task ? o.task_targets : target_kind_of(spec.targets);
   if (*known != wanted)
     throw DataError(name + ": it read " + describe(*known) + ", but " +
@@ -128,10 +149,10 @@ LoadedData load_plugin_dataset(const DataOptions& o) {
   LoadedData out;
   out.data.train = to_dataset(read.train, read.num_classes, read.class_names, *known, name + " training split");
   if (out.data.train.size() == 0) throw DataError(name + ": the training split has no samples");
-  if (o.validation_reader) {
-    out.own_val_split = validation.split.empty() ? "val" : validation.split;
+  if (!spec.validation_split.empty()) {
+    out.own_val_split = spec.validation_split;
     const std::string where = name + " validation split '" + out.own_val_split + "'";
-    out.data.val = to_dataset(validation.val, read.num_classes, read.class_names, *known, where);
+    out.data.val = to_dataset(read.validation, read.num_classes, read.class_names, *known, where);
     if (out.data.val.size() == 0) throw DataError(where + ": no samples (a reader with a validation split must fill it)");
     if (out.data.val.sample_shape != out.data.train.sample_shape)
       throw DataError(name + ": the training samples are " + shape_text(out.data.train.sample_shape) + ", the " +
@@ -145,8 +166,8 @@ LoadedData load_plugin_dataset(const DataOptions& o) {
   } else {
     out.data.test = to_dataset(read.test, read.num_classes, read.class_names, *known, name + " test split");
   }
-  add_fields(out.data.train, fields.train, name + " training split");
-  add_fields(out.data.test, fields.test, name + " test split");
+  add_fields(out.data.train, read.train.fields, name + " training split");
+  if (!out.test_unlabelled) add_fields(out.data.test, read.test.fields, name + " test split");
   const auto same_fields = [&](const Dataset& one, const Dataset& other, const std::string& first, const std::string& second) {
     for (const auto& [field, t] : one.fields)
       if (!other.fields.count(field))

@@ -7,6 +7,8 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
+#include "data/model_description.h"
+#include "plugins/model_forward.h"
 #include "config/config_error.h"
 #include "config/experiment_loader.h"
 #include "config/suggest.h"
@@ -100,7 +102,8 @@ ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& in
   {
     const PluginCallScope scope(model.plugin, "building model");
     try {
-      net = model.spec.factory(inputs, options);
+      const ModelDescription description = image_model_description(inputs.input_shape, inputs.num_classes);
+      net = model.spec.batch_factory(description.batch, description.target, options);
     } catch (const std::invalid_argument& e) {
       throw ConfigError(first_line(e.what()));
     } catch (const std::exception& e) {
@@ -140,7 +143,7 @@ ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& in
     at::NoGradGuard no_grad;
     const TraceScope watching(trace);
     try {
-      net->forward(input);
+      forward_input(*net, input);
     } catch (const std::exception& e) {
       throw PluginError(model.plugin, "the forward pass on a 1x" + shape_text(inputs.input_shape) +
                                           " input threw: " + first_line(e.what()));

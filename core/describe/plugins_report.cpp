@@ -21,7 +21,7 @@ struct StatusLine {
 
 StatusLine status_of(PluginHost& host, const PluginRecord& record) {
   if (record.status != PluginStatus::loaded) return {to_string(record.status), record.reason};
-  if (record.handshake.kind == "backend") {
+  if (record.has_kind(PLUGTRAIN_KIND_BACKEND)) {
     BackendHandle* backend = host.backend(record.handshake.name);
     if (!backend) return {"refused", "backend object missing"};
     const ProbeResult& probe = backend->probe();
@@ -63,7 +63,7 @@ std::string plugins_table(PluginHost& host) {
     out << "No plugin files found.\n";
     return out.str();
   }
-  const std::size_t wname = 12, wkind = 9, wver = 9;
+  const std::size_t wname = 12, wkind = 9, wver = 9;  // a longer kind list pushes the row on
   out << pad("NAME", wname) << pad("KIND", wkind) << pad("VERSION", wver) << "STATUS\n";
   for (const auto& record : host.plugins()) {
     StatusLine status = status_of(host, record);
@@ -77,7 +77,7 @@ std::string plugins_table(PluginHost& host) {
       try { type = backend->capabilities().device_type; } catch (const std::exception&) {}
       for (const auto& d : backend->probe().devices) out << device_line(d, type) << "\n";
     }
-    if (record.handshake.kind == "models" && record.status == PluginStatus::loaded) {
+    if (record.has_kind(PLUGTRAIN_KIND_MODELS) && record.status == PluginStatus::loaded) {
       std::vector<std::string> names;
       for (const auto& m : host.models().all())
         if (m.plugin == record.handshake.name) names.push_back(m.spec.name);
@@ -87,11 +87,11 @@ std::string plugins_table(PluginHost& host) {
       std::vector<std::string> names;
       for (const auto& d : host.datasets().all())
         if (d.plugin == record.handshake.name) names.push_back(d.spec.name);
-      if (!names.empty() || record.handshake.kind == "datasets") out << "      data sets " << join(names, ", ", "(none)") << "\n";
+      if (!names.empty() || record.has_kind(PLUGTRAIN_KIND_DATASETS)) out << "      data sets " << join(names, ", ", "(none)") << "\n";
       names.clear();
       for (const auto& t : host.tasks().all())
         if (t.plugin == record.handshake.name) names.push_back(t.spec.name);
-      if (!names.empty() || record.handshake.kind == "tasks") out << "      tasks " << join(names, ", ", "(none)") << "\n";
+      if (!names.empty() || record.has_kind(PLUGTRAIN_KIND_TASKS)) out << "      tasks " << join(names, ", ", "(none)") << "\n";
     }
   }
   return out.str();
@@ -116,7 +116,7 @@ nlohmann::json plugins_json(PluginHost& host) {
     p["name"] = record.display_name();
     if (record.has_handshake) {
       const auto& h = record.handshake;
-      p["kind"] = h.kind;
+      p["kind"] = h.kind;  // the kinds' names, "models,datasets"
       p["version"] = h.version;
       p["description"] = h.description;
       p["sdk_abi"] = std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor);
@@ -146,12 +146,12 @@ nlohmann::json plugins_json(PluginHost& host) {
         p["capabilities"] = {{"error", e.what()}};
       }
     }
-    if (record.handshake.kind == "models" && record.status == PluginStatus::loaded) {
+    if (record.has_kind(PLUGTRAIN_KIND_MODELS) && record.status == PluginStatus::loaded) {
       p["models"] = nlohmann::json::array();
       for (const auto& m : host.models().all())
         if (m.plugin == record.handshake.name) p["models"].push_back(m.spec.name);
     }
-    if (record.status == PluginStatus::loaded && record.handshake.kind != "backend") {
+    if (record.status == PluginStatus::loaded && record.has_kind(PLUGTRAIN_KIND_MODELS | PLUGTRAIN_KIND_DATASETS | PLUGTRAIN_KIND_TASKS)) {
       p["datasets"] = nlohmann::json::array();
       for (const auto& d : host.datasets().all())
         if (d.plugin == record.handshake.name) p["datasets"].push_back(d.spec.name);

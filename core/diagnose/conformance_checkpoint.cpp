@@ -22,7 +22,7 @@ namespace plugtrain {
 
 namespace {
 
-class CheckpointNet final : public Model {
+class CheckpointNet final : public TensorModel {
  public:
   CheckpointNet() {
     conv_ = register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4, 3).padding(1)));

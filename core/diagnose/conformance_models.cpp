@@ -7,6 +7,8 @@
 #include <torch/nn/module.h>
 #include <torch/utils.h>
 
+#include "data/model_description.h"
+#include "plugins/model_forward.h"
 #include "diagnose/conformance_checks.h"
 #include "train/optimizers.h"
 #include "util/format.h"
@@ -66,7 +68,7 @@ Step train_one_step(Model& model, const at::Tensor& x, const at::Tensor& y, c10:
   optimizer->zero_grad();
   torch::manual_seed(7);  // whatever randomness is left draws the same on both (a device's own generator too)
   Step s;
-  s.logits = model.forward(copy_to(x, device));
+  s.logits = forward_input(model, copy_to(x, device));
   const at::Tensor target = copy_to(y, device);
   // Every pixel of a segmentation model's (N, classes, H, W) scores, and every step of a
   // sequence model's (N, T, classes), takes the sample's class.
@@ -96,7 +98,8 @@ CheckResult check_model(ConformanceTarget& t, const RegisteredModel& registered,
     tried.push_back(shape_text(shape));
     try {
       torch::manual_seed(1);
-      cpu_model = spec.factory(inputs, options);
+      const ModelDescription description = image_model_description(inputs.input_shape, inputs.num_classes);
+      cpu_model = spec.batch_factory(description.batch, description.target, options);
       if (cpu_model) break;
     } catch (const std::exception& e) {
       if (refused.empty()) refused = first_line(e.what());
@@ -113,7 +116,8 @@ CheckResult check_model(ConformanceTarget& t, const RegisteredModel& registered,
     return skip(size + ", more than the " + std::to_string(kLargeModelParameters / 1'000'000) +
                 "M this check trains by default (--all-models trains it too)");
 
-  std::shared_ptr<Model> device_model = spec.factory(inputs, options);
+  const ModelDescription description = image_model_description(inputs.input_shape, inputs.num_classes);
+  std::shared_ptr<Model> device_model = spec.batch_factory(description.batch, description.target, options);
   {
     torch::NoGradGuard no_grad;
     auto from = cpu_model->named_parameters();

@@ -1,3 +1,4 @@
+#include "plugins/model_forward.h"
 #include "distributed/data_parallel.h"
 
 #include <exception>
@@ -52,7 +53,7 @@ void DataParallel::copy_weights_to_replicas() {
 }
 
 at::Tensor DataParallel::forward(const at::Tensor& inputs) {
-  if (replicas_.size() == 1) return replicas_[0]->forward(inputs);
+  if (replicas_.size() == 1) return forward_input(*replicas_[0], inputs);
   copy_weights_to_replicas();
   // Parts differ by one sample at most (a batch of 10 over 4 replicas: 3, 3, 2, 2); a batch
   // smaller than the number of replicas leaves the last ones idle.
@@ -67,7 +68,7 @@ at::Tensor DataParallel::forward(const at::Tensor& inputs) {
       at::ThreadLocalStateGuard same_state(state);
       c10::OptionalDeviceGuard on_device;
       if (!devices_[r].is_cpu()) on_device.reset_device(devices_[r]);
-      outputs[r] = replicas_[r]->forward(parts[r].to(devices_[r], /*non_blocking=*/true)).to(devices_[0]);
+      outputs[r] = forward_input(*replicas_[r], parts[r].to(devices_[r], /*non_blocking=*/true)).to(devices_[0]);
     } catch (...) {
       errors[r] = std::current_exception();
     }

@@ -11,28 +11,49 @@
 
 namespace plugtrain {
 
+namespace {
+
+// What the plugin's collective is set up with (collective.h).
+class HostCollectiveSetup final : public CollectiveSetup {
+ public:
+  HostCollectiveSetup(std::string collective, c10::intrusive_ptr<c10d::Store> store, int rank, int world_size, int device,
+                      std::chrono::milliseconds timeout)
+      : collective_(std::move(collective)), store_(std::move(store)), rank_(rank), world_size_(world_size), device_(device),
+        timeout_(timeout) {}
+  std::string collective() const override { return collective_; }
+  c10::intrusive_ptr<c10d::Store> store() const override { return store_; }
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_size_; }
+  int device() const override { return device_; }
+  std::chrono::milliseconds timeout() const override { return timeout_; }
+
+ private:
+  std::string collective_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  int rank_, world_size_, device_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace
+
 std::string attach_device_collective(Collectives& collectives, const BackendHandle& backend,
                                      const std::string& collective, c10::Device device, std::ostream& log) {
   if (collective == "gloo" || collective == "none" || device.is_cpu()) return "gloo";
-  CreateCollective* create = backend.collective_factory();
-  if (!create) {
+  CollectiveFactory* factory = backend.collective_factory();
+  if (!factory) {
     log << "warning: backend '" << backend.name() << "' plans collective '" << collective
-        << "' but its plugin exports no plugtrain_create_collective; Gloo carries its tensors\n";
+        << "' but offers no extension \"" << kCollectiveExtension << "\"; Gloo carries its tensors\n";
     return "gloo";
   }
   Collectives::Impl& impl = collectives.impl();
-  CollectiveSetup setup;
-  setup.collective = collective;
   // Its keys apart from Gloo's and ours, as torch.distributed prefixes each device type's
   // backend ("cuda/", the same on every rank whatever its device index).
-  setup.store = c10::make_intrusive<c10d::PrefixStore>(c10::DeviceTypeName(device.type(), /*lower_case=*/true) + "/",
-                                                       impl.store);
-  setup.rank = collectives.rank();
-  setup.world_size = collectives.size();
-  setup.device = device.index() < 0 ? 0 : device.index();
-  setup.timeout = collectives.timeout();
+  const HostCollectiveSetup setup(
+      collective,
+      c10::make_intrusive<c10d::PrefixStore>(c10::DeviceTypeName(device.type(), /*lower_case=*/true) + "/", impl.store),
+      collectives.rank(), collectives.size(), device.index() < 0 ? 0 : device.index(), collectives.timeout());
   c10::intrusive_ptr<c10d::Backend> made =
-      call_plugin(backend.name(), "create_collective", [&] { return (*create)(setup); });
+      call_plugin(backend.name(), "create_collective", [&] { return factory->create(setup); });
   if (!made) throw PluginError(backend.name(), "create_collective returned no " + collective + " backend");
   // The backend says what it is (c10d's own names: "nccl", "ucc", ... or a custom one's).
   impl.group->setBackend(device.type(), c10d::ProcessGroup::strToBackendType(made->getBackendName()), made);

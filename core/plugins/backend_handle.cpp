@@ -7,17 +7,13 @@
 
 #include "plugins/isolated_probe.h"
 #include "plugins/plugin_error.h"
-#include "plugins/sdk_compat/capabilities_v3_0.h"
+#include "plugins/backend_answers.h"
+#include "plugtrain/collective.h"
 
 namespace plugtrain {
 
-BackendHandle::BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend,
-                             CreateCollective* create_collective, std::uint32_t sdk_minor, std::string file)
-    : name_(std::move(plugin_name)),
-      file_(std::move(file)),
-      backend_(std::move(backend)),
-      create_collective_(create_collective),
-      sdk_minor_(sdk_minor) {}
+BackendHandle::BackendHandle(std::string plugin_name, std::unique_ptr<Backend> backend, std::string file)
+    : name_(std::move(plugin_name)), file_(std::move(file)), backend_(std::move(backend)) {}
 
 const ProbeResult& BackendHandle::probe() {
   if (!probe_) {
@@ -26,7 +22,9 @@ const ProbeResult& BackendHandle::probe() {
         name_, file_,
         [&]() -> ProbeResult {
           try {
-            return call_plugin(name_, "probe", [&] { return backend_->probe(); });
+            ProbeResult p = call_plugin(name_, "probe", [&] { return probe_of(*backend_); });
+            if (!p.usable() && p.message.empty()) p.message = "probe gave no result";
+            return p;
           } catch (const PluginError& e) {
             return ProbeResult{ProbeCode::error, e.what(), {}};
           }
@@ -68,10 +66,7 @@ void BackendHandle::note_started() const { note_runtime_started(file_); }
 
 const Capabilities& BackendHandle::capabilities() {
   if (!capabilities_) {
-    // A 3.0 plugin returns the 3.0 struct (sdk_compat/frozen_v3.h); from 3.1 on it is today's.
-    Capabilities c = call_plugin(name_, "capabilities", [&] {
-      return sdk_minor_ == 0 ? sdk_compat::capabilities_of_3_0_plugin(*backend_) : backend_->capabilities();
-    });
+    Capabilities c = call_plugin(name_, "capabilities", [&] { return capabilities_of(*backend_); });
     if (c.device_type.empty()) throw PluginError(name_, "capabilities name no device_type");
     // A device LibTorch does not know is one the plugin registered as PrivateUse1 at init; a
     // name LibTorch cannot parse (letters and '_' only) would fail later, far from its cause.
@@ -88,37 +83,31 @@ const Capabilities& BackendHandle::capabilities() {
 }
 
 LoaderConfig BackendHandle::loader_config(const std::vector<int>& devices) const {
-  return call_plugin(name_, "loader_config", [&] { return backend_->loader_config(devices); });
+  return call_plugin(name_, "loader_config", [&] { return loader_config_of(*backend_, devices); });
 }
 
 MultiDevicePlan BackendHandle::plan_multi_device(const MultiDeviceRequest& request) const {
   return call_plugin(name_, "plan_multi_device",
-                     [&] { return backend_->plan_multi_device(request); });
+                     [&] { return plan_of(*backend_, request.strategy, request.devices); });
 }
 
 MemoryInfo BackendHandle::memory(int device) const {
   note_started();
-  return call_plugin(name_, "memory", [&] { return backend_->memory(device); });
+  return call_plugin(name_, "memory", [&] { return memory_of(*backend_, device); });
 }
 
-// A 3.0 plugin's table has no slot for these: calling them would jump into whatever follows.
 void BackendHandle::release_cached_memory(int device) const {
   note_started();
-  if (sdk_minor_ < 1) return;
   call_plugin(name_, "release_cached_memory", [&] { backend_->release_cached_memory(device); });
 }
 
 bool BackendHandle::reset_peak_memory(int device) const {
   note_started();
-  if (sdk_minor_ < 1) return false;
   return call_plugin(name_, "reset_peak_memory", [&] { return backend_->reset_peak_memory(device); });
 }
 
 Result<std::unique_ptr<GraphCapture>> BackendHandle::make_graph_capture(int device) const {
   note_started();
-  if (sdk_minor_ < 3)
-    return WhyNot{"plugin '" + name_ + "' was built against SDK 3." + std::to_string(sdk_minor_) +
-                  ", before device graphs (3.3)"};
   std::string why_not;  // the SDK's out-parameter: plugins are built against that signature
   std::unique_ptr<GraphCapture> capture =
       call_plugin(name_, "make_graph_capture", [&] { return backend_->make_graph_capture(device, why_not); });
@@ -127,13 +116,17 @@ Result<std::unique_ptr<GraphCapture>> BackendHandle::make_graph_capture(int devi
 }
 
 std::map<std::string, std::uint64_t> BackendHandle::cpu_fallback_counts() const {
-  if (sdk_minor_ < 4) return {};
   return call_plugin(name_, "cpu_fallback_counts", [&] { return backend_->cpu_fallback_counts(); });
 }
 
 std::vector<std::string> BackendHandle::autocast_precisions() const {
-  if (sdk_minor_ < 4) return {"bf16", "fp16"};
   return call_plugin(name_, "autocast_precisions", [&] { return backend_->autocast_precisions(); });
+}
+
+CollectiveFactory* BackendHandle::collective_factory() const {
+  return call_plugin(name_, "extension", [&] {
+    return static_cast<CollectiveFactory*>(backend_->extension(kCollectiveExtension, 1));
+  });
 }
 
 }  // namespace plugtrain

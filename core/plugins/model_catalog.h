@@ -1,5 +1,5 @@
-// What the loaded plugins register, by name: architectures (model.h), since SDK 3.5 data sets
-// (dataset.h), since 3.6 tasks (task.h).
+// What the loaded plugins register, by name: architectures (model.h), data sets (dataset.h) and
+// tasks (task.h), each as the SDK's spec type filled from the plugin's builder calls.
 #pragma once
 
 #include <string>
@@ -12,22 +12,18 @@
 namespace plugtrain {
 
 struct RegisteredModel {
-  ModelSpec spec;
+  ModelSpec spec;                 // spec.batch_factory builds it; spec.serves: empty, any task that fits
   std::string plugin;             // which plugin registered it
-  std::vector<OptionRule> rules;  // SDK 3.2: what its option values may be
-  std::vector<DatasetTargets> targets;  // SDK 3.6: the kinds of task it serves; empty: any that fits
-  std::uint32_t sdk_minor = 0;           // of its plugin: from 6 on, Model::forward_fields exists
+  std::vector<OptionRule> rules;  // what its option values may be
 };
 
 struct RegisteredDataset {
-  DatasetSpec spec;
+  DatasetSpec spec;  // spec.read is the plugin's own: the host reads through `reader`
   std::string plugin;
   std::vector<OptionRule> rules;
-  DatasetFieldsFactory fields_factory;  // SDK 3.6: set for a data set with named fields (used instead of spec.factory)
-  DatasetReader reader;                 // SDK 3.7: set for a reader (used instead of spec.factory)
-  DatasetPathCheck check;               // SDK 3.7: a reader's check of data.path, before any work (may be empty)
-  DatasetValidationReader validation_reader;  // SDK 3.8: set for a reader that also gives the data set's val split
-  bool gives_validation_split() const { return bool(validation_reader); }
+  DatasetReader reader;
+  bool has_fields() const { return !spec.fields.empty(); }
+  bool gives_validation_split() const { return !spec.validation_split.empty(); }
 };
 
 // Entries by spec.name. The first registration of a name wins; later ones are reported as
@@ -63,7 +59,6 @@ struct RegisteredTask {
   TaskSpec spec;
   std::string plugin;
   std::vector<OptionRule> rules;
-  std::uint32_t sdk_minor = 0;  // of its plugin: which TaskFunctions calls it has
 };
 
 using ModelCatalog = Catalog<RegisteredModel>;

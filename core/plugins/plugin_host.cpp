@@ -10,7 +10,8 @@
 #include "config/option_rules.h"
 #include "plugins/plugin_error.h"
 #include "plugins/plugin_loader.h"
-#include "plugins/staging_registries.h"
+#include "plugins/plugin_kinds.h"
+#include "plugins/staging_registrar.h"
 #include "util/result.h"
 
 namespace plugtrain {
@@ -30,10 +31,7 @@ PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_root
       continue;
     }
     if (!run_init_hook(record, opened.library)) continue;
-    if (record.handshake.kind == "backend")
-      import_backend(record, opened.library);
-    else
-      import_registrations(record, opened.library);
+    import_registration(record, opened.library);
     // Only a plugin that really imported takes the name: a broken one shadows nothing.
     if (record.status == PluginStatus::loaded) first_by_name.emplace(record.handshake.name, record.path.string());
   }
@@ -45,7 +43,7 @@ bool mentions_privateuse1(const std::string& text) {
   return text.find("PrivateUse1") != std::string::npos || text.find("privateuse1") != std::string::npos;
 }
 
-// SDK 3.2's optional hooks, once per plugin file and process however many hosts a process
+// The optional lifecycle hooks (abi.h), once per plugin file and process however many hosts a process
 // makes (a sweep or `bench` makes several): init when it is first loaded, its answer
 // remembered; shutdown at the process's normal end, newest first, after every host and the
 // plugin objects they own are gone. Plugin libraries are never unloaded, so the hooks stay
@@ -110,23 +108,49 @@ bool PluginHost::run_init_hook(PluginRecord& record, boost::dll::shared_library&
   return false;
 }
 
-void PluginHost::import_backend(PluginRecord& record, boost::dll::shared_library& library) {
+namespace {
+
+template <class Entries, class Catalog>
+void adopt(Entries entries, const std::string& plugin, Catalog& catalog) {
+  for (auto& entry : entries) {
+    entry.plugin = plugin;
+    catalog.add(std::move(entry));
+  }
+}
+
+// Whether what the registration gave is what the handshake named, in one line if not.
+Status kinds_match(std::uint32_t named, std::uint32_t given) {
+  if (given == 0) return WhyNot{"its registration gives nothing (the handshake names " + kind_names(named, ", ") + ")"};
+  for (const PluginKind& k : kPluginKinds) {
+    if ((given & k.bit) && !(named & k.bit))
+      return WhyNot{"its registration gives " + std::string(k.one) + ", but its handshake names only " + kind_names(named, ", ")};
+    if ((named & k.bit) && !(given & k.bit))
+      return WhyNot{"its handshake names " + std::string(k.name) + ", but its registration gives none"};
+  }
+  return Status::fine();
+}
+
+}  // namespace
+
+// The plugin's one registration (plugin.h), staged: nothing of a plugin that fails reaches the host.
+void PluginHost::import_registration(PluginRecord& record, boost::dll::shared_library& library) {
   const std::string& name = record.handshake.name;
-  if (!library.has("plugtrain_create_backend")) {
+  if (!library.has("plugtrain_register")) {
     record.status = PluginStatus::refused;
-    record.reason = "backend plugin exports no plugtrain_create_backend (use PLUGTRAIN_BACKEND_PLUGIN)";
+    record.reason = "it exports no plugtrain_register (use PLUGTRAIN_PLUGIN or PLUGTRAIN_BACKEND_PLUGIN)";
     return;
   }
   try {
-    auto& create = library.get_alias<std::unique_ptr<Backend>()>("plugtrain_create_backend");
-    std::unique_ptr<Backend> backend = call_plugin(name, "create_backend", create);
-    if (!backend) throw PluginError(name, "create_backend returned nothing");
-    // SDK 2.1: a plugin may bring its own collective for ddp (plugtrain/collective.h).
-    CreateCollective* create_collective = nullptr;
-    if (library.has("plugtrain_create_collective"))
-      create_collective = &library.get_alias<CreateCollective>("plugtrain_create_collective");
-    backends_.emplace_back(name, std::move(backend), create_collective, record.handshake.abi_minor,
-                           record.path.string());
+    auto& register_fn = library.get_alias<void(Registrar&)>("plugtrain_register");
+    StagingRegistrar staging;
+    call_plugin(name, "register", [&] { register_fn(staging); });
+    if (Status fit = staging.all_fit(); !fit) throw PluginError(name, fit.why_not());
+    if (Status match = kinds_match(record.handshake.kinds, staging.kinds_given()); !match)
+      throw PluginError(name, match.why_not());
+    if (staging.backend) backends_.emplace_back(name, std::move(staging.backend), record.path.string());
+    adopt(staging.models(), name, models_);
+    adopt(staging.datasets(), name, datasets_);
+    adopt(staging.tasks(), name, tasks_);
   } catch (const std::exception& e) {
     record.status = PluginStatus::refused;
     record.reason = e.what();
@@ -135,76 +159,18 @@ void PluginHost::import_backend(PluginRecord& record, boost::dll::shared_library
 
 namespace {
 
-// The export each kind of plugin must have, and the macro that makes it.
-struct RequiredExport {
-  const char* symbol;
-  const char* macro;
-};
-
-RequiredExport required_export(const std::string& kind) {
-  if (kind == "models") return {"plugtrain_register_models", "PLUGTRAIN_MODELS_PLUGIN"};
-  if (kind == "datasets") return {"plugtrain_register_datasets", "PLUGTRAIN_DATASETS_PLUGIN"};
-  return {"plugtrain_register_tasks", "PLUGTRAIN_TASKS_PLUGIN"};
-}
-
-// Calls the plugin's register function `symbol` with `staging`, if it exports one.
-template <class Registry, class Staging>
-void register_with(const std::string& plugin, boost::dll::shared_library& library, const char* symbol, Staging& staging) {
-  if (!library.has(symbol)) return;
-  auto& register_fn = library.get_alias<void(Registry&)>(symbol);
-  const char* call = symbol + std::strlen("plugtrain_");  // "register_models": what the plugin's author wrote
-  call_plugin(plugin, call, [&] { register_fn(staging); });
-  if (!staging.all_fit) throw PluginError(plugin, staging.all_fit.why_not());
-}
-
-template <class Entries, class Catalog>
-void adopt(Entries& entries, const std::string& plugin, Catalog& catalog) {
-  for (auto& entry : entries) {
-    entry.plugin = plugin;
-    catalog.add(std::move(entry));
-  }
+bool has_kind_named(const PluginRecord& record, const std::string& kind) {
+  for (const PluginKind& k : kPluginKinds)
+    if (kind == k.name) return record.has_kind(k.bit);
+  return false;
 }
 
 }  // namespace
 
-// A models plugin (its models; since SDK 3.5 its data sets; since 3.6 its tasks), a data-sets
-// plugin (3.5) or a tasks plugin (3.6): each registers what it has, its kind's export at least.
-void PluginHost::import_registrations(PluginRecord& record, boost::dll::shared_library& library) {
-  const std::string& name = record.handshake.name;
-  const RequiredExport required = required_export(record.handshake.kind);
-  if (record.handshake.kind == "tasks" && record.handshake.abi_minor < 6) {
-    record.status = PluginStatus::refused;
-    record.reason = "a tasks plugin needs SDK 3.6 or newer (it says 3." + std::to_string(record.handshake.abi_minor) + ")";
-    return;
-  }
-  if (!library.has(required.symbol)) {
-    record.status = PluginStatus::refused;
-    record.reason = record.handshake.kind + " plugin exports no " + required.symbol + " (use " + required.macro + ")";
-    return;
-  }
-  try {
-    StagingModels models;
-    register_with<ModelRegistry>(name, library, "plugtrain_register_models", models);
-    // An older plugin cannot export what its SDK did not have.
-    StagingDatasets datasets;
-    if (record.handshake.abi_minor >= 5) register_with<DatasetRegistry>(name, library, "plugtrain_register_datasets", datasets);
-    StagingTasks tasks;
-    if (record.handshake.abi_minor >= 6) register_with<TaskRegistry>(name, library, "plugtrain_register_tasks", tasks);
-    for (RegisteredModel& m : models.models) m.sdk_minor = record.handshake.abi_minor;
-    adopt(models.models, name, models_);
-    adopt(datasets.datasets, name, datasets_);
-    for (RegisteredTask& t : tasks.tasks) t.sdk_minor = record.handshake.abi_minor;
-    adopt(tasks.tasks, name, tasks_);
-  } catch (const std::exception& e) {
-    record.status = PluginStatus::refused;
-    record.reason = e.what();
-  }
-}
-
 std::vector<std::string> PluginHost::load_failures(const std::string& kind, const std::string& name) const {
   std::vector<std::string> failures;
   for (const PluginRecord& r : records_)
-    if (r.status == PluginStatus::refused && r.has_handshake && r.handshake.kind == kind &&
+    if (r.status == PluginStatus::refused && r.has_handshake && has_kind_named(r, kind) &&
         (name.empty() || r.handshake.name == name))
       failures.push_back("plugin '" + r.display_name() + "' (" + r.path.string() + ") did not load: " + r.reason);
   // A file refused before its handshake could be read (a missing library, a world-writable

@@ -25,8 +25,8 @@ class PluginHost {
   std::vector<BackendHandle>& backends() { return backends_; }
   BackendHandle* backend(const std::string& name);
   const ModelCatalog& models() const { return models_; }
-  const DatasetCatalog& datasets() const { return datasets_; }  // SDK 3.5
-  const TaskCatalog& tasks() const { return tasks_; }           // SDK 3.6
+  const DatasetCatalog& datasets() const { return datasets_; }
+  const TaskCatalog& tasks() const { return tasks_; }
   // "plugin 'x' (path) did not load: reason" for each refused plugin of this kind ("backend",
   // "models") whose handshake was read, optionally only the one named `name` (then also a file
   // named plugtrain_<kind>_<name> refused before its handshake): why a backend or model a user
@@ -35,9 +35,8 @@ class PluginHost {
 
  private:
   bool run_init_hook(PluginRecord& record, boost::dll::shared_library& library);
-  void import_backend(PluginRecord& record, boost::dll::shared_library& library);
-  // A models, data-sets or tasks plugin: what it registers of each.
-  void import_registrations(PluginRecord& record, boost::dll::shared_library& library);
+  // What the plugin registers: a backend, models, data sets, tasks, the kinds its handshake names.
+  void import_registration(PluginRecord& record, boost::dll::shared_library& library);
 
   std::vector<SearchRoot> roots_;
   std::vector<PluginRecord> records_;

@@ -5,6 +5,7 @@
 
 #include <torch/version.h>
 
+#include "plugins/plugin_kinds.h"
 #include "plugtrain/abi.h"
 #include "util/result.h"
 
@@ -12,16 +13,6 @@ namespace plugtrain {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string kind_name(std::uint32_t kind) {
-  switch (kind) {
-    case PLUGTRAIN_KIND_BACKEND: return "backend";
-    case PLUGTRAIN_KIND_MODELS: return "models";
-    case PLUGTRAIN_KIND_DATASETS: return "datasets";
-    case PLUGTRAIN_KIND_TASKS: return "tasks";
-    default: return "";
-  }
-}
 
 std::string safe(const char* s) { return s ? std::string(s) : std::string(); }
 
@@ -38,6 +29,20 @@ Status safe_to_load(const fs::path& path) {
   return Status::fine();
 }
 
+// One line for a plugin of another SDK: what it was built against, what this host speaks, what
+// to do. A 3.x plugin is refused before any of its C++ is touched (its layouts are not 4.0's).
+Status sdk_fits(std::uint32_t major, std::uint32_t minor) {
+  const std::string plugin = "built against SDK " + std::to_string(major) + "." + std::to_string(minor);
+  const std::string host = std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." + std::to_string(PLUGTRAIN_SDK_ABI_MINOR);
+  if (major < PLUGTRAIN_SDK_ABI_MAJOR)
+    return WhyNot{plugin + "; this host speaks SDK " + std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) +
+                  ": rebuild it (docs/plugins.md, \"Moving from SDK " + std::to_string(major) + "\")"};
+  if (major > PLUGTRAIN_SDK_ABI_MAJOR) return WhyNot{plugin + "; this host speaks SDK " + host + ": update plugtrain"};
+  if (minor > PLUGTRAIN_SDK_ABI_MINOR)
+    return WhyNot{plugin + "; this host speaks SDK " + host + ", which lacks its newer calls: update plugtrain"};
+  return Status::fine();
+}
+
 OpenedPlugin refused(OpenedPlugin opened, std::string reason) {
   opened.record.status = PluginStatus::refused;
   opened.record.reason = std::move(reason);
@@ -45,6 +50,18 @@ OpenedPlugin refused(OpenedPlugin opened, std::string reason) {
 }
 
 }  // namespace
+
+std::string kind_names(std::uint32_t kinds, const char* separator) {
+  std::string names;
+  for (const PluginKind& k : kPluginKinds)
+    if (kinds & k.bit) names += (names.empty() ? "" : separator) + std::string(k.name);
+  return names;
+}
+
+std::uint32_t unknown_kinds(std::uint32_t kinds) {
+  for (const PluginKind& k : kPluginKinds) kinds &= ~k.bit;
+  return kinds;
+}
 
 std::string host_torch_version() { return TORCH_VERSION; }
 std::string host_cxx_abi() { return PLUGTRAIN_CXX_ABI_TAG; }
@@ -94,7 +111,10 @@ OpenedPlugin open_plugin(const PluginCandidate& candidate) {
   PluginHandshake& h = opened.record.handshake;
   h.abi_major = info->sdk_abi_major;
   h.abi_minor = info->sdk_abi_minor;
-  h.kind = kind_name(info->kind);
+  // SDK 3 numbered its one kind 1 to 4, where 4.0 has bits: read so, a refusal names the right kind.
+  const bool numbered = info->sdk_abi_major < 4 && info->kinds >= 1 && info->kinds <= 4;
+  h.kinds = numbered ? 1u << (info->kinds - 1) : info->kinds;
+  h.kind = kind_names(h.kinds);
   h.name = safe(info->name);
   h.version = safe(info->version);
   h.description = safe(info->description);
@@ -103,23 +123,16 @@ OpenedPlugin open_plugin(const PluginCandidate& candidate) {
   h.compiler = safe(info->compiler);
   opened.record.has_handshake = true;
 
-  const std::string host_abi =
-      std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." + std::to_string(PLUGTRAIN_SDK_ABI_MINOR);
-  const std::string plugin_abi = std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor);
-  if (h.abi_major != PLUGTRAIN_SDK_ABI_MAJOR)
-    return refused(std::move(opened), "SDK ABI major differs: plugin built for " + plugin_abi +
-                                          ", host has " + host_abi + " (rebuild the plugin)");
-  if (h.abi_minor > PLUGTRAIN_SDK_ABI_MINOR)
-    return refused(std::move(opened), "plugin needs SDK ABI " + plugin_abi + ", host has only " +
-                                          host_abi + " (update plugtrain)");
+  if (Status sdk = sdk_fits(h.abi_major, h.abi_minor); !sdk) return refused(std::move(opened), sdk.why_not());
   if (h.torch_version != host_torch_version())
     return refused(std::move(opened), "built against LibTorch " + h.torch_version +
                                           ", host uses LibTorch " + host_torch_version());
   if (h.cxx_abi != host_cxx_abi())
     return refused(std::move(opened), "C++ ABI differs: plugin '" + h.cxx_abi + "', host '" +
                                           host_cxx_abi() + "'");
-  if (h.kind.empty())
-    return refused(std::move(opened), "unknown plugin kind " + std::to_string(info->kind));
+  if (h.kinds == 0 || unknown_kinds(h.kinds) != 0)
+    return refused(std::move(opened), "its handshake names plugin kinds " + std::to_string(h.kinds) +
+                                          ", which this host does not know (it knows " + kind_names(~0u, ", ") + ")");
   if (h.name.empty()) return refused(std::move(opened), "plugin has no name");
 
   opened.record.status = PluginStatus::loaded;

@@ -22,7 +22,8 @@ inline const char* to_string(PluginStatus s) {
 struct PluginHandshake {
   std::uint32_t abi_major = 0;
   std::uint32_t abi_minor = 0;
-  std::string kind;  // "backend" or "models"
+  std::uint32_t kinds = 0;  // PLUGTRAIN_KIND_* bits (plugin_kinds.h)
+  std::string kind;         // their names, "backend" or "models,datasets"
   std::string name;
   std::string version;
   std::string description;
@@ -32,6 +33,9 @@ struct PluginHandshake {
 };
 
 struct PluginRecord {
+  // Whether its handshake names any of these kinds (PLUGTRAIN_KIND_* bits).
+  bool has_kind(std::uint32_t bits) const { return has_handshake && (handshake.kinds & bits) != 0; }
+
   std::filesystem::path path;
   std::string origin;  // the search-path entry that found it
   PluginStatus status = PluginStatus::refused;

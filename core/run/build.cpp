@@ -81,17 +81,42 @@ data::LoadedData load_data(const ValidatedRun& run, const RunOutputs* outputs) {
 
 }  // namespace
 
-std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelInputs& inputs, const Experiment& e) {
-  std::shared_ptr<Model> model =
-      call_plugin(entry.plugin, "building model", [&] { return entry.spec.factory(inputs, e.model.options); });
+ModelDescription model_description(const data::Dataset& train, std::int64_t model_outputs) {
+  ModelDescription d;
+  const bool lengths = train.fields.count("input_lengths") > 0;
+  d.batch.add("input", {c10::ScalarType::Float, train.sample_shape, lengths ? "input_lengths" : ""});
+  for (const auto& [name, values] : train.fields)
+    d.batch.add(name, {values.scalar_type(), values.sizes().slice(1).vec(), ""});
+  d.target.kind_ = DatasetTargets(int(train.target_kind));  // the same kinds in the same order
+  d.target.classes_ = train.num_classes;
+  if (train.labels.defined()) d.target.shape_ = train.labels.sizes().slice(1).vec();
+  d.target.class_names_ = train.class_names;
+  d.target.model_outputs_ = model_outputs;
+  return d;
+}
+
+std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelDescription& description, const Experiment& e) {
+  std::shared_ptr<Model> model = call_plugin(entry.plugin, "building model", [&] {
+    return entry.spec.batch_factory(description.batch, description.target, e.model.options);
+  });
   if (!model) throw PluginError(entry.plugin, "model factory for '" + e.model.name + "' returned nothing");
+  return model;
+}
+
+std::shared_ptr<Model> build_image_model(const RegisteredModel& entry, const std::vector<std::int64_t>& input_shape,
+                                         std::int64_t classes, const Options& options) {
+  const ModelDescription description = image_model_description(input_shape, classes);
+  std::shared_ptr<Model> model = call_plugin(entry.plugin, "building model", [&] {
+    return entry.spec.batch_factory(description.batch, description.target, options);
+  });
+  if (!model) throw PluginError(entry.plugin, "model factory for '" + entry.spec.name + "' returned nothing");
   return model;
 }
 
 namespace {
 
 // dp: `model` is replica 0; the factory builds the others, one per further device.
-std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const ModelInputs& inputs,
+std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const ModelDescription& description,
                                             const Experiment& e, std::shared_ptr<Model> model, const RunPlan& plan,
                                             at::MemoryFormat format, std::ostream& log) {
   std::vector<std::shared_ptr<Model>> replicas{std::move(model)};
@@ -99,7 +124,7 @@ std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const 
   std::string names = plan.device.str();
   for (std::size_t i = 1; i < plan.devices.devices.size(); ++i) {
     devices.push_back(device_of(plan.capabilities.device_type, plan.devices.devices[i]));
-    std::shared_ptr<Model> replica = build_model(entry, inputs, e);
+    std::shared_ptr<Model> replica = build_model(entry, description, e);
     replica->to(devices.back());
     convert_memory_format(*replica, format);
     replicas.push_back(std::move(replica));
@@ -152,9 +177,7 @@ data::DataOptions run_data_options(const ValidatedRun& run) {
   options.task_targets = run.task ? run.task->target_kind : data::TargetKind::class_index;
   if (run.dataset) {
     options.dataset = &run.dataset->spec;
-    if (run.dataset->reader) options.reader = &run.dataset->reader;
-    if (run.dataset->validation_reader) options.validation_reader = &run.dataset->validation_reader;
-    if (run.dataset->fields_factory) options.fields_factory = &run.dataset->fields_factory;
+    options.reader = &run.dataset->reader;
     options.plugin = run.dataset->plugin;
   }
   return options;
@@ -194,11 +217,11 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   log_splits(e, loaded, built->data, log);
   for (const std::string& note : loaded.notes) log << "data: " << note << "\n";
   if (const std::string fields = data::fields_text(built->data.train); !fields.empty())
-    log << "data: fields " << fields << ", read by the model's forward_fields\n";
+    log << "data: fields " << fields << ", read by the model's forward_batch\n";
   const std::shared_ptr<Task> task = build_task(task_spec, run, built->data.train, log);
 
-  const ModelInputs inputs{built->data.train.sample_shape, task->model_outputs()};
-  built->model = build_model(*run.model, inputs, e);
+  const ModelDescription description = model_description(built->data.train, task->model_outputs());
+  built->model = build_model(*run.model, description, e);
   if (!e.model.init.empty()) {
     load_python_state_dict(e.model.init, *built->model);
     log << "model: initialised from " << e.model.init << "\n";
@@ -215,7 +238,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   parts.model = built->model;
   parts.task = task;
   if (plan.strategy == Strategy::dp)
-    parts.strategy = std::make_unique<DpStrategy>(*built->model, make_replicas(*run.model, inputs, e, built->model, plan, device_settings.memory_format, log));
+    parts.strategy = std::make_unique<DpStrategy>(*built->model, make_replicas(*run.model, description, e, built->model, plan, device_settings.memory_format, log));
   else if (collectives)
     parts.strategy = std::make_unique<DdpStrategy>(*built->model, *collectives, e.distributed.bucket_mb * 1024 * 1024);
   else

@@ -10,6 +10,7 @@
 
 #include "data/dataset.h"
 #include "data/load_dataset.h"
+#include "data/model_description.h"
 #include "run/outputs.h"
 #include "run/plan.h"
 #include "run/process_settings.h"
@@ -35,7 +36,13 @@ struct BuiltRun {
 std::optional<data::Normalization> read_normalization(const std::filesystem::path& file);
 
 // The experiment's model from its plugin's factory (a PluginError when it gives none).
-std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelInputs& inputs, const Experiment& e);
+// What the model is told of its batch and target: the training split's inputs (float32 as the
+// loader normalises them) and fields, its targets, and the task's model_outputs.
+ModelDescription model_description(const data::Dataset& train, std::int64_t model_outputs);
+std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelDescription& description, const Experiment& e);
+// An image model: "input" float32 of `input_shape` per sample, `classes` outputs (benchmarks).
+std::shared_ptr<Model> build_image_model(const RegisteredModel& entry, const std::vector<std::int64_t>& input_shape,
+                                         std::int64_t classes, const Options& options);
 
 // What load_dataset reads for the run: the [data] table, the plugin data set it names (with
 // its [dataset] options), synthetic data made for its task.

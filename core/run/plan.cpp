@@ -74,7 +74,7 @@ void check_device_count(const ValidatedRun& run, BackendHandle& backend) {
 void check_dp_reads_the_data_set(const ValidatedRun& run) {
   const Experiment& e = run.experiment;
   if (e.backend.strategy != Strategy::dp || e.backend.devices.value_or(2) <= 1) return;
-  if (!run.dataset || !run.dataset->fields_factory) return;
+  if (!run.dataset || !run.dataset->has_fields()) return;
   throw ConfigError(key_location(run.file, "backend.strategy") + ": strategy dp splits only the input over its replicas; "
                     "data set '" + run.dataset->spec.name + "' gives named fields: use ddp");
 }
@@ -157,7 +157,7 @@ void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backen
   if (!may_be_replayable(e.optim.name, e.optim.impl)) c.optimizer_replayable = WhyNot{not_replayable_reason()};
   if (run.task && !run.task->loss_waits_for_host.empty())
     c.loss_replayable = WhyNot{"task '" + run.task->name + "': " + run.task->loss_waits_for_host};
-  if (run.dataset && run.dataset->fields_factory)
+  if (run.dataset && run.dataset->has_fields())
     c.fixed_batches = WhyNot{"data set '" + run.dataset->spec.name + "' gives named fields (variable-length inputs with "
                              "their lengths), which the model reads eagerly in every step"};
   // An accumulated step is one recording of all its micro-batches (graph_step.h), but with

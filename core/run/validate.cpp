@@ -3,6 +3,8 @@
 #include "config/config_error.h"
 #include "config/dataset_keys.h"
 #include "config/suggest.h"
+#include "data/from_experiment.h"
+#include "data/plugin_dataset.h"
 #include "data/target_kinds.h"
 #include "run/recipe_checks.h"
 #include "run/run_folder.h"
@@ -36,11 +38,11 @@ const TaskDefinition& find_task_spec(const PluginHost& host, const ExperimentFil
                     did_you_mean(e.task.name, names) + "; available: " + join(names, ", ") + failures);
 }
 
-// A model that declares the kinds of target it serves (SDK 3.6) refuses a task of another kind.
+// A model that declares the kinds of target it serves refuses a task of another kind.
 void check_model_serves_task(const ExperimentFile& file, const RegisteredModel& model, const TaskDefinition& task) {
-  if (model.targets.empty()) return;
+  if (model.spec.serves.empty()) return;
   std::vector<std::string> served;
-  for (const DatasetTargets t : model.targets) {
+  for (const DatasetTargets t : model.spec.serves) {
     const std::optional<TargetKind> kind = data::target_kind_of(t);
     if (kind == task.target_kind) return;
     if (kind) served.push_back(data::describe(*kind));
@@ -87,24 +89,12 @@ void check_augmentation_keeps_targets(const ExperimentFile& file, const Experime
   }
 }
 
-// A data set with named fields (SDK 3.6) reaches the model through Model::forward_fields, which
-// a model of an older plugin does not have.
-void check_model_reads_fields(const ExperimentFile& file, const Experiment& e, const RegisteredModel& model,
-                              const RegisteredDataset* dataset) {
-  if (!dataset || !dataset->fields_factory) return;
-  (void)e;  // dp, which splits only the input, is refused by the plan (run/plan.cpp), whatever chose it
-  if (model.sdk_minor < 6)
-    throw ConfigError(key_location(file, "model.name") + ": data set '" + dataset->spec.name + "' gives named fields " +
-                      "(variable-length inputs with their lengths), which model '" + model.spec.name + "' of plugin '" +
-                      model.plugin + "' (SDK 3." + std::to_string(model.sdk_minor) + ") cannot read: it needs SDK 3.6's " +
-                      "Model::forward_fields");
-}
-
-// A reader (SDK 3.7) says before any work whether data.path holds its data set.
+// A data set says before any work whether data.path holds its data set.
 void check_data_path(const ExperimentFile& file, const Experiment& e, const RegisteredDataset& dataset) {
-  if (!dataset.check) return;
+  if (!dataset.spec.check) return;
   try {
-    dataset.check({e.data.path, static_cast<std::uint64_t>(e.experiment.seed)}, e.data.dataset_options);
+    const data::DataOptions options = data::data_options(e);
+    dataset.spec.check(data::PluginQuery(options), e.data.dataset_options);
   } catch (const std::exception& error) {
     throw ConfigError(key_location(file, "data.path") + ": " + first_line(error.what()));
   }
@@ -157,7 +147,6 @@ ValidatedRun validate(const RunRequest& request) {
                       (data_targets ? data::describe(*data_targets) : "targets of an unknown kind") +
                       " (`plugtrain tasks` and `plugtrain data --list` say what each takes)");
   check_model_serves_task(v.file, *v.model, *v.task);
-  check_model_reads_fields(v.file, e, *v.model, v.dataset);
   e.task.options = resolve_table_options(v.file, "task", "task '" + v.task->name + "'", v.task->options, v.task->rules, {"name"});
   check_monitor(v.file, *v.task, "checkpoint.monitor", e.checkpoint.monitor);
   check_monitor(v.file, *v.task, "early_stopping.monitor", e.early_stopping.monitor);

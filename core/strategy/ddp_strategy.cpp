@@ -48,12 +48,12 @@ void DdpStrategy::share_buffers_before_forward() {
 
 at::Tensor DdpStrategy::forward(const at::Tensor& inputs) {
   share_buffers_before_forward();
-  return model_.forward(inputs);
+  return forward_input(model_, inputs);
 }
 
 TensorMap DdpStrategy::forward_fields(const TensorMap& batch) {
   share_buffers_before_forward();
-  return model_.forward_fields(batch);
+  return model_.forward_batch(batch);
 }
 
 void DdpStrategy::before_evaluation() {

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "plugins/model_forward.h"
 #include "distributed/collectives.h"
 #include "distributed/gradient_sync.h"
 #include "plugtrain/model.h"
@@ -20,14 +21,14 @@ class DdpStrategy final : public TrainingStrategy {
   const char* name() const override { return "ddp"; }
   void prepare() override;
   at::Tensor forward(const at::Tensor& inputs) override;
-  at::Tensor evaluate(const at::Tensor& inputs) override { return model_.forward(inputs); }
+  at::Tensor evaluate(const at::Tensor& inputs) override { return forward_input(model_, inputs); }
   TensorMap forward_fields(const TensorMap& batch) override;
-  TensorMap evaluate_fields(const TensorMap& batch) override { return model_.forward_fields(batch); }
+  TensorMap evaluate_fields(const TensorMap& batch) override { return model_.forward_batch(batch); }
   void before_evaluation() override;
   void backward(const std::function<void()>& backward) override;
   // The recorded-step parts: the model alone (its reducer not armed, so backward syncs nothing),
   // rank 0's buffers before it, and one all-reduce of every gradient after it.
-  at::Tensor model_forward(const at::Tensor& inputs) override { return model_.forward(inputs); }
+  at::Tensor model_forward(const at::Tensor& inputs) override { return forward_input(model_, inputs); }
   void before_unsynced_forward() override;
   void average_gradients(const std::vector<at::Tensor>& parameters) override;
   std::vector<double> sum(std::vector<double> values) override;

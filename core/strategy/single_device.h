@@ -2,6 +2,7 @@
 // process too.
 #pragma once
 
+#include "plugins/model_forward.h"
 #include "plugtrain/model.h"
 #include "strategy/training_strategy.h"
 
@@ -12,10 +13,10 @@ class SingleDevice : public TrainingStrategy {
   explicit SingleDevice(Model& model) : model_(model) {}
 
   const char* name() const override { return "single"; }
-  at::Tensor forward(const at::Tensor& inputs) override { return model_.forward(inputs); }
-  at::Tensor evaluate(const at::Tensor& inputs) override { return model_.forward(inputs); }
-  TensorMap forward_fields(const TensorMap& batch) override { return model_.forward_fields(batch); }
-  TensorMap evaluate_fields(const TensorMap& batch) override { return model_.forward_fields(batch); }
+  at::Tensor forward(const at::Tensor& inputs) override { return forward_input(model_, inputs); }
+  at::Tensor evaluate(const at::Tensor& inputs) override { return forward_input(model_, inputs); }
+  TensorMap forward_fields(const TensorMap& batch) override { return model_.forward_batch(batch); }
+  TensorMap evaluate_fields(const TensorMap& batch) override { return model_.forward_batch(batch); }
   void backward(const std::function<void()>& backward) override { backward(); }
   std::vector<double> sum(std::vector<double> values) override { return values; }
   bool stop_question_due(std::int64_t) const override { return true; }

@@ -11,14 +11,14 @@ TensorMap TrainingStrategy::outputs(const data::Batch& batch, bool training, at:
   TensorMap out = training ? forward_fields(named) : evaluate_fields(named);
   const auto found = out.find("output");
   if (found == out.end() || !found->second.defined())
-    throw Error("the model's forward_fields gave no \"output\" (it gave " + std::to_string(out.size()) +
+    throw Error("the model's forward_batch gave no \"output\" (it gave " + std::to_string(out.size()) +
                 " named outputs): return forward's scores under that name");
   output = found->second;
   out.erase(found);
   if (const auto lengths = out.find("output_lengths"); lengths != out.end()) {
     const at::Tensor& l = lengths->second;
     if (!l.defined() || l.dim() != 1 || l.size(0) != batch.inputs.size(0) || at::isFloatingType(l.scalar_type()))
-      throw Error("the model's forward_fields gave output_lengths " + (l.defined() ? shape_text(l.sizes()) : std::string("undefined")) +
+      throw Error("the model's forward_batch gave output_lengths " + (l.defined() ? shape_text(l.sizes()) : std::string("undefined")) +
                   " for a batch of " + std::to_string(batch.inputs.size(0)) + " (integers, one per sample)");
   }
   return out;

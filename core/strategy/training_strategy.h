@@ -31,13 +31,13 @@ class TrainingStrategy {
   // The same in evaluation, after before_evaluation().
   virtual at::Tensor evaluate(const at::Tensor& inputs) = 0;
   virtual void before_evaluation() {}
-  // The same for a batch with named fields (SDK 3.6, Model::forward_fields): the model's named
+  // The same for a batch with named fields (Model::forward_batch): the model's named
   // outputs. dp splits only the input over its replicas: validation refuses it such data first.
   virtual TensorMap forward_fields(const TensorMap& batch) = 0;
   virtual TensorMap evaluate_fields(const TensorMap& batch) = 0;
 
   // The model's outputs for a batch with fields, in training or in evaluation: its
-  // forward_fields of the fields and "input"; "output" is taken out into `output`, the rest
+  // forward_batch of the fields and "input"; "output" is taken out into `output`, the rest
   // returned. Throws Error when the model gives no "output" or output_lengths of another shape.
   TensorMap outputs(const data::Batch& batch, bool training, at::Tensor& output);
 

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "data/target_kinds.h"
+#include "data/model_description.h"
 #include "task/builtin_tasks.h"
 #include "util/error.h"
 #include "util/format.h"
@@ -29,19 +30,19 @@ class PluginTask : public SpecifiedTask {
 
   // Not wrapped: an out-of-memory error must reach the loop's recovery as itself.
   at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets) const override {
-    return functions_->loss(outputs, targets);
+    return functions_->loss(named(outputs, {}), targets);
   }
   at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const override {
-    return functions_->loss(outputs, targets, more);
+    return functions_->loss(named(outputs, more), targets);
   }
 
   std::int64_t statistics_size(Pass pass) const override { return functions_->statistics_size(pass_of(pass)); }
 
   at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
-    return checked(pass, outputs, functions_->statistics(pass_of(pass), outputs, targets));
+    return checked(pass, outputs, functions_->statistics(pass_of(pass), named(outputs, {}), targets));
   }
   at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const override {
-    return checked(pass, outputs, functions_->statistics(pass_of(pass), outputs, targets, more));
+    return checked(pass, outputs, functions_->statistics(pass_of(pass), named(outputs, more), targets));
   }
 
   std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals, double samples) const override {
@@ -70,6 +71,13 @@ class PluginTask : public SpecifiedTask {
     return batch;
   }
 
+  // The model's outputs as the task reads them: "output" and the rest by name.
+  static TaskOutputs named(const at::Tensor& output, const TensorMap& more) {
+    TaskOutputs all(more.begin(), more.end());
+    all["output"] = output;
+    return all;
+  }
+
   std::string who() const { return "task '" + name() + "' of plugin '" + plugin_ + "': "; }
 
   std::string plugin_;
@@ -95,8 +103,14 @@ TaskDefinition definition_from_plugin(const plugtrain::TaskSpec& spec, std::vect
   d.loss_waits_for_host = spec.loss_waits_for_host;
   const TaskFactory factory = spec.factory;
   const TaskDefinition shell = d;  // what the task reports of itself (no factory: it would hold itself)
-  d.factory = [shell, factory](const TaskInputs& inputs, const Options& options) -> std::unique_ptr<Task> {
-    std::unique_ptr<TaskFunctions> functions = factory(TaskData{inputs.num_classes, inputs.target_shape, inputs.class_names}, options);
+  const DatasetTargets shell_targets = spec.targets;
+  d.factory = [shell, shell_targets, factory](const TaskInputs& inputs, const Options& options) -> std::unique_ptr<Task> {
+    HostTargetDescription data;
+    data.kind_ = shell_targets;
+    data.classes_ = inputs.num_classes;
+    data.shape_ = inputs.target_shape;
+    data.class_names_ = inputs.class_names;
+    std::unique_ptr<TaskFunctions> functions = factory(data, options);
     if (!functions) throw Error("task '" + shell.name + "' of plugin '" + shell.plugin + "': its factory made no task");
     return std::make_unique<PluginTask>(shell, std::move(functions));
   };

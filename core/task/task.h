@@ -60,7 +60,7 @@ class Task {
   virtual std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals,
                                                  double samples) const = 0;
 
-  // The same with the model's other named outputs (SDK 3.6, Model::forward_fields), such as
+  // The same with the model's other named outputs (Model::forward_batch), such as
   // "output_lengths": a task that reads them overrides these; by default they are not read.
   virtual at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const {
     (void)more;

@@ -1,3 +1,4 @@
+#include "plugins/model_forward.h"
 #include "train/swa.h"
 
 #include <optional>
@@ -48,11 +49,11 @@ bool recompute_batch_norm(Model& model, data::BatchLoader& batches) {
   batches.start_epoch(0);
   while (auto batch = batches.next()) {
     if (batch->fields.empty()) {
-      model.forward(batch->inputs);
+      forward_input(model, batch->inputs);
     } else {
       TensorMap inputs(batch->fields.begin(), batch->fields.end());
       inputs["input"] = batch->inputs;
-      model.forward_fields(inputs);
+      model.forward_batch(inputs);
     }
   }
   for (auto& [options, momentum] : layers) options->momentum(momentum);

@@ -1,3 +1,4 @@
+#include "plugins/model_forward.h"
 #include "use/predict.h"
 
 #include <algorithm>
@@ -132,7 +133,7 @@ std::vector<ImagePrediction> predict_images(const PredictRequest& request, std::
   if (run.task->target_kind != TargetKind::class_index)
     throw ConfigError("predict: task '" + run.task->name + "' does not learn one class per image; `plugtrain evaluate` "
                       "measures any task");
-  if (run.dataset && run.dataset->fields_factory)
+  if (run.dataset && run.dataset->has_fields())
     throw ConfigError("predict: data set '" + run.dataset->spec.name + "' gives its samples fields beside the image, "
                       "which image files do not have");
   for (const std::string& line : t.plan.choice.reasons) log << "backend: " << line << "\n";
@@ -141,8 +142,8 @@ std::vector<ImagePrediction> predict_images(const PredictRequest& request, std::
   // The run's task and model for its classes, as build_run makes them, without its data.
   std::ostream quiet(nullptr);
   const std::shared_ptr<Task> task = build_task(*run.task, run, images, quiet);
-  const ModelInputs inputs{classes.sample_shape, task->model_outputs()};
-  std::shared_ptr<Model> model = build_model(*run.model, inputs, e);
+  const ModelDescription description = model_description(images, task->model_outputs());
+  std::shared_ptr<Model> model = build_model(*run.model, description, e);
   model->to(t.plan.device);
   const at::MemoryFormat format = apply_device_settings(e, !t.plan.capabilities.host_cpu, *model).memory_format;
   load_trained_weights(t.files, e, *model, t.plan.device);
@@ -160,7 +161,7 @@ std::vector<ImagePrediction> predict_images(const PredictRequest& request, std::
     at::Tensor outputs;
     {
       const AutocastScope autocast = precision.autocast();
-      outputs = model->forward(b->inputs);
+      outputs = forward_input(*model, b->inputs);
     }
     const auto [probability, index] = at::softmax(outputs.to(at::kFloat), 1).topk(k, 1);
     const at::Tensor p = probability.to(at::kCPU, at::kDouble).contiguous(), c = index.to(at::kCPU).contiguous();

@@ -25,17 +25,17 @@ std::string instruction_set() {
 
 class CpuBackend final : public Backend {
  public:
-  Capabilities capabilities() const override {
+  void capabilities(CapabilitiesSink& out) const override {
     Capabilities c;
     c.device_type = "cpu";
     c.host_cpu = true;
     c.priority = 0;  // the fallback: any accelerator that is usable comes first
     c.strategies = {Strategy::single, Strategy::dp, Strategy::ddp};
     c.collective = "gloo";
-    return c;
+    report(out, c);
   }
 
-  ProbeResult probe() override {
+  void probe(ProbeSink& out) override {
     const SystemMemory mem = system_memory();
     DeviceInfo cpu;
     cpu.index = 0;
@@ -50,10 +50,10 @@ class CpuBackend final : public Backend {
     result.message = std::to_string(logical_cores()) + " cores, " + std::to_string(at::get_num_threads()) +
                      " intra-op threads";
     result.devices.push_back(std::move(cpu));
-    return result;
+    report(out, result);
   }
 
-  LoaderConfig loader_config(const std::vector<int>&) override {
+  void loader_config(const std::vector<int>&, LoaderSink& out) override {
     // The original guides' CPU row: no workers, no pinned memory. Batches are gathered on
     // the training thread (prefetch 0): LibTorch's intra-op threads already use every core,
     // and a background producer only competes with them (measured by
@@ -64,21 +64,25 @@ class CpuBackend final : public Backend {
     c.non_blocking = false;
     c.prefetch_depth = 0;
     c.why = "CPU: batches gathered on the training thread; no pinned memory or async copies needed";
-    return c;
+    report(out, c);
+  }
+
+  void plan_multi_device(Strategy strategy, const std::vector<int>& devices, PlanSink& out) override {
+    report(out, plan_for(strategy, devices));
   }
 
   // ddp on the CPU: one process per "device", each with its share of the cores, gradients
   // all-reduced through Gloo. dp (replicas in one process) would only split the same cores.
-  MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) override {
+  static MultiDevicePlan plan_for(Strategy strategy, const std::vector<int>& devices) {
     MultiDevicePlan plan;
-    plan.strategy = request.strategy;
-    plan.devices = request.devices.empty() ? std::vector<int>{0} : request.devices;
-    if (request.strategy == Strategy::ddp) {
+    plan.strategy = strategy;
+    plan.devices = devices.empty() ? std::vector<int>{0} : devices;
+    if (strategy == Strategy::ddp) {
       plan.collective = "gloo";
       return plan;
     }
     plan.collective = "none";
-    if (request.strategy == Strategy::dp && plan.devices.size() > 1) {
+    if (strategy == Strategy::dp && plan.devices.size() > 1) {
       // Every "device" is the same CPU: dp runs, so a laptop can check a dp experiment, but the
       // replicas only share the cores one process would use.
       plan.warnings.push_back("strategy dp on the CPU runs " + std::to_string(plan.devices.size()) +
@@ -92,7 +96,7 @@ class CpuBackend final : public Backend {
     return plan;
   }
 
-  MemoryInfo memory(int) override {
+  void memory(int, MemorySink& out) override {
     const SystemMemory sys = system_memory();
     const ProcessMemory proc = process_memory();
     MemoryInfo m;
@@ -101,7 +105,7 @@ class CpuBackend final : public Backend {
     m.process_used_bytes = proc.resident_bytes;
     m.process_peak_bytes = proc.peak_resident_bytes;
     m.note = "system RAM; process figures are resident set size";
-    return m;
+    report(out, m);
   }
 
   void release_cached_memory(int) override { trim_heap(); }

@@ -5,6 +5,7 @@
 
 #include <c10/core/CachingDeviceAllocator.h>
 
+#include "cuda_collective.h"
 #include "cuda_driver_probe.h"
 #include "cuda_graph_capture.h"
 #include "cuda_runtime_loader.h"
@@ -14,25 +15,27 @@ namespace plugtrain::cuda {
 
 class CudaBackend final : public Backend {
  public:
-  Capabilities capabilities() const override {
+  void capabilities(CapabilitiesSink& out) const override {
     Capabilities c;
     c.device_type = "cuda";
     c.priority = 200;
     c.strategies = {Strategy::single, Strategy::dp, Strategy::ddp};
-    c.collective = "nccl";  // plugtrain_create_collective (cuda_collective.cpp); Gloo when built without NCCL
+    c.collective = "nccl";  // offered through extension() (cuda_collective.cpp); Gloo when built without NCCL
     c.visible_devices_variable = "CUDA_VISIBLE_DEVICES";
     c.profiler_activity = "cuda";
-    return c;
+    report(out, c);
   }
 
-  ProbeResult probe() override {
+  void probe(ProbeSink& out) override { report(out, probe_devices()); }
+
+  static ProbeResult probe_devices() {
     const CudaRuntime& runtime = cuda_runtime();
     if (!runtime.loaded)
       return {ProbeCode::libraries_missing, "CUDA libraries cannot be loaded: " + runtime.error, {}, std::nullopt};
     return probe_cuda_driver(runtime.runtime_version());
   }
 
-  LoaderConfig loader_config(const std::vector<int>& devices) override {
+  void loader_config(const std::vector<int>& devices, LoaderSink& out) override {
     // The original guides: at least one background worker (more with more devices), pinned
     // host memory, asynchronous copies, and the next batch copied on a side stream so the
     // GPU does not wait for data.
@@ -42,19 +45,23 @@ class CudaBackend final : public Backend {
     c.non_blocking = true;
     c.prefetch_depth = 2;
     c.why = "CUDA: background batch preparation, pinned memory, non_blocking copies on a side stream";
-    return c;
+    report(out, c);
   }
 
-  MultiDevicePlan plan_multi_device(const MultiDeviceRequest& request) override {
+  void plan_multi_device(Strategy strategy, const std::vector<int>& devices, PlanSink& out) override {
+    report(out, plan_for(strategy, devices));
+  }
+
+  static MultiDevicePlan plan_for(Strategy strategy, const std::vector<int>& devices) {
     MultiDevicePlan plan;
-    const std::size_t available = probe().devices.size();
-    for (int d : request.devices)
+    const std::size_t available = probe_devices().devices.size();
+    for (int d : devices)
       if (d >= 0 && std::size_t(d) < available) plan.devices.push_back(d);
-    if (plan.devices.size() < request.devices.size())
-      plan.warnings.push_back("asked for " + std::to_string(request.devices.size()) + " CUDA devices, " +
+    if (plan.devices.size() < devices.size())
+      plan.warnings.push_back("asked for " + std::to_string(devices.size()) + " CUDA devices, " +
                               std::to_string(available) + " present; using " + std::to_string(plan.devices.size()));
     if (plan.devices.empty()) plan.devices = {0};
-    plan.strategy = request.strategy;
+    plan.strategy = strategy;
     if (plan.strategy == Strategy::dp && plan.devices.size() > 1) {
       plan.collective = "none";  // one process: replicas on each GPU, gradients summed on the first
       plan.warnings.push_back("strategy dp replicates the model in one process, as torch.nn.DataParallel does; "
@@ -64,7 +71,7 @@ class CudaBackend final : public Backend {
     if (plan.strategy == Strategy::ddp) {
       const CudaRuntime& runtime = cuda_runtime();
       if (runtime.loaded && runtime.nccl_version() > 0) {
-        plan.collective = "nccl";  // made by create_collective (cuda_collective.cpp)
+        plan.collective = "nccl";  // made by collective_ (cuda_collective.cpp)
       } else {
         plan.collective = "gloo";
         plan.warnings.push_back("this CUDA plugin was built without NCCL: ddp all-reduces through c10d Gloo");
@@ -72,14 +79,16 @@ class CudaBackend final : public Backend {
     } else {
       plan.collective = "none";
       plan.devices.resize(1);
-      if (request.devices.size() > 1)
-        plan.warnings.push_back("strategy " + std::string(to_string(request.strategy)) + " trains on one device: cuda:" +
+      if (devices.size() > 1)
+        plan.warnings.push_back("strategy " + std::string(to_string(strategy)) + " trains on one device: cuda:" +
                                 std::to_string(plan.devices.front()));
     }
     return plan;
   }
 
-  MemoryInfo memory(int device) override {
+  void memory(int device, MemorySink& out) override { report(out, memory_of(device)); }
+
+  static MemoryInfo memory_of(int device) {
     const CudaRuntime& runtime = cuda_runtime();
     MemoryInfo m;
     if (!runtime.loaded) {
@@ -116,6 +125,13 @@ class CudaBackend final : public Backend {
   std::unique_ptr<GraphCapture> make_graph_capture(int device, std::string& why_not) override {
     return make_cuda_graph_capture(device, why_not);
   }
+
+  void* extension(const char* name, std::uint32_t version) override {
+    return is_extension(name, version, kCollectiveExtension, 1) ? &collective_ : nullptr;
+  }
+
+ private:
+  NcclCollective collective_;
 };
 
 }  // namespace plugtrain::cuda

@@ -1,4 +1,4 @@
-// The CUDA backend's GraphCapture (SDK 3.3): CUDA graphs recorded by the runtime part.
+// The CUDA backend's GraphCapture: CUDA graphs recorded by the runtime part.
 #pragma once
 
 #include <memory>

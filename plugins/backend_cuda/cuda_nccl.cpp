@@ -39,12 +39,12 @@ extern "C" __attribute__((visibility("default"))) void* plugtrain_cuda_create_nc
 #ifdef USE_C10D_NCCL
   try {
     // As torch.cuda.set_device(local_rank) before init_process_group: NCCL binds to it.
-    c10::cuda::set_device(static_cast<c10::DeviceIndex>(setup.device));
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(setup.device()));
     auto options = c10d::ProcessGroupNCCL::Options::create();
-    options->timeout = setup.timeout;
-    auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(setup.store, setup.rank, setup.world_size, options);
+    options->timeout = setup.timeout();
+    auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(setup.store(), setup.rank(), setup.world_size(), options);
     // Connect now (all ranks do), so a broken NCCL shows at start-up, not at the first step.
-    nccl->eagerConnectSingleDevice(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(setup.device)));
+    nccl->eagerConnectSingleDevice(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(setup.device())));
     c10::intrusive_ptr<c10d::Backend> backend = nccl;
     return backend.release();
   } catch (const c10::Error& e) {

@@ -1,10 +1,11 @@
 // The bundled data-sets plugin: the readers every plugtrain build ships, registered through the
-// same SDK interface (plugtrain/dataset.h, 3.7 readers) as any vendor's or user's data set.
+// same SDK interface (plugtrain/dataset.h) as any vendor's or user's data set.
 //   fashion-mnist, mnist   IDX files (plain or .gz)                      one class per image
 //   cifar10, cifar100      the binary version, a folder or the .tar.gz   one class per image
 //   image-folder           train/<class>/*.png|jpg, val/ or test/        one class per image
 //   tiny-imagenet          Tiny ImageNet's own layout (wnids, val annotations)
 //   synthetic              seeded data for whatever the run's task learns
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,12 +14,11 @@
 
 namespace {
 
+using plugtrain::DatasetPathCheck;
+using plugtrain::DatasetQuery;
 using plugtrain::DatasetRead;
-using plugtrain::DatasetReadSettings;
-using plugtrain::DatasetRequest;
 using plugtrain::DatasetSpec;
 using plugtrain::DatasetTargets;
-using plugtrain::DatasetValidation;
 using plugtrain::OptionRule;
 using plugtrain::OptionSpec;
 using plugtrain::OptionType;
@@ -34,40 +34,44 @@ DatasetSpec spec(std::string name, std::string description, DatasetTargets targe
   return s;
 }
 
-void register_datasets(plugtrain::DatasetRegistry& registry) {
+// Registers `s` with its reader and its check of data.path (may be empty).
+void add(plugtrain::Registrar& host, DatasetSpec s, std::vector<OptionRule> rules,
+         std::function<DatasetRead(const DatasetQuery&, const Options&)> read, DatasetPathCheck check) {
+  s.read = std::move(read);
+  s.check = std::move(check);
+  plugtrain::add_dataset(host, s, rules);
+}
+
+void register_datasets(plugtrain::Registrar& host) {
   using namespace bundled_datasets;
   for (const char* name : {"fashion-mnist", "mnist"})
-    registry.add_reader(
+    add(host,
         spec(name, std::string(name) + ": IDX files in data.path (train-/t10k-images-idx3-ubyte, plain or .gz), 10 classes"),
-        {}, [name](const DatasetRequest& r, const DatasetReadSettings& s, const Options& o) { return read_idx(r, s, o, name); },
-        [name](const DatasetRequest& r, const Options&) { check_folder(r, name, false); });
+        {}, [name](const DatasetQuery& q, const Options& o) { return read_idx(q, o, name); },
+        [name](const DatasetQuery& q, const Options&) { check_folder(q, name, false); });
 
-  registry.add_reader(spec("cifar10", "CIFAR-10, binary version: its folder or the official .tar.gz, 10 classes"), {},
-                      [](const DatasetRequest& r, const DatasetReadSettings&, const Options& o) { return read_cifar(r, o, false); },
-                      [](const DatasetRequest& r, const Options&) { check_folder(r, "cifar10", true); });
-  registry.add_reader(
+  add(host, spec("cifar10", "CIFAR-10, binary version: its folder or the official .tar.gz, 10 classes"), {},
+      [](const DatasetQuery& q, const Options& o) { return read_cifar(q, o, false); },
+      [](const DatasetQuery& q, const Options&) { check_folder(q, "cifar10", true); });
+  add(host,
       spec("cifar100", "CIFAR-100, binary version: its folder or the official .tar.gz",
            DatasetTargets::class_index,
            {{"label", OptionType::string, std::string("fine"), "fine (100 classes) or coarse (20 superclasses); also data.label"}}),
       {OptionRule("label").one_of({"fine", "coarse"})},
-      [](const DatasetRequest& r, const DatasetReadSettings&, const Options& o) { return read_cifar(r, o, true); },
-      [](const DatasetRequest& r, const Options&) { check_folder(r, "cifar100", true); });
+      [](const DatasetQuery& q, const Options& o) { return read_cifar(q, o, true); },
+      [](const DatasetQuery& q, const Options&) { check_folder(q, "cifar100", true); });
 
-  registry.add_reader(
-      spec("image-folder", "PNG/JPEG files in train/<class>/ and val/<class>/ (or test/), decoded to data.image_size"), {},
-      [](const DatasetRequest& r, const DatasetReadSettings& s, const Options&) { return read_images(r, s, nullptr); },
-      [](const DatasetRequest& r, const Options&) { check_folder(r, "image-folder", false); });
-  registry.add_reader_with_validation(
-      spec("tiny-imagenet",
-           "Tiny ImageNet's layout (wnids.txt, words.txt, train/<wnid>/images, val annotations), 200 classes; its test "
-           "images have no labels"),
-      {},
-      [](const DatasetRequest& r, const DatasetReadSettings& s, const Options&, DatasetValidation& v) {
-        return read_images(r, s, &v);
-      },
-      [](const DatasetRequest& r, const Options&) { check_folder(r, "tiny-imagenet", false); });
+  add(host, spec("image-folder", "PNG/JPEG files in train/<class>/ and val/<class>/ (or test/), decoded to data.image_size"),
+      {}, [](const DatasetQuery& q, const Options&) { return read_images(q, false); },
+      [](const DatasetQuery& q, const Options&) { check_folder(q, "image-folder", false); });
+  DatasetSpec tiny_imagenet = spec("tiny-imagenet",
+                                   "Tiny ImageNet's layout (wnids.txt, words.txt, train/<wnid>/images, val annotations), "
+                                   "200 classes; its test images have no labels");
+  tiny_imagenet.validation_split = "val";
+  add(host, tiny_imagenet, {}, [](const DatasetQuery& q, const Options&) { return read_images(q, true); },
+      [](const DatasetQuery& q, const Options&) { check_folder(q, "tiny-imagenet", false); });
 
-  registry.add_reader(
+  add(host,
       spec("synthetic",
            "seeded learnable data (a prototype per class plus noise) for whatever the run's task learns; no files",
            DatasetTargets::as_task,
@@ -77,11 +81,10 @@ void register_datasets(plugtrain::DatasetRegistry& registry) {
             {"test_size", OptionType::integer, std::int64_t{500}, "test samples; also data.synthetic_test_size"}}),
       {OptionRule("shape").at_least(1).length(3, 3), OptionRule("classes").at_least(2), OptionRule("train_size").at_least(1),
        OptionRule("test_size").at_least(1)},
-      [](const DatasetRequest& r, const DatasetReadSettings& s, const Options& o) { return read_synthetic(r, s, o); }, {});
+      [](const DatasetQuery& q, const Options& o) { return read_synthetic(q, o); }, {});
 }
 
 }  // namespace
 
-PLUGTRAIN_DATASETS_PLUGIN(register_datasets, "datasets", "1.0.0",
-                          "The bundled data sets: fashion-mnist, mnist, cifar10, cifar100, image-folder, tiny-imagenet, "
-                          "synthetic")
+PLUGTRAIN_PLUGIN(register_datasets, PLUGTRAIN_KIND_DATASETS, "datasets", "1.0.0",
+                 "The bundled data sets: fashion-mnist, mnist, cifar10, cifar100, image-folder, tiny-imagenet, synthetic")

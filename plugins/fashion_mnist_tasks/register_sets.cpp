@@ -9,13 +9,13 @@
 
 namespace {
 
-void register_sets(plugtrain::DatasetRegistry& registry) {
+void register_sets(plugtrain::Registrar& host) {
   for (auto* sets : {&fashion_mnist_tasks::strip_and_pair_sets, &fashion_mnist_tasks::rotation_and_mask_sets})
-    for (fashion_mnist_tasks::TaskSet& set : (*sets)()) registry.add(std::move(set.spec), std::move(set.rules));
+    for (const fashion_mnist_tasks::TaskSet& set : (*sets)()) plugtrain::add_dataset(host, set.spec, set.rules);
 }
 
 }  // namespace
 
-PLUGTRAIN_DATASETS_PLUGIN(register_sets, "fashion_mnist_tasks", "0.1.0",
-                          "Fashion-MNIST for every task: strips (sequence), pairs (multilabel), rotation "
-                          "(regression), masks (segmentation)")
+PLUGTRAIN_PLUGIN(register_sets, PLUGTRAIN_KIND_DATASETS, "fashion_mnist_tasks", "0.1.0",
+                 "Fashion-MNIST for every task: strips (sequence), pairs (multilabel), rotation "
+                 "(regression), masks (segmentation)")

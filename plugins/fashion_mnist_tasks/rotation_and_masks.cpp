@@ -22,9 +22,9 @@ TaskSet rotation() {
       DatasetTargets::real, 30000, 3000,
       {{"max_degrees", OptionType::real, 45.0, "angles are drawn uniformly from [-max_degrees, max_degrees]"}},
       {OptionRule("max_degrees").above(0).at_most(180)});
-  set.spec.factory = [](const DatasetRequest& request, const Options& options) {
+  set.spec.read = [](const DatasetQuery& query, const Options& options) {
     const double most = options.real("max_degrees");
-    return both_splits(request, options, "rotated items", [&](const Split& s, std::int64_t n, at::Generator& gen) {
+    const auto make = [&](const Split& s, std::int64_t n, at::Generator& gen) {
       auto [images, labels] = draw(s, n, gen);
       const at::Tensor degrees = at::rand({n}, gen, at::kFloat).mul_(2 * most).sub_(most);
       const at::Tensor radians = degrees * float(M_PI / 180.0);
@@ -33,11 +33,12 @@ TaskSet rotation() {
       const at::Tensor theta = at::stack({at::stack({c, -sn, zero}, 1), at::stack({sn, c, zero}, 1)}, 1);
       const at::Tensor grid = at::affine_grid_generator(theta, {n, 1, kSide, kSide}, /*align_corners=*/false);
       const at::Tensor rotated = at::grid_sampler(images, grid, /*bilinear*/ 0, /*zeros*/ 0, false);
-      plugtrain::DatasetSplit split;
+      DatasetReadSplit split;
       split.inputs = rotated.mul(255).round_().clamp_(0, 255).to(at::kByte);
       split.targets = degrees.unsqueeze(1);
       return split;
-    });
+    };
+    return both_splits(query, options, DatasetTargets::real, "rotated items", make);
   };
   return set;
 }
@@ -49,15 +50,16 @@ TaskSet masks() {
                          DatasetTargets::pixel_class, 60000, 10000,
                          {{"threshold", OptionType::real, 0.1, "a pixel brighter than this (of 1) belongs to the item"}},
                          {OptionRule("threshold").above(0).below(1)});
-  set.spec.factory = [](const DatasetRequest& request, const Options& options) {
+  set.spec.read = [](const DatasetQuery& query, const Options& options) {
     const double threshold = options.real("threshold");
-    LoadedDataset out = both_splits(request, options, "items with masks", [&](const Split& s, std::int64_t n, at::Generator& gen) {
+    const auto make = [&](const Split& s, std::int64_t n, at::Generator& gen) {
       auto [images, labels] = draw(s, n, gen);
-      plugtrain::DatasetSplit split;
+      DatasetReadSplit split;
       split.inputs = images.mul(255).round_().to(at::kByte);
       split.targets = images.squeeze(1).gt(threshold).to(at::kLong).mul_(labels.add(1).view({n, 1, 1}));
       return split;
-    });
+    };
+    DatasetRead out = both_splits(query, options, DatasetTargets::pixel_class, "items with masks", make);
     out.num_classes = 11;
     out.class_names = {"background"};
     for (const std::string& name : class_names()) out.class_names.push_back(name);

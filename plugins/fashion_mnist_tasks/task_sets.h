@@ -21,23 +21,27 @@ struct TaskSet {
 std::vector<TaskSet> strip_and_pair_sets();   // strips_and_pairs.cpp
 std::vector<TaskSet> rotation_and_mask_sets();  // rotation_and_masks.cpp
 
-using plugtrain::DatasetRequest;
+using plugtrain::DatasetQuery;
+using plugtrain::DatasetRead;
+using plugtrain::DatasetReadSplit;
 using plugtrain::DatasetSpec;
 using plugtrain::DatasetTargets;
-using plugtrain::LoadedDataset;
 using plugtrain::OptionRule;
 using plugtrain::Options;
 using plugtrain::OptionType;
 
 constexpr std::int64_t kSide = 28;
 
-// Each split's images, drawn `count` samples at a time by `make` with its own generator.
+// Each split's images, drawn `count` samples at a time by `make` with its own generator, with
+// targets of the set's kind.
 template <class Make>
-inline LoadedDataset both_splits(const DatasetRequest& request, const Options& options, const std::string& what, Make make) {
-  LoadedDataset out;
-  const std::string folder = request.path;
-  at::Generator train_gen = at::make_generator<at::CPUGeneratorImpl>(request.seed * 2 + 1);
-  at::Generator test_gen = at::make_generator<at::CPUGeneratorImpl>(request.seed * 2 + 2);
+inline DatasetRead both_splits(const DatasetQuery& query, const Options& options, DatasetTargets targets,
+                               const std::string& what, Make make) {
+  DatasetRead out;
+  out.targets = targets;
+  const std::string folder = query.path();
+  at::Generator train_gen = at::make_generator<at::CPUGeneratorImpl>(query.seed() * 2 + 1);
+  at::Generator test_gen = at::make_generator<at::CPUGeneratorImpl>(query.seed() * 2 + 2);
   out.train = make(read_split(folder, "train"), options.integer("train_size"), train_gen);
   out.test = make(read_split(folder, "t10k"), options.integer("test_size"), test_gen);
   out.source = what + " of Fashion-MNIST from " + folder;
@@ -45,7 +49,7 @@ inline LoadedDataset both_splits(const DatasetRequest& request, const Options& o
 }
 
 // A set whose options are its sample counts (train_size, test_size: `train`, `test` by
-// default) and `extra`, with their rules; the caller gives it its factory.
+// default) and `extra`, with their rules; the caller gives it its reader.
 inline TaskSet task_set(std::string name, std::string description, DatasetTargets targets, std::int64_t train,
                         std::int64_t test, std::vector<plugtrain::OptionSpec> extra = {},
                         std::vector<OptionRule> extra_rules = {}) {
@@ -62,7 +66,7 @@ inline TaskSet task_set(std::string name, std::string description, DatasetTarget
 }
 
 // A data set whose classes are Fashion-MNIST's ten.
-inline LoadedDataset with_item_classes(LoadedDataset data) {
+inline DatasetRead with_item_classes(DatasetRead data) {
   data.num_classes = 10;
   data.class_names = class_names();
   return data;

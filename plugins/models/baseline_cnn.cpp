@@ -40,7 +40,7 @@ class ConvStage final : public Block {
   std::shared_ptr<SqueezeExcitation> se_;
 };
 
-class BaselineCnn final : public Model {
+class BaselineCnn final : public TensorModel {
  public:
   BaselineCnn(std::int64_t in_channels, std::int64_t classes, const std::vector<std::int64_t>& channels,
               std::int64_t convs, bool se, double dropout) {
@@ -102,7 +102,9 @@ ModelSpec baseline_cnn_spec() {
               {"se", OptionType::boolean, false, "squeeze-and-excitation (reduction 16) at the end of each stage"},
               {"dropout", OptionType::real, 0.0, "dropout before fc, in [0, 1)"},
           },
-          make_baseline_cnn};
+          make_baseline_cnn,
+          /*batch_factory=*/{},
+          per_sample_targets()};
 }
 
 std::vector<OptionRule> baseline_cnn_rules() {

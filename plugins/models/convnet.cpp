@@ -11,7 +11,7 @@ namespace plugtrain::models {
 
 namespace {
 
-class ConvNet final : public Model {
+class ConvNet final : public TensorModel {
  public:
   ConvNet(const std::vector<std::int64_t>& shape, std::int64_t classes, std::int64_t c1, std::int64_t c2,
           std::int64_t kernel, std::int64_t hidden, double dropout) {
@@ -71,7 +71,9 @@ ModelSpec convnet_spec() {
               {"hidden", OptionType::integer, std::int64_t{1024}, "width of the dense layer fc1"},
               {"dropout", OptionType::real, 0.4, "dropout after fc1, in [0, 1)"},
           },
-          make_convnet};
+          make_convnet,
+          /*batch_factory=*/{},
+          per_sample_targets()};
 }
 
 std::vector<OptionRule> convnet_rules() {

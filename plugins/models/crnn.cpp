@@ -16,7 +16,7 @@ namespace {
 
 namespace nn = torch::nn;
 
-class Crnn final : public Model {
+class Crnn final : public TensorModel {
  public:
   // `rows`: the feature map's height after the poolings.
   Crnn(std::int64_t in, std::int64_t rows, std::int64_t classes, const std::vector<std::int64_t>& channels,
@@ -69,7 +69,9 @@ ModelSpec crnn_spec() {
                "output channels of each conv block (each halves height and width: T = W / 2^blocks)"},
               {"hidden", OptionType::integer, std::int64_t{64}, "LSTM width per direction"},
           },
-          make_crnn};
+          make_crnn,
+          /*batch_factory=*/{},
+          {DatasetTargets::sequence}};
 }
 
 std::vector<OptionRule> crnn_rules() {

@@ -13,7 +13,7 @@ namespace {
 // Spatial size after conv1 (same) -> pool 2 -> conv2 (5x5, valid) -> pool 2.
 std::int64_t lenet_out(std::int64_t n) { return (n / 2 - 4) / 2; }
 
-class LeNet5 final : public Model {
+class LeNet5 final : public TensorModel {
  public:
   LeNet5(const std::vector<std::int64_t>& shape, std::int64_t classes, Activation activation)
       : activation_(activation) {
@@ -55,7 +55,9 @@ ModelSpec lenet5_spec() {
           {
               {"activation", OptionType::string, std::string("relu"), "relu or tanh"},
           },
-          make_lenet5};
+          make_lenet5,
+          /*batch_factory=*/{},
+          per_sample_targets()};
 }
 
 std::vector<OptionRule> lenet5_rules() { return {OptionRule("activation").one_of({"relu", "tanh"})}; }

@@ -9,7 +9,7 @@ namespace plugtrain::models {
 
 namespace {
 
-class Mlp final : public Model {
+class Mlp final : public TensorModel {
  public:
   Mlp(std::int64_t in_features, const std::vector<std::int64_t>& hidden, std::int64_t classes,
       double dropout, Activation activation)
@@ -62,7 +62,9 @@ ModelSpec mlp_spec() {
               {"dropout", OptionType::real, 0.0, "dropout after each hidden activation, in [0, 1)"},
               {"activation", OptionType::string, std::string("relu"), "relu, gelu or tanh"},
           },
-          make_mlp};
+          make_mlp,
+          /*batch_factory=*/{},
+          per_sample_targets()};
 }
 
 std::vector<OptionRule> mlp_rules() {

@@ -77,7 +77,7 @@ class InvertedResidual final : public Block {
   torch::nn::BatchNorm2d bn_{nullptr};
 };
 
-class MobileNetV2 final : public Model {
+class MobileNetV2 final : public TensorModel {
  public:
   MobileNetV2(std::int64_t in_channels, std::int64_t classes, double width_mult, double dropout, bool cifar) {
     struct Stage {
@@ -142,7 +142,9 @@ ModelSpec mobilenet_v2_spec() {
               {"stem", OptionType::string, std::string("auto"),
                "imagenet, cifar (first conv and the 24-channel stage at stride 1) or auto (cifar when H, W <= 64)"},
           },
-          make_mobilenet_v2};
+          make_mobilenet_v2,
+          /*batch_factory=*/{},
+          per_sample_targets()};
 }
 
 std::vector<OptionRule> mobilenet_v2_rules() {

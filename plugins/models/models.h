@@ -1,6 +1,6 @@
 // Internal to the models plugin: each architecture's spec, plus the checks they share.
 // Factories report a bad option or input with one std::invalid_argument line, prefixed
-// with the model's name.
+// with the model's name. Each spec says which targets its outputs fit (ModelSpec::serves).
 #pragma once
 
 #include <cstdint>
@@ -17,7 +17,7 @@ namespace plugtrain::models {
 ModelSpec mlp_spec();
 ModelSpec convnet_spec();
 ModelSpec lenet5_spec();
-// What each option accepts, checked by the host before any data is loaded (SDK 3.2).
+// What each option accepts, checked by the host before any data is loaded.
 std::vector<OptionRule> mlp_rules();
 std::vector<OptionRule> convnet_rules();
 std::vector<OptionRule> lenet5_rules();
@@ -38,6 +38,11 @@ ModelSpec unet_spec();  // segmentation: (N, classes, H, W) out
 std::vector<OptionRule> unet_rules();
 ModelSpec crnn_spec();  // sequences: (N, T, classes) out, for CTC
 std::vector<OptionRule> crnn_rules();
+
+// What (N, K) scores fit: a class, a set of K labels or K values per sample.
+inline std::vector<DatasetTargets> per_sample_targets() {
+  return {DatasetTargets::class_index, DatasetTargets::multi_hot, DatasetTargets::real};
+}
 
 [[noreturn]] inline void fail(const std::string& model, const std::string& what) {
   throw std::invalid_argument(model + ": " + what);

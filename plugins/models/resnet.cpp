@@ -27,7 +27,7 @@ struct ResNetConfig {
   double dropout = 0.0;
 };
 
-class ResNet final : public Model {
+class ResNet final : public TensorModel {
  public:
   ResNet(std::int64_t in_channels, std::int64_t classes, const ResNetLayout& layout, const ResNetConfig& config)
       : cifar_(config.cifar) {
@@ -106,7 +106,9 @@ ModelSpec resnet_family_spec(const std::string& name, const std::string& descrip
               {"zero_init_residual", OptionType::boolean, false, "start each block's last BatchNorm weight at 0"},
               {"dropout", OptionType::real, 0.0, "dropout before fc, in [0, 1)"},
           },
-          factory};
+          factory,
+          /*batch_factory=*/{},
+          per_sample_targets()};
 }
 
 std::vector<OptionRule> resnet_rules() {

@@ -22,7 +22,7 @@ nn::Sequential double_conv(std::int64_t in, std::int64_t out) {
                         nn::BatchNorm2d(out), nn::ReLU(nn::ReLUOptions(true)));
 }
 
-class UNet final : public Model {
+class UNet final : public TensorModel {
  public:
   UNet(std::int64_t channels, std::int64_t classes, std::int64_t width, std::int64_t depth) {
     std::int64_t in = channels;
@@ -84,7 +84,9 @@ ModelSpec unet_spec() {
               {"width", OptionType::integer, std::int64_t{16}, "channels of the first level (doubled at each level down)"},
               {"depth", OptionType::integer, std::int64_t{2}, "levels below the first (each halves the size)"},
           },
-          make_unet};
+          make_unet,
+          /*batch_factory=*/{},
+          {DatasetTargets::pixel_class}};
 }
 
 std::vector<OptionRule> unet_rules() {

@@ -34,7 +34,7 @@ std::vector<std::int64_t> vgg_config(int depth) {
   throw std::logic_error("no vgg of depth " + std::to_string(depth));
 }
 
-class VggBn final : public Model {
+class VggBn final : public TensorModel {
  public:
   VggBn(std::int64_t in_channels, std::int64_t classes, const std::vector<std::int64_t>& config, bool cifar,
         double dropout)
@@ -105,7 +105,9 @@ ModelSpec vgg_bn_spec(int depth) {
                "64)"},
               {"dropout", OptionType::real, 0.5, "dropout in the classifier, in [0, 1)"},
           },
-          factory};
+          factory,
+          /*batch_factory=*/{},
+          per_sample_targets()};
 }
 
 std::vector<OptionRule> vgg_rules() {

@@ -65,7 +65,7 @@ class NetworkBlock final : public torch::nn::Module {
   std::vector<std::shared_ptr<WideBasicBlock>> blocks_;
 };
 
-class WideResNet final : public Model {
+class WideResNet final : public TensorModel {
  public:
   WideResNet(std::int64_t in_channels, std::int64_t classes, std::int64_t depth, std::int64_t k, double dropout) {
     const std::int64_t n = (depth - 4) / 6;
@@ -117,7 +117,9 @@ ModelSpec wide_resnet_spec() {
               {"widen_factor", OptionType::integer, std::int64_t{10}, "k: groups have 16k, 32k, 64k channels"},
               {"dropout", OptionType::real, 0.0, "dropout between the two convs of each block, in [0, 1)"},
           },
-          make_wide_resnet};
+          make_wide_resnet,
+          /*batch_factory=*/{},
+          per_sample_targets()};
 }
 
 std::vector<OptionRule> wide_resnet_rules() {

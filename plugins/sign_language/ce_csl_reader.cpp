@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include "csv_rows.h"
@@ -126,9 +127,9 @@ std::int64_t read_clip(const Video& v, const CeCslOptions& o, std::uint8_t* out)
   return std::min(std::int64_t(files.size()), o.frames);
 }
 
-// The split's clips and targets; `lengths` gets each clip's real frames.
-plugtrain::DatasetSplit read_clips(const std::vector<Video>& videos, const std::map<std::string, std::int64_t>& index,
-                                   std::int64_t longest, const CeCslOptions& o, at::Tensor& lengths) {
+// The split's clips and targets, with each clip's real frames in its field input_lengths.
+plugtrain::DatasetReadSplit read_clips(const std::vector<Video>& videos, const std::map<std::string, std::int64_t>& index,
+                                       std::int64_t longest, const CeCslOptions& o) {
   const auto n = std::int64_t(videos.size());
   at::Tensor inputs = at::empty({n, 3, o.frames * o.height, o.width}, at::kByte);
   at::Tensor targets = at::full({n, longest}, -1, at::kLong);
@@ -138,17 +139,21 @@ plugtrain::DatasetSplit read_clips(const std::vector<Video>& videos, const std::
   // Videos in parallel (the decoder is thread-safe); the first failure is rethrown.
   std::uint8_t* pixels = inputs.data_ptr<std::uint8_t>();
   const std::int64_t clip = 3 * o.frames * o.height * o.width;
-  lengths = at::empty({n}, at::kLong);
+  at::Tensor lengths = at::empty({n}, at::kLong);
   std::int64_t* real = lengths.data_ptr<std::int64_t>();
   at::parallel_for(0, n, 1, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t v = begin; v < end; ++v) real[v] = read_clip(videos[v], o, pixels + v * clip);
   });
-  return {inputs, targets};
+  plugtrain::DatasetReadSplit split;
+  split.inputs = inputs;
+  split.targets = targets;
+  split.fields["input_lengths"] = lengths;
+  return split;
 }
 
 }  // namespace
 
-plugtrain::LoadedDataset read_ce_csl(const fs::path& root, const CeCslOptions& o, plugtrain::DatasetFields& fields) {
+plugtrain::DatasetRead read_ce_csl(const fs::path& root, const CeCslOptions& o) {
   const std::vector<Video> train = read_split(root, "train", o), test = read_split(root, o.test_split, o);
   std::set<std::string> vocabulary;
   std::size_t longest = 0;
@@ -158,14 +163,15 @@ plugtrain::LoadedDataset read_ce_csl(const fs::path& root, const CeCslOptions& o
       longest = std::max(longest, v.glosses.size());
     }
   std::map<std::string, std::int64_t> index;
-  plugtrain::LoadedDataset d;
+  plugtrain::DatasetRead d;
+  d.targets = plugtrain::DatasetTargets::sequence;
   for (const std::string& gloss : vocabulary) {
     index.emplace(gloss, std::int64_t(d.class_names.size()));
     d.class_names.push_back(gloss);
   }
   d.num_classes = std::int64_t(vocabulary.size());
-  d.train = read_clips(train, index, std::int64_t(longest), o, fields.train["input_lengths"]);
-  d.test = read_clips(test, index, std::int64_t(longest), o, fields.test["input_lengths"]);
+  d.train = read_clips(train, index, std::int64_t(longest), o);
+  d.test = read_clips(test, index, std::int64_t(longest), o);
   d.source = "CE-CSL from " + root.string() + " (train " + std::to_string(train.size()) + " videos, " + o.test_split + " " +
              std::to_string(test.size()) + "; " + std::to_string(d.num_classes) + " glosses; " + std::to_string(o.frames) +
              " frames of " + std::to_string(o.height) + "x" + std::to_string(o.width) + " per clip)";

@@ -5,7 +5,7 @@
 //                                               file-name order (ffmpeg -i <Number>.mp4 <Number>/%06d.jpg)
 // The Gloss column holds the sentence's glosses separated by gloss_separator ("/"). A clip holds
 // at most `frames` frames: a longer video is sampled evenly down to them, a shorter one keeps
-// its own and is padded with its last frame, and its field input_lengths (SDK 3.6) says how many
+// its own and is padded with its last frame, and its field input_lengths says how many
 // are real. Each frame is resized to height x width (Pillow's bilinear), and the frames are
 // stacked top to bottom: a sample is uint8 (3, frames x height, width). Targets are the glosses'
 // indices in order, padded with -1; the vocabulary is every gloss of the splits read, in UTF-8 order.
@@ -26,9 +26,8 @@ struct CeCslOptions {
   std::int64_t max_videos = 0;  // per split, the first N rows; 0: all
 };
 
-// Throws std::runtime_error with one line naming the file or folder and the cause.
-// `fields` gets each split's input_lengths.
-plugtrain::LoadedDataset read_ce_csl(const std::filesystem::path& root, const CeCslOptions& options,
-                                     plugtrain::DatasetFields& fields);
+// Throws std::runtime_error with one line naming the file or folder and the cause. Each split
+// has its field input_lengths.
+plugtrain::DatasetRead read_ce_csl(const std::filesystem::path& root, const CeCslOptions& options);
 
 }  // namespace sign_language

@@ -12,12 +12,7 @@ namespace {
 using plugtrain::OptionRule;
 using plugtrain::OptionType;
 
-void register_models(plugtrain::ModelRegistry& registry) {
-  registry.add(sign_language::tfnet_lite_spec(), sign_language::tfnet_lite_rules());
-  registry.declare_targets("tfnet_lite", {plugtrain::DatasetTargets::sequence});
-}
-
-void register_datasets(plugtrain::DatasetRegistry& registry) {
+void register_datasets(plugtrain::Registrar& host) {
   plugtrain::DatasetSpec spec;
   spec.name = "ce-csl";
   spec.description = "CE-CSL continuous Chinese sign language: label/<split>.csv glosses, video/<split>/<Translator>/"
@@ -31,8 +26,9 @@ void register_datasets(plugtrain::DatasetRegistry& registry) {
       {"gloss_separator", OptionType::string, std::string("/"), "what separates the glosses of the Gloss column"},
       {"max_videos", OptionType::integer, std::int64_t{0}, "read only the first N videos of each split (0: all)"},
   };
-  // SDK 3.6: with each clip's input_lengths (a field), for tfnet_lite's forward_fields.
-  auto factory = [](const plugtrain::DatasetRequest& request, const plugtrain::Options& o, plugtrain::DatasetFields& fields) {
+  // Each clip's input_lengths, for tfnet_lite's forward_batch.
+  spec.fields = {"input_lengths"};
+  spec.read = [](const plugtrain::DatasetQuery& query, const plugtrain::Options& o) {
     sign_language::CeCslOptions options;
     options.test_split = o.string("test_split");
     options.frames = o.integer("frames");
@@ -40,16 +36,20 @@ void register_datasets(plugtrain::DatasetRegistry& registry) {
     options.width = o.integer("width");
     options.gloss_separator = o.string("gloss_separator");
     options.max_videos = o.integer("max_videos");
-    return sign_language::read_ce_csl(request.path, options, fields);
+    return sign_language::read_ce_csl(query.path(), options);
   };
-  registry.add_with_fields(spec, {OptionRule("test_split").one_of({"test", "dev"}), OptionRule("frames").at_least(1).at_most(1024),
-                      OptionRule("height").at_least(4).at_most(1024), OptionRule("width").at_least(4).at_most(1024),
-                      OptionRule("max_videos").at_least(0)},
-                           factory);
+  plugtrain::add_dataset(host, spec,
+                         {OptionRule("test_split").one_of({"test", "dev"}), OptionRule("frames").at_least(1).at_most(1024),
+                          OptionRule("height").at_least(4).at_most(1024), OptionRule("width").at_least(4).at_most(1024),
+                          OptionRule("max_videos").at_least(0)});
+}
+
+void register_plugin(plugtrain::Registrar& host) {
+  plugtrain::add_model(host, sign_language::tfnet_lite_spec(), sign_language::tfnet_lite_rules());
+  register_datasets(host);
 }
 
 }  // namespace
 
-PLUGTRAIN_MODELS_PLUGIN(register_models, "sign_language", "0.1.0",
-                        "Continuous sign-language recognition: the CE-CSL reader (ce-csl) and tfnet_lite")
-PLUGTRAIN_DATASETS(register_datasets)
+PLUGTRAIN_PLUGIN(register_plugin, PLUGTRAIN_KIND_MODELS | PLUGTRAIN_KIND_DATASETS, "sign_language", "0.1.0",
+                 "Continuous sign-language recognition: the CE-CSL reader (ce-csl) and tfnet_lite")

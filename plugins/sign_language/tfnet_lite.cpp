@@ -1,9 +1,9 @@
 // The input is a clip of `frames` frames stacked top to bottom, (N, C, frames x H, W), as the
 // ce-csl data set gives it; the output (N, frames / 2, classes) is per-step scores for CTC
-// ([task] name = "sequence"; num_classes counts the blank). With the batch's input_lengths (SDK
-// 3.6, forward_fields: each clip's real frames, the rest padding) the LSTM reads only each clip's
-// real steps (a packed sequence, so the backward direction starts at its last real step) and
-// the outputs say how many steps are real: output_lengths = input_lengths / 2.
+// ([task] name = "sequence"; num_classes counts the blank). With the batch's input_lengths (each
+// clip's real frames, the rest padding) the LSTM reads only each clip's real steps (a packed
+// sequence, so the backward direction starts at its last real step) and the outputs say how many
+// steps are real: output_lengths = input_lengths / 2.
 #include "tfnet_lite.h"
 
 #include <stdexcept>
@@ -21,7 +21,7 @@ namespace {
 
 namespace nn = torch::nn;
 
-class TfnetLite final : public plugtrain::Model {
+class TfnetLite final : public plugtrain::TensorModel {
  public:
   TfnetLite(std::int64_t in, std::int64_t frames, const std::vector<std::int64_t>& channels, std::int64_t temporal,
             std::int64_t hidden, std::int64_t classes)
@@ -41,7 +41,7 @@ class TfnetLite final : public plugtrain::Model {
 
   torch::Tensor forward(torch::Tensor x) override { return fc_->forward(std::get<0>(lstm_->forward(steps(x)))); }
 
-  plugtrain::TensorMap forward_fields(const plugtrain::TensorMap& batch) override {
+  plugtrain::TensorMap forward_batch(const plugtrain::TensorMap& batch) override {
     const torch::Tensor x = steps(batch.at("input"));
     const auto given = batch.find("input_lengths");
     if (given == batch.end()) return {{"output", fc_->forward(std::get<0>(lstm_->forward(x)))}};
@@ -112,7 +112,9 @@ plugtrain::ModelSpec tfnet_lite_spec() {
               {"temporal", OptionType::integer, std::int64_t{256}, "channels of the temporal 1-D convolution (kernel 5)"},
               {"hidden", OptionType::integer, std::int64_t{256}, "LSTM width per direction"},
           },
-          make};
+          make,
+          /*batch_factory=*/{},
+          {plugtrain::DatasetTargets::sequence}};
 }
 
 std::vector<plugtrain::OptionRule> tfnet_lite_rules() {

@@ -4,18 +4,18 @@
 
 namespace {
 
-void register_tasks(plugtrain::TaskRegistry& registry) {
+void register_tasks(plugtrain::Registrar& host) {
   plugtrain::TaskSpec spec;
   spec.name = "clashing";
   spec.description = "a task whose metric takes the loss's name";
   spec.training_metrics = {{"accuracy", plugtrain::MetricGoal::maximize, ""}};
   spec.evaluation_metrics = {{"loss", plugtrain::MetricGoal::minimize, ""}};
-  spec.factory = [](const plugtrain::TaskData&, const plugtrain::Options&) -> std::unique_ptr<plugtrain::TaskFunctions> {
-    return nullptr;
+  spec.factory = [](const plugtrain::TargetDescription&, const plugtrain::Options&) {
+    return std::unique_ptr<plugtrain::TaskFunctions>();
   };
-  registry.add(spec, {});
+  plugtrain::add_task(host, spec);
 }
 
 }  // namespace
 
-PLUGTRAIN_TASKS_PLUGIN(register_tasks, "broken_tasks", "0.1.0", "a wrongly registered task (test)")
+PLUGTRAIN_PLUGIN(register_tasks, PLUGTRAIN_KIND_TASKS, "broken_tasks", "0.1.0", "a wrongly registered task (test)")

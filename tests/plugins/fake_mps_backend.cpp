@@ -6,26 +6,28 @@ namespace {
 
 class FakeMps final : public plugtrain::Backend {
  public:
-  plugtrain::Capabilities capabilities() const override {
+  void capabilities(plugtrain::CapabilitiesSink& out) const override {
     plugtrain::Capabilities c;
     c.device_type = "cpu";  // trains on the CPU device, but stands for a GPU
     c.priority = 100;
-    return c;
+    plugtrain::report(out, c);
   }
-  plugtrain::ProbeResult probe() override {
+  void probe(plugtrain::ProbeSink& out) override {
     plugtrain::DeviceInfo d;
     d.name = "Apple M2 GPU (fake)";
     plugtrain::ProbeResult r{plugtrain::ProbeCode::usable, "Metal GPU of Apple M2 (fake)", {d}};
     r.avoid_in_auto = "on Apple M2 the CPU is often faster than MPS for small models";
-    return r;
+    plugtrain::report(out, r);
   }
-  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
-  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest&) override {
+  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
+    plugtrain::report(out, plugtrain::LoaderConfig{});
+  }
+  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
     plugtrain::MultiDevicePlan p;
     p.devices = {0};
-    return p;
+    plugtrain::report(out, p);
   }
-  plugtrain::MemoryInfo memory(int) override { return {}; }
+  void memory(int, plugtrain::MemorySink& out) override { plugtrain::report(out, plugtrain::MemoryInfo{}); }
 };
 
 }  // namespace

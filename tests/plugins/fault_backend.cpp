@@ -34,32 +34,32 @@ void shutdown() {
 class FaultyBackend final : public plugtrain::Backend {
  public:
   FaultyBackend() { fault_point("create_backend"); }
-  plugtrain::Capabilities capabilities() const override {
+  void capabilities(plugtrain::CapabilitiesSink& out) const override {
     fault_point("capabilities");
     plugtrain::Capabilities c;
     c.device_type = "cpu";
     c.priority = 50;
-    return c;
+    plugtrain::report(out, c);
   }
-  plugtrain::ProbeResult probe() override {
+  void probe(plugtrain::ProbeSink& out) override {
     fault_point("probe");
     plugtrain::DeviceInfo d;
     d.name = "a device that fails when told to";
-    return {plugtrain::ProbeCode::usable, "usable", {d}, std::nullopt};
+    plugtrain::report(out, plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "usable", {d}, std::nullopt});
   }
-  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override {
+  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
     fault_point("loader_config");
-    return {};
+    plugtrain::report(out, plugtrain::LoaderConfig{});
   }
-  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest&) override {
+  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
     fault_point("plan_multi_device");
     plugtrain::MultiDevicePlan p;
     p.devices = {0};
-    return p;
+    plugtrain::report(out, p);
   }
-  plugtrain::MemoryInfo memory(int) override {
+  void memory(int, plugtrain::MemorySink& out) override {
     fault_point("memory");
-    return {};
+    plugtrain::report(out, plugtrain::MemoryInfo{});
   }
   void release_cached_memory(int) override { fault_point("release_cached_memory"); }
   bool reset_peak_memory(int) override {

@@ -15,7 +15,7 @@
 
 namespace {
 
-class FaultNet final : public plugtrain::Model {
+class FaultNet final : public plugtrain::TensorModel {
  public:
   FaultNet(std::int64_t in, std::int64_t classes, std::int64_t max_batch, std::int64_t from_call, std::int64_t nan_at)
       : max_batch_(max_batch), from_call_(from_call), nan_at_(nan_at) {
@@ -40,7 +40,7 @@ class FaultNet final : public plugtrain::Model {
   std::atomic<std::int64_t> calls_{0};
 };
 
-void register_models(plugtrain::ModelRegistry& registry) {
+void register_models(plugtrain::Registrar& host) {
   plugtrain_test::fault_point("register_models");
   plugtrain::ModelSpec spec;
   spec.name = "faultnet";
@@ -59,9 +59,9 @@ void register_models(plugtrain::ModelRegistry& registry) {
   // PLUGTRAIN_TEST_FAULT=rules:misfit registers a rule for an option faultnet does not have.
   const char* fault = std::getenv("PLUGTRAIN_TEST_FAULT");
   const bool misfit = fault && std::string(fault) == "rules:misfit";
-  registry.add(spec, {plugtrain::OptionRule(misfit ? "nope" : "max_batch").at_least(1)});
+  plugtrain::add_model(host, spec, {plugtrain::OptionRule(misfit ? "nope" : "max_batch").at_least(1)});
 }
 
 }  // namespace
 
-PLUGTRAIN_MODELS_PLUGIN(register_models, "faultmodels", "0.0.1", "a model that fails when told to")
+PLUGTRAIN_PLUGIN(register_models, PLUGTRAIN_KIND_MODELS, "faultmodels", "0.0.1", "a model that fails when told to")

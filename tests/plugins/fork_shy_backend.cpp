@@ -18,18 +18,25 @@ bool start_runtime() {
 
 class ForkShyBackend final : public plugtrain::Backend {
  public:
-  plugtrain::Capabilities capabilities() const override { return {"cpu"}; }
-  plugtrain::ProbeResult probe() override {
+  void capabilities(plugtrain::CapabilitiesSink& out) const override {
+    plugtrain::report(out, plugtrain::Capabilities{"cpu"});
+  }
+  void probe(plugtrain::ProbeSink& out) override { plugtrain::report(out, probe_result()); }
+  static plugtrain::ProbeResult probe_result() {
     if (!start_runtime()) return {plugtrain::ProbeCode::no_driver, "runtime start failed: initialization error", {}};
     plugtrain::DeviceInfo d;
     d.name = "a device that cannot start in a fork";
     return {plugtrain::ProbeCode::usable, "usable", {d}};
   }
-  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
-  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest&) override { return {}; }
-  plugtrain::MemoryInfo memory(int) override {
+  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
+    plugtrain::report(out, plugtrain::LoaderConfig{});
+  }
+  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
+    plugtrain::report(out, plugtrain::MultiDevicePlan{});
+  }
+  void memory(int, plugtrain::MemorySink& out) override {
     start_runtime();
-    return {};
+    plugtrain::report(out, plugtrain::MemoryInfo{});
   }
 };
 

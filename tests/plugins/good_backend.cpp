@@ -5,21 +5,27 @@ namespace {
 
 class GoodBackend final : public plugtrain::Backend {
  public:
-  plugtrain::Capabilities capabilities() const override { return {"cpu"}; }
-  plugtrain::ProbeResult probe() override {
+  void capabilities(plugtrain::CapabilitiesSink& out) const override {
+    plugtrain::report(out, plugtrain::Capabilities{"cpu"});
+  }
+  void probe(plugtrain::ProbeSink& out) override {
     plugtrain::DeviceInfo d;
     d.name = "test device";
     d.total_memory_bytes = 1024;
-    return {plugtrain::ProbeCode::usable, "always usable", {d}};
+    plugtrain::report(out, plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "always usable", {d}});
   }
-  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
-  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest&) override { return {}; }
-  plugtrain::MemoryInfo memory(int) override { throw std::runtime_error("memory gauge broken"); }
+  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
+    plugtrain::report(out, plugtrain::LoaderConfig{});
+  }
+  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
+    plugtrain::report(out, plugtrain::MultiDevicePlan{});
+  }
+  void memory(int, plugtrain::MemorySink&) override { throw std::runtime_error("memory gauge broken"); }
 };
 
 }  // namespace
 
-#ifdef TEST_ABI_MINOR  // the same plugin as built with an older SDK minor
+#ifdef TEST_ABI_MINOR  // the same plugin as built with another SDK minor
 #undef PLUGTRAIN_SDK_ABI_MINOR
 #define PLUGTRAIN_SDK_ABI_MINOR TEST_ABI_MINOR
 #endif

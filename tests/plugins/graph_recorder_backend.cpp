@@ -1,4 +1,4 @@
-// Stands in for a GPU whose backend records device graphs (SDK 3.3), so the host's graph
+// Stands in for a GPU whose backend records device graphs, so the host's graph
 // path can be tested on any machine: trains on the CPU device, says it is an accelerator, and
 // its "graph" keeps the recorded work and runs it again on every replay (a real graph runs the
 // recorded kernels without the host code; the host's step treats both alike).
@@ -29,39 +29,42 @@ class RerunningGraph final : public plugtrain::GraphCapture {
 
 class GraphRecorderBackend final : public plugtrain::Backend {
  public:
-  plugtrain::Capabilities capabilities() const override {
+  void capabilities(plugtrain::CapabilitiesSink& out) const override {
     plugtrain::Capabilities c;
     c.device_type = "cpu";
     c.priority = 50;
     c.strategies = {plugtrain::Strategy::single, plugtrain::Strategy::ddp};  // ddp: processes on the CPU, Gloo
     c.collective = "gloo";
-    return c;
+    plugtrain::report(out, c);
   }
-  plugtrain::ProbeResult probe() override {
+  void probe(plugtrain::ProbeSink& out) override {
     plugtrain::DeviceInfo d;
     d.name = "graph-recording test device";
     d.total_memory_bytes = 8ull << 30;
     plugtrain::DeviceInfo second = d;  // two, for ddp (both the CPU)
     second.index = 1;
-    return {plugtrain::ProbeCode::usable, "always usable", {d, second}};
+    plugtrain::report(out, plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "always usable", {d, second}});
   }
-  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
-  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest& request) override {
+  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
+    plugtrain::report(out, plugtrain::LoaderConfig{});
+  }
+  void plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>& devices,
+                         plugtrain::PlanSink& out) override {
     plugtrain::MultiDevicePlan p;
-    if (request.strategy == plugtrain::Strategy::ddp) {  // each rank asks for its own one
+    if (strategy == plugtrain::Strategy::ddp) {  // each rank asks for its own one
       p.strategy = plugtrain::Strategy::ddp;
-      p.devices = request.devices;
+      p.devices = devices;
       p.collective = "gloo";
-      return p;
+    } else {
+      p.devices = {0};
     }
-    p.devices = {0};
-    return p;
+    plugtrain::report(out, p);
   }
-  plugtrain::MemoryInfo memory(int) override {
+  void memory(int, plugtrain::MemorySink& out) override {
     plugtrain::MemoryInfo m;
     m.total_bytes = 8ull << 30;
     m.free_bytes = 6ull << 30;
-    return m;
+    plugtrain::report(out, m);
   }
   std::unique_ptr<plugtrain::GraphCapture> make_graph_capture(int, std::string&) override {
     return std::make_unique<RerunningGraph>();

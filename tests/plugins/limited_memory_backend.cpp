@@ -90,13 +90,14 @@ class LimitedMemoryBackend final : public plugtrain::Backend {
  public:
   LimitedMemoryBackend() { limited_allocator(); }
 
-  plugtrain::Capabilities capabilities() const override {
+  void capabilities(plugtrain::CapabilitiesSink& out) const override {
     plugtrain::Capabilities c;
     c.device_type = "cpu";
     c.priority = -10;  // never chosen automatically: tests name it
-    return c;
+    plugtrain::report(out, c);
   }
-  plugtrain::ProbeResult probe() override {
+  void probe(plugtrain::ProbeSink& out) override { plugtrain::report(out, probe_result()); }
+  static plugtrain::ProbeResult probe_result() {
     if (!limited_allocator())
       return {plugtrain::ProbeCode::no_device, "PLUGTRAIN_TEST_MEMORY_LIMIT is not set", {}, std::nullopt};
     plugtrain::DeviceInfo d;
@@ -104,13 +105,15 @@ class LimitedMemoryBackend final : public plugtrain::Backend {
     d.total_memory_bytes = limited_allocator()->limit();
     return {plugtrain::ProbeCode::usable, "usable (memory limited by the test)", {d}, std::nullopt};
   }
-  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
-  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest&) override {
+  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
+    plugtrain::report(out, plugtrain::LoaderConfig{});
+  }
+  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
     plugtrain::MultiDevicePlan p;
     p.devices = {0};
-    return p;
+    plugtrain::report(out, p);
   }
-  plugtrain::MemoryInfo memory(int) override {
+  void memory(int, plugtrain::MemorySink& out) override {
     plugtrain::MemoryInfo m;
     if (LimitedCpuAllocator* a = limited_allocator()) {
       m.total_bytes = a->limit();
@@ -119,7 +122,7 @@ class LimitedMemoryBackend final : public plugtrain::Backend {
       m.process_peak_bytes = a->peak();
     }
     m.note = "limited by PLUGTRAIN_TEST_MEMORY_LIMIT";
-    return m;
+    plugtrain::report(out, m);
   }
   bool reset_peak_memory(int) override {
     if (LimitedCpuAllocator* a = limited_allocator()) a->reset_peak();

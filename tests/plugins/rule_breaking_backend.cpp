@@ -23,43 +23,43 @@ constexpr std::uint64_t kTotal = 8ULL << 30;
 
 class RuleBreaking final : public plugtrain::Backend {
  public:
-  plugtrain::Capabilities capabilities() const override {
+  void capabilities(plugtrain::CapabilitiesSink& out) const override {
     plugtrain::Capabilities c;
     c.device_type = "cpu";
     c.priority = -20;  // never chosen automatically: tests name it
     c.strategies = {plugtrain::Strategy::single};
     c.collective = "none";
-    return c;
+    plugtrain::report(out, c);
   }
-  plugtrain::ProbeResult probe() override {
+  void probe(plugtrain::ProbeSink& out) override {
     plugtrain::DeviceInfo d;
     d.name = breaks("probe") ? "the CPU as probed by process " + std::to_string(::getpid()) : "the CPU";
     d.total_memory_bytes = kTotal;
-    return {plugtrain::ProbeCode::usable, "usable", {d}, std::nullopt};
+    plugtrain::report(out, plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "usable", {d}, std::nullopt});
   }
-  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override {
+  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
     plugtrain::LoaderConfig c;
     c.prefetch_depth = breaks("loader") ? -1 : 0;
     c.why = breaks("loader") ? "" : "batches made on the training thread";
-    return c;
+    plugtrain::report(out, c);
   }
-  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest& request) override {
+  void plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
     plugtrain::MultiDevicePlan p;
     p.devices = {0};
     if (breaks("plan")) {
-      p.strategy = request.strategy;
-      p.collective = request.strategy == plugtrain::Strategy::ddp ? "gloo" : "none";
-      return p;
+      p.strategy = strategy;
+      p.collective = strategy == plugtrain::Strategy::ddp ? "gloo" : "none";
+    } else if (strategy != plugtrain::Strategy::single) {
+      p.warnings.push_back("one device, one process: single");
     }
-    if (request.strategy != plugtrain::Strategy::single) p.warnings.push_back("one device, one process: single");
-    return p;
+    plugtrain::report(out, p);
   }
-  plugtrain::MemoryInfo memory(int) override {
+  void memory(int, plugtrain::MemorySink& out) override {
     plugtrain::MemoryInfo m;
     m.total_bytes = kTotal;
     m.free_bytes = breaks("memory") ? 2 * kTotal : kTotal / 2;
     m.note = "made up by the test";
-    return m;
+    plugtrain::report(out, m);
   }
 };
 

@@ -6,24 +6,26 @@ namespace {
 
 class SmokeFailing final : public plugtrain::Backend {
  public:
-  plugtrain::Capabilities capabilities() const override {
+  void capabilities(plugtrain::CapabilitiesSink& out) const override {
     plugtrain::Capabilities c;
     c.device_type = "meta";
     c.priority = 10;  // before the CPU in automatic order
-    return c;
+    plugtrain::report(out, c);
   }
-  plugtrain::ProbeResult probe() override {
+  void probe(plugtrain::ProbeSink& out) override {
     plugtrain::DeviceInfo d;
     d.name = "a device with no values";
-    return {plugtrain::ProbeCode::usable, "usable (but it cannot train)", {d}};
+    plugtrain::report(out, plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "usable (but it cannot train)", {d}});
   }
-  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
-  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest&) override {
+  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
+    plugtrain::report(out, plugtrain::LoaderConfig{});
+  }
+  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
     plugtrain::MultiDevicePlan p;
     p.devices = {0};
-    return p;
+    plugtrain::report(out, p);
   }
-  plugtrain::MemoryInfo memory(int) override { return {}; }
+  void memory(int, plugtrain::MemorySink& out) override { plugtrain::report(out, plugtrain::MemoryInfo{}); }
 };
 
 }  // namespace

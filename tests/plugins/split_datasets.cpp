@@ -1,4 +1,4 @@
-// A data-sets plugin whose data sets have their own validation split (SDK 3.8):
+// A data-sets plugin whose data sets have their own validation split:
 //   three-splits       train 400, val 120, test 80: learnable 8x8 byte images of 4 classes
 //   val-only-labelled  the same train and val, and a test split without labels (TinyImageNet's case)
 //   empty-validation   registered with a validation split, but its reader fills none
@@ -24,45 +24,38 @@ DatasetReadSplit make_split(std::int64_t n, std::uint64_t seed, const torch::Ten
   return s;
 }
 
-DatasetRead read(const DatasetRequest& request, DatasetValidation& validation, bool labelled_test) {
-  torch::Generator gen = at::detail::createCPUGenerator(request.seed);
+DatasetRead read(const DatasetQuery& query, bool labelled_test) {
+  const std::uint64_t seed = query.seed();
+  torch::Generator gen = at::detail::createCPUGenerator(seed);
   const torch::Tensor prototypes = torch::randint(256, {kClasses, 1, 8, 8}, gen, torch::kFloat);
   DatasetRead r;
-  r.train = make_split(400, request.seed + 1, prototypes);
-  validation.val = make_split(120, request.seed + 2, prototypes);
-  validation.split = "val";
-  if (labelled_test) r.test = make_split(80, request.seed + 3, prototypes);
+  r.train = make_split(400, seed + 1, prototypes);
+  r.validation = make_split(120, seed + 2, prototypes);
+  if (labelled_test) r.test = make_split(80, seed + 3, prototypes);
   r.num_classes = kClasses;
   r.source = labelled_test ? "three splits" : "val-only labels";
   return r;
 }
 
-DatasetSpec spec(const char* name) {
+DatasetSpec spec(const char* name, std::function<DatasetRead(const DatasetQuery&, const Options&)> reader) {
   DatasetSpec s;
   s.name = name;
   s.description = "test data with its own validation split";
+  s.read = std::move(reader);
+  s.validation_split = "val";
   return s;
 }
 
-void register_sets(DatasetRegistry& registry) {
-  registry.add_reader_with_validation(
-      spec("three-splits"), {},
-      [](const DatasetRequest& r, const DatasetReadSettings&, const Options&, DatasetValidation& v) { return read(r, v, true); },
-      {});
-  registry.add_reader_with_validation(
-      spec("val-only-labelled"), {},
-      [](const DatasetRequest& r, const DatasetReadSettings&, const Options&, DatasetValidation& v) { return read(r, v, false); },
-      {});
-  registry.add_reader_with_validation(
-      spec("empty-validation"), {},
-      [](const DatasetRequest& r, const DatasetReadSettings&, const Options&, DatasetValidation& v) {
-        DatasetRead got = read(r, v, true);
-        v.val = DatasetReadSplit{};
-        return got;
-      },
-      {});
+void register_sets(Registrar& host) {
+  add_dataset(host, spec("three-splits", [](const DatasetQuery& q, const Options&) { return read(q, true); }));
+  add_dataset(host, spec("val-only-labelled", [](const DatasetQuery& q, const Options&) { return read(q, false); }));
+  add_dataset(host, spec("empty-validation", [](const DatasetQuery& q, const Options&) {
+                DatasetRead got = read(q, true);
+                got.validation = DatasetReadSplit{};
+                return got;
+              }));
 }
 
 }  // namespace
 
-PLUGTRAIN_DATASETS_PLUGIN(register_sets, "splitsets", "0.0.1", "data sets with their own validation split")
+PLUGTRAIN_PLUGIN(register_sets, PLUGTRAIN_KIND_DATASETS, "splitsets", "0.0.1", "data sets with their own validation split")

@@ -5,14 +5,14 @@
 
 namespace {
 
-void register_then_throw(plugtrain::ModelRegistry& registry) {
+void register_then_throw(plugtrain::Registrar& host) {
   plugtrain::ModelSpec spec;
   spec.name = "halfregistered";
   spec.description = "must not appear";
-  registry.add(spec);
+  plugtrain::add_model(host, spec);
   throw std::runtime_error("registry on fire");
 }
 
 }  // namespace
 
-PLUGTRAIN_MODELS_PLUGIN(register_then_throw, "throwmodels", "0.0.1", "throws while registering")
+PLUGTRAIN_PLUGIN(register_then_throw, PLUGTRAIN_KIND_MODELS, "throwmodels", "0.0.1", "throws while registering")

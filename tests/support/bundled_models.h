@@ -12,6 +12,8 @@
 
 #include <torch/nn/functional/loss.h>
 
+#include "data/model_description.h"
+#include "plugins/model_forward.h"
 #include "plugins/plugin_host.h"
 
 namespace plugtrain::testing {
@@ -40,7 +42,8 @@ inline std::shared_ptr<Model> build_model(const std::string& name, const ModelIn
   std::map<std::string, OptionValue> values;
   for (const auto& o : s.options) values[o.name] = o.default_value;
   for (const auto& [k, v] : overrides) values[k] = v;
-  return s.factory(inputs, Options(values));
+  const ModelDescription description = image_model_description(inputs.input_shape, inputs.num_classes);
+  return s.batch_factory(description.batch, description.target, Options(values));
 }
 
 // The std::invalid_argument message of build_model(name, inputs, overrides), or "" when it
@@ -65,7 +68,7 @@ inline std::int64_t parameter_count(Model& m) {
 inline double eval_loss(Model& m, const torch::Tensor& x, const torch::Tensor& y) {
   torch::NoGradGuard no_grad;
   m.eval();
-  return torch::nn::functional::cross_entropy(m.forward(x), y).item<double>();
+  return torch::nn::functional::cross_entropy(forward_input(m, x), y).item<double>();
 }
 
 }  // namespace plugtrain::testing

@@ -7,6 +7,7 @@
 
 #include "emulated_device.h"
 #include "plugtrain/backend.h"
+#include "staged_collective.h"
 
 namespace emulated {
 
@@ -45,7 +46,7 @@ std::string gib(std::uint64_t bytes) {
 
 class EmulatedBackend final : public plugtrain::Backend {
  public:
-  plugtrain::Capabilities capabilities() const override {
+  void capabilities(plugtrain::CapabilitiesSink& out) const override {
     plugtrain::Capabilities c;
     c.device_type = EMULATED_DEVICE_NAME;
     c.host_cpu = false;  // an accelerator: `plugtrain run --no-gpu` leaves it out
@@ -54,15 +55,16 @@ class EmulatedBackend final : public plugtrain::Backend {
     c.strategies = {plugtrain::Strategy::single, plugtrain::Strategy::dp, plugtrain::Strategy::ddp};
     c.collective = "gloo-staged";
     c.profiler_activity = "";  // no Kineto profiler of its own: --profile records its host side
-    return c;
+    plugtrain::report(out, c);
   }
 
-  plugtrain::ProbeResult probe() override {
+  void probe(plugtrain::ProbeSink& out) override {
     plugtrain::ProbeResult r;
     if (auto error = configuration_error()) {
       r.code = plugtrain::ProbeCode::error;
       r.message = *error;
-      return r;
+      plugtrain::report(out, r);
+      return;
     }
     r.code = plugtrain::ProbeCode::usable;
     r.message = std::to_string(device_count()) + " emulated devices of " + gib(capacity_bytes()) +
@@ -78,25 +80,26 @@ class EmulatedBackend final : public plugtrain::Backend {
       d.capability = "privateuse1";
       r.devices.push_back(d);
     }
-    return r;
+    plugtrain::report(out, r);
   }
 
-  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override {
+  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
     plugtrain::LoaderConfig c;
     c.workers = 0;
     c.pin_memory = false;
     c.non_blocking = false;
     c.prefetch_depth = 1;
     c.why = "emulated device: a copy to it is a memcpy on the host, so pinned memory and workers gain nothing";
-    return c;
+    plugtrain::report(out, c);
   }
 
-  plugtrain::MultiDevicePlan plan_multi_device(const plugtrain::MultiDeviceRequest& request) override {
+  void plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>& devices,
+                         plugtrain::PlanSink& out) override {
     plugtrain::MultiDevicePlan plan;
-    plan.strategy = request.strategy;
-    for (int d : request.devices)
+    plan.strategy = strategy;
+    for (int d : devices)
       if (d >= 0 && d < device_count()) plan.devices.push_back(d);
-    if (plan.devices.size() < request.devices.size())
+    if (plan.devices.size() < devices.size())
       plan.warnings.push_back("only " + std::to_string(device_count()) +
                               " emulated devices (PLUGTRAIN_EMU_DEVICES): the others are left out");
     if (plan.devices.empty()) plan.devices = {0};
@@ -107,10 +110,10 @@ class EmulatedBackend final : public plugtrain::Backend {
     }
     if (plan.devices.size() == 1 && plan.strategy == plugtrain::Strategy::dp) plan.strategy = plugtrain::Strategy::single;
     plan.collective = plan.strategy == plugtrain::Strategy::ddp ? "gloo-staged" : "none";
-    return plan;
+    plugtrain::report(out, plan);
   }
 
-  plugtrain::MemoryInfo memory(int device) override {
+  void memory(int device, plugtrain::MemorySink& out) override {
     const PoolStats s = pool_stats(device);
     plugtrain::MemoryInfo m;
     m.total_bytes = capacity_bytes();
@@ -120,7 +123,7 @@ class EmulatedBackend final : public plugtrain::Backend {
     m.reserved_bytes = s.reserved;
     m.oom_events = s.oom_events;
     m.note = "the emulated device's own pool (PLUGTRAIN_EMU_MEMORY per device)";
-    return m;
+    plugtrain::report(out, m);
   }
 
   void release_cached_memory(int device) override { release_cached(device); }
@@ -134,6 +137,14 @@ class EmulatedBackend final : public plugtrain::Backend {
 
   // No autocast kernels are registered for it: autocast would compute in fp32 and say bf16.
   std::vector<std::string> autocast_precisions() const override { return {}; }
+
+  // ddp's "gloo-staged" (staged_collective.cpp).
+  void* extension(const char* name, std::uint32_t version) override {
+    return plugtrain::is_extension(name, version, plugtrain::kCollectiveExtension, 1) ? &collective_ : nullptr;
+  }
+
+ private:
+  StagedCollective collective_;
 };
 
 }  // namespace

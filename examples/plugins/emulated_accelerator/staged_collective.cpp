@@ -8,7 +8,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include "emulated_device.h"
-#include "plugtrain/collective.h"
+#include "staged_collective.h"
 
 namespace emulated {
 namespace {
@@ -44,10 +44,10 @@ void copy_back(std::vector<at::Tensor>& device, const std::vector<at::Tensor>& h
 class StagedGloo final : public c10d::Backend {
  public:
   StagedGloo(const plugtrain::CollectiveSetup& setup)
-      : c10d::Backend(setup.rank, setup.world_size) {
-    auto options = c10d::ProcessGroupGloo::Options::create_default(setup.timeout);
+      : c10d::Backend(setup.rank(), setup.world_size()) {
+    auto options = c10d::ProcessGroupGloo::Options::create_default(setup.timeout());
     options->threads = 1;
-    gloo_ = c10::make_intrusive<c10d::ProcessGroupGloo>(setup.store, setup.rank, setup.world_size, options);
+    gloo_ = c10::make_intrusive<c10d::ProcessGroupGloo>(setup.store(), setup.rank(), setup.world_size(), options);
   }
 
   const std::string getBackendName() const override { return "gloo-staged"; }
@@ -97,11 +97,10 @@ class StagedGloo final : public c10d::Backend {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo_;
 };
 
-c10::intrusive_ptr<c10d::Backend> create_staged_collective(const plugtrain::CollectiveSetup& setup) {
+}  // namespace
+
+c10::intrusive_ptr<c10d::Backend> StagedCollective::create(const plugtrain::CollectiveSetup& setup) {
   return c10::make_intrusive<StagedGloo>(setup);
 }
 
-}  // namespace
 }  // namespace emulated
-
-PLUGTRAIN_COLLECTIVE_BACKEND(emulated::create_staged_collective)

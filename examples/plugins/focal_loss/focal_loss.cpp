@@ -22,7 +22,8 @@ class Focal final : public plugtrain::TaskFunctions {
 
   std::int64_t model_outputs() const override { return classes_; }
 
-  torch::Tensor loss(const torch::Tensor& outputs, const torch::Tensor& targets) const override {
+  torch::Tensor loss(const plugtrain::TaskOutputs& model, const torch::Tensor& targets) const override {
+    const torch::Tensor& outputs = model.at("output");
     check(outputs, targets);
     const torch::Tensor log_pt = log_probability_of_target(outputs, targets);
     // (1 - p_t) kept above 0: the gradient of x^gamma at 0 is infinite for gamma < 1.
@@ -35,7 +36,8 @@ class Focal final : public plugtrain::TaskFunctions {
     return pass == TaskPass::training ? 1 : 2 + 2 * classes_;
   }
 
-  torch::Tensor statistics(TaskPass pass, const torch::Tensor& outputs, const torch::Tensor& targets) const override {
+  torch::Tensor statistics(TaskPass pass, const plugtrain::TaskOutputs& model, const torch::Tensor& targets) const override {
+    const torch::Tensor& outputs = model.at("output");
     check(outputs, targets);
     const torch::Tensor hit = outputs.argmax(1) == targets;
     const torch::Tensor correct = hit.sum().to(torch::kFloat).reshape({1});
@@ -77,7 +79,7 @@ class Focal final : public plugtrain::TaskFunctions {
   double gamma_;
 };
 
-void register_tasks(plugtrain::TaskRegistry& registry) {
+void register_tasks(plugtrain::Registrar& host) {
   plugtrain::TaskSpec spec;
   spec.name = "focal";
   spec.description = "classification with the focal loss -(1 - p_t)^gamma log p_t (Lin et al. 2017)";
@@ -89,16 +91,17 @@ void register_tasks(plugtrain::TaskRegistry& registry) {
       {"balanced_accuracy", plugtrain::MetricGoal::maximize, "mean over the classes present of each class's recall"},
       {"nll", plugtrain::MetricGoal::minimize, "mean negative log-likelihood of the right class"},
   };
-  spec.factory = [](const plugtrain::TaskData& data, const plugtrain::Options& options) {
-    if (data.num_classes < 2)
+  spec.factory = [](const plugtrain::TargetDescription& data, const plugtrain::Options& options) {
+    if (data.classes() < 2)
       throw std::invalid_argument("task.name: task 'focal' needs at least 2 classes; the data set has " +
-                                  std::to_string(data.num_classes));
-    return std::make_unique<Focal>(data.num_classes, options.real("gamma"));
+                                  std::to_string(data.classes()));
+    return std::make_unique<Focal>(data.classes(), options.real("gamma"));
   };
   // Checked by the host against the experiment's [task] table before any data is loaded.
-  registry.add(spec, {plugtrain::OptionRule("gamma").at_least(0).at_most(10)});
+  plugtrain::add_task(host, spec, {plugtrain::OptionRule("gamma").at_least(0).at_most(10)});
 }
 
 }  // namespace
 
-PLUGTRAIN_TASKS_PLUGIN(register_tasks, "focal_loss", "1.0.0", "the focal loss for classification (an example plugin)")
+PLUGTRAIN_PLUGIN(register_tasks, PLUGTRAIN_KIND_TASKS, "focal_loss", "1.0.0",
+                 "the focal loss for classification (an example plugin)")

@@ -17,7 +17,7 @@ struct Block : torch::nn::Module {
   torch::nn::Linear fc1, fc2;
 };
 
-class ResidualMlp final : public plugtrain::Model {
+class ResidualMlp final : public plugtrain::TensorModel {
  public:
   ResidualMlp(std::int64_t in, std::int64_t width, std::int64_t blocks, std::int64_t classes)
       : stem_(register_module("stem", torch::nn::Linear(in, width))),
@@ -36,7 +36,7 @@ class ResidualMlp final : public plugtrain::Model {
   std::vector<std::shared_ptr<Block>> blocks_;
 };
 
-void register_models(plugtrain::ModelRegistry& registry) {
+void register_models(plugtrain::Registrar& host) {
   plugtrain::ModelSpec spec;
   spec.name = "residual_mlp";
   spec.description = "MLP with residual blocks: stem, blocks x (x + fc2(relu(fc1(x)))), head";
@@ -49,10 +49,10 @@ void register_models(plugtrain::ModelRegistry& registry) {
     for (std::int64_t d : in.input_shape) features *= d;
     return std::make_shared<ResidualMlp>(features, o.integer("width"), o.integer("blocks"), in.num_classes);
   };
-  // Checked by the host against the experiment before any data is loaded (SDK 3.2).
-  registry.add(spec, {plugtrain::OptionRule("width").at_least(1), plugtrain::OptionRule("blocks").at_least(0)});
+  // Checked by the host against the experiment before any data is loaded.
+  plugtrain::add_model(host, spec, {plugtrain::OptionRule("width").at_least(1), plugtrain::OptionRule("blocks").at_least(0)});
 }
 
 }  // namespace
 
-PLUGTRAIN_MODELS_PLUGIN(register_models, "tiny", "1.0.0", "a residual MLP (an example plugin)")
+PLUGTRAIN_PLUGIN(register_models, PLUGTRAIN_KIND_MODELS, "tiny", "1.0.0", "a residual MLP (an example plugin)")

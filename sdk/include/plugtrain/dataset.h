@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -152,7 +153,7 @@ struct DatasetReadSplit {
 
 struct DatasetRead {
   DatasetReadSplit train, test, validation;  // validation: for a spec with validation_split only
-  DatasetTargets targets = DatasetTargets::class_index;  // the spec's kind; for as_task, the task's
+  std::optional<DatasetTargets> targets;  // unset: the spec's kind; for as_task, the task's
   std::int64_t num_classes = 0;
   std::vector<std::string> class_names;
   std::string source;
@@ -161,6 +162,7 @@ struct DatasetRead {
 };
 
 inline void write_split(DatasetSink& out, const std::string& name, const DatasetReadSplit& s) {
+  if (!s.inputs.defined() && !s.decode) return;  // a split the read left empty: nothing to give
   if (s.inputs.defined()) {
     out.split(name, s.inputs, s.targets);
   } else {
@@ -171,7 +173,7 @@ inline void write_split(DatasetSink& out, const std::string& name, const Dataset
 }
 
 inline void write(DatasetSink& out, const DatasetRead& read, const std::string& validation_split = "") {
-  out.targets(read.targets);
+  if (read.targets) out.targets(*read.targets);
   out.classes(read.num_classes, read.class_names);
   write_split(out, "train", read.train);
   write_split(out, "test", read.test);

@@ -1,0 +1,121 @@
+/* plugtrain SDK 4 — the plain-C handshake every plugin exports.
+ *
+ * The host dlopens a candidate file, looks up PLUGTRAIN_INFO_SYMBOL and reads this struct
+ * BEFORE it touches any C++ symbol of the plugin. Only when the SDK major, the LibTorch version
+ * and the C++ ABI tag match does it call the plugin's registration (plugin.h). Keep this header
+ * C-compatible and free of LibTorch.
+ *
+ * The growth rule (docs/plugins.md, "How the SDK grows"):
+ *   - what a plugin tells the host, it tells by calling interfaces the host implements
+ *     (Registrar, the builders, the sinks, the descriptions): calls are only appended to them,
+ *     and an older plugin never calls the newer ones;
+ *   - what the host asks of a plugin beyond the 4.0 calls (Backend, Model, TaskFunctions,
+ *     GraphCapture never change within a major), it finds by name and version through
+ *     extension(); an absent extension means the documented default;
+ *   - no struct that may grow crosses the boundary: the SDK's value types (ModelSpec, ProbeResult,
+ *     DatasetRead, ...) are compiled into the plugin and cross as calls, by inline functions.
+ * So sdk_abi_minor grows with every appended call, and a host takes plugins of its own major whose
+ * minor is not above its own.
+ */
+#ifndef PLUGTRAIN_ABI_H
+#define PLUGTRAIN_ABI_H
+
+#include <stdint.h>
+
+#define PLUGTRAIN_SDK_ABI_MAJOR 4
+#define PLUGTRAIN_SDK_ABI_MINOR 0
+
+/* The one symbol the host looks up first, by this exact name (unchanged since SDK 1, so the
+ * host can name the SDK an old plugin was built against). */
+#define PLUGTRAIN_INFO_SYMBOL "plugtrain_plugin_info_v1"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a plugin registers, as bits: one file may register several kinds (a vendor's backend,
+ * its models and its data sets). The registration must give exactly the kinds named here. */
+typedef enum plugtrain_plugin_kind {
+  PLUGTRAIN_KIND_BACKEND = 1,
+  PLUGTRAIN_KIND_MODELS = 2,
+  PLUGTRAIN_KIND_DATASETS = 4,
+  PLUGTRAIN_KIND_TASKS = 8
+} plugtrain_plugin_kind;
+
+typedef struct plugtrain_plugin_info {
+  uint32_t struct_size;      /* sizeof(plugtrain_plugin_info) the plugin was built with */
+  uint32_t sdk_abi_major;
+  uint32_t sdk_abi_minor;
+  uint32_t kinds;            /* plugtrain_plugin_kind bits (SDK 3: one kind, 1 to 4) */
+  const char* torch_version; /* LibTorch version the plugin was compiled against */
+  const char* cxx_abi;       /* e.g. "libstdc++ cxx11-abi=1" */
+  const char* compiler;      /* e.g. "gcc 12.2.0" (informational) */
+  const char* name;          /* unique plugin name, e.g. "cpu" */
+  const char* version;       /* the plugin's own version */
+  const char* description;   /* one line */
+} plugtrain_plugin_info;
+
+typedef const plugtrain_plugin_info* (*plugtrain_plugin_info_fn)(void);
+
+/* Optional lifecycle hooks (PLUGTRAIN_PLUGIN_HOOKS below). init is called once per process,
+ * after the handshake matched and before the registration; it returns NULL when the plugin can
+ * work, else a message why not (the plugin is then refused with it). shutdown is called once
+ * per process, at its normal end, newest plugin first, after the host's objects of that plugin
+ * are destroyed (not after a kill or a crash). Plugins stay loaded until exit. */
+typedef const char* (*plugtrain_plugin_init_fn)(void);
+typedef void (*plugtrain_plugin_shutdown_fn)(void);
+#define PLUGTRAIN_INIT_SYMBOL "plugtrain_plugin_init"
+#define PLUGTRAIN_SHUTDOWN_SYMBOL "plugtrain_plugin_shutdown"
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---- helpers used by the export macros (and by the host for its own tag) ---- */
+#define PLUGTRAIN_STR_(x) #x
+#define PLUGTRAIN_STR(x) PLUGTRAIN_STR_(x)
+
+#if defined(_LIBCPP_VERSION)
+#define PLUGTRAIN_CXX_STDLIB "libc++"
+#else
+#define PLUGTRAIN_CXX_STDLIB "libstdc++"
+#endif
+
+#if defined(_GLIBCXX_USE_CXX11_ABI)
+#define PLUGTRAIN_CXX_ABI_TAG PLUGTRAIN_CXX_STDLIB " cxx11-abi=" PLUGTRAIN_STR(_GLIBCXX_USE_CXX11_ABI)
+#else
+#define PLUGTRAIN_CXX_ABI_TAG PLUGTRAIN_CXX_STDLIB
+#endif
+
+#if defined(__clang__)
+#define PLUGTRAIN_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define PLUGTRAIN_COMPILER "gcc " __VERSION__
+#else
+#define PLUGTRAIN_COMPILER "unknown"
+#endif
+
+#if defined(_WIN32)
+#define PLUGTRAIN_EXPORT __declspec(dllexport)
+#else
+#define PLUGTRAIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* PLUGTRAIN_PLUGIN_INFO(kinds, "name", "version", "description"): the handshake in one line
+ * (PLUGTRAIN_PLUGIN in plugin.h uses it). Needs <torch/version.h> for TORCH_VERSION. */
+#define PLUGTRAIN_PLUGIN_INFO(KINDS, NAME, VERSION, DESCRIPTION)                             \
+  extern "C" PLUGTRAIN_EXPORT const plugtrain_plugin_info* plugtrain_plugin_info_v1(void) { \
+    static const plugtrain_plugin_info info = {                                              \
+        sizeof(plugtrain_plugin_info), PLUGTRAIN_SDK_ABI_MAJOR, PLUGTRAIN_SDK_ABI_MINOR,      \
+        (uint32_t)(KINDS), TORCH_VERSION, PLUGTRAIN_CXX_ABI_TAG, PLUGTRAIN_COMPILER,          \
+        NAME, VERSION, DESCRIPTION};                                                        \
+    return &info;                                                                            \
+  }
+
+/* PLUGTRAIN_PLUGIN_HOOKS(init, shutdown): exports the lifecycle hooks, with
+ * init: const char*(void) (NULL: fine) and shutdown: void(void). Use once, at global scope. */
+#define PLUGTRAIN_PLUGIN_HOOKS(INIT_FN, SHUTDOWN_FN)                                       \
+  extern "C" PLUGTRAIN_EXPORT const char* plugtrain_plugin_init(void) { return INIT_FN(); } \
+  extern "C" PLUGTRAIN_EXPORT void plugtrain_plugin_shutdown(void) { SHUTDOWN_FN(); }
+
+#endif /* PLUGTRAIN_ABI_H */
