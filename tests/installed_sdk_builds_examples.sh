@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A plugin author's path, end to end: install plugtrain to a prefix, build the four example
-# plugins (installed under share/plugtrain/examples/plugins) against it with find_package(plugtrain) (no source tree), train
-# with them through --plugin-path (ddp over two "virtual" devices, a residual MLP), install one
-# into the prefix, then move the prefix and train again: nothing in it points at the build.
+# plugins (installed under share/plugtrain/examples/plugins; every kind among them: backends,
+# a model and a data set in one plugin, a task) against it with find_package(plugtrain) (no
+# source tree), train with them through --plugin-path (ddp over two "virtual" devices, a residual
+# MLP on the rings), install one into the prefix, then move the prefix and train again: nothing in
+# it points at the build.
 #   installed_sdk_builds_examples.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd) source=$(cd "$2" && pwd)
@@ -43,20 +45,25 @@ name = "residual_mlp"
 width = 32
 blocks = 2
 [data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_train_size = 800
-synthetic_test_size = 200
+dataset = "rings"
 batch_size = 40
+normalize = "none"
+[dataset]
+samples = 1200
+[optim]
+name = "adam"
+lr = 0.01
 [train]
-epochs = 3
+epochs = 5
 log_interval = 0
 TOML
 cd "$work"
 plugins=(--plugin-path "$work/virtual_devices" --plugin-path "$work/tiny_models")
 "$prefix/bin/plugtrain" plugins "${plugins[@]}" > plugins.txt 2>&1 || { cat plugins.txt; fail "plugins"; }
 grep -q "virtual" plugins.txt && grep -q "tiny" plugins.txt || { cat plugins.txt; fail "the example plugins are not listed"; }
-# The tasks plugin (SDK 3.6): its task is listed with its metrics, built from the installed SDK alone.
+# One plugin file, two kinds: the tiny plugin's model and its data set.
+grep -Eq "^tiny +models,datasets" plugins.txt && grep -q "data sets rings" plugins.txt || { cat plugins.txt; fail "the tiny plugin's two kinds are not listed"; }
+# The tasks plugin: its task is listed with its metrics, built from the installed SDK alone.
 "$prefix/bin/plugtrain" tasks --plugin-path "$work/focal_loss" > tasks.txt 2>&1 || { cat tasks.txt; fail "tasks (focal_loss)"; }
 grep -q "^focal  (plugin focal_loss)" tasks.txt && grep -q "test_nll (min)" tasks.txt || { cat tasks.txt; fail "the example task is not listed"; }
 # The emulated accelerator: a device LibTorch does not know (PrivateUse1), registered by the plugin.
@@ -68,8 +75,9 @@ tar tzf "$work/emulated_accelerator/plugtrain-backend-emulated-1.0.0-Linux.tar.g
   || fail "the emulated accelerator's package lacks its plugin"
 PLUGTRAIN_VIRTUAL_DEVICES=2 "$prefix/bin/plugtrain" run exp.toml "${plugins[@]}" > run.txt 2>&1 || { cat run.txt; fail "training with the example plugins"; }
 grep -q "backend: chose virtual" run.txt && grep -q "ddp: started 2 worker processes" run.txt && grep -q "model: residual_mlp (tiny)" run.txt \
+  && grep -q "3 rings of 1200 points a split" run.txt \
   || { cat run.txt; fail "the run did not use the example plugins as asked"; }
-python3 -c "import json,sys; s=json.load(open('runs/examples/version_0/summary.json')); sys.exit(0 if s['final_test_accuracy'] > 0.5 else 1)" \
+python3 -c "import json,sys; s=json.load(open('runs/examples/version_0/summary.json')); sys.exit(0 if s['final_test_accuracy'] > 0.8 else 1)" \
   || { cat run.txt; fail "the example model did not learn"; }
 echo "trained with the example plugins: $(grep '^done:' run.txt)"
 

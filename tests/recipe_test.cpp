@@ -152,7 +152,7 @@ TEST(Swa, AveragesTheEpochsEquallyFromItsStartAndRunsEndWithTheAverage) {
 
 // A cumulative average over the batches, as torch.optim.swa_utils.update_bn computes it.
 TEST(Swa, BatchNormIsRecomputedOverTheTrainingSet) {
-  struct WithBatchNorm : Model {
+  struct WithBatchNorm : TensorModel {
     WithBatchNorm() : bn(register_module("bn", torch::nn::BatchNorm2d(2))) {}
     torch::Tensor forward(torch::Tensor x) override { return bn(x).flatten(1); }
     torch::nn::BatchNorm2d bn;

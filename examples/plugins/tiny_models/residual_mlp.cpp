@@ -1,11 +1,16 @@
 // "residual_mlp": flatten, a linear stem, `blocks` residual blocks (x + fc2(relu(fc1(x)))),
-// and a linear classifier. A complete models plugin: one architecture with its options and
-// their rules (checked against the experiment's [model] table by the host) and its factory. Submodule
-// names are the state_dict keys, as in the equivalent Python module.
+// and a linear classifier: one architecture with its options and their rules (checked against
+// the experiment's [model] table by the host) and its factory. Submodule names are the
+// state_dict keys, as in the equivalent Python module. With rings.cpp's data set, the plugin's
+// one registration gives a model and a data set.
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/linear.h>
 
 #include "plugtrain/model.h"
+
+namespace tiny {
+void add_rings(plugtrain::Registrar& host);  // rings.cpp
+}
 
 namespace {
 
@@ -36,7 +41,7 @@ class ResidualMlp final : public plugtrain::TensorModel {
   std::vector<std::shared_ptr<Block>> blocks_;
 };
 
-void register_models(plugtrain::Registrar& host) {
+void register_plugin(plugtrain::Registrar& host) {
   plugtrain::ModelSpec spec;
   spec.name = "residual_mlp";
   spec.description = "MLP with residual blocks: stem, blocks x (x + fc2(relu(fc1(x)))), head";
@@ -51,8 +56,10 @@ void register_models(plugtrain::Registrar& host) {
   };
   // Checked by the host against the experiment before any data is loaded.
   plugtrain::add_model(host, spec, {plugtrain::OptionRule("width").at_least(1), plugtrain::OptionRule("blocks").at_least(0)});
+  tiny::add_rings(host);
 }
 
 }  // namespace
 
-PLUGTRAIN_PLUGIN(register_models, PLUGTRAIN_KIND_MODELS, "tiny", "1.0.0", "a residual MLP (an example plugin)")
+PLUGTRAIN_PLUGIN(register_plugin, PLUGTRAIN_KIND_MODELS | PLUGTRAIN_KIND_DATASETS, "tiny", "1.0.0",
+                 "a residual MLP and the rings data set (an example plugin)")
