@@ -35,7 +35,7 @@ TEST(Cli, PluginsJsonReportsCpuUsableAndGpuBackendsWithReasons) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["libtorch"], TORCH_VERSION);
-  EXPECT_EQ(j["sdk_abi"], "3.8");
+  EXPECT_EQ(j["sdk_abi"], "4.0");
   ASSERT_FALSE(j["search_path"].empty());
   EXPECT_EQ(j["search_path"].back()["origin"], "beside executable");
 

@@ -110,7 +110,7 @@ std::string short_kernel_name(const std::string& name) {
     if (depth == 0) out += c;
     if (c == '>' && depth > 0) --depth;
   }
-  for (const std::string noise : {"(anonymous namespace)::", "at::native::", "at::cuda::"}) {
+  for (const std::string noise : {"(anonymous namespace)::", "at::native::"}) {
     for (auto at = out.find(noise); at != std::string::npos; at = out.find(noise)) out.erase(at, noise.size());
   }
   return out.empty() ? name : out;

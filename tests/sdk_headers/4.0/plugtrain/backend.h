@@ -125,8 +125,9 @@ struct Capabilities {
   // from the highest priority down; ties go by name. The bundled ones: cuda 200, mps 100, cpu 0.
   int priority = 0;
   // How plan_multi_device can spread a run over several devices (single is always possible),
-  // and the c10d collective its ddp uses: "gloo", or one this plugin exports through
-  // plugtrain/collective.h. Shown by `plugtrain plugins`; the plan of a run is still asked.
+  // and the c10d collective its ddp uses: "gloo", or one this plugin offers through the
+  // extension "plugtrain.collective" (collective.h). Shown by `plugtrain plugins`; the plan of a
+  // run is still asked.
   std::vector<Strategy> strategies = {Strategy::single};
   std::string collective = "gloo";
   // The environment variable that limits which of its devices a process sees (device i of the
