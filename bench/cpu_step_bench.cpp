@@ -29,14 +29,14 @@
 #include <memory>
 #include <string>
 
-#include "plugins/model_forward.h"
-#include "run/build.h"
 #include "bench_stats.h"
 #include "data/dataset.h"
+#include "default_run.h"
+#include "plugins/model_forward.h"
+#include "plugins/plugin_host.h"
 #include "readers/idx_dataset.h"
 #include "readers/synthetic.h"
-#include "default_run.h"
-#include "plugins/plugin_host.h"
+#include "run/build.h"
 #include "train/trainer.h"
 
 namespace {

@@ -23,12 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "plugins/model_forward.h"
-#include "run/build.h"
 #include "bench_stats.h"
 #include "default_run.h"
+#include "plugins/model_forward.h"
 #include "plugins/plugin_host.h"
 #include "python_peer.h"
+#include "run/build.h"
 #include "run/step_bench.h"
 
 namespace {

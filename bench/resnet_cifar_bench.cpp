@@ -40,15 +40,15 @@
 #include <string>
 #include <vector>
 
-#include "plugins/model_forward.h"
-#include "run/build.h"
 #include "bench_stats.h"
 #include "data/batch_loader.h"
-#include "default_run.h"
 #include "data/dataset.h"
 #include "data/from_experiment.h"
+#include "default_run.h"
+#include "plugins/model_forward.h"
 #include "plugins/plugin_host.h"
 #include "python_peer.h"
+#include "run/build.h"
 #include "train/trainer.h"
 
 namespace {

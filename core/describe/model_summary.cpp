@@ -7,13 +7,13 @@
 #include <ATen/ATen.h>
 #include <ATen/core/grad_mode.h>
 
-#include "data/model_description.h"
-#include "plugins/model_forward.h"
 #include "config/config_error.h"
 #include "config/experiment_loader.h"
 #include "config/suggest.h"
 #include "config/toml_text.h"
+#include "data/model_description.h"
 #include "describe/forward_trace.h"
+#include "plugins/model_forward.h"
 #include "plugins/plugin_error.h"
 #include "util/fatal_signals.h"
 #include "util/format.h"

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "plugtrain/abi.h"
 #include "plugins/plugin_loader.h"
+#include "plugtrain/abi.h"
 #include "util/format.h"
 #include "util/text.h"
 #include "version.h"

@@ -8,8 +8,8 @@
 #include <torch/utils.h>
 
 #include "data/model_description.h"
-#include "plugins/model_forward.h"
 #include "diagnose/conformance_checks.h"
+#include "plugins/model_forward.h"
 #include "train/optimizers.h"
 #include "util/format.h"
 #include "util/text.h"

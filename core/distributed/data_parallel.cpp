@@ -10,8 +10,8 @@
 #include <ATen/ThreadLocalState.h>
 #include <c10/core/DeviceGuard.h>
 
-#include "util/format.h"
 #include "util/error.h"
+#include "util/format.h"
 
 namespace plugtrain {
 

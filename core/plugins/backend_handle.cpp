@@ -5,9 +5,9 @@
 
 #include <set>
 
+#include "plugins/backend_answers.h"
 #include "plugins/isolated_probe.h"
 #include "plugins/plugin_error.h"
-#include "plugins/backend_answers.h"
 #include "plugtrain/collective.h"
 
 namespace plugtrain {

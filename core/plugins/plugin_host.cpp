@@ -9,8 +9,8 @@
 
 #include "config/option_rules.h"
 #include "plugins/plugin_error.h"
-#include "plugins/plugin_loader.h"
 #include "plugins/plugin_kinds.h"
+#include "plugins/plugin_loader.h"
 #include "plugins/staging_registrar.h"
 #include "util/result.h"
 

@@ -9,16 +9,16 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
+#include "checkpoint/checkpoint.h"
 #include "data/from_experiment.h"
 #include "distributed/collectives.h"
+#include "distributed/data_parallel.h"
+#include "distributed/device_collective.h"
+#include "plugins/plugin_error.h"
 #include "run/build_task.h"
 #include "run/data_splits.h"
 #include "run/device_offload.h"
 #include "run/device_settings.h"
-#include "distributed/data_parallel.h"
-#include "distributed/device_collective.h"
-#include "plugins/plugin_error.h"
-#include "checkpoint/checkpoint.h"
 #include "strategy/ddp_strategy.h"
 #include "strategy/dp_strategy.h"
 #include "strategy/single_device.h"

@@ -7,14 +7,14 @@
 
 #include <ATen/Parallel.h>
 
+#include "checkpoint/checkpoint_error.h"
 #include "config/config_error.h"
+#include "config/optimizer_table.h"
 #include "config/resolved_experiment.h"
 #include "run/batch_search.h"
-#include "config/optimizer_table.h"
+#include "run/fastest_backend.h"
 #include "train/graph_step.h"
 #include "train/optimizers.h"
-#include "run/fastest_backend.h"
-#include "checkpoint/checkpoint_error.h"
 
 namespace plugtrain {
 

@@ -1,5 +1,6 @@
 #include "run/validate.h"
 
+#include "checkpoint/checkpoint.h"
 #include "config/config_error.h"
 #include "config/dataset_keys.h"
 #include "config/suggest.h"
@@ -9,7 +10,6 @@
 #include "run/recipe_checks.h"
 #include "run/run_folder.h"
 #include "task/plugin_task.h"
-#include "checkpoint/checkpoint.h"
 #include "util/text.h"
 
 namespace plugtrain {

@@ -5,9 +5,9 @@
 
 #include <memory>
 
-#include "plugins/model_forward.h"
 #include "distributed/collectives.h"
 #include "distributed/gradient_sync.h"
+#include "plugins/model_forward.h"
 #include "plugtrain/model.h"
 #include "strategy/training_strategy.h"
 

@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "data/target_kinds.h"
 #include "data/model_description.h"
+#include "data/target_kinds.h"
 #include "task/builtin_tasks.h"
 #include "util/error.h"
 #include "util/format.h"
