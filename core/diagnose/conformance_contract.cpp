@@ -74,7 +74,7 @@ CheckResult check_plan(ConformanceTarget& t, Strategy strategy) {
                        caps.collective + "', without a warning");
     if (plan.collective != kLibTorchCollective && plan.collective != kNoCollective && !t.backend->collective_factory())
       broken.push_back("a ddp plan through '" + plan.collective +
-                       "', but the plugin exports no plugtrain_create_collective (the host would use Gloo)");
+                       "', but the backend offers no extension \"plugtrain.collective\" (the host would use Gloo)");
   } else if (plan.collective != kNoCollective) {
     broken.push_back("a " + std::string(to_string(plan.strategy)) + " plan (one process) names collective '" +
                      plan.collective + "' instead of \"none\"");

@@ -1,6 +1,6 @@
-// ddp on a backend that brings its own c10d collective (NCCL for CUDA, through the plugin's
-// plugtrain_create_collective export): that collective carries the tensors of the device
-// type, and Gloo keeps the CPU's (the small metric sums), as torch.distributed does with
+// ddp on a backend that brings its own c10d collective (NCCL for CUDA, through the extension
+// "plugtrain.collective" of plugtrain/collective.h): that collective carries the tensors of the
+// device type, and Gloo keeps the CPU's (the small metric sums), as torch.distributed does with
 // "cpu:gloo,cuda:nccl".
 #pragma once
 
