@@ -45,7 +45,7 @@ class Model : public torch::nn::Module {
 };
 
 // One tensor in (the batch's "input"), one out ("output"): image classifiers and their kin.
-// Override forward_batch too where a model reads more fields (the CRNN reads "input_lengths").
+// Override forward_batch too where a model reads more fields (TFNet-lite reads "input_lengths").
 class TensorModel : public Model {
  public:
   virtual torch::Tensor forward(torch::Tensor input) = 0;
