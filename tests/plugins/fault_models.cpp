@@ -1,12 +1,18 @@
 // A models plugin for the fault tests: "faultnet" is a linear classifier whose forward fails as
 // the test says. It raises LibTorch's own c10::OutOfMemoryError, as a full device does, for
-// batches larger than `max_batch` from training forward call `from_call` on, and returns nan
-// logits at training forward call `nan_at` (calls counted from 1 over the process's life).
+// batches larger than `max_batch` from training forward call `from_call` on (calls counted from
+// 1 over the process's life), and returns nan logits at training forward call `nan_at`. That
+// one is counted on the model's device, in a buffer, so that a replayed CUDA graph counts its
+// forwards too: a host counter would only see the recording.
 // PLUGTRAIN_TEST_FAULT (fault_switch.h) fails register_models, create_model or forward.
 #include <atomic>
 #include <cstdlib>
 #include <limits>
 
+#include <ATen/ops/full.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
 #include <c10/util/Exception.h>
 #include <torch/nn/modules/linear.h>
 
@@ -20,6 +26,7 @@ class FaultNet final : public plugtrain::TensorModel {
   FaultNet(std::int64_t in, std::int64_t classes, std::int64_t max_batch, std::int64_t from_call, std::int64_t nan_at)
       : max_batch_(max_batch), from_call_(from_call), nan_at_(nan_at) {
     fc_ = register_module("fc", torch::nn::Linear(in, classes));
+    if (nan_at_ > 0) forwards_ = register_buffer("training_forwards", at::zeros({}, at::kLong));
   }
 
   torch::Tensor forward(torch::Tensor x) override {
@@ -29,13 +36,21 @@ class FaultNet final : public plugtrain::TensorModel {
       if (call >= from_call_ && x.size(0) > max_batch_)
         TORCH_CHECK_WITH(OutOfMemoryError, false, "faultnet: out of memory at training forward call ", call,
                          " with a batch of ", x.size(0), " (at most ", max_batch_, " fit)");
-      if (call == nan_at_) return fc_->forward(x.flatten(1)) * std::numeric_limits<float>::quiet_NaN();
+      if (nan_at_ > 0) return nan_at_call(fc_->forward(x.flatten(1)));
     }
     return fc_->forward(x.flatten(1));
   }
 
  private:
+  // Counts the call on the device and multiplies by nan at call nan_at, 1 otherwise: no sync.
+  torch::Tensor nan_at_call(const torch::Tensor& logits) {
+    forwards_.add_(1);
+    const auto nan = at::full({}, std::numeric_limits<float>::quiet_NaN(), logits.options());
+    return logits * at::where(forwards_ == nan_at_, nan, at::ones({}, logits.options()));
+  }
+
   torch::nn::Linear fc_{nullptr};
+  torch::Tensor forwards_;
   std::int64_t max_batch_, from_call_, nan_at_;
   std::atomic<std::int64_t> calls_{0};
 };
