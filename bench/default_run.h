@@ -37,10 +37,11 @@ epochs = 1
 log_interval = 0
 )";
 
-// The Fashion-MNIST benchmarks' experiment: the mlp (its defaults), Adam lr 1e-3, one epoch
-// without step lines, on the real files where they are ($FASHION_MNIST, else Debian's folder),
-// else synthetic data of their shape; `batch`, only the first `test_subset` test samples (the end-of-epoch evaluation is not
-// what they time) and any further [data] lines.
+// The Fashion-MNIST benchmarks' experiment, on the CPU backend (they compare with LibTorch on
+// the CPU, and on a GPU machine the first usable backend is CUDA): the mlp (its defaults), Adam
+// lr 1e-3, one epoch without step lines, on the real files where they are ($FASHION_MNIST, else
+// Debian's folder), else synthetic data of their shape; `batch`, only the first `test_subset`
+// test samples (the end-of-epoch evaluation is not what they time) and any further [data] lines.
 struct FashionMnistExperiment {
   bool real = false;  // the real files, not synthetic data
   std::string text;
@@ -56,7 +57,8 @@ inline FashionMnistExperiment fashion_mnist_experiment(const std::string& name, 
                                                        std::int64_t test_subset, const std::string& data_lines = "") {
   FashionMnistExperiment x;
   x.real = std::filesystem::exists(fashion_mnist_dir());
-  x.text = "[experiment]\nname = \"" + name + "\"\nseed = 1\n[model]\nname = \"mlp\"\n[data]\n" +
+  x.text = "[experiment]\nname = \"" + name + "\"\nseed = 1\n[backend]\nname = \"cpu\"\n" +
+           "[model]\nname = \"mlp\"\n[data]\n" +
            (x.real ? std::string("dataset = \"fashion-mnist\"\npath = \"") + fashion_mnist_dir() + "\"\n"
                    : std::string("dataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\n"
                                  "synthetic_train_size = 60000\nsynthetic_test_size = 1000\n")) +
