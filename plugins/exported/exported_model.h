@@ -1,0 +1,58 @@
+// The "exported" model: a torch.export program (program.h) as a plugtrain model. Its parameters
+// and buffers are registered under the Python module's own names ("layer1.0.conv1.weight"), so
+// checkpoints, `plugtrain export` and safetensors carry the keys the user's class loads; the
+// graph runs through the dispatcher (graph_program.h) in train() or eval() as the module is.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph_program.h"
+#include "plugtrain/model.h"
+
+namespace plugtrain::exported {
+
+// A program read and compiled once per file, shared by every model built from it.
+struct LoadedProgram {
+  Program program;
+  GraphProgram graph;
+  explicit LoadedProgram(Program p) : program(std::move(p)), graph(program) {}
+};
+
+// Reads (or finds already read) `file`; throws ProgramError.
+std::shared_ptr<const LoadedProgram> load_program(const std::filesystem::path& file);
+
+class ExportedModel final : public Model {
+ public:
+  // Checks the data against the export (per-sample shapes, dtypes, the output's size): throws
+  // ProgramError naming the file and what differs.
+  ExportedModel(std::shared_ptr<const LoadedProgram> loaded, const BatchDescription& batch,
+                const TargetDescription& target);
+  TensorMap forward_batch(const TensorMap& batch) override;
+
+ private:
+  struct UserInput {
+    int slot;
+    std::string graph_name;  // "x"
+    std::string field;       // the batch's field ("input")
+    const ValueShape* shape;
+  };
+  std::shared_ptr<const LoadedProgram> loaded_;
+  std::vector<std::pair<int, at::Tensor>> weights_;    // registered parameters and buffers
+  std::vector<std::pair<int, at::Tensor>> constants_;  // non-persistent buffers, tensor constants
+  std::vector<std::pair<int, c10::IValue>> constant_inputs_;
+  std::vector<UserInput> user_inputs_;
+  std::vector<std::pair<int, at::Tensor>> mutated_buffers_;  // a functional graph's new buffer values
+  int output_slot_ = -1;
+  std::optional<c10::Device> checked_device_;
+
+  void register_weight(const std::string& name, const at::Tensor& value, bool parameter);
+  void bind_inputs(const BatchDescription& batch);
+  void check_batch(const UserInput& in, const at::Tensor& value) const;
+  at::Tensor& on_device(at::Tensor& constant, const c10::Device& device);
+};
+
+}  // namespace plugtrain::exported

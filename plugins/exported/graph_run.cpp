@@ -1,0 +1,108 @@
+// GraphProgram's interpreter: one boxed dispatcher call per node, the same kernels (and
+// autograd formulas) eager PyTorch calls.
+#include <c10/core/Layout.h>
+
+#include "graph_program.h"
+
+namespace plugtrain::exported {
+
+namespace {
+
+void push_argument(const CompiledArg& a, const std::vector<c10::IValue>& values, bool training,
+                   const c10::Device& device, torch::jit::Stack& stack) {
+  switch (a.source) {
+    case ArgSource::constant: stack.push_back(a.constant); return;
+    case ArgSource::value: stack.push_back(values[a.slot]); return;
+    case ArgSource::device: stack.emplace_back(device); return;
+    case ArgSource::training: stack.emplace_back(training); return;
+    case ArgSource::dropout_p: stack.emplace_back(training ? a.constant.toDouble() : 0.0); return;
+    case ArgSource::tensor_list: {
+      c10::List<at::Tensor> list;
+      list.reserve(a.slots.size());
+      for (int s : a.slots) list.push_back(values[s].toTensor());
+      stack.emplace_back(std::move(list));
+      return;
+    }
+    case ArgSource::optional_tensor_list: {
+      c10::List<std::optional<at::Tensor>> list;
+      list.reserve(a.slots.size());
+      for (int s : a.slots) list.push_back(s < 0 ? std::nullopt : std::optional<at::Tensor>(values[s].toTensor()));
+      stack.emplace_back(std::move(list));
+      return;
+    }
+    case ArgSource::int_list: {
+      c10::List<std::int64_t> list;
+      list.reserve(a.slots.size());
+      for (size_t i = 0; i < a.slots.size(); ++i) list.push_back(a.slots[i] < 0 ? a.ints[i] : values[a.slots[i]].toInt());
+      stack.emplace_back(std::move(list));
+      return;
+    }
+  }
+}
+
+std::int64_t int_of(const CompiledArg& a, const std::vector<c10::IValue>& values) {
+  return a.source == ArgSource::value ? values[a.slot].toInt() : a.constant.toInt();
+}
+
+// Python's integer operators on sizes (floor division and modulo round toward minus infinity).
+std::int64_t arithmetic(const std::string& op, std::int64_t x, std::int64_t y) {
+  if (op == "_operator.add") return x + y;
+  if (op == "_operator.sub") return x - y;
+  if (op == "_operator.mul") return x * y;
+  if (op == "_operator.neg") return -x;
+  const std::int64_t q = x / y, r = x % y;
+  const bool adjust = r != 0 && ((r < 0) != (y < 0));
+  if (op == "_operator.floordiv") return adjust ? q - 1 : q;
+  return adjust ? r + y : r;  // _operator.mod
+}
+
+void run_size_node(const CompiledNode& node, std::vector<c10::IValue>& values) {
+  if (node.outputs.empty() || node.outputs[0] < 0) return;
+  c10::IValue& out = values[node.outputs[0]];
+  if (node.kind == NodeKind::sym_size) {
+    out = values[node.args[0].slot].toTensor().size(int_of(node.args[1], values));
+  } else if (node.kind == NodeKind::sym_numel) {
+    out = values[node.args[0].slot].toTensor().numel();
+  } else {
+    const std::int64_t x = int_of(node.args[0], values);
+    out = arithmetic(node.target, x, node.args.size() > 1 ? int_of(node.args[1], values) : 0);
+  }
+}
+
+}  // namespace
+
+void GraphProgram::run(std::vector<c10::IValue>& values, bool training, const c10::Device& device) const {
+  torch::jit::Stack stack;
+  for (const CompiledNode& node : nodes_) {
+    if (node.training_only && !training) continue;
+    if (node.kind != NodeKind::op) {
+      run_size_node(node, values);
+      continue;
+    }
+    stack.clear();
+    stack.reserve(node.args.size());
+    for (const CompiledArg& a : node.args) push_argument(a, values, training, device, stack);
+    node.op->callBoxed(stack);
+    for (size_t i = 0; i < node.outputs.size() && i < stack.size(); ++i) {
+      if (node.outputs[i] >= 0) {
+        values[node.outputs[i]] = std::move(stack[i]);
+      } else if (!node.list_outputs[i].empty()) {
+        const c10::List<at::Tensor> list = stack[i].toTensorList();
+        for (size_t k = 0; k < node.list_outputs[i].size() && k < list.size(); ++k)
+          values[node.list_outputs[i][k]] = list.get(k);
+      }
+    }
+  }
+}
+
+void GraphProgram::check_kernels(const c10::Device& device) const {
+  const c10::DispatchKey backend = c10::computeDispatchKey(std::nullopt, c10::kStrided, device);
+  auto& dispatcher = c10::Dispatcher::singleton();
+  if (dispatcher.hasBackendFallbackForDispatchKey(backend)) return;  // the device runs every operator
+  // The computed table holds a backend's own kernel or a composite one (that decomposes).
+  for (const CompiledNode& node : nodes_)
+    if (node.op && !node.op->hasComputedKernelForDispatchKey(backend))
+      fail(node, "no kernel on " + device.str() + " (" + c10::toString(backend) + ")");
+}
+
+}  // namespace plugtrain::exported

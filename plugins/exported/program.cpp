@@ -1,0 +1,201 @@
+#include "program.h"
+
+#include <cstring>
+#include <memory>
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+#include <caffe2/serialize/inline_container.h>
+
+namespace plugtrain::exported {
+
+namespace {
+
+using nlohmann::json;
+using caffe2::serialize::PyTorchStreamReader;
+
+[[noreturn]] void fail(const std::filesystem::path& file, const std::string& why) {
+  throw ProgramError(file.string() + ": " + why);
+}
+
+std::string text_record(PyTorchStreamReader& archive, const std::string& name) {
+  auto [data, size] = archive.getRecord(name);
+  return std::string(static_cast<const char*>(data.get()), size);
+}
+
+json json_record(const std::filesystem::path& file, PyTorchStreamReader& archive, const std::string& name) {
+  if (!archive.hasRecord(name)) fail(file, "not a torch.export archive: it has no " + name);
+  try {
+    return json::parse(text_record(archive, name));
+  } catch (const json::exception& e) {
+    fail(file, name + " is not valid JSON (" + e.what() + ")");
+  }
+}
+
+// A SymInt of the schema ({"as_int": 3} or {"as_expr": ...}): its value, or nullopt if symbolic.
+std::optional<std::int64_t> fixed_size(const json& sym_int) {
+  if (sym_int.contains("as_int")) return sym_int.at("as_int").get<std::int64_t>();
+  return std::nullopt;
+}
+
+ValueShape shape_of(const std::filesystem::path& file, const std::string& what, const json& meta) {
+  ValueShape shape;
+  const auto dtype = scalar_type_of(meta.at("dtype").get<std::int64_t>());
+  if (!dtype) fail(file, what + " has dtype code " + meta.at("dtype").dump() + ", which plugtrain does not know");
+  shape.dtype = *dtype;
+  for (const json& size : meta.at("sizes")) shape.sizes.push_back(fixed_size(size));
+  return shape;
+}
+
+// One weight: its storage's bytes (a file of the archive), viewed with the saved sizes and strides.
+at::Tensor read_weight(const std::filesystem::path& file, PyTorchStreamReader& archive, const std::string& folder,
+                       const std::string& name, const json& entry) {
+  if (entry.value("use_pickle", false))
+    fail(file, "weight " + name + " is stored pickled (a tensor subclass?), which plugtrain never unpickles");
+  const json& meta = entry.at("tensor_meta");
+  const ValueShape shape = shape_of(file, "weight " + name, meta);
+  std::vector<std::int64_t> sizes, strides;
+  for (const auto& s : shape.sizes) sizes.push_back(s.value_or(-1));
+  for (const json& s : meta.at("strides")) strides.push_back(fixed_size(s).value_or(-1));
+  const std::int64_t offset = fixed_size(meta.at("storage_offset")).value_or(0);
+  const std::string record = folder + entry.at("path_name").get<std::string>();
+  if (!archive.hasRecord(record)) fail(file, "weight " + name + " is missing (no " + record + ")");
+  auto [data, bytes] = archive.getRecord(record);
+  const std::int64_t element = c10::elementSize(shape.dtype);
+  std::int64_t needed = sizes.empty() ? 1 : 0;  // the last element's storage index + 1
+  if (!sizes.empty()) {
+    needed = offset + 1;
+    for (size_t d = 0; d < sizes.size(); ++d) needed += (sizes[d] - 1) * strides[d];
+    for (auto s : sizes)
+      if (s == 0) needed = 0;
+  }
+  if (std::int64_t(bytes) < needed * element || std::int64_t(bytes) % element != 0)
+    fail(file, "weight " + name + " has " + std::to_string(bytes) + " bytes, its shape needs " +
+                   std::to_string(needed * element));
+  at::Tensor storage = at::empty({std::int64_t(bytes) / element}, at::TensorOptions().dtype(shape.dtype));
+  std::memcpy(storage.data_ptr(), data.get(), bytes);
+  return storage.as_strided(sizes, strides, offset).clone();
+}
+
+std::map<std::string, at::Tensor> read_weights(const std::filesystem::path& file, PyTorchStreamReader& archive,
+                                               const std::string& folder, std::map<std::string, bool>* is_parameter) {
+  std::map<std::string, at::Tensor> weights;
+  const std::string config_name = folder + (folder.find("constants") != std::string::npos
+                                                ? "model_constants_config.json"
+                                                : "model_weights_config.json");
+  if (!archive.hasRecord(config_name)) return weights;
+  const json config = json_record(file, archive, config_name);
+  for (const auto& [name, entry] : config.at("config").items()) {
+    weights[name] = read_weight(file, archive, folder, name, entry);
+    if (is_parameter) (*is_parameter)[name] = entry.value("is_param", false);
+  }
+  return weights;
+}
+
+GraphInput input_of(const std::filesystem::path& file, const json& spec) {
+  GraphInput in;
+  const auto [kind, body_ptr] = union_entry(spec);
+  const nlohmann::json& body = *body_ptr;
+  if (kind == "user_input") {
+    const json& arg = body.at("arg");
+    if (!arg.contains("as_tensor")) fail(file, "a user input that is not a tensor (" + arg.dump() + ")");
+    in.value = arg.at("as_tensor").at("name").get<std::string>();
+  } else if (kind == "parameter") {
+    in = {InputKind::parameter, body.at("arg").at("name"), body.at("parameter_name"), true, {}};
+  } else if (kind == "buffer") {
+    in = {InputKind::buffer, body.at("arg").at("name"), body.at("buffer_name"), body.value("persistent", true), {}};
+  } else if (kind == "tensor_constant") {
+    in = {InputKind::tensor_constant, body.at("arg").at("name"), body.at("tensor_constant_name"), false, {}};
+  } else if (kind == "constant_input") {
+    in = {InputKind::constant_input, body.at("name"), "", false, body.at("value")};
+  } else {
+    fail(file, "a graph input of kind " + kind + " (custom objects and tokens are not supported)");
+  }
+  return in;
+}
+
+GraphOutput output_of(const json& spec) {
+  const auto [kind, body_ptr] = union_entry(spec);
+  const nlohmann::json& body = *body_ptr;
+  GraphOutput out;
+  const json& arg = body.at("arg");
+  if (arg.contains("as_tensor")) out.value = arg.at("as_tensor").at("name").get<std::string>();
+  if (arg.contains("name")) out.value = arg.at("name").get<std::string>();
+  if (kind == "user_output") out.kind = OutputKind::user_output;
+  if (kind == "buffer_mutation") {
+    out.kind = OutputKind::buffer_mutation;
+    out.target = body.at("buffer_name").get<std::string>();
+  }
+  return out;
+}
+
+void check_format(const std::filesystem::path& file, PyTorchStreamReader& archive, const json& model) {
+  if (archive.hasRecord("archive_format") && text_record(archive, "archive_format") != "pt2")
+    fail(file, "archive format '" + text_record(archive, "archive_format") + "', not pt2");
+  if (archive.hasRecord("byteorder") && text_record(archive, "byteorder") != "little")
+    fail(file, "a big-endian archive (byteorder " + text_record(archive, "byteorder") + ")");
+  const int major = model.at("schema_version").at("major").get<int>();
+  if (major != kSchemaMajor)
+    fail(file, "torch.export schema version " + std::to_string(major) + "." +
+                   model.at("schema_version").at("minor").dump() + "; plugtrain reads version " +
+                   std::to_string(kSchemaMajor) + " (torch 2.5 to 2.11): export it again with torch 2.11");
+}
+
+}  // namespace
+
+std::optional<c10::ScalarType> scalar_type_of(std::int64_t code) {
+  using S = c10::ScalarType;
+  static const std::map<std::int64_t, S> types = {
+      {1, S::Byte},          {2, S::Char},          {3, S::Short},       {4, S::Int},       {5, S::Long},
+      {6, S::Half},          {7, S::Float},         {8, S::Double},      {9, S::ComplexHalf},
+      {10, S::ComplexFloat}, {11, S::ComplexDouble}, {12, S::Bool},       {13, S::BFloat16}, {28, S::UInt16},
+      {29, S::Float8_e4m3fn}, {30, S::Float8_e5m2}, {31, S::Float8_e4m3fnuz}, {32, S::Float8_e5m2fnuz}};
+  const auto it = types.find(code);
+  if (it == types.end()) return std::nullopt;
+  return it->second;
+}
+
+Program read_program(const std::filesystem::path& file) {
+  if (!std::filesystem::is_regular_file(file)) fail(file, "no such file");
+  std::unique_ptr<PyTorchStreamReader> archive;
+  try {
+    archive = std::make_unique<PyTorchStreamReader>(file.string());
+  } catch (const c10::Error& e) {
+    fail(file, std::string("not a readable .pt2 archive (truncated?): ") + e.what_without_backtrace());
+  }
+  Program p;
+  p.file = file;
+  try {
+    const json model = json_record(file, *archive, "models/model.json");
+    check_format(file, *archive, model);
+    const json& graph_module = model.at("graph_module");
+    const json& graph = graph_module.at("graph");
+    for (const json& spec : graph_module.at("signature").at("input_specs")) p.inputs.push_back(input_of(file, spec));
+    for (const json& spec : graph_module.at("signature").at("output_specs")) p.outputs.push_back(output_of(spec));
+    p.nodes = graph.at("nodes");
+    for (const auto& [name, meta] : graph.at("tensor_values").items()) p.shapes[name] = shape_of(file, name, meta);
+    p.weights = read_weights(file, *archive, "data/weights/", &p.is_parameter);
+    p.constants = read_weights(file, *archive, "data/constants/", nullptr);
+  } catch (const json::exception& e) {
+    fail(file, std::string("models/model.json does not follow torch.export's schema: ") + e.what());
+  } catch (const c10::Error& e) {
+    fail(file, std::string("a record cannot be read (truncated?): ") + e.what_without_backtrace());
+  }
+  for (const GraphInput& in : p.inputs) {
+    const bool weight = in.kind == InputKind::parameter || in.kind == InputKind::buffer;
+    if (weight && !p.weights.count(in.target)) fail(file, "weight " + in.target + " is missing");
+    if (weight && p.shapes.count(in.value)) {
+      const at::Tensor& w = p.weights.at(in.target);
+      const auto& expected = p.shapes.at(in.value).sizes;
+      bool same = std::int64_t(expected.size()) == w.dim();
+      for (size_t d = 0; same && d < expected.size(); ++d) same = !expected[d] || *expected[d] == w.size(d);
+      if (!same) fail(file, "weight " + in.target + " has shape " + c10::str(w.sizes()) + ", the graph expects " +
+                                std::to_string(expected.size()) + " dimensions as exported");
+    }
+    if (in.kind == InputKind::tensor_constant && !p.constants.count(in.target))
+      fail(file, "constant " + in.target + " is missing");
+  }
+  return p;
+}
+
+}  // namespace plugtrain::exported

@@ -1,0 +1,83 @@
+// A torch.export program as plugtrain reads it from a .pt2 archive (torch.export.save): the
+// graph (nodes in execution order, each an ATen operator or a size computation), its signature
+// (which graph inputs are parameters, buffers, constants or the user's inputs; which outputs are
+// the user's) and its weights under the Python module's own names. Read without Python and
+// without unpickling anything: the archive's pickled sample inputs are never opened.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
+
+namespace plugtrain::exported {
+
+// One line naming the file (and the node and operator where there is one), for the user.
+class ProgramError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A graph value's shape as exported: a fixed size, or nullopt for a symbolic one (a dynamic
+// dimension such as the batch).
+struct ValueShape {
+  c10::ScalarType dtype = c10::ScalarType::Float;
+  std::vector<std::optional<std::int64_t>> sizes;
+};
+
+enum class InputKind { user_input, parameter, buffer, tensor_constant, constant_input };
+
+struct GraphInput {
+  InputKind kind = InputKind::user_input;
+  std::string value;        // the graph's name for it ("p_conv1_weight", "x")
+  std::string target;       // the module's name for it ("conv1.weight"); user inputs: empty
+  bool persistent = true;   // a buffer in the state_dict (register_buffer(persistent=True))
+  nlohmann::json constant;  // constant_input: its value
+};
+
+enum class OutputKind { user_output, buffer_mutation, other };
+
+struct GraphOutput {
+  OutputKind kind = OutputKind::other;
+  std::string value;   // empty: not a tensor (a user output that is a constant)
+  std::string target;  // buffer_mutation: the buffer
+};
+
+struct Program {
+  std::filesystem::path file;
+  std::vector<GraphInput> inputs;
+  std::vector<GraphOutput> outputs;
+  nlohmann::json nodes;  // the graph's nodes, in order (compiled by GraphProgram)
+  std::map<std::string, ValueShape> shapes;
+  // Parameters and persistent or not buffers by the module's names, tensor constants by theirs:
+  // on the CPU, as saved.
+  std::map<std::string, at::Tensor> weights;
+  std::map<std::string, at::Tensor> constants;
+  std::map<std::string, bool> is_parameter;
+};
+
+// The schema versions this reader knows: torch.export's serialisation schema 8.x (torch 2.5
+// through 2.11 write it).
+inline constexpr int kSchemaMajor = 8;
+
+// Throws ProgramError: a file that is missing, truncated, not a .pt2 archive, of another schema
+// version, or with a missing, misshapen or pickled weight.
+Program read_program(const std::filesystem::path& file);
+
+// A union of torch.export's schema ({"as_tensor": {...}}): its one key and value.
+inline std::pair<std::string, const nlohmann::json*> union_entry(const nlohmann::json& value) {
+  if (!value.is_object() || value.size() != 1) throw ProgramError("not a torch.export union: " + value.dump());
+  const auto it = value.begin();
+  return {it.key(), &it.value()};
+}
+
+// The c10 dtype of torch.export's serialised ScalarType code, or nullopt for an unknown code.
+std::optional<c10::ScalarType> scalar_type_of(std::int64_t code);
+
+}  // namespace plugtrain::exported

@@ -1,0 +1,30 @@
+// The bundled "exported" models plugin: `[model] name = "exported"` with `file = "net.pt2"`, a
+// model exported from Python with torch.export (python/export_model.py), trained like any other.
+#include "exported_model.h"
+
+namespace {
+
+std::shared_ptr<plugtrain::Model> make_exported(const plugtrain::BatchDescription& batch,
+                                                const plugtrain::TargetDescription& target,
+                                                const plugtrain::Options& options) {
+  const std::string& file = options.string("file");
+  if (file.empty())
+    throw plugtrain::exported::ProgramError(
+        "model.file is not set: name the .pt2 file torch.export.save wrote (python/export_model.py writes one)");
+  return std::make_shared<plugtrain::exported::ExportedModel>(plugtrain::exported::load_program(file), batch, target);
+}
+
+void register_exported(plugtrain::Registrar& host) {
+  plugtrain::ModelSpec spec;
+  spec.name = "exported";
+  spec.description = "a model exported from Python with torch.export (file = \"net.pt2\"), trained node by node";
+  spec.options = {{"file", plugtrain::OptionType::string, std::string(),
+                   "the .pt2 archive torch.export.save wrote (python/export_model.py); relative to the working folder"}};
+  spec.batch_factory = make_exported;
+  plugtrain::add_model(host, spec);
+}
+
+}  // namespace
+
+PLUGTRAIN_PLUGIN(register_exported, PLUGTRAIN_KIND_MODELS, "exported", "0.1.0",
+                 "Models from Python: torch.export programs (.pt2) trained through LibTorch's dispatcher")
