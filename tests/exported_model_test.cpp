@@ -160,5 +160,95 @@ TEST_P(ExportedParity, TrainsLikeEagerPyTorchWithSgdAndAdamW) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ExportedParity, ::testing::Values("resnet18", "mobilenet_v3_small", "vit", "gpt"));
 
+// A new user's whole path: a Python class, python/export_model.py, `plugtrain run` (a last batch
+// smaller than the others: the dynamic batch), `plugtrain export`, and the weights back into the
+// original class with load_state_dict(strict=True); then what is refused, in one line each.
+class ExportedRun : public ::testing::Test {
+ protected:
+  fs::path dir_ = fs::temp_directory_path() / ("exported_run_" + std::to_string(::getpid()));
+  void SetUp() override {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "net.py") << R"(import torch.nn as nn
+class Net(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                                      nn.AdaptiveAvgPool2d(1))
+        self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.1), nn.Linear(8, classes))
+    def forward(self, x):
+        return self.head(self.features(x))
+)";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  testing::ProcessResult sh(const std::string& command) const {
+    return testing::run_process("cd " + dir_.string() + " && " + command);
+  }
+  std::string python() const { return PLUGTRAIN_PYTHON; }
+  void write_experiment(const std::string& file, const std::string& shape) const {
+    std::ofstream(dir_ / "exp.toml") << "[experiment]\nname = \"net\"\n[backend]\nname = \"cpu\"\n[model]\nname = "
+                                        "\"exported\"\nfile = \"" << file << "\"\n[data]\ndataset = \"synthetic\"\n"
+                                        "synthetic_shape = " << shape << "\nsynthetic_train_size = 256\n"
+                                        "synthetic_test_size = 64\nbatch_size = 50\n[optim]\nname = \"sgd\"\n"
+                                        "lr = 0.1\nmomentum = 0.9\n[train]\nepochs = 2\n";
+  }
+};
+
+TEST_F(ExportedRun, APythonClassTrainsAndItsWeightsLoadBackIntoIt) {
+  const auto exported = sh(python() + " " PLUGTRAIN_SOURCE_DIR "/python/export_model.py net.py:Net --input 3x32x32 "
+                                      "--out net.pt2");
+  ASSERT_EQ(exported.exit_code, 0) << exported.out;
+  EXPECT_NE(exported.out.find("name = \"exported\""), std::string::npos) << exported.out;
+  write_experiment("net.pt2", "[3, 32, 32]");
+  const auto run = sh(std::string(PLUGTRAIN_EXE) + " run exp.toml");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  std::ifstream summary_file(dir_ / "runs" / "net" / "version_0" / "summary.json");
+  std::string summary((std::istreambuf_iterator<char>(summary_file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(summary.find("\"model\": \"exported\""), std::string::npos) << summary;
+  const auto weights = sh(std::string(PLUGTRAIN_EXE) + " export runs/net/version_0/checkpoints/last.ckpt w.pt && " +
+                          PLUGTRAIN_EXE + " export runs/net/version_0/checkpoints/last.ckpt w.safetensors "
+                                          "--format safetensors");
+  ASSERT_EQ(weights.exit_code, 0) << weights.out;
+  const auto back = sh(python() + " -c \"import sys, torch; sys.path.insert(0, '.'); from net import Net; "
+                                  "from safetensors.torch import load_file; m = Net(); "
+                                  "m.load_state_dict(torch.load('w.pt'), strict=True); "
+                                  "m.load_state_dict(load_file('w.safetensors'), strict=True); "
+                                  "print('loaded', len(m.state_dict()), int(m.features[1].num_batches_tracked))\"");
+  ASSERT_EQ(back.exit_code, 0) << back.out;
+  // 9 keys (conv 2, BatchNorm 5, linear 2); 2 epochs of 6 batches (5 of 50, one of 6): BatchNorm
+  // counted 12 training steps and none of the evaluations.
+  EXPECT_NE(back.out.find("loaded 9 12"), std::string::npos) << back.out;
+}
+
+TEST_F(ExportedRun, WhatCannotTrainIsRefusedInOneLineNamingTheFile) {
+  ASSERT_EQ(sh(python() + " -c \"import sys, torch; sys.path.insert(0, '.'); from net import Net; "
+                          "torch.export.save(torch.export.export(Net(), (torch.randn(4, 3, 32, 32),)), 'fixed.pt2')\"")
+                .exit_code,
+            0);
+  write_experiment("fixed.pt2", "[3, 32, 32]");
+  auto r = sh(std::string(PLUGTRAIN_EXE) + " run exp.toml");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("fixed.pt2: input x was exported with a fixed batch of 4 (dimension 0) and this batch has 50: "
+                       "export it with a dynamic batch"),
+            std::string::npos)
+      << r.out;
+  write_experiment("fixed.pt2", "[1, 28, 28]");
+  r = sh(std::string(PLUGTRAIN_EXE) + " run exp.toml");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("fixed.pt2: input x is (3, 32, 32) per sample in the export, the data set gives (1, 28, 28)"),
+            std::string::npos)
+      << r.out;
+  const auto size = fs::file_size(dir_ / "fixed.pt2");
+  fs::resize_file(dir_ / "fixed.pt2", size / 2);
+  write_experiment("fixed.pt2", "[3, 32, 32]");
+  r = sh(std::string(PLUGTRAIN_EXE) + " run exp.toml");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("fixed.pt2: not a readable .pt2 archive (truncated?)"), std::string::npos) << r.out;
+  write_experiment("missing.pt2", "[3, 32, 32]");
+  r = sh(std::string(PLUGTRAIN_EXE) + " run exp.toml");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("missing.pt2: no such file"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace plugtrain::exported

@@ -161,7 +161,9 @@ Program read_program(const std::filesystem::path& file) {
   try {
     archive = std::make_unique<PyTorchStreamReader>(file.string());
   } catch (const c10::Error& e) {
-    fail(file, std::string("not a readable .pt2 archive (truncated?): ") + e.what_without_backtrace());
+    // LibTorch's message goes on about checkpoints: its first sentence says what is wrong.
+    const std::string why = e.what_without_backtrace();
+    fail(file, "not a readable .pt2 archive (truncated?): " + why.substr(0, why.find(". ")));
   }
   Program p;
   p.file = file;
