@@ -214,7 +214,7 @@ TEST(Cli, ModelsNameErrorsAreOneLineAndExitTwo) {
   auto unknown = run_process(plugtrain("models resnet19 --input 3x32x32"));
   EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
   EXPECT_EQ(std::count(unknown.out.begin(), unknown.out.end(), '\n'), 1) << unknown.out;
-  EXPECT_NE(unknown.out.find("unknown model 'resnet19' (did you mean 'resnet18'?); available: mlp"), std::string::npos)
+  EXPECT_NE(unknown.out.find("unknown model 'resnet19' (did you mean 'resnet18'?); available: exported, mlp"), std::string::npos)
       << unknown.out;
 
   auto option = run_process(plugtrain("models resnet18 --input 3x32x32 --set stme=cifar"));

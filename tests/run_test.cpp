@@ -164,7 +164,7 @@ TEST_F(RunTest, SyntheticDataIsTheDatasetsPluginsWhicheverWayItsOptionsAreWritte
 TEST_F(RunTest, UnknownModelAndUnknownModelOptionAreNamed) {
   auto r = run(write("m.toml", "[model]\nname = \"mpl\"\n"));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.out.find(":2:8: unknown model 'mpl' (did you mean 'mlp'?); available: mlp, convnet, lenet5"),
+  EXPECT_NE(r.out.find(":2:8: unknown model 'mpl' (did you mean 'mlp'?); available: exported, mlp, convnet, lenet5"),
             std::string::npos)
       << r.out;
   auto o = run(write("o.toml", "[model]\nname = \"mlp\"\nhiden = [3]\n"));
