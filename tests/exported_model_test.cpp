@@ -18,6 +18,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -112,7 +113,11 @@ TEST_P(ExportedParity, TrainsLikeEagerPyTorchWithSgdAndAdamW) {
   const std::string model = GetParam();
   const auto ref = reference(model);
   at::set_num_threads(int(entry(ref, "threads").item<std::int64_t>()));
-  const auto loaded = load_program(fixtures(model) / (model + ".pt2"));
+  const fs::path file = fixtures(model) / (model + ".pt2");
+  const auto started = std::chrono::steady_clock::now();
+  const auto loaded = load_program(file);
+  std::printf("%s.pt2: %.1f MB read and compiled in %.0f ms\n", model.c_str(), double(fs::file_size(file)) / 1e6,
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   const at::Tensor inputs = entry(ref, "inputs"), targets = entry(ref, "targets");
   for (const std::string optimizer : {"sgd", "adamw"}) {
     const ModelDescription d = description(model);
