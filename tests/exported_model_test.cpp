@@ -10,12 +10,6 @@
 // turns a last-bit difference in a near-zero gradient into a whole step of lr). The runs then
 // agree to the last bit or nearly: 1e-5 relative bounds rounding left in the reductions and still
 // fails for any real difference (a wrong flag, a missed buffer update, another dropout mask).
-#include <ATen/Parallel.h>
-#include <gtest/gtest.h>
-#include <torch/nn/functional/loss.h>
-#include <torch/optim/sgd.h>
-#include <torch/serialize.h>
-
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +17,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+
+#include <ATen/Parallel.h>
+#include <ATen/ops/cross_entropy_loss.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/optim/sgd.h>
 
 #include "data/model_description.h"
 #include "exported_model.h"
@@ -49,7 +49,7 @@ fs::path fixtures(const std::string& model) {
 c10::Dict<c10::IValue, c10::IValue> reference(const std::string& model) {
   std::ifstream in(fixtures(model) / (model + "_reference.pt"), std::ios::binary);
   const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return torch::pickle_load(bytes).toGenericDict();
+  return torch::jit::pickle_load(bytes).toGenericDict();
 }
 
 at::Tensor entry(const c10::Dict<c10::IValue, c10::IValue>& d, const std::string& key) {
@@ -71,7 +71,7 @@ double relative(const at::Tensor& got, const at::Tensor& want) {
 }
 
 at::Tensor loss_of(const at::Tensor& logits, const at::Tensor& targets) {
-  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
+  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}));
 }
 
 // torch.optim.AdamW(foreach=False)'s _single_tensor_adam with decoupled weight decay, op for op.

@@ -36,6 +36,16 @@ std::string shape_text(const std::vector<std::int64_t>& sizes) {
   return shape_text(o, 0);
 }
 
+// A constant input of the signature ({"as_int": 3}, ...) as the value the graph gets.
+c10::IValue constant_value(const nlohmann::json& constant) {
+  const auto [kind, value] = union_entry(constant);
+  if (kind == "as_int") return value->get<std::int64_t>();
+  if (kind == "as_float") return value->get<double>();
+  if (kind == "as_bool") return value->get<bool>();
+  if (kind == "as_string") return value->get<std::string>();
+  return c10::IValue();
+}
+
 }  // namespace
 
 std::shared_ptr<const LoadedProgram> load_program(const std::filesystem::path& file) {
@@ -55,73 +65,64 @@ std::shared_ptr<const LoadedProgram> load_program(const std::filesystem::path& f
 ExportedModel::ExportedModel(std::shared_ptr<const LoadedProgram> loaded, const BatchDescription& batch,
                              const TargetDescription& target)
     : loaded_(std::move(loaded)) {
+  bind_weights();
+  bind_outputs(target);
+  bind_inputs(batch);
+}
+
+void ExportedModel::bind_weights() {
   const Program& p = loaded_->program;
-  const GraphProgram& graph = loaded_->graph;
   for (const GraphInput& in : p.inputs) {
-    const int slot = graph.slot_of(in.value);
+    const int slot = loaded_->graph.slot_of(in.value);
     if (in.kind == InputKind::parameter || (in.kind == InputKind::buffer && in.persistent)) {
-      register_weight(in.target, p.weights.at(in.target).clone(), in.kind == InputKind::parameter);
-      weights_.emplace_back(slot, in.kind == InputKind::parameter ? named_parameters()[in.target]
-                                                                  : named_buffers()[in.target]);
+      weights_.emplace_back(slot, register_weight(in.target, p.weights.at(in.target), in.kind == InputKind::parameter));
     } else if (in.kind == InputKind::buffer) {
       constants_.emplace_back(slot, p.weights.at(in.target).clone());
     } else if (in.kind == InputKind::tensor_constant) {
       constants_.emplace_back(slot, p.constants.at(in.target).clone());
     } else if (in.kind == InputKind::constant_input) {
-      const nlohmann::json& v = in.constant;
-      const auto [kind, value_ptr] = union_entry(v);
-  const nlohmann::json& value = *value_ptr;
-      constant_inputs_.emplace_back(slot, kind == "as_int"     ? c10::IValue(value.get<std::int64_t>())
-                                          : kind == "as_float" ? c10::IValue(value.get<double>())
-                                          : kind == "as_bool"  ? c10::IValue(value.get<bool>())
-                                          : kind == "as_string" ? c10::IValue(value.get<std::string>())
-                                                               : c10::IValue());
+      constant_inputs_.emplace_back(slot, constant_value(in.constant));
     }
-  }
-  for (const GraphOutput& out : p.outputs) {
-    if (out.kind == OutputKind::user_output && output_slot_ < 0 && !out.value.empty())
-      output_slot_ = graph.slot_of(out.value);
-    if (out.kind == OutputKind::buffer_mutation)
-      mutated_buffers_.emplace_back(graph.slot_of(out.value), named_buffers()[out.target]);
-  }
-  if (output_slot_ < 0) throw ProgramError(p.file.string() + ": the program returns no tensor");
-  bind_inputs(batch);
-  // The output's last dimension against what the task needs (classes, the blank, ...).
-  for (const GraphOutput& out : p.outputs) {
-    if (out.kind != OutputKind::user_output || !p.shapes.count(out.value)) continue;
-    const auto& sizes = p.shapes.at(out.value).sizes;
-    const std::int64_t needed = target.model_outputs();
-    if (needed > 0 && !sizes.empty() && sizes.back() && *sizes.back() != needed)
-      throw ProgramError(p.file.string() + ": the model's output has " + std::to_string(*sizes.back()) +
-                         " values in its last dimension, the task needs " + std::to_string(needed) +
-                         " (the data set's classes): export the model for " + std::to_string(needed) + " outputs");
-    break;
   }
 }
 
-void ExportedModel::register_weight(const std::string& name, const at::Tensor& value, bool parameter) {
-  // The root is this model, the rest Holders: each registers through its own protected members.
+void ExportedModel::bind_outputs(const TargetDescription& target) {
+  const Program& p = loaded_->program;
+  for (const GraphOutput& out : p.outputs) {
+    if (out.kind == OutputKind::buffer_mutation)
+      mutated_buffers_.emplace_back(loaded_->graph.slot_of(out.value), named_buffers()[out.target]);
+    if (out.kind != OutputKind::user_output || output_slot_ >= 0 || out.value.empty()) continue;
+    output_slot_ = loaded_->graph.slot_of(out.value);
+    // The output's last dimension against what the task needs (classes, the blank, ...).
+    const std::int64_t needed = target.model_outputs();
+    const auto shape = p.shapes.find(out.value);
+    if (needed <= 0 || shape == p.shapes.end() || shape->second.sizes.empty() || !shape->second.sizes.back()) continue;
+    const std::int64_t given = *shape->second.sizes.back();
+    if (given != needed)
+      throw ProgramError(p.file.string() + ": the model's output has " + std::to_string(given) +
+                         " values in its last dimension, the task needs " + std::to_string(needed) +
+                         " (the data set's classes): export the model for " + std::to_string(needed) + " outputs");
+  }
+  if (output_slot_ < 0) throw ProgramError(p.file.string() + ": the program returns no tensor");
+}
+
+at::Tensor ExportedModel::register_weight(const std::string& name, const at::Tensor& saved, bool parameter) {
+  // Module's registration calls are protected; Holder makes them public, and pointers to them
+  // taken through Holder call them on any module, this model (the root) included.
+  using Module = torch::nn::Module;
+  std::shared_ptr<Module> (Module::*add_module)(std::string, std::shared_ptr<Module>) =
+      &Holder::register_module<Module>;
   torch::nn::Module* owner = this;
   std::string rest = name;
   for (auto dot = rest.find('.'); dot != std::string::npos; dot = rest.find('.')) {
     const std::string part = rest.substr(0, dot);
     rest = rest.substr(dot + 1);
     const auto children = owner->named_children();
-    if (const auto* child = children.find(part)) {
-      owner = child->get();
-      continue;
-    }
-    auto holder = std::make_shared<Holder>();
-    if (owner == this) register_module(part, holder); else static_cast<Holder*>(owner)->register_module(part, holder);
-    owner = holder.get();
+    const auto* child = children.find(part);
+    owner = child ? child->get() : (owner->*add_module)(part, std::make_shared<Holder>()).get();
   }
-  if (owner == this) {
-    if (parameter) register_parameter(rest, value); else register_buffer(rest, value);
-  } else if (parameter) {
-    static_cast<Holder*>(owner)->register_parameter(rest, value);
-  } else {
-    static_cast<Holder*>(owner)->register_buffer(rest, value);
-  }
+  if (parameter) return (owner->*&Holder::register_parameter)(rest, saved.clone(), true);
+  return (owner->*&Holder::register_buffer)(rest, saved.clone());
 }
 
 void ExportedModel::bind_inputs(const BatchDescription& batch) {

@@ -49,8 +49,11 @@ class ExportedModel final : public Model {
   int output_slot_ = -1;
   std::optional<c10::Device> checked_device_;
 
-  void register_weight(const std::string& name, const at::Tensor& value, bool parameter);
+  void bind_weights();
+  void bind_outputs(const TargetDescription& target);  // checks the output's size against the task
   void bind_inputs(const BatchDescription& batch);
+  // Registers a copy of `saved` under its Python name, in child modules for each dotted part.
+  at::Tensor register_weight(const std::string& name, const at::Tensor& saved, bool parameter);
   void check_batch(const UserInput& in, const at::Tensor& value) const;
   at::Tensor& on_device(at::Tensor& constant, const c10::Device& device);
 };

@@ -1,6 +1,5 @@
 #include "program.h"
 
-#include <cstring>
 #include <memory>
 
 #include <ATen/ops/empty.h>
@@ -60,35 +59,29 @@ at::Tensor read_weight(const std::filesystem::path& file, PyTorchStreamReader& a
   const std::int64_t offset = fixed_size(meta.at("storage_offset")).value_or(0);
   const std::string record = folder + entry.at("path_name").get<std::string>();
   if (!archive.hasRecord(record)) fail(file, "weight " + name + " is missing (no " + record + ")");
-  auto [data, bytes] = archive.getRecord(record);
+  const std::int64_t bytes = std::int64_t(archive.getRecordSize(record));
   const std::int64_t element = c10::elementSize(shape.dtype);
-  std::int64_t needed = sizes.empty() ? 1 : 0;  // the last element's storage index + 1
-  if (!sizes.empty()) {
-    needed = offset + 1;
-    for (size_t d = 0; d < sizes.size(); ++d) needed += (sizes[d] - 1) * strides[d];
-    for (auto s : sizes)
-      if (s == 0) needed = 0;
-  }
-  if (std::int64_t(bytes) < needed * element || std::int64_t(bytes) % element != 0)
+  // The storage must hold the last element: offset + sum((size - 1) * stride) + 1 (none if empty).
+  std::int64_t needed = offset + 1;
+  for (size_t d = 0; d < sizes.size(); ++d) needed += (sizes[d] - 1) * strides[d];
+  for (const std::int64_t s : sizes)
+    if (s == 0) needed = 0;
+  if (bytes < needed * element || bytes % element != 0)
     fail(file, "weight " + name + " has " + std::to_string(bytes) + " bytes, its shape needs " +
                    std::to_string(needed * element));
-  at::Tensor storage = at::empty({std::int64_t(bytes) / element}, at::TensorOptions().dtype(shape.dtype));
-  std::memcpy(storage.data_ptr(), data.get(), bytes);
-  return storage.as_strided(sizes, strides, offset).clone();
+  at::Tensor storage = at::empty({bytes / element}, at::TensorOptions().dtype(shape.dtype));
+  archive.getRecord(record, storage.data_ptr(), size_t(bytes));  // straight into the tensor
+  return storage.as_strided(sizes, strides, offset);
 }
 
+// The weights or constants a config (data/weights/model_weights_config.json) lists, by name.
 std::map<std::string, at::Tensor> read_weights(const std::filesystem::path& file, PyTorchStreamReader& archive,
-                                               const std::string& folder, std::map<std::string, bool>* is_parameter) {
+                                               const std::string& folder, const std::string& config_file) {
   std::map<std::string, at::Tensor> weights;
-  const std::string config_name = folder + (folder.find("constants") != std::string::npos
-                                                ? "model_constants_config.json"
-                                                : "model_weights_config.json");
-  if (!archive.hasRecord(config_name)) return weights;
-  const json config = json_record(file, archive, config_name);
-  for (const auto& [name, entry] : config.at("config").items()) {
+  if (!archive.hasRecord(folder + config_file)) return weights;
+  const json config = json_record(file, archive, folder + config_file);
+  for (const auto& [name, entry] : config.at("config").items())
     weights[name] = read_weight(file, archive, folder, name, entry);
-    if (is_parameter) (*is_parameter)[name] = entry.value("is_param", false);
-  }
   return weights;
 }
 
@@ -176,8 +169,8 @@ Program read_program(const std::filesystem::path& file) {
     for (const json& spec : graph_module.at("signature").at("output_specs")) p.outputs.push_back(output_of(spec));
     p.nodes = graph.at("nodes");
     for (const auto& [name, meta] : graph.at("tensor_values").items()) p.shapes[name] = shape_of(file, name, meta);
-    p.weights = read_weights(file, *archive, "data/weights/", &p.is_parameter);
-    p.constants = read_weights(file, *archive, "data/constants/", nullptr);
+    p.weights = read_weights(file, *archive, "data/weights/", "model_weights_config.json");
+    p.constants = read_weights(file, *archive, "data/constants/", "model_constants_config.json");
   } catch (const json::exception& e) {
     fail(file, std::string("models/model.json does not follow torch.export's schema: ") + e.what());
   } catch (const c10::Error& e) {

@@ -59,7 +59,6 @@ struct Program {
   // on the CPU, as saved.
   std::map<std::string, at::Tensor> weights;
   std::map<std::string, at::Tensor> constants;
-  std::map<std::string, bool> is_parameter;
 };
 
 // The schema versions this reader knows: torch.export's serialisation schema 8.x (torch 2.5
