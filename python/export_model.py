@@ -28,8 +28,12 @@ import sys
 import time
 import warnings
 
-import torch
-import torch.utils._pytree as pytree
+try:
+    import torch
+    import torch.utils._pytree as pytree
+except ImportError:
+    sys.exit("export_model: error: this Python has no torch: run it with the Python that has your model's "
+             "torch (scripts/setup's is ~/.cache/plugtrain/venv-torch-2.11.0/bin/python)")
 
 
 class ExportError(Exception):
