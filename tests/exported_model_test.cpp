@@ -165,6 +165,42 @@ TEST_P(ExportedParity, TrainsLikeEagerPyTorchWithSgdAndAdamW) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ExportedParity, ::testing::Values("resnet18", "mobilenet_v3_small", "vit", "gpt"));
 
+// A graph's nodes refused when the program is compiled, each in one line naming file, node and
+// operator (as read_program hands them over; no archive needed).
+std::string compile_error(const nlohmann::json& node) {
+  Program p;
+  p.file = "net.pt2";
+  p.inputs.push_back({InputKind::user_input, "x", "", true, {}});
+  p.nodes = nlohmann::json::array({node});
+  try {
+    GraphProgram graph(p);
+  } catch (const ProgramError& e) {
+    return e.what();
+  }
+  return "compiled";
+}
+
+TEST(ExportedGraph, NodesItCannotRunAreRefusedNamingFileNodeAndOperator) {
+  const auto x = nlohmann::json::parse(R"({"name": "self", "arg": {"as_tensor": {"name": "x"}}, "kind": 1})");
+  const auto out = nlohmann::json::parse(R"([{"as_tensor": {"name": "y"}}])");
+  EXPECT_EQ(compile_error({{"target", "torch.ops.aten.relu.default"}, {"name", "relu"}, {"inputs", {x}},
+                           {"outputs", out}}),
+            "compiled");
+  EXPECT_EQ(compile_error({{"target", "torch.ops.aten.frobnicate.default"}, {"name", "frob"}, {"inputs", {x}},
+                           {"outputs", out}}),
+            "net.pt2: node frob (aten::frobnicate): unknown operator: this LibTorch has no such operator");
+  EXPECT_EQ(compile_error({{"target", "torch.ops.higher_order.cond"}, {"name", "cond"}, {"inputs", {x}},
+                           {"outputs", out}}),
+            "net.pt2: node cond (torch.ops.higher_order.cond): not an operator plugtrain can run (higher-order "
+            "operators and Python functions are not supported)");
+  auto graph_arg = x;
+  graph_arg["arg"] = {{"as_graph", {{"name", "g"}, {"graph", nlohmann::json::object()}}}};
+  EXPECT_EQ(compile_error({{"target", "torch.ops.aten.relu.default"}, {"name", "relu"}, {"inputs", {graph_arg}},
+                           {"outputs", out}}),
+            "net.pt2: node relu (aten::relu): argument self of kind as_graph is not supported (higher-order "
+            "operators, custom objects and nested lists are not)");
+}
+
 // A new user's whole path: a Python class, python/export_model.py, `plugtrain run` (a last batch
 // smaller than the others: the dynamic batch), `plugtrain export`, and the weights back into the
 // original class with load_state_dict(strict=True); then what is refused, in one line each.

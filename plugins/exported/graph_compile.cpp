@@ -102,7 +102,7 @@ CompiledNode GraphProgram::compile(const json& node, const std::set<std::string>
   if (!name) fail(c, "not an operator plugtrain can run (higher-order operators and Python functions are not supported)");
   c.target = name->name + (name->overload_name.empty() ? "" : "." + name->overload_name);
   c.op = c10::Dispatcher::singleton().findSchema(*name);
-  if (!c.op) fail(c, "unknown operator: this LibTorch has no " + c.target);
+  if (!c.op) fail(c, "unknown operator: this LibTorch has no such operator");
   const c10::FunctionSchema& schema = c.op->schema();
   std::map<std::string, const json*> given;
   for (const json& in : inputs) given[in.at("name").get<std::string>()] = &in.at("arg");
