@@ -7,6 +7,8 @@
 #include <torch/nn/module.h>
 #include <torch/utils.h>
 
+#include "exported.h"
+
 namespace plugtrain::exported {
 
 namespace {
@@ -60,6 +62,14 @@ std::shared_ptr<const LoadedProgram> load_program(const std::filesystem::path& f
     it = read.insert_or_assign(key, std::make_pair(written, std::make_shared<const LoadedProgram>(read_program(file))))
              .first;
   return it->second.second;
+}
+
+std::shared_ptr<Model> make_exported_model(const std::filesystem::path& file, const BatchDescription& batch,
+                                           const TargetDescription& target) {
+  if (file.empty())
+    throw ProgramError("model.file is not set: name the .pt2 file torch.export.save wrote (python/export_model.py "
+                       "writes one)");
+  return std::make_shared<ExportedModel>(load_program(file), batch, target);
 }
 
 ExportedModel::ExportedModel(std::shared_ptr<const LoadedProgram> loaded, const BatchDescription& batch,

@@ -1,17 +1,13 @@
 // The bundled "exported" models plugin: `[model] name = "exported"` with `file = "net.pt2"`, a
 // model exported from Python with torch.export (python/export_model.py), trained like any other.
-#include "exported_model.h"
+#include "exported.h"
 
 namespace {
 
 std::shared_ptr<plugtrain::Model> make_exported(const plugtrain::BatchDescription& batch,
                                                 const plugtrain::TargetDescription& target,
                                                 const plugtrain::Options& options) {
-  const std::string& file = options.string("file");
-  if (file.empty())
-    throw plugtrain::exported::ProgramError(
-        "model.file is not set: name the .pt2 file torch.export.save wrote (python/export_model.py writes one)");
-  return std::make_shared<plugtrain::exported::ExportedModel>(plugtrain::exported::load_program(file), batch, target);
+  return plugtrain::exported::make_exported_model(options.string("file"), batch, target);
 }
 
 void register_exported(plugtrain::Registrar& host) {
