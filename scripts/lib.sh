@@ -17,6 +17,7 @@ PLUGTRAIN_APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libturbojpeg0-dev libspng-dev libarchive-dev  # JPEG/PNG (data/image_codec.cpp); CIFAR .tar.gz reading
   dataset-fashion-mnist
+  jargon-text
 )
 
 # For the tests only: a real one-node Slurm (tests/slurm/local_slurm.sh). Where these cannot be

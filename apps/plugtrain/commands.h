@@ -22,6 +22,7 @@ void add_check_backend_command(CLI::App& app);
 void add_data_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
 
 // Adds --plugin-path (repeatable) to a subcommand.
 void add_plugin_path_option(CLI::App& command, std::vector<std::filesystem::path>& paths);

@@ -66,6 +66,8 @@ void add_data_command(CLI::App& app) {
     const Experiment& e = run.experiment;
     const data::LoadedData loaded = data::load_dataset(run_data_options(run));
     print_data_report(e, loaded, std::cout);
+    if (!args->grid.empty() && loaded.data.train.tokens())
+      throw ConfigError("data --grid: data set '" + e.data.dataset_name + "' holds token ids, not images; there is no grid to draw");
     if (!args->grid.empty()) {
       data::write_png_file(args->grid, augmented_sample_grid(e, loaded.data.train, args->samples, args->columns));
       std::cout << "grid: " << args->grid.string() << " (" << args->samples << " augmented training samples, epoch 0)\n";

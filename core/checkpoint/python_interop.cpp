@@ -182,8 +182,18 @@ void load_python_state_dict(const std::filesystem::path& file, Model& model) {
       problems.push_back(msg.str());
     }
   }
+  // A key the model lacks is accepted when its tensor is one the model loads under another name:
+  // tied weights (nanoGPT's lm_head.weight is transformer.wte.weight), which torch.save keeps as
+  // one storage and a model here registers once.
+  const auto tied_to_a_loaded_key = [&](const at::Tensor& tensor) {
+    for (const std::string& name : used)
+      if (saved[name].is_alias_of(tensor) && saved[name].sizes() == tensor.sizes() && saved[name].strides() == tensor.strides() &&
+          saved[name].storage_offset() == tensor.storage_offset())
+        return true;
+    return false;
+  };
   for (const auto& [name, tensor] : saved)
-    if (!used.count(name)) problems.push_back("unexpected " + name);
+    if (!used.count(name) && !tied_to_a_loaded_key(tensor)) problems.push_back("unexpected " + name);
   if (!problems.empty()) {
     throw CheckpointError(file.string() + ": does not match the model: " + join(problems, "; "));
   }

@@ -26,6 +26,9 @@ enum class MemoryFormatChoice { channels_last, contiguous };
 enum class OptimizerName { sgd, adam, adamw, rmsprop, lion };
 enum class OptimizerImpl { loop, foreach, fused };  // how an optimizer steps (train/optimizer_table.h)
 enum class LrScaling { none, linear, sqrt };
+// Which parameters optim.weight_decay applies to: all, or those of two or more dimensions
+// (matrices, embeddings, kernels: nanoGPT's and timm's rule; no biases, no norm scales).
+enum class DecayScope { all, matrices };
 enum class ScheduleName { none, step, multistep, cosine, linear, onecycle };
 enum class CheckpointSave { none, last, best, every };
 enum class Direction { max, min };
@@ -66,6 +69,7 @@ PLUGTRAIN_CHOICE_WORDS(OptimizerName, {OptimizerName::sgd, "sgd"}, {OptimizerNam
 PLUGTRAIN_CHOICE_WORDS(OptimizerImpl, {OptimizerImpl::fused, "fused"}, {OptimizerImpl::foreach, "foreach"},
                        {OptimizerImpl::loop, "loop"});
 PLUGTRAIN_CHOICE_WORDS(LrScaling, {LrScaling::none, "none"}, {LrScaling::linear, "linear"}, {LrScaling::sqrt, "sqrt"});
+PLUGTRAIN_CHOICE_WORDS(DecayScope, {DecayScope::all, "all"}, {DecayScope::matrices, "matrices"});
 PLUGTRAIN_CHOICE_WORDS(ScheduleName, {ScheduleName::none, "none"}, {ScheduleName::step, "step"},
                        {ScheduleName::multistep, "multistep"}, {ScheduleName::cosine, "cosine"},
                        {ScheduleName::linear, "linear"}, {ScheduleName::onecycle, "onecycle"});

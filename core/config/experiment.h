@@ -109,6 +109,7 @@ struct OptimConfig {  // [optim]
   double momentum = 0.0;
   bool nesterov = false;
   double weight_decay = 0.0;
+  DecayScope decay = DecayScope::all;  // which parameters weight_decay applies to
   std::vector<double> betas;  // empty: the optimizer's own default
   double eps = 1e-8;
   double alpha = 0.99;
@@ -153,6 +154,7 @@ struct DistributedConfig {  // [distributed]
 struct TrainConfig {  // [train]
   std::int64_t epochs = 10;
   std::int64_t max_steps = 0;
+  std::int64_t steps_per_epoch = 0;  // batches an epoch takes of its shuffled data (0: all)
   std::int64_t log_interval = 100;
   std::int64_t eval_every = 1;
   std::int64_t test_every = 0;  // with a validation split: test every N epochs too (0: once, at the end)

@@ -166,6 +166,9 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("optim.momentum", field(&E::optim, &OptimConfig::momentum), "sgd, rmsprop: momentum", between(0, 1)),
       key("optim.nesterov", field(&E::optim, &OptimConfig::nesterov), "sgd: Nesterov momentum (needs momentum > 0)"),
       key("optim.weight_decay", field(&E::optim, &OptimConfig::weight_decay), "weight decay (decoupled for adamw and lion)", at_least(0)),
+      choice_key<DecayScope>("optim.decay", field(&E::optim, &OptimConfig::decay),
+          "which parameters weight_decay applies to: all, or matrices (those of two or more dimensions: no biases "
+          "and no norm scales, as nanoGPT and timm do)"),
       key("optim.betas", field(&E::optim, &OptimConfig::betas), "adam, adamw, lion: [beta1, beta2] (default [0.9, 0.999]; lion [0.9, 0.99])",
           betas_check()),
       key("optim.eps", field(&E::optim, &OptimConfig::eps), "adam, adamw, rmsprop: epsilon", greater_than(0)),
@@ -223,6 +226,10 @@ const std::vector<ConfigKey>& experiment_schema() {
 
       resumable(key("train.epochs", field(&E::train, &TrainConfig::epochs), "number of epochs", greater_than(0))),
       key("train.max_steps", field(&E::train, &TrainConfig::max_steps), "stop after this many optimizer steps (0: no limit)", at_least(0)),
+      key("train.steps_per_epoch", field(&E::train, &TrainConfig::steps_per_epoch),
+          "batches an epoch takes from its shuffle of the training data (0: all of it); an epoch is then an "
+          "evaluation interval, as Lightning's limit_train_batches (a language model's windows: nanoGPT's eval_interval)",
+          at_least(0)),
       resumable(key("train.log_interval", field(&E::train, &TrainConfig::log_interval), "print step loss and throughput every N steps (0: never)",
           at_least(0))),
       resumable(key("train.eval_every", field(&E::train, &TrainConfig::eval_every),

@@ -78,7 +78,10 @@ struct BatchLoader::Impl {
     if (shard.pad) return (samples() + shard.count - 1) / shard.count;
     return (samples() - shard.rank + shard.count - 1) / shard.count;
   }
-  int64_t num_batches() const { return (shard_samples() + batch_size - 1) / batch_size; }
+  int64_t all_batches() const { return (shard_samples() + batch_size - 1) / batch_size; }
+  int64_t num_batches() const { return limit > 0 ? std::min(limit, all_batches()) : all_batches(); }
+  int64_t epoch_samples() const { return limit > 0 && limit < all_batches() ? limit * batch_size : shard_samples(); }
+  int64_t limit = 0;  // train.steps_per_epoch
 
   // The epoch's permutation cut down to this rank's share (see Shard).
   at::Tensor shard_of(const at::Tensor& all) const {
@@ -174,7 +177,11 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, 
                          at::MemoryFormat memory_format, std::shared_ptr<DeviceResident> resident) {
   if (batch_size <= 0) throw DataError("batch size must be positive, got " + std::to_string(batch_size));
   const bool has_pixels = data.images.defined() || data.decode;
-  if (!has_pixels || !data.labels.defined() || data.sample_shape.size() != 3 ||
+  if (data.tokens()) {
+    if (data.images.dim() != 2 || !data.labels.defined() || data.labels.size(0) != data.images.size(0))
+      throw DataError("batch loader: token windows (N,T) and their targets must have the same count");
+    if (!augmentation.order.empty()) throw DataError("augmentation: token ids have no pixels to augment; use none");
+  } else if (!has_pixels || !data.labels.defined() || data.sample_shape.size() != 3 ||
       (data.images.defined() && (data.images.dim() != 4 || data.images.size(0) != data.labels.size(0))))
     throw DataError("batch loader: images (N,C,H,W) and labels must be defined and have the same count");
   if (shard.count < 1 || shard.rank < 0 || shard.rank >= shard.count)
@@ -195,7 +202,8 @@ BatchLoader::BatchLoader(const Dataset& data, int64_t batch_size, bool shuffle, 
 BatchLoader::~BatchLoader() { impl_->stop_workers(); }
 
 int64_t BatchLoader::batches_per_epoch() const { return impl_->num_batches(); }
-int64_t BatchLoader::samples_per_epoch() const { return impl_->shard_samples(); }
+int64_t BatchLoader::samples_per_epoch() const { return impl_->epoch_samples(); }
+void BatchLoader::limit_batches(int64_t batches) { impl_->limit = std::max<int64_t>(0, batches); }
 
 void BatchLoader::start_epoch(int64_t epoch) {
   Impl& s = *impl_;

@@ -59,6 +59,9 @@ class BatchLoader {
   int64_t batches_per_epoch() const;
   // Samples of this shard per epoch (the last batch holds what is left).
   int64_t samples_per_epoch() const;
+  // Each epoch ends after `batches` batches of its permutation (0: none), an evaluation interval
+  // shorter than the data (train.steps_per_epoch). Call before start_epoch.
+  void limit_batches(int64_t batches);
 
   // Begins epoch `epoch` (any previous epoch is abandoned, its prefetching stopped).
   void start_epoch(int64_t epoch);

@@ -78,6 +78,7 @@ Batch Batch::narrow(int64_t begin, int64_t count) const {
 }
 
 Batch BatchMaker::make(const at::Tensor& order, int64_t begin, int64_t count, int64_t epoch) const {
+  if (data_.tokens()) return gather_windows(order.narrow(0, begin, count));
   std::vector<int64_t> shape{count};
   shape.insert(shape.end(), data_.sample_shape.begin(), data_.sample_shape.end());
   Batch b;
@@ -116,6 +117,21 @@ Batch BatchMaker::make(const at::Tensor& order, int64_t begin, int64_t count, in
     }
   });
   if (error) std::rethrow_exception(error);
+  return b;
+}
+
+// Token windows: rows of (overlapping, strided) views of one stream, gathered into a new
+// contiguous batch; nothing to augment or normalise.
+Batch BatchMaker::gather_windows(const at::Tensor& samples) const {
+  Batch b;
+  b.inputs = data_.images.index_select(0, samples);
+  b.targets = data_.labels.index_select(0, samples);
+  for (const auto& [name, field] : data_.fields) b.fields[name] = field.index_select(0, samples);
+  if (pin_) {
+    b.inputs = b.inputs.pin_memory();
+    b.targets = b.targets.pin_memory();
+    for (auto& [name, field] : b.fields) field = field.pin_memory();
+  }
   return b;
 }
 

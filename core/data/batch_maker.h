@@ -18,7 +18,8 @@
 namespace plugtrain::data {
 
 struct Batch {
-  at::Tensor inputs;   // float32 B,C,H,W on the loader's device (channels-last strides when asked)
+  at::Tensor inputs;   // float32 B,C,H,W on the loader's device (channels-last strides when asked),
+                       // or int64 B,T token ids
   at::Tensor targets;  // the B samples' rows of the data set's labels, on the loader's device
   std::map<std::string, at::Tensor> fields;  // the samples' rows of the data set's fields (dataset.h)
 
@@ -50,6 +51,7 @@ class BatchMaker {
     std::vector<float> erase_fill;  // random_erasing's value before normalisation: the mean
   };
 
+  Batch gather_windows(const at::Tensor& samples) const;
   // Sample `sample`, at `position` of the epoch, into `out` (C,H,W floats).
   void make_sample(int64_t epoch, int64_t position, int64_t sample, float* out) const;
 

@@ -33,11 +33,14 @@ enum class TargetKind {
   real,         // float () or (D) : values to predict
   pixel_class,  // int64 (H, W) : one class per pixel
   sequence,     // int64 (S) : classes in order, padded at the end with -1 to the longest
+  next_token = 6,  // int64 (T) : the token after each of the T input tokens (the SDK's value)
 };
 
 struct Dataset {
   // uint8 N,C,H,W pixels (image data sets), or float32 N,C,H,W already normalised
   // (synthetic); CPU, contiguous. Undefined when `decode` produces the pixels on demand.
+  // Or int64 N,T token ids (a text data set): usually overlapping windows of one token stream
+  // (a strided view, one window per offset), which the loader gathers without copying the rest.
   at::Tensor images;
   SampleDecoder decode;
   // The targets, one row per sample, of the kind `target_kind` says: int64 N class labels;
@@ -54,6 +57,7 @@ struct Dataset {
 
   int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
   bool bytes() const { return !images.defined() || images.scalar_type() == at::kByte; }
+  bool tokens() const { return images.defined() && images.scalar_type() == at::kLong; }
 };
 
 struct DatasetPair {

@@ -11,6 +11,7 @@
 namespace plugtrain::data {
 
 Status servable_on_device(const Dataset& data, const AugmentOptions& augmentation) {
+  if (data.tokens()) return WhyNot{"token windows are gathered from the token stream on the host"};
   if (!data.images.defined())
     return WhyNot{"the images are decoded on demand (data.cache = \"none\", or too large for memory)"};
   for (const Augmentation step : augmentation.order)

@@ -9,6 +9,31 @@ namespace plugtrain::data {
 
 namespace {
 
+// A language model's split: int64 (N, T) windows of token ids and the (N, T) tokens that follow
+// them, kept as given (overlapping strided views of one stream stay views), every id inside the
+// vocabulary.
+void take_token_windows(const DatasetReadSplit& split, int64_t vocabulary, const std::string& where, Dataset& d) {
+  const at::Tensor& x = split.inputs;
+  const at::Tensor& y = split.targets;
+  if (!x.defined() || x.dim() != 2 || x.scalar_type() != at::kLong)
+    throw DataError(where + ": a language model's inputs must be int64 (N, T) token ids, got " +
+                    (x.defined() ? std::string(c10::toString(x.scalar_type())) + " " + shape_text(x.sizes()) : "none"));
+  if (!y.defined() || y.sizes() != x.sizes() || y.scalar_type() != at::kLong)
+    throw DataError(where + ": the next tokens must be int64 of the inputs' shape " + shape_text(x.sizes()) + ", got " +
+                    (y.defined() ? std::string(c10::toString(y.scalar_type())) + " " + shape_text(y.sizes()) : "none"));
+  if (vocabulary < 1) throw DataError(where + ": the vocabulary is empty");
+  for (const at::Tensor& ids : {x, y}) {
+    if (ids.numel() == 0) continue;
+    const int64_t lo = ids.min().item<int64_t>(), hi = ids.max().item<int64_t>();
+    if (lo < 0 || hi >= vocabulary)
+      throw DataError(where + ": token id " + std::to_string(lo < 0 ? lo : hi) + " is outside the vocabulary of " +
+                      std::to_string(vocabulary) + " (0.." + std::to_string(vocabulary - 1) + ")");
+  }
+  d.images = x.to(at::kCPU);
+  d.labels = y.to(at::kCPU);
+  d.sample_shape = {x.size(1)};
+}
+
 // One split as the host's Dataset: inputs (N, C, H, W) bytes or floats in memory, or decoded
 // on demand (a reader's split without inputs), and N targets of the kind.
 Dataset to_dataset(const DatasetReadSplit& split, int64_t num_classes, const std::vector<std::string>& class_names,
@@ -16,7 +41,10 @@ Dataset to_dataset(const DatasetReadSplit& split, int64_t num_classes, const std
   const at::Tensor& x = split.inputs;
   const at::Tensor& y = split.targets;
   Dataset d;
-  if (x.defined()) {
+  const bool tokens = kind == TargetKind::next_token;
+  if (tokens) {
+    take_token_windows(split, num_classes, where, d);
+  } else if (x.defined()) {
     if (x.dim() != 4 || (x.scalar_type() != at::kByte && x.scalar_type() != at::kFloat))
       throw DataError(where + ": inputs must be uint8 or float32 (N, C, H, W), got " +
                       std::string(c10::toString(x.scalar_type())) + " " + shape_text(x.sizes()));
@@ -46,7 +74,7 @@ Dataset to_dataset(const DatasetReadSplit& split, int64_t num_classes, const std
   if (x.defined() && y.size(0) != x.size(0))
     throw DataError(where + ": " + std::to_string(x.size(0)) + " inputs but " + std::to_string(y.size(0)) + " targets");
   const bool integral = kind == TargetKind::class_index || kind == TargetKind::pixel_class || kind == TargetKind::sequence;
-  d.labels = (integral ? y.to(at::kCPU, at::kLong) : y.to(at::kCPU, at::kFloat)).contiguous();
+  if (!tokens) d.labels = (integral ? y.to(at::kCPU, at::kLong) : y.to(at::kCPU, at::kFloat)).contiguous();
   d.target_kind = kind;
   d.num_classes = num_classes;
   d.class_names = class_names;

@@ -26,6 +26,7 @@ std::string per_class_text(const data::Dataset& d) {
     case data::TargetKind::multi_hot: return "labels per sample " + fixed(d.labels.sum(1).to(at::kDouble).mean().item<double>(), 2) + " on average";
     case data::TargetKind::real: return "targets " + shape_text(d.labels.sizes());
     case data::TargetKind::pixel_class: return "masks " + shape_text(d.labels.sizes());
+    case data::TargetKind::next_token: return "windows of " + std::to_string(d.labels.size(1)) + " tokens";
     case data::TargetKind::sequence:
       return "sequences of " + std::to_string(d.labels.ge(0).sum(1).min().item<int64_t>()) + " to " +
              std::to_string(d.labels.ge(0).sum(1).max().item<int64_t>()) + " classes";
@@ -51,7 +52,8 @@ std::string target_text(const data::Dataset& d, const at::Tensor& target) {
       return text;
     }
     case data::TargetKind::real: return fixed(target.flatten()[0].item<double>(), 2);
-    case data::TargetKind::pixel_class: return "";
+    case data::TargetKind::pixel_class:
+    case data::TargetKind::next_token: return "";
   }
   return "";
 }
@@ -97,6 +99,11 @@ void print_data_report(const Experiment& e, const data::LoadedData& loaded, std:
   else
     out << loaded.test_split << " " << test.size() << " (" << per_class_text(test) << ")\n";
   if (const std::string fields = data::fields_text(train); !fields.empty()) out << "fields: " << fields << "\n";
+  if (train.tokens()) {  // a vocabulary's entries are characters (newlines among them), not names to list
+    out << "sample: " << train.sample_shape.at(0) << " token ids (int64), vocabulary " << train.num_classes << "\n";
+    for (const auto& note : loaded.notes) out << note << "\n";
+    return;
+  }
   out << "classes: " << train.num_classes;
   const int64_t shown = std::min<int64_t>(train.num_classes, 20);
   for (int64_t k = 0; k < shown; ++k) out << (k ? ", " : ": ") << k << " " << class_name(train, k);

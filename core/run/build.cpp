@@ -84,7 +84,8 @@ data::LoadedData load_data(const ValidatedRun& run, const RunOutputs* outputs) {
 ModelDescription model_description(const data::Dataset& train, std::int64_t model_outputs) {
   ModelDescription d;
   const bool lengths = train.fields.count("input_lengths") > 0;
-  d.batch.add("input", {c10::ScalarType::Float, train.sample_shape, lengths ? "input_lengths" : ""});
+  const c10::ScalarType input = train.tokens() ? c10::ScalarType::Long : c10::ScalarType::Float;
+  d.batch.add("input", {input, train.sample_shape, lengths ? "input_lengths" : ""});
   for (const auto& [name, values] : train.fields)
     d.batch.add(name, {values.scalar_type(), values.sizes().slice(1).vec(), ""});
   d.target.kind_ = DatasetTargets(int(train.target_kind));  // the same kinds in the same order

@@ -22,6 +22,8 @@ std::string targets_text(const data::Dataset& d) {
     case data::TargetKind::pixel_class: return std::to_string(d.num_classes) + " pixel classes";
     case data::TargetKind::sequence:
       return "sequences of up to " + std::to_string(d.labels.size(1)) + " of " + std::to_string(d.num_classes) + " classes";
+    case data::TargetKind::next_token:
+      return "the next token of " + std::to_string(d.labels.size(1)) + " positions, vocabulary " + std::to_string(d.num_classes);
     case data::TargetKind::real: {
       const std::int64_t values = d.labels.defined() && d.labels.dim() > 1 ? d.labels[0].numel() : 1;
       return std::to_string(values) + (values == 1 ? " value" : " values") + " per sample";

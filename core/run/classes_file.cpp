@@ -19,7 +19,8 @@ void write_classes_file(const std::filesystem::path& run_folder, const data::Dat
   const nlohmann::json j = {{"num_classes", train.num_classes},
                             {"classes", names},
                             {"sample_shape", train.sample_shape},
-                            {"byte_images", train.bytes()}};
+                            {"byte_images", train.bytes()},
+                            {"token_ids", train.tokens()}};
   write_file_atomically(classes_file(run_folder), j.dump(2) + "\n");
 }
 
@@ -34,8 +35,9 @@ std::optional<RunClasses> read_classes_file(const std::filesystem::path& run_fol
     c.names = j.at("classes").get<std::vector<std::string>>();
     c.sample_shape = j.at("sample_shape").get<std::vector<std::int64_t>>();
     c.byte_images = j.at("byte_images").get<bool>();
-    if (c.sample_shape.size() != 3 || std::int64_t(c.names.size()) != c.num_classes)
-      throw std::runtime_error("a sample shape of 3 sizes and one name per class expected");
+    c.token_ids = j.value("token_ids", false);
+    if (c.sample_shape.size() != (c.token_ids ? 1u : 3u) || std::int64_t(c.names.size()) != c.num_classes)
+      throw std::runtime_error("a sample shape of 3 sizes (1 for token ids) and one name per class expected");
     return c;
   } catch (const std::exception& error) {
     throw Error(file.string() + ": not the classes file a run writes (" + first_line(error.what()) + ")");

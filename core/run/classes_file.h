@@ -1,5 +1,6 @@
 // classes.json in a run's folder: what a trained model's outputs mean and what it reads — the
-// class names, the sample shape (C,H,W) and whether samples are byte images — written when the
+// class names (a vocabulary's tokens), the sample shape (C,H,W, or T token ids) and whether samples
+// are byte images — written when the
 // run's data is loaded, so `plugtrain predict` can use the model without reading the data set.
 #pragma once
 
@@ -18,6 +19,9 @@ struct RunClasses {
   std::vector<std::string> names;          // one per class ("0", "1", ... when the data set names none)
   std::vector<std::int64_t> sample_shape;  // C,H,W
   bool byte_images = true;                 // false: float samples already normalised (synthetic)
+  // A language model's run: samples are windows of token ids (sample_shape {T}) and the names
+  // are its vocabulary: each token's text, "<0xNN>" for a byte (sentencepiece's convention).
+  bool token_ids = false;
 };
 
 std::filesystem::path classes_file(const std::filesystem::path& run_folder);

@@ -78,7 +78,9 @@ const RegisteredDataset& find_dataset(const PluginHost& host, const ExperimentFi
 // mask) or in order across the image (a sequence) would learn from images its targets no longer
 // describe.
 void check_augmentation_keeps_targets(const ExperimentFile& file, const Experiment& e, const TaskDefinition& task) {
-  if (task.target_kind != TargetKind::pixel_class && task.target_kind != TargetKind::sequence) return;
+  if (task.target_kind != TargetKind::pixel_class && task.target_kind != TargetKind::sequence &&
+      task.target_kind != TargetKind::next_token)
+    return;
   for (const Augmentation a : e.data.augment.order) {
     const bool moves_pixels = a == Augmentation::random_crop || a == Augmentation::horizontal_flip ||
                               a == Augmentation::random_resized_crop || a == Augmentation::rotation ||

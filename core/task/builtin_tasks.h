@@ -15,6 +15,7 @@ TaskDefinition multilabel_task();
 TaskDefinition regression_task();
 TaskDefinition segmentation_task();
 TaskDefinition sequence_task();
+TaskDefinition language_model_task();
 
 // A task whose metric lists and name come from its spec.
 class SpecifiedTask : public Task {

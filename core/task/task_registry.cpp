@@ -11,7 +11,7 @@ namespace plugtrain {
 
 const std::vector<TaskDefinition>& builtin_tasks() {
   static const std::vector<TaskDefinition> tasks = {classification_task(), multilabel_task(), regression_task(),
-                                              segmentation_task(), sequence_task()};
+                                              segmentation_task(), sequence_task(), language_model_task()};
   return tasks;
 }
 

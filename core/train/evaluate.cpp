@@ -48,7 +48,8 @@ at::Tensor flip_averaged(const at::Tensor& outputs, const at::Tensor& mirrored_o
     case TargetKind::pixel_class: return mean_of_probabilities(outputs, mirrored_outputs.flip({-1}), 1);
     case TargetKind::multi_hot:
     case TargetKind::real: return (outputs + mirrored_outputs) / 2;
-    case TargetKind::sequence: break;
+    case TargetKind::sequence:
+    case TargetKind::next_token: break;
   }
   refuse_mirrored_sequence();
 }

@@ -13,6 +13,7 @@ namespace plugtrain {
 struct LoopConfig {
   std::int64_t epochs = 10;
   std::int64_t max_steps = 0;        // 0: no limit
+  std::int64_t steps_per_epoch = 0;  // batches an epoch takes (0: all)
   std::int64_t log_interval = 100;   // steps between logged steps (0: never)
   std::int64_t eval_every = 1;       // epochs between evaluations (the last always)
   std::int64_t test_every = 0;       // with a validation split: epochs between test evaluations (0: at the end)

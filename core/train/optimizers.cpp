@@ -18,11 +18,42 @@ std::tuple<double, double> betas_or(const Experiment& e, double b1, double b2) {
   return {b1, b2};
 }
 
+// A second parameter group, like the first but without weight decay.
+template <class Options>
+void add_undecayed_group(torch::optim::Optimizer& optimizer, std::vector<at::Tensor> params) {
+  auto options = std::make_unique<Options>(static_cast<const Options&>(optimizer.defaults()));
+  options->weight_decay(0);
+  optimizer.add_param_group(torch::optim::OptimizerParamGroup(std::move(params), std::move(options)));
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_one_group(const Experiment& e, double lr, const std::vector<at::Tensor>& params,
+                                                       OptimizerImpl impl);
+
 }  // namespace
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, double lr,
                                                        const std::vector<at::Tensor>& params) {
   const OptimizerImpl impl = resolve_optimizer_impl(e.optim.name, e.optim.impl, params);
+  if (e.optim.decay == DecayScope::all || e.optim.weight_decay == 0) return make_one_group(e, lr, params, impl);
+  // optim.decay = "matrices": group 0 decays the parameters of two or more dimensions, group 1
+  // holds the rest (biases, norm scales) without decay: nanoGPT's configure_optimizers.
+  std::vector<at::Tensor> decayed, kept;
+  for (const at::Tensor& p : params) (p.dim() >= 2 ? decayed : kept).push_back(p);
+  std::unique_ptr<torch::optim::Optimizer> optimizer = make_one_group(e, lr, decayed, impl);
+  switch (e.optim.name) {
+    case OptimizerName::sgd: add_undecayed_group<torch::optim::SGDOptions>(*optimizer, kept); break;
+    case OptimizerName::adam: add_undecayed_group<torch::optim::AdamOptions>(*optimizer, kept); break;
+    case OptimizerName::adamw: add_undecayed_group<torch::optim::AdamWOptions>(*optimizer, kept); break;
+    case OptimizerName::rmsprop: add_undecayed_group<torch::optim::RMSpropOptions>(*optimizer, kept); break;
+    case OptimizerName::lion: add_undecayed_group<LionOptions>(*optimizer, kept); break;
+  }
+  return optimizer;
+}
+
+namespace {
+
+std::unique_ptr<torch::optim::Optimizer> make_one_group(const Experiment& e, double lr, const std::vector<at::Tensor>& params,
+                                                       OptimizerImpl impl) {
   const double wd = e.optim.weight_decay;
   switch (e.optim.name) {
     case OptimizerName::sgd:
@@ -46,6 +77,8 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, dou
   }
   throw Error(std::string("unknown optimizer '") + word_of(e.optim.name) + "'");
 }
+
+}  // namespace
 
 namespace {
 

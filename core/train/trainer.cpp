@@ -84,10 +84,12 @@ Trainer::Trainer(TrainerParts parts)
 Trainer::~Trainer() = default;
 
 std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size) const {
-  return std::make_unique<data::BatchLoader>(parts_.data->train, batch_size, /*shuffle=*/true,
+  auto loader = std::make_unique<data::BatchLoader>(parts_.data->train, batch_size, /*shuffle=*/true,
                                              data::augment_options(parts_.loop.augment), parts_.device.loader,
                                              parts_.device.device, parts_.loop.seed, parts_.strategy->shard(/*pad=*/true),
                                              parts_.device.memory_format, parts_.device.train_on_device);
+  loader->limit_batches(parts_.loop.steps_per_epoch);
+  return loader;
 }
 
 std::unique_ptr<TrainStep> Trainer::make_step(bool skip_nonfinite) {

@@ -65,6 +65,9 @@ RunClasses classes_of(const TrainedFiles& files) {
   if (!classes)
     throw Error(files.run_folder.string() + ": no classes.json (the class names and sample shape, which runs "
                 "write since plugtrain evaluate and predict exist); `plugtrain evaluate` works on this run");
+  if (classes->token_ids)
+    throw Error(files.run_folder.string() + ": the run is a language model (token ids): predict reads image files; "
+                "`plugtrain generate` writes text", exit_bad_input);
   if (!classes->byte_images)
     throw Error(files.run_folder.string() + ": the run's samples are float data, not images: predict reads image files",
                 exit_bad_input);

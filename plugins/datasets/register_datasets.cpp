@@ -5,12 +5,14 @@
 //   image-folder           train/<class>/*.png|jpg, val/ or test/        one class per image
 //   tiny-imagenet          Tiny ImageNet's own layout (wnids, val annotations)
 //   synthetic              seeded data for whatever the run's task learns
+//   text, tokens           a UTF-8 text file, or nanoGPT's train.bin/val.bin: windows and next tokens
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "readers.h"
+#include "readers/text_corpus.h"
 
 namespace {
 
@@ -40,6 +42,37 @@ void add(plugtrain::Registrar& host, DatasetSpec s, std::vector<OptionRule> rule
   s.read = std::move(read);
   s.check = std::move(check);
   plugtrain::add_dataset(host, s, rules);
+}
+
+// Windows of tokens for the language_model task (readers/text_corpus.h).
+std::vector<OptionSpec> window_options() {
+  return {{"context", OptionType::integer, std::int64_t{64}, "tokens per window (nanoGPT's block_size)"},
+          {"eval_stride", OptionType::integer, std::int64_t{0}, "tokens between val windows (0: context, every val token once)"},
+          {"val_windows", OptionType::integer, std::int64_t{0}, "at most this many val windows, spread evenly (0: all)"}};
+}
+
+void add_text_datasets(plugtrain::Registrar& host) {
+  using namespace bundled_datasets;
+  std::vector<OptionSpec> text_options = window_options();
+  text_options.push_back({"vocabulary", OptionType::string, std::string("char"),
+                          "char (the training split's characters) or byte (the 256 byte values)"});
+  text_options.push_back({"val_fraction", OptionType::real, 0.1, "the last share of the text that is the val split"});
+  const std::vector<OptionRule> window_rules = {OptionRule("context").at_least(1), OptionRule("eval_stride").at_least(0),
+                                                OptionRule("val_windows").at_least(0)};
+  std::vector<OptionRule> text_rules = window_rules;
+  text_rules.push_back(OptionRule("vocabulary").one_of({"char", "byte"}));
+  text_rules.push_back(OptionRule("val_fraction").above(0).below(1));
+  DatasetSpec text = spec("text", "a UTF-8 text file (plain or .gz) in data.path, as windows of characters or bytes "
+                          "and the next token of each: split by [dataset] val_fraction", DatasetTargets::next_token,
+                          text_options);
+  text.validation_split = "val";
+  add(host, text, text_rules, [](const DatasetQuery& q, const Options& o) { return read_text(q, o); },
+      [](const DatasetQuery& q, const Options&) { check_text_path(q); });
+  DatasetSpec tokens = spec("tokens", "nanoGPT's layout in data.path: train.bin and val.bin (uint16 token ids) and "
+                            "meta.json (vocab_size, optional itos)", DatasetTargets::next_token, window_options());
+  tokens.validation_split = "val";
+  add(host, tokens, window_rules, [](const DatasetQuery& q, const Options& o) { return read_tokens(q, o); },
+      [](const DatasetQuery& q, const Options&) { check_tokens_path(q); });
 }
 
 void register_datasets(plugtrain::Registrar& host) {
@@ -82,9 +115,11 @@ void register_datasets(plugtrain::Registrar& host) {
       {OptionRule("shape").at_least(1).length(3, 3), OptionRule("classes").at_least(2), OptionRule("train_size").at_least(1),
        OptionRule("test_size").at_least(1)},
       [](const DatasetQuery& q, const Options& o) { return read_synthetic(q, o); }, {});
+  add_text_datasets(host);
 }
 
 }  // namespace
 
 PLUGTRAIN_PLUGIN(register_datasets, PLUGTRAIN_KIND_DATASETS, "datasets", "1.0.0",
-                 "The bundled data sets: fashion-mnist, mnist, cifar10, cifar100, image-folder, tiny-imagenet, synthetic")
+                 "The bundled data sets: fashion-mnist, mnist, cifar10, cifar100, image-folder, tiny-imagenet, synthetic, "
+                 "text, tokens")

@@ -38,6 +38,11 @@ ModelSpec unet_spec();  // segmentation: (N, classes, H, W) out
 std::vector<OptionRule> unet_rules();
 ModelSpec crnn_spec();  // sequences: (N, T, classes) out, for CTC
 std::vector<OptionRule> crnn_rules();
+// Transformers (transformer.h): nanoGPT's GPT for language models, and a ViT for images.
+ModelSpec gpt_spec();  // (N, T) token ids in, (N, T, vocabulary) out
+std::vector<OptionRule> gpt_rules();
+ModelSpec vit_spec();
+std::vector<OptionRule> vit_rules();
 
 // What (N, K) scores fit: a class, a set of K labels or K values per sample.
 inline std::vector<DatasetTargets> per_sample_targets() {

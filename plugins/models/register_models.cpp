@@ -18,10 +18,12 @@ void register_models(plugtrain::Registrar& host) {
   add_model(host, baseline_cnn_spec(), baseline_cnn_rules());
   add_model(host, unet_spec(), unet_rules());
   add_model(host, crnn_spec(), crnn_rules());
+  add_model(host, gpt_spec(), gpt_rules());
+  add_model(host, vit_spec(), vit_rules());
 }
 
 }  // namespace
 
 PLUGTRAIN_PLUGIN(register_models, PLUGTRAIN_KIND_MODELS, "models", "0.1.0",
                  "Bundled architectures: mlp, convnet, lenet5, baseline_cnn, resnet18/34/50/101, "
-                 "wide_resnet50_2, wide_resnet (CIFAR WRN), vgg11/13/16/19_bn, mobilenet_v2, unet, crnn")
+                 "wide_resnet50_2, wide_resnet (CIFAR WRN), vgg11/13/16/19_bn, mobilenet_v2, unet, crnn, gpt, vit")

@@ -37,6 +37,9 @@ enum class DatasetTargets {
   sequence = 4,     // int64 (N, S): classes in order, padded at the end with -1 (sequence)
   as_task = 5,      // the data set makes the kind the run's task learns (synthetic data):
                     // DatasetQuery::task_targets says which, DatasetSink::targets says it back
+  next_token = 6,   // int64 (N, T): the token that follows each position of the input window
+                    // (language_model); inputs are int64 (N, T) token ids. A host before it
+                    // refuses the read, naming the unknown kind
 };
 
 // Implemented by the host: what the experiment says about reading. Calls only appended.

@@ -1,0 +1,154 @@
+#include "plugins/model_forward.h"
+#include "use/generate.h"
+
+#include <limits>
+#include <map>
+#include <ostream>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
+#include <nlohmann/json.hpp>
+
+#include "config/config_error.h"
+#include "run/build.h"
+#include "run/build_task.h"
+#include "run/classes_file.h"
+#include "train/precision.h"
+#include "util/error.h"
+
+namespace plugtrain {
+
+namespace {
+
+bool byte_vocabulary(const std::vector<std::string>& names) { return names.size() == 256 && names[0] == "<0x00>"; }
+
+// A byte name "<0xNN>": its byte, else -1.
+int byte_of(const std::string& name) {
+  if (name.size() != 6 || name.compare(0, 3, "<0x") != 0 || name[5] != '>') return -1;
+  return std::stoi(name.substr(3, 2), nullptr, 16);
+}
+
+// The run's vocabulary and window, from classes.json; Error when the run is not a language model.
+RunClasses vocabulary_of(const TrainedFiles& files) {
+  std::optional<RunClasses> classes = files.run_folder.empty() ? std::nullopt : read_classes_file(files.run_folder);
+  if (!classes)
+    throw Error(files.weights.string() + ": generate needs the run's folder with its classes.json (the vocabulary)",
+                exit_bad_input);
+  if (!classes->token_ids)
+    throw Error(files.run_folder.string() + ": not a language model's run (its samples are not token ids): generate "
+                "needs a run of task language_model", exit_bad_input);
+  return *classes;
+}
+
+// A data set of one window: what build_task and build_model need to make the run's task and model.
+data::Dataset one_window(const RunClasses& classes) {
+  data::Dataset d;
+  d.images = at::zeros({1, classes.sample_shape.at(0)}, at::TensorOptions().dtype(at::kLong));
+  d.labels = d.images.clone();
+  d.target_kind = data::TargetKind::next_token;
+  d.num_classes = classes.num_classes;
+  d.class_names = classes.names;
+  d.sample_shape = classes.sample_shape;
+  return d;
+}
+
+// The next token after `window` (1, t): the last position's scores / temperature, the top k kept.
+std::int64_t draw_next(const at::Tensor& scores, const GenerateRequest& request, at::Generator& generator) {
+  at::Tensor last = scores.select(1, -1).squeeze(0).to(at::kCPU, at::kFloat);
+  if (request.temperature <= 0) return last.argmax().item<std::int64_t>();
+  last = last / request.temperature;
+  if (request.top_k > 0 && request.top_k < last.numel()) {
+    const at::Tensor kth = std::get<0>(last.topk(request.top_k)).select(0, -1);
+    last = last.masked_fill(last < kth, -std::numeric_limits<float>::infinity());
+  }
+  return at::multinomial(last.softmax(0), 1, /*replacement=*/false, generator).item<std::int64_t>();
+}
+
+}  // namespace
+
+std::string decode_tokens(const std::vector<std::int64_t>& ids, const std::vector<std::string>& names) {
+  std::string text;
+  for (std::int64_t id : ids) {
+    const std::string& name = names.at(std::size_t(id));
+    const int byte = byte_of(name);
+    text += byte >= 0 ? std::string(1, char(byte)) : name;
+  }
+  return text;
+}
+
+std::vector<std::int64_t> encode_text(const std::string& text, const std::vector<std::string>& names) {
+  std::vector<std::int64_t> ids;
+  if (byte_vocabulary(names)) {
+    for (unsigned char c : text) ids.push_back(c);
+    return ids;
+  }
+  std::map<std::string, std::int64_t> id_of;
+  for (std::size_t i = 0; i < names.size(); ++i) id_of.emplace(names[i], std::int64_t(i));
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char b = static_cast<unsigned char>(text[i]);
+    const std::size_t length = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : 4;
+    const std::string character = text.substr(i, length);
+    const auto it = id_of.find(character);
+    if (it == id_of.end())
+      throw Error("--prompt: '" + character + "' (at byte " + std::to_string(i) + ") is not in the run's vocabulary of " +
+                  std::to_string(names.size()) + " tokens", exit_bad_input);
+    ids.push_back(it->second);
+    i += length;
+  }
+  return ids;
+}
+
+Generated generate_text(const GenerateRequest& request, std::ostream& log) {
+  TrainedFiles files = find_trained_files(request.source.given, request.source.experiment);
+  const RunClasses classes = vocabulary_of(files);
+  std::vector<std::int64_t> ids = encode_text(request.prompt, classes.names);  // before any model work
+  if (ids.empty()) {
+    std::int64_t start = 0;
+    for (std::size_t i = 0; i < classes.names.size(); ++i)
+      if (classes.names[i] == "\n") start = std::int64_t(i);
+    ids.push_back(start);
+  }
+  TrainedRun t = plan_trained_run(request.source, std::move(files));
+  const Experiment& e = t.run.experiment;
+  const data::Dataset window = one_window(classes);
+  std::ostream quiet(nullptr);
+  const std::shared_ptr<Task> task = build_task(*t.run.task, t.run, window, quiet);
+  std::shared_ptr<Model> model = build_model(*t.run.model, model_description(window, task->model_outputs()), e);
+  model->to(t.plan.device);
+  load_trained_weights(t.files, e, *model, t.plan.device);
+  log << "model: " << e.model.name << " from " << t.files.weights.string() << " on " << t.plan.device.str() << "\n";
+
+  at::NoGradGuard no_grad;
+  model->eval();
+  const Precision precision(e.train.precision, t.plan.device);
+  at::Generator generator = at::detail::createCPUGenerator(request.seed);
+  const std::int64_t context = classes.sample_shape.at(0);
+  Generated out;
+  out.prompt = request.prompt;
+  for (std::int64_t n = 0; n < request.tokens; ++n) {
+    const std::int64_t begin = std::max<std::int64_t>(0, std::int64_t(ids.size()) - context);
+    const at::Tensor input =
+        at::tensor(std::vector<std::int64_t>(ids.begin() + begin, ids.end()), at::kLong).unsqueeze(0).to(t.plan.device);
+    at::Tensor scores;
+    {
+      const AutocastScope autocast = precision.autocast();
+      scores = forward_input(*model, input);
+    }
+    const std::int64_t next = draw_next(scores, request, generator);
+    ids.push_back(next);
+    out.tokens.push_back(next);
+  }
+  out.text = decode_tokens(out.tokens, classes.names);
+  return out;
+}
+
+std::string generated_json(const GenerateRequest& request, const Generated& generated) {
+  // Byte vocabularies may cut a character in two: invalid UTF-8 is replaced, not thrown on.
+  const nlohmann::json j = {{"prompt", generated.prompt},       {"text", generated.text},
+                            {"tokens", generated.tokens},       {"seed", request.seed},
+                            {"temperature", request.temperature}, {"top_k", request.top_k}};
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace plugtrain

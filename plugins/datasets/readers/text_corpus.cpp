@@ -1,0 +1,268 @@
+#include "readers/text_corpus.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+
+namespace bundled_datasets {
+
+namespace {
+
+namespace fs = std::filesystem;
+using plugtrain::DatasetQuery;
+using plugtrain::DatasetRead;
+using plugtrain::Options;
+
+[[noreturn]] void fail(const std::string& line) { throw std::runtime_error(line); }
+
+// The whole file; gzread passes a plain file through unchanged.
+std::string read_file_bytes(const std::string& path) {
+  std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
+  if (!file) fail("'" + path + "': cannot be opened");
+  std::string bytes;
+  char chunk[1 << 16];
+  for (;;) {
+    const int got = gzread(file.get(), chunk, sizeof chunk);
+    if (got < 0) {
+      int errnum = 0;
+      fail("'" + path + "': " + gzerror(file.get(), &errnum));
+    }
+    if (got == 0) break;
+    bytes.append(chunk, std::size_t(got));
+  }
+  return bytes;
+}
+
+std::string utf8_of(char32_t c) {
+  std::string s;
+  if (c < 0x80) {
+    s += char(c);
+  } else if (c < 0x800) {
+    s += char(0xC0 | (c >> 6));
+    s += char(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    s += char(0xE0 | (c >> 12));
+    s += char(0x80 | ((c >> 6) & 0x3F));
+    s += char(0x80 | (c & 0x3F));
+  } else {
+    s += char(0xF0 | (c >> 18));
+    s += char(0x80 | ((c >> 12) & 0x3F));
+    s += char(0x80 | ((c >> 6) & 0x3F));
+    s += char(0x80 | (c & 0x3F));
+  }
+  return s;
+}
+
+// The text's code points; a NUL byte or a byte sequence that is not UTF-8 says the file is not
+// text, with its offset.
+std::vector<char32_t> code_points(const std::string& bytes, const std::string& path) {
+  std::vector<char32_t> out;
+  out.reserve(bytes.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::size_t n = bytes.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char b = p[i];
+    const int extra = b < 0x80 ? 0 : (b >> 5) == 0x6 ? 1 : (b >> 4) == 0xE ? 2 : (b >> 3) == 0x1E ? 3 : -1;
+    bool ok = b != 0 && extra >= 0;
+    char32_t c = extra == 0 ? b : extra == 1 ? (b & 0x1F) : extra == 2 ? (b & 0x0F) : (b & 0x07);
+    for (int k = 1; ok && k <= extra; ++k) {
+      ok = i + std::size_t(k) < n && (p[i + k] & 0xC0) == 0x80;
+      if (ok) c = (c << 6) | (p[i + k] & 0x3F);
+    }
+    if (!ok) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", unsigned(b));
+      fail("'" + path + "' is not UTF-8 text (byte " + hex + " at offset " + std::to_string(i) +
+           "): a binary file? Give data.path a text file, or use [dataset] vocabulary = \"byte\"");
+    }
+    out.push_back(c);
+    i += std::size_t(extra) + 1;
+  }
+  return out;
+}
+
+struct Windows {
+  at::Tensor inputs, targets;
+};
+
+// Windows of `context` tokens every `stride` tokens of `stream` (int64), and the tokens after them.
+Windows windows_of(const at::Tensor& stream, std::int64_t context, std::int64_t stride) {
+  const std::int64_t count = (stream.numel() - context - 1) / stride + 1;
+  return {stream.as_strided({count, context}, {stride, 1}, 0), stream.as_strided({count, context}, {stride, 1}, 1)};
+}
+
+std::int64_t eval_stride(const Options& options, std::int64_t context, std::int64_t val_tokens) {
+  std::int64_t stride = options.integer("eval_stride") > 0 ? options.integer("eval_stride") : context;
+  const std::int64_t limit = options.integer("val_windows");
+  const std::int64_t room = val_tokens - context - 1;  // the last window starts at most here
+  if (limit > 1 && room / stride + 1 > limit) stride = std::max<std::int64_t>(stride, room / (limit - 1));
+  if (limit == 1) stride = room + 1;
+  return stride;
+}
+
+// Both splits as windows; the val split must hold one window and its next token.
+DatasetRead windows_read(const at::Tensor& train, const at::Tensor& val, const Options& options, const std::string& where) {
+  const std::int64_t context = options.integer("context");
+  for (const auto& [split, stream] : {std::pair{"training", train}, std::pair{"val", val}})
+    if (stream.numel() < context + 1)
+      fail(where + ": the " + std::string(split) + " split has " + std::to_string(stream.numel()) +
+           " tokens, fewer than one window of [dataset] context = " + std::to_string(context) +
+           " and its next token; lower the context or give more text to that split");
+  DatasetRead read;
+  read.targets = plugtrain::DatasetTargets::next_token;
+  const Windows t = windows_of(train, context, 1);
+  read.train.inputs = t.inputs;
+  read.train.targets = t.targets;
+  const Windows v = windows_of(val, context, eval_stride(options, context, val.numel()));
+  read.validation.inputs = v.inputs;
+  read.validation.targets = v.targets;
+  read.test_split = "val";
+  return read;
+}
+
+at::Tensor ids_tensor(const std::vector<std::int64_t>& ids) {
+  return at::tensor(ids, at::TensorOptions().dtype(at::kLong));
+}
+
+// The last `fraction` of the stream is the val split (nanoGPT's prepare.py: the first 90% trains).
+std::size_t split_point(std::size_t length, double val_fraction) {
+  return std::size_t(double(length) * (1.0 - val_fraction));
+}
+
+}  // namespace
+
+std::vector<std::string> byte_vocabulary() {
+  std::vector<std::string> names;
+  for (int b = 0; b < 256; ++b) {
+    if ((b >= 0x20 && b < 0x7F) || b == '\n' || b == '\t') {
+      names.emplace_back(1, char(b));
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "<0x%02X>", b);
+      names.emplace_back(hex);
+    }
+  }
+  return names;
+}
+
+DatasetRead read_text(const DatasetQuery& query, const Options& options) {
+  const std::string path = query.path();
+  const std::string bytes = read_file_bytes(path);
+  if (bytes.empty()) fail("'" + path + "' is empty: there is no text to learn");
+  const bool by_byte = options.string("vocabulary") == "byte";
+  const double val_fraction = options.real("val_fraction");
+  std::vector<std::int64_t> train, val;
+  std::vector<std::string> names;
+  std::string vocabulary_note;
+  if (by_byte) {
+    const std::size_t cut = split_point(bytes.size(), val_fraction);
+    for (std::size_t i = 0; i < bytes.size(); ++i) (i < cut ? train : val).push_back(std::int64_t(static_cast<unsigned char>(bytes[i])));
+    names = byte_vocabulary();
+    vocabulary_note = "vocabulary: 256 bytes";
+  } else {
+    const std::vector<char32_t> text = code_points(bytes, path);
+    const std::size_t cut = split_point(text.size(), val_fraction);
+    std::vector<char32_t> chars(text.begin(), text.begin() + std::ptrdiff_t(cut));
+    std::sort(chars.begin(), chars.end());
+    chars.erase(std::unique(chars.begin(), chars.end()), chars.end());
+    std::int64_t dropped = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      const auto it = std::lower_bound(chars.begin(), chars.end(), text[i]);
+      if (it == chars.end() || *it != text[i]) {
+        ++dropped;  // only in the val split: the vocabulary is the training split's
+        continue;
+      }
+      (i < cut ? train : val).push_back(std::int64_t(it - chars.begin()));
+    }
+    for (char32_t c : chars) names.push_back(utf8_of(c));
+    vocabulary_note = "vocabulary: " + std::to_string(chars.size()) + " characters of the training split" +
+                      (dropped ? "; " + std::to_string(dropped) + " val characters outside it left out" : "");
+  }
+  DatasetRead read = windows_read(ids_tensor(train), ids_tensor(val), options, "'" + path + "'");
+  read.num_classes = std::int64_t(names.size());
+  read.class_names = names;
+  read.source = "text from " + path + " (" + std::to_string(train.size()) + " training and " + std::to_string(val.size()) +
+                " val tokens)";
+  read.notes.push_back(vocabulary_note);
+  return read;
+}
+
+namespace {
+
+// A .bin of little-endian uint16 token ids, each below `vocabulary`.
+at::Tensor read_token_file(const fs::path& file, std::int64_t vocabulary) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail("'" + file.string() + "': cannot be opened");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() % 2 != 0)
+    fail("'" + file.string() + "': " + std::to_string(bytes.size()) + " bytes, not a whole number of uint16 token ids");
+  const std::int64_t count = std::int64_t(bytes.size() / 2);
+  at::Tensor ids = at::empty({count}, at::TensorOptions().dtype(at::kLong));
+  auto* out = ids.data_ptr<std::int64_t>();
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  for (std::int64_t i = 0; i < count; ++i) {
+    out[i] = std::int64_t(p[2 * i]) | (std::int64_t(p[2 * i + 1]) << 8);
+    if (out[i] >= vocabulary)
+      fail("'" + file.string() + "': token id " + std::to_string(out[i]) + " at position " + std::to_string(i) +
+           " is at or above the vocabulary size " + std::to_string(vocabulary) + " (meta.json)");
+  }
+  return ids;
+}
+
+}  // namespace
+
+DatasetRead read_tokens(const DatasetQuery& query, const Options& options) {
+  const fs::path folder = query.path();
+  const fs::path meta_file = folder / "meta.json";
+  std::ifstream meta_in(meta_file);
+  if (!meta_in) fail("'" + meta_file.string() + "': missing (it gives vocab_size, and may give itos)");
+  nlohmann::json meta;
+  try {
+    meta = nlohmann::json::parse(meta_in);
+  } catch (const std::exception& e) {
+    fail("'" + meta_file.string() + "': not JSON (" + std::string(e.what()) + ")");
+  }
+  if (!meta.contains("vocab_size") || !meta["vocab_size"].is_number_integer() || meta["vocab_size"].get<std::int64_t>() < 1 ||
+      meta["vocab_size"].get<std::int64_t>() > 65536)
+    fail("'" + meta_file.string() + "': vocab_size must be an integer from 1 to 65536 (uint16 token ids)");
+  const std::int64_t vocabulary = meta["vocab_size"].get<std::int64_t>();
+  std::vector<std::string> names;
+  if (meta.contains("itos")) {
+    if (!meta["itos"].is_array() || std::int64_t(meta["itos"].size()) != vocabulary)
+      fail("'" + meta_file.string() + "': itos must list one string per token id (" + std::to_string(vocabulary) + ")");
+    for (const auto& s : meta["itos"]) names.push_back(s.get<std::string>());
+  }
+  const at::Tensor train = read_token_file(folder / "train.bin", vocabulary);
+  const at::Tensor val = read_token_file(folder / "val.bin", vocabulary);
+  DatasetRead read = windows_read(train, val, options, "'" + folder.string() + "'");
+  read.num_classes = vocabulary;
+  read.class_names = names;
+  read.source = "tokens from " + folder.string() + " (" + std::to_string(train.numel()) + " training and " +
+                std::to_string(val.numel()) + " val tokens, vocabulary " + std::to_string(vocabulary) + ")";
+  return read;
+}
+
+void check_text_path(const DatasetQuery& query) {
+  std::error_code ec;
+  if (!fs::is_regular_file(query.path(), ec))
+    fail("data.path '" + query.path() + "' is not a file (the text data set reads one UTF-8 text file, plain or .gz)");
+}
+
+void check_tokens_path(const DatasetQuery& query) {
+  const fs::path folder = query.path();
+  std::error_code ec;
+  for (const char* file : {"train.bin", "val.bin", "meta.json"})
+    if (!fs::is_regular_file(folder / file, ec))
+      fail("data.path '" + folder.string() + "' has no " + file + " (the tokens data set reads nanoGPT's layout: "
+           "train.bin and val.bin of uint16 token ids, and meta.json)");
+}
+
+}  // namespace bundled_datasets
