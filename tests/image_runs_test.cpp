@@ -144,6 +144,7 @@ TEST_F(ImageRunTest, EveryShippedImageExampleRuns) {
   const std::vector<Example> cases = {
       {"cifar10_resnet18.toml", "cifar-10-batches-bin", "run"},
       {"cifar100_resnet18.toml", "cifar-100-binary", "run"},
+      {"cifar10_vit.toml", "cifar-10-batches-bin", "run"},
       {"tiny_imagenet_baseline.toml", "tiny-imagenet-200", "run"},
       {"tiny_imagenet_residual.toml", "tiny-imagenet-200", "run"},
       {"tiny_imagenet_deeper_wider.toml", "tiny-imagenet-200", "run"},

@@ -64,6 +64,14 @@ TEST_F(TaskExampleTest, TheRotationOfAnItemIsPredictedInDegrees) {
   EXPECT_GT(s["final_test"]["r2"].get<double>(), 0.5) << last_.out;
 }
 
+TEST_F(TaskExampleTest, TheVisionTransformerClassifiesFashionMnist) {
+  const nlohmann::json s = run_example("fashion_mnist_vit.toml",
+                                       "--set data.train_subset=10000 --set data.test_subset=1000 --set train.epochs=2 "
+                                       "--set schedule.warmup_steps=50");
+  // Chance is 0.1; an MLP reaches about 0.8 on this much data.
+  EXPECT_GT(s["final_test_accuracy"].get<double>(), 0.7) << last_.out;
+}
+
 TEST_F(TaskExampleTest, TheUnetLabelsEachPixelWithItsItemsClass) {
   const nlohmann::json s = run_example("fashion_mnist_masks_unet.toml",
                                        "--set dataset.train_size=6000 --set dataset.test_size=500 --set train.epochs=2");

@@ -186,10 +186,13 @@ void load_python_state_dict(const std::filesystem::path& file, Model& model) {
   // tied weights (nanoGPT's lm_head.weight is transformer.wte.weight), which torch.save keeps as
   // one storage and a model here registers once.
   const auto tied_to_a_loaded_key = [&](const at::Tensor& tensor) {
-    for (const std::string& name : used)
-      if (saved[name].is_alias_of(tensor) && saved[name].sizes() == tensor.sizes() && saved[name].strides() == tensor.strides() &&
-          saved[name].storage_offset() == tensor.storage_offset())
-        return true;
+    for (const std::string& name : used) {
+      const at::Tensor& loaded = saved[name];
+      if (loaded.sizes() != tensor.sizes() || loaded.scalar_type() != tensor.scalar_type()) continue;
+      const bool same_view = loaded.is_alias_of(tensor) && loaded.strides() == tensor.strides() &&
+                             loaded.storage_offset() == tensor.storage_offset();
+      if (same_view || at::equal(loaded, tensor)) return true;  // a reader that copied shared storages
+    }
     return false;
   };
   for (const auto& [name, tensor] : saved)
