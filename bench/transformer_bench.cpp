@@ -85,14 +85,14 @@ std::string experiment_text(const Row& r, const std::filesystem::path& tokens) {
          "[train]\nepochs = 1\nlog_interval = 0\ngrad_clip = 1.0\n";
 }
 
-struct Options {
+struct BenchOptions {
   int rounds = 5, warmup = 2;
   bool compile = true;
   std::vector<std::string> only;
 };
 
-Options parse(int argc, char** argv) {
-  Options o;
+BenchOptions parse(int argc, char** argv) {
+  BenchOptions o;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) o.rounds = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) o.warmup = std::atoi(argv[++i]);
@@ -137,7 +137,7 @@ void print_table(const std::vector<Row>& chosen, std::map<std::string, Times>& t
   std::printf("  (gpt rows: tokens/s; vit: samples/s; 0: that side skipped)\n");
 }
 
-int run_bench(const Options& o, const std::vector<Row>& chosen) {
+int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
   std::vector<std::unique_ptr<bench::ExperimentFile>> files;
   std::vector<std::unique_ptr<bench::DefaultRun>> ours;
   std::vector<std::filesystem::path> folders;
@@ -189,7 +189,7 @@ int run_bench(const Options& o, const std::vector<Row>& chosen) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options o = parse(argc, argv);
+  const BenchOptions o = parse(argc, argv);
   std::vector<Row> chosen;
   for (const Row& r : rows())
     if (o.only.empty() || std::find(o.only.begin(), o.only.end(), r.label) != o.only.end()) chosen.push_back(r);

@@ -22,7 +22,7 @@ Status servable_on_device(const Dataset& data, const AugmentOptions& augmentatio
 }
 
 int64_t bytes_on_device(const Dataset& data, const AugmentOptions& augmentation) {
-  if (!data.images.defined()) return 0;
+  if (!data.images.defined() || data.tokens()) return 0;  // not servable on the device (servable_on_device)
   const int64_t n = data.images.size(0), c = data.images.size(1), h = data.images.size(2), w = data.images.size(3);
   const bool moves = !augmentation.order.empty();
   return n * c * (h + moves) * (w + moves) * int64_t(data.images.element_size()) + n * 8;

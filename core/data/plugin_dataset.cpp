@@ -9,6 +9,18 @@ namespace plugtrain::data {
 
 namespace {
 
+// The 1-D stretch of storage that windows (overlapping strided views of one stream) read, so a
+// check reads each token once: a reduction over the overlapping view itself would first copy
+// every window (1.45 million windows of 64 tokens: 750 MB for the Jargon File).
+at::Tensor stream_under(const at::Tensor& windows) {
+  int64_t span = 1;
+  for (int64_t d = 0; d < windows.dim(); ++d) {
+    if (windows.stride(d) < 0) return windows;
+    span += (windows.size(d) - 1) * windows.stride(d);
+  }
+  return windows.as_strided({span}, {1}, windows.storage_offset());
+}
+
 // A language model's split: int64 (N, T) windows of token ids and the (N, T) tokens that follow
 // them, kept as given (overlapping strided views of one stream stay views), every id inside the
 // vocabulary.
@@ -22,8 +34,9 @@ void take_token_windows(const DatasetReadSplit& split, int64_t vocabulary, const
     throw DataError(where + ": the next tokens must be int64 of the inputs' shape " + shape_text(x.sizes()) + ", got " +
                     (y.defined() ? std::string(c10::toString(y.scalar_type())) + " " + shape_text(y.sizes()) : "none"));
   if (vocabulary < 1) throw DataError(where + ": the vocabulary is empty");
-  for (const at::Tensor& ids : {x, y}) {
-    if (ids.numel() == 0) continue;
+  for (const at::Tensor& windows : {x, y}) {
+    if (windows.numel() == 0) continue;
+    const at::Tensor ids = stream_under(windows);
     const int64_t lo = ids.min().item<int64_t>(), hi = ids.max().item<int64_t>();
     if (lo < 0 || hi >= vocabulary)
       throw DataError(where + ": token id " + std::to_string(lo < 0 ? lo : hi) + " is outside the vocabulary of " +

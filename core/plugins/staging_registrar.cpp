@@ -56,7 +56,11 @@ Status check_metrics(const std::vector<TaskMetric>& metrics, const char* pass) {
   return Status::fine();
 }
 
-bool known(DatasetTargets kind, DatasetTargets last) { return int(kind) >= 0 && int(kind) <= int(last); }
+// A kind of target this host knows; as_task only where a data set may declare it.
+bool known(DatasetTargets kind, bool as_task_too) {
+  return (int(kind) >= 0 && int(kind) <= int(DatasetTargets::sequence)) || kind == DatasetTargets::next_token ||
+         (as_task_too && kind == DatasetTargets::as_task);
+}
 
 }  // namespace
 
@@ -89,7 +93,7 @@ class StagingRegistrar::DatasetEntry final : public DatasetBuilder {
   void validation_split(const std::string& name) override { entry.spec.validation_split = name; }
   Status fits() const {
     if (!entry.reader) return WhyNot{"it has no reader"};
-    if (!known(entry.spec.targets, DatasetTargets::as_task))
+    if (!known(entry.spec.targets, /*as_task_too=*/true))
       return WhyNot{"targets of kind " + std::to_string(int(entry.spec.targets)) + ", which this host does not know"};
     for (const std::string& f : entry.spec.fields)
       if (f == "input" || f.empty()) return WhyNot{"field '" + f + "' is not a name of its own (\"input\" is the inputs')"};
@@ -120,7 +124,7 @@ class StagingRegistrar::TaskEntry final : public TaskBuilder {
     if (!spec.factory) return WhyNot{"it has no factory"};
     for (const OptionSpec& o : spec.options)
       if (o.name == "name") return WhyNot{"option 'name' is [task]'s own key (the task's name)"};
-    if (!known(spec.targets, DatasetTargets::sequence))
+    if (!known(spec.targets, /*as_task_too=*/false))
       return WhyNot{"it learns targets of kind " + std::to_string(int(spec.targets)) + ", which this host does not know"};
     return Status::fine();
   }

@@ -62,7 +62,8 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, 
 Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, const data::Dataset& dataset,
                     std::int64_t batch_size, const DeviceContext& device, const Precision& precision,
                     const EvaluateOptions& options) {
-  if (options.flip && task.target_kind() == TargetKind::sequence) refuse_mirrored_sequence();  // before any work
+  const bool ordered = task.target_kind() == TargetKind::sequence || task.target_kind() == TargetKind::next_token;
+  if (options.flip && ordered) refuse_mirrored_sequence();  // before any work
   at::NoGradGuard no_grad;
   model.eval();
   strategy.before_evaluation();
