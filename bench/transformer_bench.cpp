@@ -73,15 +73,15 @@ std::string experiment_text(const Row& r, const std::filesystem::path& tokens) {
   if (r.kind == "gpt") {
     t += "[model]\nname = \"gpt\"\nlayers = " + std::to_string(r.n[2]) + "\nheads = " + std::to_string(r.n[3]) +
          "\nwidth = " + std::to_string(r.n[4]) + "\n[task]\nname = \"language_model\"\n[data]\ndataset = \"tokens\"\n"
-         "path = \"" + tokens.string() + "\"\n[dataset]\ncontext = " + std::to_string(r.n[1]) + "\n";
+         "path = \"" + tokens.string() + "\"\nbatch_size = " + std::to_string(r.batch()) + "\n[dataset]\ncontext = " +
+         std::to_string(r.n[1]) + "\n";
   } else {
     t += "[model]\nname = \"vit\"\npatch = " + std::to_string(r.n[0]) + "\nwidth = " + std::to_string(r.n[1]) +
          "\ndepth = " + std::to_string(r.n[2]) + "\nheads = " + std::to_string(r.n[3]) +
          "\n[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\nsynthetic_train_size = 1024\n"
-         "synthetic_test_size = 64\n";
+         "synthetic_test_size = 64\nbatch_size = " + std::to_string(r.batch()) + "\n";
   }
-  return t + "[data]\nbatch_size = " + std::to_string(r.batch()) + "\n" +
-         "[optim]\nname = \"adamw\"\nlr = 1e-3\nbetas = [0.9, 0.99]\nweight_decay = 0.1\ndecay = \"matrices\"\n"
+  return t + "[optim]\nname = \"adamw\"\nlr = 1e-3\nbetas = [0.9, 0.99]\nweight_decay = 0.1\ndecay = \"matrices\"\n"
          "[train]\nepochs = 1\nlog_interval = 0\ngrad_clip = 1.0\n";
 }
 

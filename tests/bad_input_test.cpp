@@ -133,7 +133,7 @@ TEST_F(BadInputTest, APluginThatThrowsAtAnyEntryPointIsNamedInOneLine) {
       {faults::backend_entry("loader_config", "throw"), select, "plugin 'faulty': loader_config threw: injected fault in loader_config", 1},
       {faults::backend_entry("plan_multi_device", "throw"), select, "plugin 'faulty': plan_multi_device threw: injected fault in plan_multi_device", 1},
       {faults::backend_entry("memory", "throw"), select, "plugin 'faulty': memory threw: injected fault in memory", 1},
-      {faults::model_entry("register_models", "throw"), "", "unknown model 'faultnet'; available: exported, mlp, convnet, lenet5, resnet18, resnet34, resnet50, resnet101, wide_resnet50_2, wide_resnet, vgg11_bn, vgg13_bn, vgg16_bn, vgg19_bn, mobilenet_v2, baseline_cnn, unet, crnn, tfnet_lite; plugin 'faultmodels' (", 2},
+      {faults::model_entry("register_models", "throw"), "", "unknown model 'faultnet'; available: exported, mlp, convnet, lenet5, resnet18, resnet34, resnet50, resnet101, wide_resnet50_2, wide_resnet, vgg11_bn, vgg13_bn, vgg16_bn, vgg19_bn, mobilenet_v2, baseline_cnn, unet, crnn, gpt, vit, tfnet_lite; plugin 'faultmodels' (", 2},
       {faults::model_entry("create_model", "throw"), "", "plugin 'faultmodels': building model threw: injected fault in create_model", 1},
       {faults::model_entry("forward", "throw"), "", "injected fault in forward", 1},
   };

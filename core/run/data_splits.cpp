@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "data/data_error.h"
 #include "data/validation_split.h"
 #include "run/build_task.h"
 
@@ -33,6 +34,9 @@ void settle_splits(const Experiment& e, data::LoadedData& loaded) {
     d.test_is_val = loaded.test_unlabelled;
     return;
   }
+  if (d.train.tokens())  // windows at every offset share their tokens: a held-out window's tokens train its neighbours
+    throw data::DataError("data.val_fraction: a language model's training windows overlap, so held-out windows would "
+                          "not be unseen text; the text data sets split by [dataset] val_fraction (the end of the text)");
   if (loaded.test_unlabelled) d.test = data::subset(d.test, e.data.test_subset);  // the own val, now the test split
   if (!loaded.own_val_split.empty() && !loaded.test_unlabelled)
     loaded.notes.push_back("data.val_fraction holds out the validation split, so the data set's own " + loaded.own_val_split +
