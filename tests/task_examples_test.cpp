@@ -106,7 +106,7 @@ TEST_F(TaskExampleTest, BadDataSetInputIsOneLine) {
   auto typo = plugtrain(run + " --set data.dataset=\"fashion-mnist-stripes\"");
   EXPECT_EQ(typo.exit_code, 2);
   EXPECT_NE(typo.out.find("--set data.dataset: unknown data set 'fashion-mnist-stripes'"), std::string::npos) << typo.out;
-  EXPECT_NE(typo.out.find("synthetic, fashion-mnist-strips, fashion-mnist-pairs, fashion-mnist-rotation, "
+  EXPECT_NE(typo.out.find("synthetic, text, tokens, fashion-mnist-strips, fashion-mnist-pairs, fashion-mnist-rotation, "
                           "fashion-mnist-masks"),
             std::string::npos)
       << "the built-in and the plugin's data sets: " << typo.out;

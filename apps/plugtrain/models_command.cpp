@@ -60,7 +60,9 @@ void add_models_command(CLI::App& app) {
       "layers, output shapes, parameters and multiply-adds");
   add_plugin_path_option(*cmd, args->paths);
   cmd->add_option("name", args->name, "A model to summarize (e.g. resnet18)");
-  cmd->add_option("--input", args->input, "With NAME: the per-sample input shape CxHxW (e.g. 3x32x32)");
+  cmd->add_option("--input", args->input,
+                  "With NAME: the per-sample input shape CxHxW (e.g. 3x32x32), or T tokens for a language model (e.g. 64; "
+                  "--classes is then the vocabulary)");
   cmd->add_option("--classes", args->classes, "With NAME: the number of classes (default 10)");
   cmd->add_option("--set", args->sets,
                   "With NAME: a model option, option=value with a TOML value, as in the experiment's [model] "

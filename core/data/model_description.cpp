@@ -39,4 +39,14 @@ ModelDescription image_model_description(const std::vector<std::int64_t>& input_
   return d;
 }
 
+ModelDescription token_model_description(std::int64_t window, std::int64_t vocabulary) {
+  ModelDescription d;
+  d.batch.add("input", {c10::ScalarType::Long, {window}, ""});
+  d.target.kind_ = DatasetTargets::next_token;
+  d.target.classes_ = vocabulary;
+  d.target.shape_ = {window};
+  d.target.model_outputs_ = vocabulary;
+  return d;
+}
+
 }  // namespace plugtrain

@@ -54,5 +54,7 @@ struct ModelDescription {
 
 // An image model's: "input" float32 of `input_shape` per sample, `model_outputs` classes.
 ModelDescription image_model_description(const std::vector<std::int64_t>& input_shape, std::int64_t model_outputs);
+// A language model's: "input" int64 token ids, `window` per sample; the next token of each over `vocabulary`.
+ModelDescription token_model_description(std::int64_t window, std::int64_t vocabulary);
 
 }  // namespace plugtrain

@@ -71,8 +71,10 @@ std::vector<std::int64_t> parse_input_shape(const std::string& text) {
     if (ok) shape.push_back(std::stoll(part));
     ok = ok && shape.back() > 0;
   }
-  if (!ok || shape.size() != 3)
-    throw ConfigError("--input " + text + ": expected CxHxW, three positive integers (e.g. --input 3x32x32)");
+  if (!ok || (shape.size() != 3 && shape.size() != 1))
+    throw ConfigError("--input " + text + ": expected CxHxW, three positive integers (e.g. --input 3x32x32), or T, "
+                      "the tokens of a language model's window (e.g. --input 64)");
+  if (shape.size() == 1) return shape;
   if (double(shape[0]) * double(shape[1]) * double(shape[2]) > double(std::int64_t(1) << 26))
     throw ConfigError("--input " + text + ": more than 2^26 values per sample is too large for a summary");
   return shape;
@@ -102,7 +104,9 @@ ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& in
   {
     const PluginCallScope scope(model.plugin, "building model");
     try {
-      const ModelDescription description = image_model_description(inputs.input_shape, inputs.num_classes);
+      const ModelDescription description = inputs.input_shape.size() == 1
+                                               ? token_model_description(inputs.input_shape[0], inputs.num_classes)
+                                               : image_model_description(inputs.input_shape, inputs.num_classes);
       net = model.spec.batch_factory(description.batch, description.target, options);
     } catch (const std::invalid_argument& e) {
       throw ConfigError(first_line(e.what()));
@@ -136,8 +140,9 @@ ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& in
   for (const auto& b : net->buffers()) s.buffer_elements += b.numel();
 
   net->eval();
-  const at::Tensor input =
-      at::zeros({1, inputs.input_shape[0], inputs.input_shape[1], inputs.input_shape[2]});
+  std::vector<std::int64_t> one = {1};
+  one.insert(one.end(), inputs.input_shape.begin(), inputs.input_shape.end());
+  const at::Tensor input = at::zeros(one, at::TensorOptions().dtype(one.size() == 2 ? at::kLong : at::kFloat));
   {
     const PluginCallScope scope(model.plugin, "summary forward pass");
     at::NoGradGuard no_grad;

@@ -53,8 +53,7 @@ class Gpt final : public TensorModel {
                                   std::to_string(shape_.context));
     const torch::Tensor positions = torch::arange(t, idx.options());
     torch::Tensor x = transformer->wte->forward(idx) + transformer->wpe->forward(positions);
-    if (shape_.block.dropout > 0)
-      x = torch::nn::functional::dropout(x, torch::nn::functional::DropoutFuncOptions().p(shape_.block.dropout).training(is_training()));
+    x = dropped(x, shape_.block.dropout, is_training());
     for (const auto& block : *transformer->h) x = block->as<TransformerBlock>()->forward(x);
     x = transformer->ln_f->forward(x);
     return shape_.tied ? at::linear(x, transformer->wte->weight) : lm_head->forward(x);

@@ -17,6 +17,11 @@
 
 namespace plugtrain::models {
 
+// Dropout with probability p while training; x itself when p is 0 (no kernel at all).
+inline torch::Tensor dropped(const torch::Tensor& x, double p, bool training) {
+  return p > 0 ? torch::nn::functional::dropout(x, torch::nn::functional::DropoutFuncOptions().p(p).training(training)) : x;
+}
+
 class LayerNormImpl : public torch::nn::Module {
  public:
   LayerNormImpl(std::int64_t width, bool bias) : width_(width) {
@@ -53,13 +58,10 @@ class SelfAttentionImpl : public torch::nn::Module {
     torch::Tensor y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], /*attn_mask=*/{},
                                                        is_training() ? dropout_ : 0.0, causal_);
     y = y.transpose(1, 2).reshape({b, t, c});
-    return dropped(c_proj->forward(y));
+    return dropped(c_proj->forward(y), dropout_, is_training());
   }
 
  private:
-  torch::Tensor dropped(const torch::Tensor& x) {
-    return dropout_ > 0 ? torch::nn::functional::dropout(x, torch::nn::functional::DropoutFuncOptions().p(dropout_).training(is_training())) : x;
-  }
   std::int64_t heads_;
   double dropout_;
   bool causal_;
@@ -77,8 +79,7 @@ class FeedForwardImpl : public torch::nn::Module {
         c_proj(register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(hidden(s), s.width).bias(s.bias)))) {}
 
   torch::Tensor forward(const torch::Tensor& x) {
-    torch::Tensor y = c_proj->forward(torch::gelu(c_fc->forward(x)));
-    return dropout_ > 0 ? torch::nn::functional::dropout(y, torch::nn::functional::DropoutFuncOptions().p(dropout_).training(is_training())) : y;
+    return dropped(c_proj->forward(torch::gelu(c_fc->forward(x))), dropout_, is_training());
   }
   static std::int64_t hidden(const TransformerShape& s) { return std::int64_t(std::llround(double(s.width) * s.mlp_ratio)); }
 

@@ -48,8 +48,7 @@ class Vit final : public TensorModel {
     torch::Tensor x = patch_embed->forward(images);
     if (shape_.class_token) x = torch::cat({cls_token.expand({x.size(0), 1, x.size(2)}), x}, 1);
     x = x + pos_embed;
-    if (shape_.block.dropout > 0)
-      x = torch::nn::functional::dropout(x, torch::nn::functional::DropoutFuncOptions().p(shape_.block.dropout).training(is_training()));
+    x = dropped(x, shape_.block.dropout, is_training());
     for (const auto& block : *blocks) x = block->as<TransformerBlock>()->forward(x);
     x = norm->forward(x);
     return head->forward(shape_.class_token ? x.select(1, 0) : x.mean(1));
