@@ -229,6 +229,18 @@ TEST_F(LanguageModelRun, ResumesBitwiseEvaluatesAsItRanAndExportsToNanoGpt) {
   EXPECT_NE(python.out.find("missing ['lm_head.weight'] unexpected []"), std::string::npos)
       << "tied: the head is the embedding\n" << python.out;
 
+  // A tokens data set without itos has no text: the prompt and the output are ids.
+  const ProcessResult ids =
+      testing::run_process(command("generate runs/lm/version_0 --prompt '3 1 4' --tokens 5 --json"), false);
+  ASSERT_EQ(ids.exit_code, 0) << ids.out;
+  const nlohmann::json g = nlohmann::json::parse(ids.out);
+  ASSERT_EQ(g["tokens"].size(), 5u);
+  std::string expected;
+  for (const auto& id : g["tokens"]) expected += " " + std::to_string(id.get<int>());
+  EXPECT_EQ(g["text"], expected);
+  EXPECT_NE(plugtrain("generate runs/lm/version_0 --prompt 'x'").out.find("'x' is not a token id of the run's vocabulary (0..19"),
+            std::string::npos);
+
   const ProcessResult ddp = plugtrain("run exp.toml --set backend.devices=2 --set train.epochs=1");
   ASSERT_EQ(ddp.exit_code, 0) << ddp.out;
   EXPECT_EQ(epoch_column(dir_ / "runs" / "lm" / "version_2", "val_bits_per_token").size(), 1u);

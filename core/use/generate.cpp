@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <ostream>
+#include <sstream>
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -22,6 +23,13 @@ namespace plugtrain {
 namespace {
 
 bool byte_vocabulary(const std::vector<std::string>& names) { return names.size() == 256 && names[0] == "<0x00>"; }
+
+// A vocabulary without text (a tokens data set without itos): classes.json names each id by its number.
+bool numbered_vocabulary(const std::vector<std::string>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] != std::to_string(i)) return false;
+  return true;
+}
 
 // A byte name "<0xNN>": its byte, else -1.
 int byte_of(const std::string& name) {
@@ -69,6 +77,10 @@ std::int64_t draw_next(const at::Tensor& scores, const GenerateRequest& request,
 
 std::string decode_tokens(const std::vector<std::int64_t>& ids, const std::vector<std::string>& names) {
   std::string text;
+  if (numbered_vocabulary(names)) {  // ids as numbers, one space before each
+    for (std::int64_t id : ids) text += " " + std::to_string(id);
+    return text;
+  }
   for (std::int64_t id : ids) {
     const std::string& name = names.at(std::size_t(id));
     const int byte = byte_of(name);
@@ -81,6 +93,22 @@ std::vector<std::int64_t> encode_text(const std::string& text, const std::vector
   std::vector<std::int64_t> ids;
   if (byte_vocabulary(names)) {
     for (unsigned char c : text) ids.push_back(c);
+    return ids;
+  }
+  if (numbered_vocabulary(names)) {  // the prompt is ids: "12 7 431"
+    std::istringstream words(text);
+    for (std::string word; words >> word;) {
+      std::size_t used = 0;
+      long long id = -1;
+      try {
+        id = std::stoll(word, &used);
+      } catch (const std::exception&) {
+      }
+      if (used != word.size() || id < 0 || id >= std::int64_t(names.size()))
+        throw Error("--prompt: '" + word + "' is not a token id of the run's vocabulary (0.." + std::to_string(names.size() - 1) +
+                    "; its data set gave no text for the ids)", exit_bad_input);
+      ids.push_back(id);
+    }
     return ids;
   }
   std::map<std::string, std::int64_t> id_of;

@@ -33,10 +33,11 @@ struct Generated {
 // the vocabulary, or a run whose vocabulary has no text.
 Generated generate_text(const GenerateRequest& request, std::ostream& log);
 
-// The text of token ids in a vocabulary of names: "<0xNN>" is that byte, any other name its text.
+// The text of token ids in a vocabulary of names: "<0xNN>" is that byte, any other name its text; a
+// vocabulary without text (names "0", "1", ...: a tokens data set without itos) gives " 12 7 431".
 std::string decode_tokens(const std::vector<std::int64_t>& ids, const std::vector<std::string>& names);
-// Ids of `text` in the vocabulary: bytes for a byte vocabulary, else each character's name
-// (Error naming a character the vocabulary lacks).
+// Ids of `text` in the vocabulary: bytes for a byte vocabulary, ids written as numbers for one
+// without text, else each character's name (Error naming a character the vocabulary lacks).
 std::vector<std::int64_t> encode_text(const std::string& text, const std::vector<std::string>& names);
 
 std::string generated_json(const GenerateRequest& request, const Generated& generated);
