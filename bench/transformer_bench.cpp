@@ -150,12 +150,12 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
   bench::PythonPeer peer("transformer_peer.py", {"--threads", std::to_string(threads), "--twins", PLUGTRAIN_TWINS_DIR});
   std::vector<std::string> modes = {"eager"};
   if (o.compile) modes.push_back("compile");
-  for (const Row& r : chosen)
+  for (std::size_t i = 0; i < chosen.size(); ++i)
     for (const std::string& mode : modes) {
-      const nlohmann::json a = peer.ask(add_command(r, mode));
+      const nlohmann::json a = peer.ask(add_command(chosen[i], mode));
       if (!a.is_null() && mode == "eager")
-        std::printf("%s: parameters plugtrain %lld, PyTorch %lld\n", r.label.c_str(),
-                    (long long)ours[std::size_t(&r - chosen.data())]->built->parameters, (long long)a["parameters"].get<std::int64_t>());
+        std::printf("%s: parameters plugtrain %lld, PyTorch %lld\n", chosen[i].label.c_str(),
+                    (long long)ours[i]->built->parameters, (long long)a["parameters"].get<std::int64_t>());
     }
   std::map<std::string, Times> times;
   for (int round = 0; round < o.warmup + o.rounds; ++round) {

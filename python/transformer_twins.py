@@ -7,7 +7,8 @@ ways (`plugtrain export` out, model.init in) and a benchmark or test can compare
                                                    plugtrain's vit: patch_embed.proj, cls_token,
                                                    pos_embed, blocks.<i>, norm, head
 
-A tied GPT's state_dict has lm_head.weight and transformer.wte.weight as one tensor; plugtrain
+nanogpt_adamw(model) is the optimizer both sides of a comparison use (plugtrain's
+optim.decay = "matrices"). A tied GPT's state_dict has lm_head.weight and transformer.wte.weight as one tensor; plugtrain
 registers it once (as transformer.wte.weight), so load an exported GPT with strict=False: the one
 missing key is lm_head.weight, which is the embedding itself.
 """
@@ -122,3 +123,12 @@ class ViT(nn.Module):
         for block in self.blocks:
             x = block(x)
         return self.head(self.norm(x)[:, 0])
+
+
+def nanogpt_adamw(model, lr=1e-3, betas=(0.9, 0.99), weight_decay=0.1):
+    """AdamW as nanoGPT's configure_optimizers makes it: weight decay on tensors of two or more
+    dimensions, none on biases and norm scales (plugtrain's optim.decay = "matrices")."""
+    params = list(model.parameters())  # tied parameters once, as named_parameters dedupes
+    return torch.optim.AdamW([{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+                              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
+                             lr=lr, betas=betas)

@@ -66,9 +66,9 @@ TEST_F(TaskExampleTest, TheRotationOfAnItemIsPredictedInDegrees) {
 
 TEST_F(TaskExampleTest, TheVisionTransformerClassifiesFashionMnist) {
   const nlohmann::json s = run_example("fashion_mnist_vit.toml",
-                                       "--set data.train_subset=10000 --set data.test_subset=1000 --set train.epochs=2 "
+                                       "--set data.train_subset=10000 --set data.test_subset=1000 --set train.epochs=3 "
                                        "--set schedule.warmup_steps=50");
-  // Chance is 0.1; an MLP reaches about 0.8 on this much data.
+  // Chance is 0.1; an MLP reaches about 0.8 on this much data; the ViT 0.77 after 2 epochs, 0.80 after 3 here.
   EXPECT_GT(s["final_test_accuracy"].get<double>(), 0.7) << last_.out;
 }
 

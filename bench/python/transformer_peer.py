@@ -26,7 +26,7 @@ def main():
         return 0
     torch, F = modules
     sys.path.insert(0, os.path.abspath(args.twins))
-    from transformer_twins import GPT, ViT
+    from transformer_twins import GPT, ViT, nanogpt_adamw
 
     torch.set_num_threads(args.threads)
     answer({"ready": True, "torch": torch.__version__, "threads": torch.get_num_threads()})
@@ -45,13 +45,10 @@ def main():
             patch, width, depth, heads, batch = n
             model = ViT(patch, width, depth, heads, 4.0, 10)
             batches = [(torch.randn(batch, 1, 28, 28), torch.randint(0, 10, (batch,))) for _ in range(4)]
-        params = list(model.parameters())
-        optimizer = torch.optim.AdamW([{"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
-                                       {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
-                                      lr=1e-3, betas=(0.9, 0.99))
+        optimizer = nanogpt_adamw(model)
         forward = torch.compile(model) if mode == "compile" else model
         runs[label] = {"model": model, "forward": forward, "optimizer": optimizer, "batches": batches, "steps": 0}
-        return {"parameters": sum(p.numel() for p in params)}
+        return {"parameters": sum(p.numel() for p in model.parameters())}
 
     def step(words):
         run = runs[words[0]]

@@ -12,8 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config_error.h"
-#include "run/build.h"
-#include "run/build_task.h"
 #include "run/classes_file.h"
 #include "train/precision.h"
 #include "util/error.h"
@@ -49,7 +47,7 @@ RunClasses vocabulary_of(const TrainedFiles& files) {
   return *classes;
 }
 
-// A data set of one window: what build_task and build_model need to make the run's task and model.
+// A data set of one window: the shape build_trained_model makes the run's task and model for.
 data::Dataset one_window(const RunClasses& classes) {
   data::Dataset d;
   d.images = at::zeros({1, classes.sample_shape.at(0)}, at::TensorOptions().dtype(at::kLong));
@@ -139,13 +137,7 @@ Generated generate_text(const GenerateRequest& request, std::ostream& log) {
   }
   TrainedRun t = plan_trained_run(request.source, std::move(files));
   const Experiment& e = t.run.experiment;
-  const data::Dataset window = one_window(classes);
-  std::ostream quiet(nullptr);
-  const std::shared_ptr<Task> task = build_task(*t.run.task, t.run, window, quiet);
-  std::shared_ptr<Model> model = build_model(*t.run.model, model_description(window, task->model_outputs()), e);
-  model->to(t.plan.device);
-  load_trained_weights(t.files, e, *model, t.plan.device);
-  log << "model: " << e.model.name << " from " << t.files.weights.string() << " on " << t.plan.device.str() << "\n";
+  const std::shared_ptr<Model> model = build_trained_model(t, one_window(classes), log).model;
 
   at::NoGradGuard no_grad;
   model->eval();

@@ -17,9 +17,7 @@
 #include "data/load_dataset.h"
 #include "plugins/plugin_error.h"
 #include "run/build.h"
-#include "run/build_task.h"
 #include "run/classes_file.h"
-#include "run/device_settings.h"
 #include "train/precision.h"
 #include "util/format.h"
 #include "util/text.h"
@@ -143,14 +141,10 @@ std::vector<ImagePrediction> predict_images(const PredictRequest& request, std::
   const data::Dataset images = image_set(decoded, classes, run_normalization(e, t.files.run_folder, classes.sample_shape[0]));
 
   // The run's task and model for its classes, as build_run makes them, without its data.
-  std::ostream quiet(nullptr);
-  const std::shared_ptr<Task> task = build_task(*run.task, run, images, quiet);
-  const ModelDescription description = model_description(images, task->model_outputs());
-  std::shared_ptr<Model> model = build_model(*run.model, description, e);
-  model->to(t.plan.device);
-  const at::MemoryFormat format = apply_device_settings(e, !t.plan.capabilities.host_cpu, *model).memory_format;
-  load_trained_weights(t.files, e, *model, t.plan.device);
-  log << "model: " << e.model.name << " from " << t.files.weights.string() << " on " << t.plan.device.str() << "\n";
+  const TrainedModel trained = build_trained_model(t, images, log);
+  const std::shared_ptr<Task>& task = trained.task;
+  const std::shared_ptr<Model>& model = trained.model;
+  const at::MemoryFormat format = trained.memory_format;
 
   at::NoGradGuard no_grad;
   model->eval();

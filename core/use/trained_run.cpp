@@ -1,8 +1,12 @@
 #include "use/trained_run.h"
 
+#include <ostream>
 #include <system_error>
 
 #include "checkpoint/checkpoint.h"
+#include "run/build.h"
+#include "run/build_task.h"
+#include "run/device_settings.h"
 #include "run/run_folder.h"
 #include "util/error.h"
 
@@ -121,6 +125,19 @@ void load_trained_weights(const TrainedFiles& files, const Experiment& e, Model&
     load_python_state_dict(files.weights, model);
   else
     load_checkpoint_weights(files.weights, model, device, /*ema=*/e.train.ema_decay > 0 && e.train.ema_evaluate);
+}
+
+TrainedModel build_trained_model(const TrainedRun& t, const data::Dataset& like, std::ostream& log) {
+  const Experiment& e = t.run.experiment;
+  std::ostream quiet(nullptr);
+  TrainedModel out;
+  out.task = build_task(*t.run.task, t.run, like, quiet);
+  out.model = build_model(*t.run.model, model_description(like, out.task->model_outputs()), e);
+  out.model->to(t.plan.device);
+  out.memory_format = apply_device_settings(e, !t.plan.capabilities.host_cpu, *out.model).memory_format;
+  load_trained_weights(t.files, e, *out.model, t.plan.device);
+  log << "model: " << e.model.name << " from " << t.files.weights.string() << " on " << t.plan.device.str() << "\n";
+  return out;
 }
 
 }  // namespace plugtrain

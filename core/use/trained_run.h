@@ -5,12 +5,18 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <c10/core/MemoryFormat.h>
+
 #include "plugtrain/model.h"
+#include "data/dataset.h"
 #include "run/plan.h"
 #include "run/validate.h"
+#include "task/task.h"
 
 namespace plugtrain {
 
@@ -55,5 +61,16 @@ TrainedRun plan_trained_run(const TrainedRunRequest& request, TrainedFiles files
 // checkpoint's EMA weights when the experiment averaged them and evaluated the average
 // (train.ema_decay > 0 with train.ema_evaluate), else its model weights; a state_dict as it is.
 void load_trained_weights(const TrainedFiles& files, const Experiment& e, Model& model, c10::Device device);
+
+// The run's task and model, as build_run makes them, for samples shaped like `like` (a data set of
+// the run's sample shape and classes: predict's images, generate's one window; not its data), on
+// the plan's device with the run's device settings and the weights it evaluated with. Logs the
+// "model: ..." line.
+struct TrainedModel {
+  std::shared_ptr<Task> task;
+  std::shared_ptr<Model> model;
+  at::MemoryFormat memory_format = at::MemoryFormat::Contiguous;  // the batches the model wants
+};
+TrainedModel build_trained_model(const TrainedRun& t, const data::Dataset& like, std::ostream& log);
 
 }  // namespace plugtrain

@@ -26,20 +26,12 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-from transformer_twins import GPT, ViT  # noqa: E402
+from transformer_twins import GPT, ViT, nanogpt_adamw  # noqa: E402
 
 STEPS = 10
 VOCAB, CONTEXT, BATCH = 50, 16, 8
 GPT_SIZE = dict(n_layer=2, n_head=2, n_embd=32)
 VIT_SIZE = dict(patch=7, width=32, depth=2, heads=2, mlp_ratio=2.0, classes=10)
-
-
-def adamw(model):
-    params = [p for p in model.parameters()]  # tied parameters once, as named_parameters dedupes
-    decay = [p for p in params if p.dim() >= 2]
-    rest = [p for p in params if p.dim() < 2]
-    return torch.optim.AdamW([{'params': decay, 'weight_decay': 0.1}, {'params': rest, 'weight_decay': 0.0}],
-                             lr=1e-3, betas=(0.9, 0.99), eps=1e-8)
 
 
 def gpt_batch(data_dir):
@@ -80,7 +72,7 @@ def main():
         model, (x, y) = ViT(**VIT_SIZE), vit_batch(args.data)
     os.makedirs(args.out, exist_ok=True)
     torch.save(model.state_dict(), os.path.join(args.out, 'init.pt'))
-    optimizer = adamw(model)
+    optimizer = nanogpt_adamw(model)
     losses = []
     for _ in range(STEPS):
         logits = model(x)
