@@ -9,6 +9,7 @@
 #include "plugins/isolated_probe.h"
 #include "plugins/plugin_error.h"
 #include "plugtrain/collective.h"
+#include "plugtrain/host_syncs.h"
 
 namespace plugtrain {
 
@@ -121,6 +122,27 @@ std::map<std::string, std::uint64_t> BackendHandle::cpu_fallback_counts() const 
 
 std::vector<std::string> BackendHandle::autocast_precisions() const {
   return call_plugin(name_, "autocast_precisions", [&] { return backend_->autocast_precisions(); });
+}
+
+HostSyncCounter* BackendHandle::host_sync_counter() const {
+  if (!host_sync_counter_)
+    host_sync_counter_ = call_plugin(name_, "extension", [&] {
+      return static_cast<HostSyncCounter*>(backend_->extension(kHostSyncsExtension, 1));
+    });
+  return *host_sync_counter_;
+}
+
+bool BackendHandle::counts_host_waits() const { return host_sync_counter() != nullptr; }
+
+std::uint64_t BackendHandle::host_waits() const {
+  HostSyncCounter* counter = host_sync_counter();
+  return counter ? call_plugin(name_, "host_syncs total", [&] { return counter->total(); }) : 0;
+}
+
+std::map<std::string, std::uint64_t> BackendHandle::host_waits_by_cause() const {
+  HostSyncCounter* counter = host_sync_counter();
+  if (!counter) return {};
+  return call_plugin(name_, "host_syncs by_cause", [&] { return counter->by_cause(); });
 }
 
 CollectiveFactory* BackendHandle::collective_factory() const {

@@ -13,6 +13,7 @@
 namespace plugtrain {
 
 class CollectiveFactory;  // plugtrain/collective.h (kept out of this header: it pulls in ATen)
+class HostSyncCounter;    // plugtrain/host_syncs.h
 
 // What the host asks plan_multi_device.
 struct MultiDeviceRequest {
@@ -51,6 +52,11 @@ class BackendHandle {
   // The plugin's own c10d collective for its device type (e.g. NCCL): the extension
   // "plugtrain.collective" (collective.h), or null when it offers none.
   CollectiveFactory* collective_factory() const;
+  // The host's waits for the device, counted by the plugin (the extension "plugtrain.host_syncs",
+  // host_syncs.h): whether it counts them, the total so far and the same by cause.
+  bool counts_host_waits() const;
+  std::uint64_t host_waits() const;
+  std::map<std::string, std::uint64_t> host_waits_by_cause() const;
 
  private:
   void refuse_beside_privateuse1(ProbeResult& probe);
@@ -60,6 +66,8 @@ class BackendHandle {
   std::unique_ptr<Backend> backend_;
   std::optional<ProbeResult> probe_;
   std::optional<Capabilities> capabilities_;
+  HostSyncCounter* host_sync_counter() const;  // asked once
+  mutable std::optional<HostSyncCounter*> host_sync_counter_;
 };
 
 }  // namespace plugtrain

@@ -257,6 +257,10 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   parts.device = {plan.device, plan.loader, device_settings.memory_format, plan.capabilities.float64,
                   [&backend, memory_device] { return backend.memory(memory_device); },
                   [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
+  if (backend.counts_host_waits()) {
+    parts.device.host_waits = [&backend] { return backend.host_waits(); };
+    parts.device.host_waits_by_cause = [&backend] { return backend.host_waits_by_cause(); };
+  }
   place_data(e, plan, backend, memory_device, built->data, parts.device, log);
   use_graphs(plan, backend, memory_device, parts, log);
   parts.callbacks = make_callbacks(e, plan, *task, built->data.has_val(), outputs, log);

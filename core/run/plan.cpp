@@ -186,6 +186,17 @@ c10::Device device_of(const std::string& type, int index) {
   return base.is_cpu() ? base : c10::Device(base.type(), static_cast<c10::DeviceIndex>(index));
 }
 
+// What makes every training step wait for the device, by design of the task or the recipe.
+std::vector<std::string> step_host_reads(const ValidatedRun& run) {
+  std::vector<std::string> reads;
+  if (run.task && !run.task->loss_waits_for_host.empty())
+    reads.push_back("task '" + run.task->name + "': " + run.task->loss_waits_for_host);
+  if (run.experiment.train.on_nonfinite == OnNonfinite::skip_step)
+    reads.push_back("train.on_nonfinite = \"skip_step\" reads whether each step's gradients are finite before its "
+                    "optimizer step");
+  return reads;
+}
+
 RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::optional<World>& world) {
   const Experiment& e = run.experiment;
   RunPlan p;
@@ -219,6 +230,7 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
       throw CheckpointError(run.resume_from.string() + ": " + same_run.why_not());
   if (p.launches_workers) return p;  // the workers plan the rest for themselves
   if (e.train.graphs != true) decide_graph_use(run, p, backend);
+  p.step_host_reads = step_host_reads(run);
 
   p.device = device_of(p.capabilities.device_type, p.devices.devices.at(0));
   p.loader = backend.loader_config(p.devices.devices);
@@ -240,6 +252,8 @@ void print_plan(const RunPlan& plan, const Experiment& e, std::ostream& log) {
       << (plan.threads > 0 ? plan.threads : at::get_num_threads()) << "); loader: workers " << loader.workers
       << ", pin_memory " << (loader.pin_memory ? "on" : "off") << ", non_blocking "
       << (loader.non_blocking ? "on" : "off") << ", prefetch " << loader.prefetch_depth << "\n";
+  if (!plan.device.is_cpu())  // on the host CPU a read waits for nothing
+    for (const auto& why : plan.step_host_reads) log << "device: every step waits for the host: " << why << "\n";
   for (const auto& line : plan.batch_lines) log << "batch: " << line << "\n";
   const BatchPlan& b = plan.batch;
   if (plan.devices_used > 1 || b.per_device != e.data.batch_size.value_or(0)) {

@@ -46,6 +46,9 @@ struct RunPlan {
   std::string record;             // the resolved experiment with what the run decided (global batch)
   GraphConditions graph_conditions;  // train.graphs: what decided it
   GraphDecision graphs;           // whether full steps are replayed from a recorded graph, and why
+  // Why every training step reads a device value on the host, waiting for the device (empty:
+  // no step needs to; the epoch line's "host syncs" shows what a counting backend saw).
+  std::vector<std::string> step_host_reads;
 
   bool writes_outputs() const { return rank == 0; }  // only rank 0 prints and writes files
 };

@@ -54,6 +54,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   result.world_size = plan.processes;
   result.backend = plan.choice.backend->name();
   result.device = plan.device.str();
+  result.step_host_reads = plan.step_host_reads;
   result.run_folder = outputs->run_folder;
 
   // In a ddp run, from here on a failure of this rank is told to the others through the

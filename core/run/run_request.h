@@ -46,6 +46,7 @@ struct RunResult {
   int world_size = 1;  // processes that trained together
   // Operators the backend ran on the CPU in this process (SDK 3.4), with their calls.
   std::map<std::string, std::uint64_t> cpu_fallbacks;
+  std::vector<std::string> step_host_reads;  // the plan's (plan.h)
 };
 
 }  // namespace plugtrain

@@ -53,6 +53,8 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
           {"graph_replays", r.summary.graph_replays},
           {"graph_fallback", r.summary.graph_fallback},
           {"cpu_fallbacks", r.cpu_fallbacks},
+          {"host_syncs", host_syncs_json(total_host_syncs(r.summary.epochs))},
+          {"step_host_reads", r.step_host_reads},
           {"task", e.task.name},
           {"metric", r.summary.headline.name},
           {"metric_direction", word_of(r.summary.headline.direction)},

@@ -155,7 +155,9 @@ TaskDefinition sequence_task() {
                              {"wer", Direction::min, "word error rate: edit distance over words"},
                              {"sequence_accuracy", Direction::max, "share of samples decoded exactly"}};
   // LibTorch's ctc_loss copies the length tensors to the host (and sizes its work from them).
-  spec.loss_waits_for_host = "CTC's loss reads the sequence lengths on the host in every step";
+  spec.loss_waits_for_host =
+      "CTC's loss reads the sequence lengths on the host in every step, and its training error rate decodes the "
+      "batch's best paths there";
   make_with<Sequence>(spec);
   return spec;
 }

@@ -37,7 +37,9 @@ EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t load
       callbacks_(callbacks),
       task_(task),
       extras_(extras),
-      timer_(device.device, config.phase_timing),
+      // On an accelerator the logged steps are timed: they wait for the device anyway.
+      timer_(device.device, config.phase_timing, config.log_interval > 0 ? config.log_interval : 16),
+      syncs_(device),
       stops_on_nonfinite_(config.on_nonfinite == OnNonfinite::stop &&
                           !Precision::skips_nonfinite_steps_itself(config.precision)) {}
 
@@ -75,6 +77,8 @@ EpochTotals EpochLoop::run(LoopState& state) {
   state.sampler.batches_done = 0;
   state.epoch_samples = 0;
   for (auto& c : callbacks_) c->on_epoch_start(state);
+  syncs_.start_epoch();
+  std::int64_t steps_trained = 0;  // by this call: the first ones warm up (host_sync_meter.h)
 
   auto interval_start = Clock::now();
   std::int64_t interval_samples = 0;
@@ -123,6 +127,9 @@ EpochTotals EpochLoop::run(LoopState& state) {
   std::vector<RecordedPart> recorded;
   bool group_ended = true;
   for (;;) {
+    syncs_.start_step();
+    const std::int64_t checkpoints_before = state.checkpoints_written;
+    bool logged = false;
     timer_.start_step(state.step);
     const std::optional<data::Batch> batch = batches_.next();
     if (!batch) break;
@@ -207,6 +214,7 @@ EpochTotals EpochLoop::run(LoopState& state) {
 
       for (auto& c : callbacks_) c->on_step_end(state, out.loss);
       if (log_interval > 0 && state.step % log_interval == 0) {
+        logged = true;
         const double elapsed = seconds_since(interval_start);  // before item(), which waits for the device
         const StepFigures figures{out.loss.item<double>(), state.lr, interval_samples / elapsed};
         if (stops_on_nonfinite_ && !std::isfinite(figures.loss)) stop_for_nonfinite(figures.loss, state, "by");
@@ -215,7 +223,9 @@ EpochTotals EpochLoop::run(LoopState& state) {
         interval_samples = 0;
       }
     }
+    const bool timed = timer_.timing() && !device_.device.is_cpu();  // synchronised to time it
     timer_.end_step();
+    syncs_.end_step(++steps_trained > 2 && !logged && !timed && state.checkpoints_written == checkpoints_before);
     if (!group_ended) continue;  // nothing stops a run between the micro-batches of a step
     ++state.planned_step;
     if (config_.max_steps > 0 && state.planned_step >= config_.max_steps) {
@@ -234,7 +244,8 @@ EpochTotals EpochLoop::run(LoopState& state) {
       return partial;
     }
   }
-  const EpochTotals epoch = totals();
+  EpochTotals epoch = totals();
+  epoch.host_syncs = syncs_.end_epoch();
   if (stops_on_nonfinite_ && !std::isfinite(epoch.loss_sum)) stop_for_nonfinite(epoch.loss_sum, state, "by");
   return epoch;
 }

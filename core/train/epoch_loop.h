@@ -18,6 +18,7 @@
 #include "data/batch_loader.h"
 #include "train/callback.h"
 #include "train/device_context.h"
+#include "train/host_sync_meter.h"
 #include "train/loop_state.h"
 #include "train/phase_timer.h"
 
@@ -43,6 +44,7 @@ struct EpochTotals {
   std::vector<double> statistics;  // the task's training statistics
   double seconds = 0;
   PhaseTimes phases;  // this process's
+  HostSyncFigures host_syncs;  // this process's
 };
 
 class EpochLoop {
@@ -78,6 +80,7 @@ class EpochLoop {
   const Task& task_;
   StepExtras extras_;
   PhaseTimer timer_;
+  HostSyncMeter syncs_;
   bool stops_on_nonfinite_;
 };
 

@@ -16,6 +16,27 @@ nlohmann::json memory_json(const MemoryInfo& m) {
 
 }  // namespace
 
+nlohmann::json host_syncs_json(const HostSyncFigures& s) {
+  if (!s.counted) return nullptr;
+  return {{"per_step", s.per_step()}, {"steady_steps", s.steady_steps}, {"steady", s.steady},
+          {"epoch", s.epoch},         {"evaluation", s.evaluation},     {"steady_causes", s.steady_causes}};
+}
+
+HostSyncFigures total_host_syncs(const std::vector<EpochMetrics>& epochs) {
+  HostSyncFigures total;
+  for (const EpochMetrics& m : epochs) {
+    const HostSyncFigures& s = m.host_syncs;
+    if (!s.counted) continue;
+    total.counted = true;
+    total.steady_steps += s.steady_steps;
+    total.steady += s.steady;
+    total.epoch += s.epoch;
+    total.evaluation += s.evaluation;
+    for (const auto& [cause, count] : s.steady_causes) total.steady_causes[cause] += count;
+  }
+  return total;
+}
+
 nlohmann::json epoch_json(const EpochMetrics& m) {
   nlohmann::json row = {{"epoch", m.epoch},
                         {"train_loss", m.train_loss},
@@ -31,6 +52,7 @@ nlohmann::json epoch_json(const EpochMetrics& m) {
     for (const MetricValue& v : m.val) row["val_" + v.name] = v.value;
   }
   row["memory"] = memory_json(m.memory);
+  row["host_syncs"] = host_syncs_json(m.host_syncs);
   if (m.phases.timed_steps > 0) {
     nlohmann::json phases = {{"timed_steps", m.phases.timed_steps}};
     for (int p = 0; p < kPhases; ++p) {

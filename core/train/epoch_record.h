@@ -15,6 +15,11 @@ namespace plugtrain {
 
 nlohmann::json epoch_json(const EpochMetrics& m);
 
+// The host's waits for the device as JSON (null when the backend cannot count them), and those
+// of several epochs together.
+nlohmann::json host_syncs_json(const HostSyncFigures& s);
+HostSyncFigures total_host_syncs(const std::vector<EpochMetrics>& epochs);
+
 // `earlier` (a JSON array, as a checkpoint stores it) followed by `epochs`, as JSON text.
 std::string epoch_history(const std::string& earlier, const std::vector<EpochMetrics>& epochs);
 

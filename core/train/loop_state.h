@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,21 @@
 #include "checkpoint/state_section.h"
 
 namespace plugtrain {
+
+// The host's waits for the device in one epoch (a backend with the "plugtrain.host_syncs"
+// extension counts them; plugtrain/host_syncs.h): a value read, a copy to the host, a blocking
+// copy to it, an explicit synchronisation. A steady step is one after the epoch's first two
+// (warm-up) that neither logged (a logged step reads the loss, and phase timing samples it) nor
+// wrote a checkpoint: it should wait for nothing.
+struct HostSyncFigures {
+  bool counted = false;             // false: the backend cannot count
+  std::int64_t steady_steps = 0;
+  std::uint64_t steady = 0;         // waits in steady steps
+  std::uint64_t epoch = 0;          // all waits of the training epoch: steady ones, warm-up, logs, its end
+  std::uint64_t evaluation = 0;     // the epoch's evaluation and end-of-epoch work
+  std::map<std::string, std::uint64_t> steady_causes;  // what the steady waits were, by cause
+  double per_step() const { return steady_steps > 0 ? double(steady) / double(steady_steps) : 0.0; }
+};
 
 struct EpochMetrics {
   std::int64_t epoch = 0;  // 1-based
@@ -31,6 +47,7 @@ struct EpochMetrics {
   double lr = 0;                  // at the end of the epoch
   MemoryInfo memory;              // the backend's memory figures at the end of the epoch
   PhaseTimes phases;              // where the training steps' time went
+  HostSyncFigures host_syncs;     // the host's waits for the device
 
   // "train_loss", "val_loss", "test_loss", or train_/val_/test_<metric> ("val_accuracy");
   // nullopt in an epoch without it.
@@ -100,6 +117,7 @@ struct LoopState : Stateful {
   std::vector<BatchHalving> halvings;  // this fit's, in order
   std::int64_t nonfinite_skipped = 0;  // steps skipped for a non-finite loss (train.on_nonfinite)
   std::filesystem::path last_checkpoint;  // the newest checkpoint this fit wrote (empty: none yet)
+  std::int64_t checkpoints_written = 0;   // by this fit
   std::int64_t epoch_samples = 0;    // training samples of this epoch so far (since a resume), all processes
   double lr = 0;                     // the learning rate of the last step
   std::filesystem::path resumed_from;  // empty: a fresh start

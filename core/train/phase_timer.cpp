@@ -50,7 +50,7 @@ void PhaseTimer::synchronize() const {
 }
 
 void PhaseTimer::start_step(std::int64_t step) {
-  timing_ = enabled_ && (synchronous_ || step % sample_every_ == 0);
+  timing_ = enabled_ && (synchronous_ || (step + 1) % sample_every_ == 0);
   if (!timing_) return;
   synchronize();  // the previous steps' device work is not this step's
   last_ = Clock::now();

@@ -2,7 +2,8 @@
 // to the device, forward, backward, optimizer, and the rest (metrics, callbacks). On the host
 // CPU every step is timed with the clock alone. On an accelerator, whose work runs behind the
 // host's back, one step in `sample_every` is timed with the device synchronised at each phase
-// boundary, so the figures are the device's and the other steps pay nothing.
+// boundary, so the figures are the device's and the other steps pay nothing: the epoch loop
+// samples the steps that end a log interval, whose loss is read (and waited for) anyway.
 #pragma once
 
 #include <array>
@@ -31,7 +32,10 @@ class PhaseTimer {
  public:
   PhaseTimer(c10::Device device, bool enabled, std::int64_t sample_every = 16);
 
-  void start_step(std::int64_t step);  // before the step waits for its batch
+  // Before the step waits for its batch; `step`: the optimizer steps done before it. On an
+  // accelerator the step after which step + 1 is a multiple of sample_every is timed.
+  void start_step(std::int64_t step);
+  bool timing() const { return timing_; }  // this step is timed (on an accelerator: synchronised)
   void mark(Phase finished);           // `finished` has just ended; the next one starts
   void add(Phase phase, double seconds, Phase from);  // moves time measured inside `from` to `phase`
   void end_step();                     // what was not marked is `other`

@@ -158,6 +158,7 @@ TrainSummary Trainer::fit() {
   state_.save_checkpoint = [this](const std::filesystem::path& path) {
     save_checkpoint(path);
     state_.last_checkpoint = path;
+    ++state_.checkpoints_written;
   };
   best_selected_ = BestSoFar(/*maximise=*/summary_.headline.direction == Direction::max);
 
@@ -171,7 +172,10 @@ TrainSummary Trainer::fit() {
     model.train();
     const EpochTotals totals = epoch_loop.run(state_);
     if (state_.stop == StopReason::interrupted) break;  // mid-epoch: no epoch figures
+    const std::uint64_t waits_before = parts_.device.host_waits ? parts_.device.host_waits() : 0;
     EpochMetrics m = finish_epoch(totals);
+    m.host_syncs = totals.host_syncs;
+    if (m.host_syncs.counted) m.host_syncs.evaluation = parts_.device.host_waits() - waits_before;
     m.seconds = seconds_since(epoch_start);
     if (parts_.device.memory) m.memory = parts_.device.memory();
     summary_.epochs.push_back(std::move(m));  // before the callbacks: the epoch's checkpoint lists it

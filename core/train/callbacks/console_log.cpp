@@ -65,6 +65,8 @@ void ConsoleLog::on_epoch_end(LoopState& state, const EpochMetrics& m) {
   if (m.memory.process_used_bytes)
     log_ << " | mem " << format_bytes(m.memory.process_used_bytes) << " (peak "
          << format_bytes(m.memory.process_peak_bytes) << ")";
+  if (m.host_syncs.counted && m.host_syncs.steady_steps > 0)
+    log_ << " | host syncs " << fixed(m.host_syncs.per_step(), 2) << "/step";
   if (m.phases.timed_steps > 0) log_ << " | " << m.phases.text();
   log_ << "\n" << std::flush;
 }

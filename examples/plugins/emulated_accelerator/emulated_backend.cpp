@@ -7,6 +7,7 @@
 
 #include "emulated_device.h"
 #include "plugtrain/backend.h"
+#include "plugtrain/host_syncs.h"
 #include "staged_collective.h"
 
 namespace emulated {
@@ -87,7 +88,7 @@ class EmulatedBackend final : public plugtrain::Backend {
     plugtrain::LoaderConfig c;
     c.workers = 0;
     c.pin_memory = false;
-    c.non_blocking = false;
+    c.non_blocking = true;  // a blocking copy would count as a host wait (host_waits.cpp)
     c.prefetch_depth = 1;
     c.why = "emulated device: a copy to it is a memcpy on the host, so pinned memory and workers gain nothing";
     plugtrain::report(out, c);
@@ -138,13 +139,21 @@ class EmulatedBackend final : public plugtrain::Backend {
   // No autocast kernels are registered for it: autocast would compute in fp32 and say bf16.
   std::vector<std::string> autocast_precisions() const override { return {}; }
 
-  // ddp's "gloo-staged" (staged_collective.cpp).
+  // ddp's "gloo-staged" (staged_collective.cpp), and the host waits it counts (host_waits.cpp).
   void* extension(const char* name, std::uint32_t version) override {
-    return plugtrain::is_extension(name, version, plugtrain::kCollectiveExtension, 1) ? &collective_ : nullptr;
+    if (plugtrain::is_extension(name, version, plugtrain::kCollectiveExtension, 1)) return &collective_;
+    if (plugtrain::is_extension(name, version, plugtrain::kHostSyncsExtension, 1)) return &waits_;
+    return nullptr;
   }
 
  private:
+  class HostWaits final : public plugtrain::HostSyncCounter {
+   public:
+    std::uint64_t total() const override { return host_waits(); }
+    std::map<std::string, std::uint64_t> by_cause() const override { return host_waits_by_cause(); }
+  };
   StagedCollective collective_;
+  HostWaits waits_;
 };
 
 }  // namespace

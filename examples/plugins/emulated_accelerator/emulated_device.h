@@ -10,6 +10,12 @@
 #include <optional>
 #include <string>
 
+#include <ATen/core/stack.h>
+
+namespace c10 {
+class OperatorHandle;
+}
+
 #ifndef EMULATED_DEVICE_NAME
 #define EMULATED_DEVICE_NAME "emu"  // the name LibTorch knows the device by: emu:0, emu:1, ...
 #endif
@@ -45,6 +51,19 @@ std::optional<std::string> register_device();
 // Operators that ran on the CPU through the fallback, with their counts, and one more call of `op`.
 std::map<std::string, std::uint64_t> fallback_counts();
 void count_fallback(const std::string& op);
+
+// The host waits a real device would make (host_waits.cpp): counted outside emulation only.
+struct EmulationScope {  // the emulator's own copies within it are not counted
+  EmulationScope();
+  ~EmulationScope();
+  EmulationScope(const EmulationScope&) = delete;
+  EmulationScope& operator=(const EmulationScope&) = delete;
+};
+void count_host_wait(const std::string& cause);
+// The operator's result size depends on the device's values (nonzero, a boolean mask, ...).
+void count_if_reads_values(const c10::OperatorHandle& op, const torch::jit::Stack& stack);
+std::uint64_t host_waits();
+std::map<std::string, std::uint64_t> host_waits_by_cause();
 
 // Parts of register_device, each in its own file.
 void register_allocator();

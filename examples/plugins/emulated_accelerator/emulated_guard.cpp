@@ -43,9 +43,10 @@ class Guard final : public c10::impl::DeviceGuardImplInterface {
   void block(void*, const c10::Stream&) const override {}
   bool queryEvent(void*) const override { return true; }
   bool queryStream(const c10::Stream&) const override { return true; }
-  void synchronizeStream(const c10::Stream&) const override {}
-  void synchronizeEvent(void*) const override {}
-  void synchronizeDevice(const c10::DeviceIndex) const override {}
+  // Nothing to wait for here, but a real device's host would wait: counted (host_waits.cpp).
+  void synchronizeStream(const c10::Stream&) const override { count_host_wait("device synchronisation"); }
+  void synchronizeEvent(void*) const override { count_host_wait("device synchronisation"); }
+  void synchronizeDevice(const c10::DeviceIndex) const override { count_host_wait("device synchronisation"); }
 };
 
 class Hooks final : public at::PrivateUse1HooksInterface {

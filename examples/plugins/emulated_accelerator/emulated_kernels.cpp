@@ -58,7 +58,11 @@ at::Tensor host_view(const at::Tensor& t) {
 }
 
 // Copies between this device and the CPU, and between two of its devices: native, no fallback.
+// A device that computes asynchronously makes its host wait for a copy to the host, and for a
+// blocking one to the device (CUDA synchronises the stream unless it is non_blocking).
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  if (dst.is_cpu() && !self.is_cpu()) count_host_wait("copy to the host");
+  if (self.is_cpu() && !dst.is_cpu() && !non_blocking) count_host_wait("blocking copy to the device");
   at::Tensor to = dst.is_cpu() ? dst : host_view(dst);
   at::native::copy_(to, self.is_cpu() ? self : host_view(self), non_blocking);
   return dst;
@@ -89,7 +93,10 @@ at::Tensor view(const at::Tensor& self, c10::SymIntArrayRef size) {
   return at::native::view(self, C10_AS_INTARRAYREF_SLOW(size));
 }
 
-at::Scalar local_scalar_dense(const at::Tensor& self) { return at::native::_local_scalar_dense_cpu(self); }
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  count_host_wait("aten::_local_scalar_dense");
+  return at::native::_local_scalar_dense_cpu(self);
+}
 
 at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& source) { return at::native::set_tensor_(self, source); }
 at::Tensor& set_source_storage(at::Tensor& self, at::Storage source) { return at::native::set_(self, source); }
@@ -114,6 +121,8 @@ std::map<std::string, std::uint64_t> counts;
 void counted_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const c10::OperatorName& name = op.schema().operator_name();
   count_fallback(name.overload_name.empty() ? name.name : name.name + "." + name.overload_name);
+  count_if_reads_values(op, *stack);
+  const EmulationScope emulating;  // its copies to and from the CPU are the emulator's
   at::native::cpu_fallback(op, stack);
 }
 

@@ -26,6 +26,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                        at::IntArrayRef output_padding, int64_t groups) {
   count_fallback("aten::convolution_overrideable");
+  const EmulationScope emulating;
   const std::optional<at::Tensor> host_bias = bias && bias->defined() ? std::optional<at::Tensor>(on_host(*bias)) : std::nullopt;
   return back_on(at::convolution(on_host(input), on_host(weight), host_bias, stride, padding, dilation, transposed,
                                  output_padding, groups),
@@ -37,6 +38,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups,
     std::array<bool, 3> output_mask) {
   count_fallback("aten::convolution_backward_overrideable");
+  const EmulationScope emulating;
   // The bias gradient's size: the output channels (weight dim 0, or dim 1 x groups when transposed).
   const int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
   const std::vector<int64_t> bias_sizes{channels};
@@ -56,6 +58,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm(const at::Tensor& inpu
                                                           const std::optional<at::Tensor>& running_var, bool training,
                                                           double momentum, double eps) {
   count_fallback("aten::native_batch_norm");
+  const EmulationScope emulating;
   std::optional<at::Tensor> mean = optional_on_host(running_mean), var = optional_on_host(running_var);
   auto [out, save_mean, save_invstd] = at::native_batch_norm(on_host(input), optional_on_host(weight),
                                                              optional_on_host(bias), mean, var, training, momentum, eps);
@@ -73,6 +76,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell(const at::Tensor&
                                                                const std::optional<at::Tensor>& input_bias,
                                                                const std::optional<at::Tensor>& hidden_bias) {
   count_fallback("aten::_thnn_fused_lstm_cell");
+  const EmulationScope emulating;
   at::Tensor gates = on_host(input_gates) + on_host(hidden_gates);
   if (input_bias && input_bias->defined()) gates = gates + on_host(*input_bias);
   if (hidden_bias && hidden_bias->defined()) gates = gates + on_host(*hidden_bias);
@@ -88,6 +92,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell_backward(const st
                                                                         const at::Tensor& cx, const at::Tensor& cy,
                                                                         const at::Tensor& workspace, bool has_bias) {
   count_fallback("aten::_thnn_fused_lstm_cell_backward_impl");
+  const EmulationScope emulating;
   const auto gates = on_host(workspace).chunk(4, 1);
   const at::Tensor &i = gates[0], &f = gates[1], &g = gates[2], &o = gates[3];
   const at::Tensor tanh_cy = on_host(cy).tanh();
