@@ -18,7 +18,7 @@ class ProgressBar {
   // Whether a redraw is due (at most every 100 ms, and at the last step): ask before reading
   // the loss, which would synchronise a GPU.
   bool due(std::int64_t step) const;
-  void update(std::int64_t step, double loss, std::int64_t samples);
+  void update(std::int64_t step, double loss, std::int64_t samples);  // loss NaN: none known yet, "-"
   void clear();  // before the epoch's summary line
 
  private:

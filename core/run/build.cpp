@@ -148,7 +148,7 @@ std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const
   std::vector<std::unique_ptr<Callback>> callbacks;
   // The order matters: the bar clears before a line is printed, and early stopping decides
   // before the checkpoint of the epoch is written.
-  if (outputs && outputs->terminal) callbacks.push_back(std::make_unique<ProgressBarCallback>(*outputs->terminal));
+  if (outputs && outputs->terminal) callbacks.push_back(std::make_unique<ProgressBarCallback>(*outputs->terminal, plan.device.is_cpu()));
   callbacks.push_back(std::make_unique<ConsoleLog>(log));
   if (outputs && !outputs->metrics_csv.empty())
     callbacks.push_back(std::make_unique<MetricsCsv>(outputs->metrics_csv, training, evaluation, has_val));
