@@ -18,6 +18,7 @@ PLUGTRAIN_APT_PACKAGES=(
   libturbojpeg0-dev libspng-dev libarchive-dev  # JPEG/PNG (data/image_codec.cpp); CIFAR .tar.gz reading
   dataset-fashion-mnist
   jargon-text
+  clang-format  # scripts/check-format (scripts/test runs it)
 )
 
 # For the tests only: a real one-node Slurm (tests/slurm/local_slurm.sh). Where these cannot be
