@@ -1,5 +1,6 @@
 // Bad input a user makes, each reproduced as they would make it: one line naming the cause, a
 // non-zero exit, and nothing lost or written where it should not be.
+// ctest-label: e2e
 #include <sys/stat.h>
 
 #include <filesystem>

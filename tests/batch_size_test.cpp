@@ -3,6 +3,7 @@
 // raises LibTorch's out-of-memory error past its limit), and the halving that follows an
 // out-of-memory error during training (test model "faultnet", which runs out of memory at a
 // chosen step).
+// ctest-label: e2e
 #include <cstdint>
 #include <filesystem>
 #include <fstream>

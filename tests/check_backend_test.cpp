@@ -2,6 +2,8 @@
 // that breaks a rule fails that check (test plugin rulebreaker, PLUGTRAIN_TEST_BREAK), a device
 // whose tensors hold no values fails the round trips and operators (smokefail: the meta device),
 // and bad names are one line. Then the comparison the checks judge with, in process.
+// ctest-label: e2e
+// ctest-label ConformanceCompare: unit
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 // Checkpoint sections (checkpoint/state_section.h): each stateful part writes and reads its own
 // section; a new one needs nothing but to derive from Stateful; format 1 checkpoints read into
 // the sections today's parts expect.
+// ctest-label: unit
 #include <filesystem>
 
 #include <gtest/gtest.h>

@@ -1,5 +1,8 @@
 // Durable runs end to end: exact resume, SIGINT, checkpoint policies, early stopping, run
 // folder files, bad checkpoints, and weights exchanged with Python's torch.
+// ctest-label: e2e
+// ctest-label Crc32c: unit
+// ctest-label ProfileSummary: unit
 #include <signal.h>
 #include <unistd.h>
 

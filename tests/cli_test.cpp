@@ -1,4 +1,5 @@
 // `plugtrain` end to end, in fresh processes, as a user runs it.
+// ctest-label: e2e
 #include <algorithm>
 #include <filesystem>
 

@@ -1,4 +1,5 @@
 // Experiment files: every kind of bad input gives one line naming where, and --set works.
+// ctest-label: unit
 #include <unistd.h>
 
 #include <filesystem>

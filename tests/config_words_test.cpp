@@ -3,6 +3,7 @@
 // reads every source under core/ (but core/config) and fails on `== "word"`, `!= "word"` or
 // `"word" ==` for any word an experiment key chooses from, taken from the same tables the
 // schema reads.
+// ctest-label: unit
 #include <filesystem>
 #include <fstream>
 #include <regex>

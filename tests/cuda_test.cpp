@@ -2,6 +2,7 @@
 // skipped (with the probe's reason, visible in ctest's summary) everywhere else. Each test
 // names `backend.name = "cuda"`, so what it checks is the GPU path, not what automatic
 // selection would pick.
+// ctest-label: e2e
 #include <cstdio>
 #include <filesystem>
 #include <string>

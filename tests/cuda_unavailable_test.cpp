@@ -1,6 +1,7 @@
 // The CPU-only machine: the CUDA plugin's libraries cannot be loaded. The plugin still loads,
 // reports `libraries_missing` with the dynamic loader's message, and training runs on the CPU.
 // PLUGTRAIN_CUDA_RUNTIME points the plugin at a runtime part whose dependency is missing.
+// ctest-label: unit
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

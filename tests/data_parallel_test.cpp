@@ -1,5 +1,6 @@
 // dp's replica mechanics on the CPU: split, parallel forward, gathered output, gradients summed
 // into replica 0. The end-to-end run is in distributed_test.cpp.
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>

@@ -2,6 +2,7 @@
 // no GPU: the CUDA plugin exports it and its plan names it; asking it for NCCL here fails with
 // one line naming the plugin (never a crash); a plugin that plans a collective it does not
 // export leaves its tensors to Gloo and says so. NCCL itself runs only where a GPU does.
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include <sstream>

@@ -1,5 +1,6 @@
 // `plugtrain doctor` and `plugtrain bench` as a user runs them: what they print, their JSON, and
 // their exit codes, with a backend that probes usable but cannot train (test plugin smokefail).
+// ctest-label: e2e
 #include <filesystem>
 #include <fstream>
 

@@ -1,6 +1,8 @@
 // Multi-device training as a user runs it: ddp over c10d Gloo with `devices = 2`, the launcher
 // variables set by hand, the real torchrun of the torch wheel, and ranks that die or hang; and
 // dp, the model replicated in one process.
+// ctest-label: slow
+// ctest-label World: unit
 #include <signal.h>
 #include <unistd.h>
 

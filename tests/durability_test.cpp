@@ -1,6 +1,7 @@
 // Runs that meet other processes, kills and broken folders: a run folder is used by one run at a
 // time, a closed terminal (SIGHUP) stops with a checkpoint, what a killed writer left behind is
 // cleaned, and a checkpoint folder that cannot be written is found before training starts.
+// ctest-label: slow
 #include <signal.h>
 
 #include <algorithm>

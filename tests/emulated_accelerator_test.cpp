@@ -2,6 +2,7 @@
 // device of its own name, its allocator's capacity, operators that fall back to the CPU, no
 // autocast kernels, and PrivateUse1 that one process can hold once. Trained through the
 // unchanged host, it must take the CPU's steps for the same seed.
+// ctest-label: e2e
 #include <filesystem>
 #include <algorithm>
 #include <fstream>

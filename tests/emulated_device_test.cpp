@@ -5,6 +5,7 @@
 // or a device value read where the host should not, fails here. Two devices (dp, ddp) are the
 // emulated device's only; its memory capacity, fallbacks and PrivateUse1 itself are tested in
 // emulated_accelerator_test.cpp.
+// ctest-label: e2e
 #include <signal.h>
 
 #include <chrono>

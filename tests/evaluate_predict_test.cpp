@@ -2,6 +2,7 @@
 // trained once per test process: evaluate's figures are the run's own for the same weights and
 // split, its files add up, and predict's classes for image files are those evaluate found for
 // the same samples.
+// ctest-label: e2e
 #include <unistd.h>
 
 #include <cmath>

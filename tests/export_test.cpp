@@ -1,6 +1,8 @@
 // `plugtrain export --format safetensors`: the writer's bytes read back here field by field
 // (header length, JSON header, padding, each tensor's byte range), and a real run's export
 // loaded by Python's safetensors into torchvision's resnet18, equal to the torch.load export.
+// ctest-label: e2e
+// ctest-label SafetensorsFileTest: unit
 #include <cstdint>
 #include <cstring>
 #include <filesystem>

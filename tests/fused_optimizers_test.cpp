@@ -4,6 +4,7 @@
 // weight decay and a changing learning rate, a parameter whose gradient appears only later;
 // the same state classes and keys, checkpoints that move between the forms and torch::optim's
 // classes, and the choice "auto" makes.
+// ctest-label: unit
 #include <fstream>
 #include <functional>
 #include <sstream>

@@ -4,6 +4,8 @@
 // that the learning rate and the step counts follow, that a refused recording falls back or
 // fails as asked, and that the decision names its reason. On a GPU machine the same paths run
 // with real CUDA graphs in cuda_test.cpp.
+// ctest-label: unit
+// ctest-label GraphRunTest: e2e
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>

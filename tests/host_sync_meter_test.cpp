@@ -1,6 +1,7 @@
 // The epoch loop's count of host waits (train/host_sync_meter.h), against a backend's counter
 // the test drives by hand: steady steps are counted apart from the others, the causes of the
 // steady waits are named, and a backend that cannot count gives no figure.
+// ctest-label: unit
 #include <cstdint>
 #include <map>
 #include <string>

@@ -5,6 +5,7 @@
 // trains runs its steady steps (summary.json "host_syncs") without one. Logged steps read the
 // loss and epochs read their sums: those are counted apart, and an evaluation reads once, not per
 // batch. What must read every step (CTC's lengths) is counted and said once.
+// ctest-label: e2e
 #include <filesystem>
 #include <fstream>
 #include <string>

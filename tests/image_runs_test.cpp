@@ -2,6 +2,7 @@
 // in their real formats (support/image_data.h): each format trains well above chance, every
 // shipped image example runs as shipped (only data.path and the length changed), `plugtrain
 // data` describes a data set and draws its grid, and bad data stops a run with one line.
+// ctest-label: e2e
 #include <filesystem>
 #include <fstream>
 #include <string>

@@ -1,4 +1,5 @@
 // The MPS availability rules, checked on Linux with injected platform facts.
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include "platform_facts.h"

@@ -2,6 +2,7 @@
 // model while a labelled test split waits for the end; without test labels (TinyImageNet's case)
 // its figures are the final ones and the log says so; data.val_fraction takes over from it; and
 // a test monitor, or a reader that fills no validation split, is one line.
+// ctest-label: e2e
 #include <algorithm>
 #include <filesystem>
 #include <fstream>

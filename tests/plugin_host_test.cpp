@@ -1,5 +1,6 @@
 // The plugin host against every kind of bad plugin: each is refused or reported with its
 // reason, and the good plugins found alongside are still listed and usable.
+// ctest-label: unit
 #include <sys/stat.h>
 
 #include <cstdio>

@@ -3,6 +3,8 @@
 // example focal-loss plugin, its metrics reach summary.json and metrics.csv, and a minimised
 // metric of the plugin works as checkpoint.monitor; bad options, a wrongly registered task and a
 // model that declares other targets each get one line and exit 2.
+// ctest-label: e2e
+// ctest-label PluginTasks: unit
 #include <filesystem>
 #include <fstream>
 #include <sstream>

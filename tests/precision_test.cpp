@@ -1,4 +1,5 @@
 // Dynamic loss scaling: an overflowing step is skipped and the scale halved; good steps keep it.
+// ctest-label: unit
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 

@@ -2,6 +2,7 @@
 // cuDNN autotuner and CPU generator, and puts them back when it goes, so that a command timing
 // backend A and then backend B in one process gives B exactly what B gets alone. A run on the
 // host CPU also keeps freed memory in the heap while it lives (run/host_heap.h).
+// ctest-label: unit
 #include <sys/resource.h>
 
 #include <cstdlib>

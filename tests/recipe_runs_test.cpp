@@ -2,6 +2,7 @@
 // selects while the test set waits for the end, accumulation with its effective batch, EMA
 // weights in checkpoints and exports, a paused and resumed run with all of them that ends
 // exactly as an uninterrupted one, and one-line errors for combinations that cannot work.
+// ctest-label: e2e
 #include <filesystem>
 #include <fstream>
 #include <iterator>

@@ -2,6 +2,7 @@
 // equals one large batch, the EMA follows timm's ModelEmaV3, mixup and CutMix follow timm's
 // Mixup, the schedules follow PyTorch's, and a validation split selects while the test set is
 // evaluated once at the end.
+// ctest-label: unit
 #include <cmath>
 #include <cstdio>
 #include <sstream>

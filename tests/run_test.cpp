@@ -1,5 +1,6 @@
 // `plugtrain run` end to end in fresh processes: real training, reproducibility, and the
 // errors a user sees for bad input.
+// ctest-label: e2e
 #include <unistd.h>
 
 #include <filesystem>

@@ -2,6 +2,7 @@
 // trials' files say: rungs, promotions of the best 1/η, waiting for a rung's stragglers, NaN
 // and failed trials, trials ended by their own early stopping, Hyperband's brackets; and the
 // [sweep] keys that configure it, with their one-line errors.
+// ctest-label: unit
 #include <cmath>
 #include <filesystem>
 #include <fstream>

@@ -1,5 +1,6 @@
 // Search order: command line, experiment, PLUGTRAIN_PLUGIN_PATH, beside the executable;
 // never the working directory; files in a folder in name order.
+// ctest-label: unit
 #include <cstdlib>
 #include <fstream>
 

@@ -1,5 +1,6 @@
 // Automatic backend selection: priority order, disabled backends, the M1/M2 policy, and a
 // named backend that is unusable (no silent fallback).
+// ctest-label: unit
 #include <gtest/gtest.h>
 
 #include "select/backend_selection.h"

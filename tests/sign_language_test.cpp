@@ -2,6 +2,7 @@
 // set generated in the release layout (support/ce_csl_data.h; the real set cannot be downloaded
 // here), scaled down with --set, trains tfnet_lite with CTC to a low gloss error; `plugtrain data`
 // describes the set; a broken layout is one line naming the file or folder.
+// ctest-label: e2e
 #include <filesystem>
 #include <fstream>
 #include <iostream>

@@ -2,6 +2,7 @@
 // whose report equals the local sweep's, an scancel of one array task and a requeue that finish
 // that trial from its checkpoint, ASHA whose promotions are new array tasks resuming their
 // trials, `sweep --status` while it runs, and Slurm's own refusal passed through in one line.
+// ctest-label: slurm
 #include <algorithm>
 #include <filesystem>
 #include <fstream>

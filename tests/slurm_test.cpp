@@ -1,6 +1,7 @@
 // ddp under a real Slurm (tests/slurm/local_slurm.sh: munged, slurmctld and slurmd on this
 // machine): the README's srun line with no MASTER_ADDR or MASTER_PORT, submitted with sbatch,
 // cancelled mid-run with scancel, and the same job submitted again, which finishes the run.
+// ctest-label: slurm
 #include <unistd.h>
 
 #include <filesystem>

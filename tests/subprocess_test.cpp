@@ -1,5 +1,6 @@
 // The one subprocess helper (core/util/subprocess.h): how children are started, fed, heard
 // and waited for, and how their ends are told.
+// ctest-label: unit
 #include <signal.h>
 #include <unistd.h>
 

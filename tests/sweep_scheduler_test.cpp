@@ -2,6 +2,7 @@
 // stop at the first rung, the best go on by resuming their own checkpoints, the choices are those
 // of a reference computation of the rungs from the trials' metrics.csv, and a sweep interrupted
 // while trials wait at a rung continues without training any epoch twice.
+// ctest-label: slow
 #include <signal.h>
 
 #include <algorithm>

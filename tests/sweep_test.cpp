@@ -1,6 +1,8 @@
 // Sweeps as a user runs them: a grid of trials, statistics that match the trials' own
 // summaries, resuming after Ctrl-C, a failing trial, random search, up-front validation, one
 // sweep per folder, and TensorBoard's hparams read back by the real TensorBoard.
+// ctest-label: unit
+// ctest-label SweepTest: slow
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>

@@ -2,6 +2,7 @@
 // user runs it, made smaller with --set to fit CI: each must end well beyond chance. The data
 // sets come from the bundled data-sets plugin (plugins/fashion_mnist_tasks), through the
 // SDK 3.5 interface a third-party data-sets plugin uses.
+// ctest-label: e2e
 #include <filesystem>
 #include <fstream>
 

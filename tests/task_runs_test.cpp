@@ -2,6 +2,7 @@
 // and every place a metric goes (the epoch lines, summary.json, metrics.csv, the monitors)
 // carries the task's names. Synthetic data is made for the task (data/dataset.h), learnable, so
 // each run must end well beyond chance. Bad [task] input is one line and exit 2.
+// ctest-label: e2e
 #include <filesystem>
 #include <fstream>
 #include <sstream>

@@ -4,6 +4,7 @@
 // bf16 autocast, an out-of-memory error's halved batches and the "auto" batch search train the
 // other tasks as they train classification. Synthetic data made for each task (data/dataset.h),
 // on the CPU, named: these are the CPU's figures on a GPU machine too.
+// ctest-label: e2e
 #include <filesystem>
 #include <string>
 

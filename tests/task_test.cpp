@@ -1,6 +1,7 @@
 // The built-in tasks' losses and metrics against the formulas they promise (PyTorch's losses,
 // sklearn's metrics), each summed over two batches as the loop sums them: a metric that did
 // not add up over batches (and so over ddp's processes) would differ from the whole set's.
+// ctest-label: unit
 #include <algorithm>
 #include <cmath>
 #include <vector>

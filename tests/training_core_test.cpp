@@ -1,6 +1,7 @@
 // The parts of the training core on their own, without the executable: the best-so-far
 // tracker, early stopping, checkpoint retention, each callback's checkpoint state, the
 // strategy of one, and the fit loop's reasons to stop.
+// ctest-label: unit
 #include <algorithm>
 #include <csignal>
 #include <filesystem>

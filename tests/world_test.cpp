@@ -1,6 +1,7 @@
 // Slurm's own variables as a rank reads them when srun is given no MASTER_ADDR or MASTER_PORT:
 // the compressed node and tasks-per-node lists, the port from the job id, and the errors a
 // broken environment gives. (The torchrun and launcher variables: tests/distributed_test.cpp.)
+// ctest-label: unit
 #include <string>
 
 #include <gtest/gtest.h>
