@@ -144,6 +144,12 @@ std::int64_t automatic_batch_size(ValidatedRun& run, RunPlan& p) {
 // train.graphs: decided here, from the backend, the strategy and the optimizer table. One that
 // cannot be honoured with train.graphs = true is a configuration error, said before a run
 // folder is made. The build stage only checks the optimizer it made (run/device_offload.cpp).
+// The task's own reason its loss reads a device value on the host every step, or nothing.
+std::optional<std::string> task_host_read(const ValidatedRun& run) {
+  if (!run.task || run.task->loss_waits_for_host.empty()) return std::nullopt;
+  return "task '" + run.task->name + "': " + run.task->loss_waits_for_host;
+}
+
 void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backend) {
   const Experiment& e = run.experiment;
   GraphConditions& c = p.graph_conditions;
@@ -155,8 +161,7 @@ void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backen
   c.processes = p.processes;
   c.skip_nonfinite = e.train.on_nonfinite == OnNonfinite::skip_step;
   if (!may_be_replayable(e.optim.name, e.optim.impl)) c.optimizer_replayable = WhyNot{not_replayable_reason()};
-  if (run.task && !run.task->loss_waits_for_host.empty())
-    c.loss_replayable = WhyNot{"task '" + run.task->name + "': " + run.task->loss_waits_for_host};
+  if (const auto why = task_host_read(run)) c.loss_replayable = WhyNot{*why};
   if (run.dataset && run.dataset->has_fields())
     c.fixed_batches = WhyNot{"data set '" + run.dataset->spec.name + "' gives named fields (variable-length inputs with "
                              "their lengths), which the model reads eagerly in every step"};
@@ -189,8 +194,7 @@ c10::Device device_of(const std::string& type, int index) {
 // What makes every training step wait for the device, by design of the task or the recipe.
 std::vector<std::string> step_host_reads(const ValidatedRun& run) {
   std::vector<std::string> reads;
-  if (run.task && !run.task->loss_waits_for_host.empty())
-    reads.push_back("task '" + run.task->name + "': " + run.task->loss_waits_for_host);
+  if (const auto why = task_host_read(run)) reads.push_back(*why);
   if (run.experiment.train.on_nonfinite == OnNonfinite::skip_step)
     reads.push_back("train.on_nonfinite = \"skip_step\" reads whether each step's gradients are finite before its "
                     "optimizer step");

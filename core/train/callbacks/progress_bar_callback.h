@@ -18,11 +18,11 @@ class ProgressBarCallback final : public Callback {
   void on_epoch_start(const LoopState& state) override { bar_.start(state.epoch, state.epochs, state.steps_per_epoch); }
   void on_step_end(const LoopState& state, const at::Tensor& loss) override {
     if (!bar_.due(state.step_in_epoch)) return;
-    if (reads_each_loss_) logged_loss_ = loss.item<double>();
-    bar_.update(state.step_in_epoch, logged_loss_, state.epoch_samples);
+    if (reads_each_loss_) shown_loss_ = loss.item<double>();
+    bar_.update(state.step_in_epoch, shown_loss_, state.epoch_samples);
   }
   void on_log_step(const LoopState&, const StepFigures& figures) override {
-    logged_loss_ = figures.loss;
+    shown_loss_ = figures.loss;
     bar_.clear();
   }
   void on_epoch_end(LoopState&, const EpochMetrics&) override { bar_.clear(); }
@@ -31,7 +31,7 @@ class ProgressBarCallback final : public Callback {
  private:
   ProgressBar bar_;
   bool reads_each_loss_;
-  double logged_loss_ = std::nan("");  // none logged yet
+  double shown_loss_ = std::nan("");  // the step's (CPU) or the last logged one; none yet
 };
 
 }  // namespace plugtrain
