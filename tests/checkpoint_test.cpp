@@ -6,11 +6,9 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +18,8 @@
 #include <torch/serialize.h>
 
 #include "logging/tensorboard_writer.h"
+#include "support/background_run.h"
+#include "support/experiment_folder.h"
 #include "support/run_process.h"
 #include "train/callbacks/profiler_callback.h"
 
@@ -56,24 +56,16 @@ epochs = 4
 log_interval = 0
 )";
 
-class CheckpointTest : public ::testing::Test {
+class CheckpointTest : public testing::ExperimentFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = testing::scratch_dir("ckpt");
-    std::ofstream(dir_ / "exp.toml") << kExperiment;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string plugtrain(const std::string& args) const {
-    return "cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) + " " + args;
-  }
-  testing::ProcessResult run(const std::string& args) { return run_process(plugtrain("run exp.toml " + args)); }
+  CheckpointTest() : ExperimentFolderTest("ckpt", kExperiment) {}
+  testing::ProcessResult run(const std::string& args) { return plugtrain("run exp.toml " + args); }
   fs::path version(int n) const { return dir_ / "runs" / "ckpt" / ("version_" + std::to_string(n)); }
   // The final weights of a run, as the bytes of `plugtrain export`.
   std::string exported(int n) {
     const fs::path out = dir_ / ("export-" + std::to_string(n) + ".pt");
-    auto r = run_process(plugtrain("export " + shell_quote((version(n) / "checkpoints" / "last.ckpt").string()) + " " +
-                                   shell_quote(out.string())));
+    auto r = plugtrain("export " + shell_quote((version(n) / "checkpoints" / "last.ckpt").string()) + " " +
+                       shell_quote(out.string()));
     EXPECT_EQ(r.exit_code, 0) << r.out;
     return slurp(out);
   }
@@ -89,7 +81,7 @@ class CheckpointTest : public ::testing::Test {
   // one, within float rounding elsewhere (CPU kernels round differently per processor).
   void expect_same_weights(const fs::path& a_checkpoint, const fs::path& b_checkpoint) {
     auto export_of = [&](const fs::path& ckpt, const std::string& name) {
-      auto r = run_process(plugtrain("export " + shell_quote(ckpt.string()) + " " + name));
+      auto r = plugtrain("export " + shell_quote(ckpt.string()) + " " + name);
       EXPECT_EQ(r.exit_code, 0) << r.out;
       return slurp(dir_ / name);
     };
@@ -106,7 +98,6 @@ class CheckpointTest : public ::testing::Test {
           << (x - y).abs().max().item<double>() << ")";
     }
   }
-  fs::path dir_;
 };
 
 TEST_F(CheckpointTest, FourEpochsEqualTwoPlusResumePlusTwoBitwise) {
@@ -138,11 +129,11 @@ TEST_F(CheckpointTest, ACheckpointWrittenBeforeTheReshapedCoreStillResumesExactl
   fs::create_directories(old);
   fs::copy_file(data / "last.ckpt", old / "last.ckpt");
   // --no-gpu: the stored epoch is the CPU's; a GPU's kernels round differently.
-  auto resumed = run_process(plugtrain("run old.toml --resume last --no-gpu"));
+  auto resumed = plugtrain("run old.toml --resume last --no-gpu");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   EXPECT_NE(resumed.out.find("1 epochs and 8 steps done"), std::string::npos) << resumed.out;
   EXPECT_NE(resumed.out.find("epoch 2/2"), std::string::npos) << resumed.out;
-  auto fresh = run_process(plugtrain("run old.toml --set experiment.output=fresh --no-gpu"));
+  auto fresh = plugtrain("run old.toml --set experiment.output=fresh --no-gpu");
   ASSERT_EQ(fresh.exit_code, 0) << fresh.out;
   expect_same_weights(old / "last.ckpt", dir_ / "fresh" / "checkpoint-v0.1" / "version_0" / "checkpoints" / "last.ckpt");
 }
@@ -158,11 +149,11 @@ TEST_F(CheckpointTest, AnInterruptedFormat1CheckpointResumesInsideItsEpoch) {
   const fs::path run_folder = dir_ / "runs" / "checkpoint-flat-progress" / "version_0";
   fs::create_directories(run_folder / "checkpoints");
   fs::copy_file(data / "last.ckpt", run_folder / "checkpoints" / "last.ckpt");
-  auto resumed = run_process(plugtrain("run flat.toml --resume last --no-gpu"));  // the CPU's, as above
+  auto resumed = plugtrain("run flat.toml --resume last --no-gpu");  // the CPU's, as above
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   EXPECT_NE(resumed.out.find("1 epochs and 706 steps done (206 steps into the next epoch)"), std::string::npos)
       << resumed.out;
-  auto fresh = run_process(plugtrain("run flat.toml --set experiment.output=fresh --no-gpu"));
+  auto fresh = plugtrain("run flat.toml --set experiment.output=fresh --no-gpu");
   ASSERT_EQ(fresh.exit_code, 0) << fresh.out;
   const fs::path fresh_folder = dir_ / "fresh" / "checkpoint-flat-progress" / "version_0";
   expect_same_weights(run_folder / "checkpoints" / "last.ckpt", fresh_folder / "checkpoints" / "last.ckpt");
@@ -187,24 +178,20 @@ TEST_F(CheckpointTest, AnInterruptedFormat1CheckpointResumesInsideItsEpoch) {
 }
 
 TEST_F(CheckpointTest, SigintFinishesTheStepWritesACheckpointAndResumesExactly) {
-  // Steps are logged (which changes no weight) so that the test sees epoch 2 under way.
-  const std::string args = "--set data.synthetic_train_size=60000 --set train.epochs=3 --set train.log_interval=100";
+  // Every step is logged (which changes no weight): the output's pipe then holds the run to at
+  // most a page (~75 steps) past the line the test waits for, well inside epoch 2's 400 steps.
+  const std::string args = "--set data.synthetic_train_size=20000 --set train.epochs=3 --set train.log_interval=1";
   ASSERT_EQ(run(args).exit_code, 0);  // the uninterrupted reference, version_0
-  // version_1: interrupted during epoch 2 (1,200 steps), once its 100th step is logged.
-  const fs::path log = dir_ / "interrupted.log";
-  const std::string start = plugtrain("run exp.toml " + args) + " > " + shell_quote(log.string()) + " 2>&1 & echo $!";
-  const int pid = std::stoi(run_process(start, false).out);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (slurp(log).find("epoch 2 step 100/") == std::string::npos && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ASSERT_NE(slurp(log).find("epoch 2 step 100/"), std::string::npos) << slurp(log);
-  ASSERT_EQ(::kill(pid, SIGINT), 0);
-  while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const std::string out = slurp(log);
-  ASSERT_NE(out.find("interrupted (SIGINT received): checkpoint"), std::string::npos) << out;
-  EXPECT_NE(out.find("resume with: plugtrain run exp.toml --resume last"), std::string::npos) << out;
-  EXPECT_EQ(out.find("epoch 3/3"), std::string::npos) << "it should have stopped early: " << out;
+  // version_1: interrupted during epoch 2, once its 100th step is logged.
+  testing::BackgroundRun interrupted(command("run exp.toml " + args));
+  ASSERT_TRUE(interrupted.wait_for("epoch 2 step 100/")) << interrupted.out();
+  ASSERT_TRUE(interrupted.signal(SIGINT));
+  const testing::ProcessResult stopped = interrupted.finish();
+  EXPECT_EQ(stopped.exit_code, 130) << "an interrupted run exits as the shell reports a Ctrl-C\n" << stopped.out;
+  ASSERT_NE(stopped.out.find("interrupted (SIGINT received): checkpoint"), std::string::npos) << stopped.out;
+  EXPECT_NE(stopped.out.find("resume with: plugtrain run exp.toml --resume last"), std::string::npos) << stopped.out;
+  EXPECT_EQ(stopped.out.find("epoch 2/3"), std::string::npos)
+      << "it should have stopped inside epoch 2: " << stopped.out;
 
   auto resumed = run(args + " --resume last");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
@@ -316,8 +303,8 @@ TEST_F(CheckpointTest, BadCheckpointsGiveOneLineErrors) {
 
   std::ofstream(dir_ / "lenet.toml") << "[experiment]\nname = \"ckpt\"\n[model]\nname = \"lenet5\"\n[data]\n"
                                        "dataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\n";
-  auto other_model = run_process(plugtrain("run lenet.toml --resume " +
-                                           shell_quote((version(0) / "checkpoints" / "last.ckpt").string())));
+  auto other_model =
+      plugtrain("run lenet.toml --resume " + shell_quote((version(0) / "checkpoints" / "last.ckpt").string()));
   EXPECT_EQ(other_model.exit_code, 1);
   EXPECT_NE(other_model.out.find("written for model 'mlp', this experiment trains 'lenet5'"), std::string::npos)
       << other_model.out;
@@ -329,8 +316,8 @@ TEST_F(CheckpointTest, BadCheckpointsGiveOneLineErrors) {
 TEST_F(CheckpointTest, WeightsGoToAndComeFromPythonTorch) {
   ASSERT_EQ(run("").exit_code, 0);
   const fs::path exported_file = dir_ / "weights.pt";
-  auto e = run_process(plugtrain("export " + shell_quote((version(0) / "checkpoints" / "last.ckpt").string()) + " " +
-                                 shell_quote(exported_file.string())));
+  auto e = plugtrain("export " + shell_quote((version(0) / "checkpoints" / "last.ckpt").string()) + " " +
+                     shell_quote(exported_file.string()));
   ASSERT_EQ(e.exit_code, 0) << e.out;
   // Python: torch.load with its default (weights_only=True), into the equivalent nn.Module,
   // then save a modified state_dict for plugtrain to start from.
