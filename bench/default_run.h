@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "process/host_heap.h"
 #include "run/build.h"
-#include "run/host_heap.h"
 #include "run/plan.h"
 #include "run/validate.h"
 
@@ -87,7 +87,7 @@ class ExperimentFile {
   std::filesystem::path path_;
 };
 
-// The host heap setting of a run on the CPU (run/host_heap.h), held for a whole bench: its bare
+// The host heap setting of a run on the CPU (process/host_heap.h), held for a whole bench: its bare
 // LibTorch rows then have the same heap as plugtrain's rows in every round, rather than glibc's
 // own in the first round and what a finished run put back in the others.
 class HeldHostHeap {

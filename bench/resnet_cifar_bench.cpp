@@ -13,7 +13,7 @@
 //   - the Python PyTorch peer (bench/python/resnet_cifar_peer.py), eager, channels_last and
 //     contiguous,
 // The bare loop runs in this process while the plugtrain rows are alive, so it has their host
-// heap setting too (freed memory kept for the next step, run/host_heap.h); the Python peer
+// heap setting too (freed memory kept for the next step, process/host_heap.h); the Python peer
 // has glibc's own.
 // All in this one invocation with the same number of intra-op threads (the peer runs beside
 // the bench and is asked for one step at a time). A step takes seconds on 2 cores, so each row

@@ -14,6 +14,7 @@
 
 #include "support/experiment_folder.h"
 #include "support/faults.h"
+#include "support/run_folder.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -36,11 +37,8 @@ class BatchSizeTest : public testing::ExperimentFolderTest {
     return run_process(env + "sh -c " + shell_quote(command("run exp.toml" + testing::faults::test_plugin("limited_memory") +
                                                             testing::faults::test_plugin("fault_models") + " " + args)));
   }
-  fs::path version(int n) const { return dir_ / "runs" / "batch" / ("version_" + std::to_string(n)); }
-  nlohmann::json summary(int n) const {
-    std::ifstream in(version(n) / "summary.json");
-    return nlohmann::json::parse(in);
-  }
+  fs::path version(int n) const { return testing::run_folder(dir_, "batch", n); }
+  nlohmann::json summary(int n) const { return testing::run_summary(dir_, "batch", n); }
 };
 
 // A synthetic data set of 2000 samples; `model` and `data` add keys to their tables.

@@ -23,7 +23,7 @@ using testing::shell_quote;
 const std::string kTestPlugins = PLUGTRAIN_TEST_PLUGIN_DIR;
 
 std::string plugtrain(const std::string& args, const std::string& env = "") {
-  return "env -u PLUGTRAIN_PLUGIN_PATH " + env + " " + shell_quote(PLUGTRAIN_EXE) + " " + args;
+  return testing::plugtrain_command(args, env);
 }
 
 // The checks of a --json report, by name: "PASS", "FAIL" or "SKIP".

@@ -19,9 +19,7 @@ namespace fs = std::filesystem;
 const std::string kPlugtrain = PLUGTRAIN_EXE;
 
 // The user's environment must not change what the tests see.
-std::string plugtrain(const std::string& args) {
-  return "env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(kPlugtrain) + " " + args;
-}
+std::string plugtrain(const std::string& args) { return testing::plugtrain_command(args); }
 
 const nlohmann::json* plugin_named(const nlohmann::json& j, const std::string& name) {
   for (const auto& p : j["plugins"])

@@ -14,6 +14,7 @@
 #include "support/fashion_mnist.h"
 #include "support/image_data.h"
 #include "support/metrics_csv.h"
+#include "support/run_folder.h"
 
 namespace plugtrain::testing {
 namespace cuda_test {
@@ -27,7 +28,7 @@ class CudaTest : public ExperimentFolderTest {
 
   void SetUp() override {
     ExperimentFolderTest::SetUp();
-    const ProcessResult r = run_process("env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) + " plugins --json",
+    const ProcessResult r = run_process(testing::plugtrain_command("plugins --json"),
                                         /*merge_stderr=*/false);
     ASSERT_EQ(r.exit_code, 0) << r.out;
     const nlohmann::json report = nlohmann::json::parse(r.out);  // kept: the loop walks into it
@@ -49,7 +50,7 @@ class CudaTest : public ExperimentFolderTest {
   }
 
   nlohmann::json summary(const std::string& name, int version = 0) const {
-    return nlohmann::json::parse(slurp(dir_ / "runs" / name / ("version_" + std::to_string(version)) / "summary.json"));
+    return testing::run_summary(dir_, name, version);
   }
 
   nlohmann::json cuda_;

@@ -18,8 +18,7 @@ using testing::shell_quote;
 namespace fs = std::filesystem;
 
 std::string with_broken_cuda_runtime(const std::string& runtime, const std::string& args) {
-  return "env -u PLUGTRAIN_PLUGIN_PATH PLUGTRAIN_CUDA_RUNTIME=" + shell_quote(runtime) + " " +
-         shell_quote(PLUGTRAIN_EXE) + " " + args;
+  return testing::plugtrain_command(args, "PLUGTRAIN_CUDA_RUNTIME=" + shell_quote(runtime));
 }
 
 const nlohmann::json* cuda_entry(const nlohmann::json& j) {

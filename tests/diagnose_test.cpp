@@ -21,9 +21,7 @@ namespace fs = std::filesystem;
 
 const std::string kSmokeFailing = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/smoke_failing";
 
-std::string plugtrain(const std::string& args) {
-  return "env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) + " " + args;
-}
+std::string plugtrain(const std::string& args) { return testing::plugtrain_command(args); }
 
 TEST(Doctor, ChecksVersionsPluginsAndPassesTheCpuSmokeTest) {
   auto r = run_process(plugtrain("doctor"));

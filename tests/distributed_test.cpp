@@ -19,6 +19,7 @@
 #include "distributed/launcher.h"
 #include "distributed/world.h"
 #include "support/exported_weights.h"
+#include "support/run_folder.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -69,14 +70,14 @@ class DistributedTest : public ::testing::Test {
     return "cd " + shell_quote(dir_.string()) + " && { " + command + "; }";
   }
   testing::ProcessResult run(const std::string& args) { return run_process(in_dir(exe() + " run exp.toml " + args)); }
-  fs::path version(int n) const { return dir_ / "runs" / "ddp" / ("version_" + std::to_string(n)); }
+  fs::path version(int n) const { return testing::run_folder(dir_, "ddp", n); }
   int versions() const {
     int n = 0;
     if (fs::exists(dir_ / "runs" / "ddp"))
       for (const auto& entry : fs::directory_iterator(dir_ / "runs" / "ddp")) n += entry.is_directory();
     return n;
   }
-  nlohmann::json summary(int n) const { return nlohmann::json::parse(slurp(version(n) / "summary.json")); }
+  nlohmann::json summary(int n) const { return testing::run_summary(dir_, "ddp", n); }
 
   // A run's final weights, name -> tensor, read from `plugtrain export`.
   std::map<std::string, at::Tensor> weights(int n) {

@@ -89,9 +89,7 @@ log_interval = 0
   }
 
   static testing::ProcessResult plugtrain(const std::string& args, bool merge_stderr = true) {
-    return run_process("cd " + shell_quote(dir_.string()) + " && exec env -u PLUGTRAIN_PLUGIN_PATH " +
-                           shell_quote(PLUGTRAIN_EXE) + " " + args,
-                       merge_stderr);
+    return run_process(testing::plugtrain_command(args, "", dir_), merge_stderr);
   }
   // The command's stdout as JSON (its log lines go to stderr).
   static nlohmann::json plugtrain_json(const std::string& args) {

@@ -1,4 +1,4 @@
-// optim.impl: every form of every optimizer (train/multi_tensor_forms.h) against torch::optim's
+// optim.impl: every form of every optimizer (optim/multi_tensor_forms.h) against torch::optim's
 // own loop (and, for Lion, the loop it had before its forms shared one algorithm), on the CPU:
 // the loop form bit for bit, fused and foreach within 1e-6 relative after several steps with
 // weight decay and a changing learning rate, a parameter whose gradient appears only later;
@@ -20,13 +20,13 @@
 #include <torch/serialize/output-archive.h>
 
 #include "config/experiment_loader.h"
+#include "optim/fused_optimizers.h"
+#include "optim/lion.h"
+#include "optim/multi_tensor_adam.h"
+#include "optim/multi_tensor_rmsprop.h"
+#include "optim/multi_tensor_sgd.h"
+#include "optim/optimizers.h"
 #include "support/run_process.h"
-#include "train/fused_optimizers.h"
-#include "train/lion.h"
-#include "train/multi_tensor_adam.h"
-#include "train/multi_tensor_rmsprop.h"
-#include "train/multi_tensor_sgd.h"
-#include "train/optimizers.h"
 #include "train/precision.h"
 #include "util/error.h"
 
@@ -387,12 +387,13 @@ TEST(FusedOptimizers, ARunNamesItsFormAndResumesALoopCheckpointFused) {
                                      "[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 4, 4]\n"
                                      "synthetic_train_size = 400\nsynthetic_test_size = 100\nbatch_size = 50\n"
                                      "[optim]\nname = \"adam\"\n[train]\nepochs = 2\nlog_interval = 0\n";
-  const std::string run = "cd " + testing::shell_quote(dir.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " +
-                          testing::shell_quote(PLUGTRAIN_EXE) + " run exp.toml ";
-  const auto loop = testing::run_process(run + "--set optim.impl='\"loop\"' --set train.epochs=1");
+  const auto run = [&](const std::string& args) {
+    return testing::run_process(testing::plugtrain_command("run exp.toml " + args, "", dir));
+  };
+  const auto loop = run("--set optim.impl='\"loop\"' --set train.epochs=1");
   ASSERT_EQ(loop.exit_code, 0) << loop.out;
   EXPECT_NE(loop.out.find("optimizer adam (loop) lr 0.001"), std::string::npos) << loop.out;
-  const auto resumed = testing::run_process(run + "--resume last");
+  const auto resumed = run("--resume last");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   EXPECT_NE(resumed.out.find("optimizer adam (fused) lr 0.001"), std::string::npos) << resumed.out;
   EXPECT_NE(resumed.out.find("resumed from"), std::string::npos) << resumed.out;

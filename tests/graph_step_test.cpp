@@ -19,9 +19,9 @@
 #include <torch/optim/adam.h>
 
 #include "data/dataset.h"
+#include "optim/fused_optimizers.h"
 #include "readers/synthetic.h"
 #include "support/experiment_folder.h"
-#include "train/fused_optimizers.h"
 #include "train/graph_step.h"
 #include "train/trainer.h"
 

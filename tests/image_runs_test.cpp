@@ -13,6 +13,7 @@
 #include "data/image_codec.h"
 #include "support/experiment_folder.h"
 #include "support/image_data.h"
+#include "support/run_folder.h"
 
 namespace plugtrain::testing {
 namespace image_runs_test {
@@ -23,9 +24,7 @@ class ImageRunTest : public ExperimentFolderTest {
  protected:
   ImageRunTest() : ExperimentFolderTest("image_runs", "") {}
 
-  nlohmann::json summary(const std::string& name) const {
-    return nlohmann::json::parse(slurp(dir_ / "runs" / name / "version_0" / "summary.json"));
-  }
+  nlohmann::json summary(const std::string& name) const { return testing::run_summary(dir_, name, 0); }
 
   // A small, fast network and recipe over the given [data] lines; trains `epochs` epochs.
   void write_small_run(const std::string& name, const std::string& data_lines, int epochs = 4) const {

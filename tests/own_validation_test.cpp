@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/run_folder.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -53,13 +54,11 @@ class OwnValidationTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   testing::ProcessResult plugtrain(const std::string& args, bool merge_stderr = true) {
-    return run_process("cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " +
-                           shell_quote(PLUGTRAIN_EXE) + " " + args,
-                       merge_stderr);
+    return run_process(testing::plugtrain_command(args, "", dir_), merge_stderr);
   }
   void write(const std::string& dataset) { std::ofstream(dir_ / "exp.toml") << experiment(dataset); }
-  fs::path run_folder(int version) { return dir_ / "runs" / "own-val" / ("version_" + std::to_string(version)); }
-  nlohmann::json summary(int version) { return nlohmann::json::parse(testing::slurp(run_folder(version) / "summary.json")); }
+  fs::path run_folder(int version) { return testing::run_folder(dir_, "own-val", version); }
+  nlohmann::json summary(int version) { return testing::run_summary(dir_, "own-val", version); }
   fs::path dir_;
 };
 

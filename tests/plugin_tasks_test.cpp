@@ -49,7 +49,7 @@ class PluginTaskTest : public testing::ExperimentFolderTest {
 
 TEST(PluginTasks, TasksListsThePluginsTaskWithItsTargetsAndMetricDirections) {
   const testing::ProcessResult r =
-      testing::run_process("env -u PLUGTRAIN_PLUGIN_PATH " + testing::shell_quote(PLUGTRAIN_EXE) + " tasks" + plugin_path("focal_loss"));
+      testing::run_process(testing::plugtrain_command("tasks" + plugin_path("focal_loss")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("focal  (plugin focal_loss)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gamma : float = 2    focusing"), std::string::npos) << r.out;

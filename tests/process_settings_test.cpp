@@ -1,7 +1,7 @@
-// Process-wide settings (run/process_settings.h): a built run changes LibTorch's threads, TF32,
+// Process-wide settings (process/process_settings.h): a built run changes LibTorch's threads, TF32,
 // cuDNN autotuner and CPU generator, and puts them back when it goes, so that a command timing
 // backend A and then backend B in one process gives B exactly what B gets alone. A run on the
-// host CPU also keeps freed memory in the heap while it lives (run/host_heap.h).
+// host CPU also keeps freed memory in the heap while it lives (process/host_heap.h).
 // ctest-label: unit
 #include <sys/resource.h>
 

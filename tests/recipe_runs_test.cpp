@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/run_folder.h"
 #include "support/run_process.h"
 #include "support/synthetic_experiment.h"
 
@@ -32,16 +33,10 @@ class RecipeRunTest : public ::testing::Test {
     return dir_ / name;
   }
   testing::ProcessResult plugtrain(const std::string& args) {
-    return run_process("cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " +
-                       shell_quote(PLUGTRAIN_EXE) + " " + args);
+    return run_process(testing::plugtrain_command(args, "", dir_));
   }
-  fs::path run_folder(const std::string& name, int version = 0) {
-    return dir_ / "runs" / name / ("version_" + std::to_string(version));
-  }
-  nlohmann::json summary(const std::string& name, int version = 0) {
-    std::ifstream in(run_folder(name, version) / "summary.json");
-    return nlohmann::json::parse(in);
-  }
+  fs::path run_folder(const std::string& name, int version = 0) { return testing::run_folder(dir_, name, version); }
+  nlohmann::json summary(const std::string& name, int version = 0) { return testing::run_summary(dir_, name, version); }
   std::string text_of(const fs::path& p) {
     std::ifstream in(p);
     return std::string(std::istreambuf_iterator<char>(in), {});

@@ -15,11 +15,12 @@
 
 #include "data/data_error.h"
 #include "data/validation_split.h"
+#include "optim/optimizers.h"
 #include "readers/synthetic.h"
 #include "support/run_process.h"
 #include "train/batch_mixer.h"
+#include "train/lr_schedule.h"
 #include "train/model_ema.h"
-#include "train/optimizers.h"
 #include "train/swa.h"
 #include "train/trainer.h"
 

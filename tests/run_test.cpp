@@ -36,8 +36,7 @@ class RunTest : public ::testing::Test {
     return p;
   }
   testing::ProcessResult run(const fs::path& exp, const std::string& args = "") {
-    return run_process("cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " +
-                       shell_quote(PLUGTRAIN_EXE) + " run " + shell_quote(exp.string()) + " " + args);
+    return run_process(testing::plugtrain_command("run " + shell_quote(exp.string()) + " " + args, "", dir_));
   }
   // The newest run's summary: runs/<name>/version_<N>/summary.json.
   nlohmann::json summary(const std::string& name) {

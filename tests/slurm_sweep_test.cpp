@@ -32,9 +32,7 @@ std::string experiment(const std::string& name, int epochs, int train_size, cons
 
 class SlurmSweepTest : public testing::SlurmTest {
  protected:
-  testing::ProcessResult plugtrain(const std::string& args) const {
-    return slurm("env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) + " " + args);
-  }
+  testing::ProcessResult plugtrain(const std::string& args) const { return slurm(testing::plugtrain_command(args)); }
   void write(const std::string& file, const std::string& text) const { std::ofstream(dir() / file) << text; }
   // Waits (up to 10 minutes) until the sweep's last follow-up job says the sweep is over; its output.
   std::string wait_until_done(const fs::path& sweep) const {
@@ -67,8 +65,8 @@ TEST_F(SlurmSweepTest, AnArraySweepFinishesAndItsReportEqualsTheLocalSweeps) {
   fs::create_directories(dir() / "bin");
   write("bin/sbatch", "#!/bin/sh\necho 'sbatch: note: this cluster is for tests' >&2\nexec /usr/bin/sbatch \"$@\"\n");
   fs::permissions(dir() / "bin" / "sbatch", fs::perms::owner_all);
-  const auto submitted = slurm("PATH=\"$PWD/bin:$PATH\" env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) +
-                               " sweep grid.toml --slurm --set 'experiment.output=\"cluster\"'");
+  const auto submitted = slurm(testing::plugtrain_command(
+      "sweep grid.toml --slurm --set 'experiment.output=\"cluster\"'", "PATH=\"$PWD/bin:$PATH\""));
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
   EXPECT_NE(submitted.out.find("4 to submit"), std::string::npos) << submitted.out;
   ASSERT_FALSE(array_id(submitted.out).empty()) << submitted.out;

@@ -204,8 +204,7 @@ TEST_F(AshaSweepTest, ARandomSearchDrawsChoicesAndRangesWithSamples) {
 }
 
 TEST_F(AshaSweepTest, WithoutSbatchSlurmIsOneLineAndAReductionFactorBelowTwoIsNamed) {
-  const auto no_sbatch = run_process("cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH PATH=/nowhere " +
-                                     shell_quote(PLUGTRAIN_EXE) + " sweep exp.toml --slurm");
+  const auto no_sbatch = run_process(testing::plugtrain_command("sweep exp.toml --slurm", "PATH=/nowhere", dir_));
   EXPECT_EQ(no_sbatch.exit_code, 1) << no_sbatch.out;
   EXPECT_NE(no_sbatch.out.find("plugtrain: error: --slurm: no sbatch on PATH"), std::string::npos) << no_sbatch.out;
   std::string eta_one = kAsha;

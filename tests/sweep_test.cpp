@@ -68,9 +68,7 @@ class SweepTest : public ::testing::Test {
     std::ofstream(dir_ / name) << text;
     return dir_ / name;
   }
-  std::string plugtrain(const std::string& args) const {
-    return "cd " + shell_quote(dir_.string()) + " && env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) + " " + args;
-  }
+  std::string plugtrain(const std::string& args) const { return testing::plugtrain_command(args, "", dir_); }
   testing::ProcessResult run(const std::string& args) { return run_process(plugtrain(args)); }
   fs::path sweep_folder(const std::string& name = "grid") const { return dir_ / "runs" / name / "sweep"; }
   // Epoch rows of a trial's metrics.csv: epoch number -> how many rows.

@@ -14,6 +14,7 @@
 #include "support/experiment_folder.h"
 #include "support/exported_weights.h"
 #include "support/faults.h"
+#include "support/run_folder.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -39,8 +40,8 @@ class TaskStrategyTest : public testing::ExperimentFolderTest {
   testing::ProcessResult run(const std::string& args) {
     return testing::run_process("sh -c " + shell_quote(command("run exp.toml --no-cache " + args)));
   }
-  fs::path version(int n) const { return dir_ / "runs" / "tasks" / ("version_" + std::to_string(n)); }
-  nlohmann::json summary(int n) const { return nlohmann::json::parse(slurp(version(n) / "summary.json")); }
+  fs::path version(int n) const { return testing::run_folder(dir_, "tasks", n); }
+  nlohmann::json summary(int n) const { return testing::run_summary(dir_, "tasks", n); }
   std::map<std::string, at::Tensor> weights(int n) const {
     return testing::exported_weights(version(n) / "checkpoints" / "last.ckpt", dir_ / ("weights-" + std::to_string(n) + ".pt"));
   }

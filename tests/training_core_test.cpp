@@ -14,6 +14,7 @@
 #include <torch/optim/sgd.h>
 
 #include "data/dataset.h"
+#include "process/interrupt.h"
 #include "readers/synthetic.h"
 #include "strategy/single_device.h"
 #include "support/run_process.h"
@@ -23,7 +24,6 @@
 #include "train/callbacks/early_stopping.h"
 #include "train/precision.h"
 #include "train/trainer.h"
-#include "util/interrupt.h"
 
 namespace plugtrain {
 namespace training_core_test {

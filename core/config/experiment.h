@@ -175,7 +175,7 @@ struct TrainConfig {  // [train]
   std::optional<bool> tf32;  // CUDA TF32; nullopt: "default" (PyTorch's)
   bool cudnn_benchmark = true;
   bool deterministic = false;  // LibTorch's deterministic algorithms (warn-only), cuDNN's too, no autotuner
-  bool keep_host_memory = true;  // a run on the host CPU: freed memory stays in the heap (run/host_heap.h)
+  bool keep_host_memory = true;  // a run on the host CPU: freed memory stays in the heap (process/host_heap.h)
   std::optional<MemoryFormatChoice> memory_format;  // nullopt: "auto"
   std::optional<bool> graphs;                       // replay whole steps from a device graph; nullopt: "auto"
 };

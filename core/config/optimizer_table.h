@@ -1,7 +1,7 @@
 // The one table of optimizers: each algorithm, the forms it can step in and what a recorded
 // (graph-replayed) step needs. Validation (optim.impl = "fused"), the form chosen per device
-// (train/fused_optimizers.cpp) and the graph decision (run/plan.cpp) read it; a new optimizer
-// is a row here, a case in make_optimizer (train/optimizers.cpp) and its algorithm in
+// (optim/fused_optimizers.cpp) and the graph decision (run/plan.cpp) read it; a new optimizer
+// is a row here, a case in make_optimizer (optim/optimizers.cpp) and its algorithm in
 // core/train. docs/experiment.md's optimizer table is optimizer_docs_table() (a test compares).
 #pragma once
 

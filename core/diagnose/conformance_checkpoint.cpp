@@ -14,8 +14,8 @@
 
 #include "checkpoint/checkpoint.h"
 #include "diagnose/conformance_checks.h"
-#include "train/optimizer_state_on_host.h"
-#include "train/optimizers.h"
+#include "optim/optimizer_state_on_host.h"
+#include "optim/optimizers.h"
 #include "version.h"
 
 namespace plugtrain {
@@ -97,7 +97,7 @@ CheckResult check_round_trip(ConformanceTarget& t) {
   const at::Tensor x = copy_to(at::randn({4, 3, 8, 8}, gen, at::kFloat), t.device);
   at::cross_entropy_loss(original.model->forward(x), copy_to(at::tensor({0, 1, 2, 3}, at::kLong), t.device)).backward();
   original.optimizer->step();
-  // As the trainer saves (train/optimizer_state_on_host.h): the optimizer state from host copies.
+  // As the trainer saves (optim/optimizer_state_on_host.h): the optimizer state from host copies.
   with_optimizer_state_on_host(*original.optimizer, [&] {
     save_checkpoint(folder.path / "device.pt", *original.model, *original.optimizer, content, t.device);
   });

@@ -9,8 +9,8 @@
 
 #include "data/model_description.h"
 #include "diagnose/conformance_checks.h"
+#include "optim/optimizers.h"
 #include "plugins/model_forward.h"
-#include "train/optimizers.h"
 #include "util/format.h"
 #include "util/text.h"
 

@@ -10,7 +10,7 @@
 
 #include "config/choices.h"
 #include "diagnose/conformance_checks.h"
-#include "train/fused_optimizers.h"
+#include "optim/fused_optimizers.h"
 
 namespace plugtrain {
 
@@ -109,7 +109,7 @@ struct ForeachCase {
   std::function<Named(Lists&, c10::Device)> call;
 };
 
-// Each operation of ForeachOps (train/multi_tensor_forms.cpp) and clip_grad_norm's two.
+// Each operation of ForeachOps (optim/multi_tensor_forms.cpp) and clip_grad_norm's two.
 std::vector<ForeachCase> foreach_table() {
   static const std::vector<at::Scalar> scalars = {2.0, 0.5, -3.0};
   auto out = [](Tensors r) { return Named{{"result", std::move(r)}}; };

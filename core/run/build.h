@@ -11,9 +11,9 @@
 #include "data/dataset.h"
 #include "data/load_dataset.h"
 #include "data/model_description.h"
+#include "process/process_settings.h"
 #include "run/outputs.h"
 #include "run/plan.h"
-#include "run/process_settings.h"
 #include "run/validate.h"
 #include "train/trainer.h"
 

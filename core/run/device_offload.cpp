@@ -6,7 +6,7 @@
 
 #include "data/device_resident.h"
 #include "data/from_experiment.h"
-#include "train/fused_optimizers.h"
+#include "optim/fused_optimizers.h"
 #include "train/graph_step.h"
 #include "util/error.h"
 #include "util/format.h"

@@ -11,10 +11,10 @@
 #include "config/config_error.h"
 #include "config/optimizer_table.h"
 #include "config/resolved_experiment.h"
+#include "optim/optimizers.h"
 #include "run/batch_search.h"
 #include "run/fastest_backend.h"
 #include "train/graph_step.h"
-#include "train/optimizers.h"
 
 namespace plugtrain {
 

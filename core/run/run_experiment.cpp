@@ -5,13 +5,13 @@
 #include "distributed/collectives.h"
 #include "distributed/launcher.h"
 #include "plugins/cpu_fallbacks.h"
+#include "process/interrupt.h"
 #include "run/build.h"
 #include "run/classes_file.h"
 #include "run/outputs.h"
 #include "run/plan.h"
 #include "run/summary_writer.h"
 #include "run/validate.h"
-#include "util/interrupt.h"
 
 namespace plugtrain {
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "process/interrupt.h"
 #include "sweep/rung_report.h"
 #include "sweep/slurm_sweep.h"
 #include "sweep/sweep_plan.h"
@@ -22,7 +23,6 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/folder_lock.h"
-#include "util/interrupt.h"
 #include "util/subprocess.h"
 #include "util/text.h"
 

@@ -14,13 +14,15 @@
 #include <memory>
 #include <vector>
 
-#include "train/loop_config.h"
 #include "data/batch_loader.h"
+#include "train/batch_halving.h"
 #include "train/callback.h"
 #include "train/device_context.h"
 #include "train/host_sync_meter.h"
+#include "train/loop_config.h"
 #include "train/loop_state.h"
 #include "train/phase_timer.h"
+#include "train/step_groups.h"
 
 namespace plugtrain {
 
@@ -61,17 +63,33 @@ class EpochLoop {
   EpochTotals run(LoopState& state);
 
  private:
-  // One step on `batch`; false when it ran out of memory and the step batch was halved.
-  bool try_step(const data::Batch& batch, LoopState& state, StepOutput& out);
+  struct EpochProgress;
+  void start_epoch(LoopState& state);
+  // One loader batch: one optimizer step, several smaller ones after an out-of-memory halving,
+  // or one micro-batch of an accumulated step.
+  void train_batch(const data::Batch& batch, const StepGroup& group, LoopState& state, EpochProgress& progress);
+  // A whole step on `part` at schedule position `position`; false when it ran out of memory and
+  // the step batch was halved (batch_halving.h).
+  bool whole_step(const data::Batch& part, double position, LoopState& state, const EpochProgress& progress,
+                  StepOutput& out);
   // One micro-batch of an accumulated step (train.accumulate_steps > 1); out of memory stops.
-  StepOutput micro_step(const data::Batch& batch, const MicroStep& micro, LoopState& state);
-  void halve_step_batch(const std::string& error, LoopState& state);
+  StepOutput accumulated_part(const data::Batch& part, const StepGroup& group, std::int64_t size, LoopState& state,
+                              const EpochProgress& progress);
+  // The step count, EMA, the running sums, the callbacks and the log after a part of a batch.
+  void after_part(const StepOutput& out, const at::Tensor& counted, std::int64_t size, const StepGroup& group,
+                  LoopState& state, EpochProgress& progress);
+  void count(const StepOutput& out, const at::Tensor& counted, std::int64_t size, bool pending, const LoopState& state,
+             EpochProgress& progress) const;
+  void log_step(const StepOutput& out, LoopState& state, EpochProgress& progress);
+  // train.max_steps reached, or an interrupt every process agrees to: the epoch stops here.
+  bool stops_after_step(LoopState& state);
+  EpochTotals interrupted(LoopState& state, const EpochProgress& progress);
+  EpochTotals totals(const EpochProgress& progress);
   [[noreturn]] void stop_for_nonfinite(double loss, const LoopState& state, const char* at_or_by) const;
 
   const LoopConfig& config_;
   double base_lr_;
   std::int64_t loader_batch_;
-  std::vector<std::int64_t> tried_;  // samples per step that ran out of memory, in order
   data::BatchLoader& batches_;
   TrainStep& step_;
   TrainingStrategy& strategy_;
@@ -81,6 +99,7 @@ class EpochLoop {
   StepExtras extras_;
   PhaseTimer timer_;
   HostSyncMeter syncs_;
+  BatchHalvingPolicy halving_;
   bool stops_on_nonfinite_;
 };
 

@@ -4,10 +4,10 @@
 #include <c10/util/Exception.h>
 #include <torch/optim/optimizer.h>
 
-#include "train/fused_optimizers.h"
-#include "train/optimizers.h"
-#include "train/phase_timer.h"
+#include "optim/fused_optimizers.h"
+#include "optim/optimizers.h"
 #include "strategy/training_strategy.h"
+#include "train/phase_timer.h"
 #include "train/precision.h"
 #include "util/text.h"
 

@@ -5,7 +5,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "checkpoint/checkpoint.h"
-#include "train/fused_optimizers.h"
+#include "optim/fused_optimizers.h"
 
 namespace plugtrain {
 

@@ -4,10 +4,10 @@
 #include <c10/util/Exception.h>
 #include <torch/optim/optimizer.h>
 
+#include "optim/optimizers.h"
 #include "strategy/training_strategy.h"
 #include "task/task.h"
 #include "train/phase_timer.h"
-#include "train/optimizers.h"
 #include "train/precision.h"
 #include "util/error.h"
 #include "util/text.h"

@@ -9,23 +9,23 @@
 #include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/optim/optimizer.h>
 
-#include "data/from_experiment.h"
 #include "checkpoint/checkpoint.h"
+#include "data/from_experiment.h"
+#include "optim/fused_optimizers.h"
+#include "optim/optimizer_state_on_host.h"
+#include "optim/optimizers.h"
+#include "process/interrupt.h"
 #include "strategy/single_device.h"
 #include "task/task_registry.h"
+#include "train/batch_mixer.h"
 #include "train/epoch_loop.h"
 #include "train/epoch_record.h"
 #include "train/evaluate.h"
-#include "train/optimizer_state_on_host.h"
-#include "train/optimizers.h"
-#include "train/fused_optimizers.h"
 #include "train/graph_step.h"
-#include "train/batch_mixer.h"
 #include "train/model_ema.h"
 #include "train/swa.h"
 #include "train/train_step.h"
 #include "util/clock.h"
-#include "util/interrupt.h"
 
 namespace plugtrain {
 

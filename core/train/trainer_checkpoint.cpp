@@ -4,11 +4,11 @@
 #include <map>
 
 #include "checkpoint/checkpoint.h"
+#include "optim/fused_optimizers.h"
+#include "optim/optimizer_state_on_host.h"
+#include "optim/optimizers.h"
 #include "train/epoch_record.h"
-#include "train/fused_optimizers.h"
 #include "train/model_ema.h"
-#include "train/optimizer_state_on_host.h"
-#include "train/optimizers.h"
 #include "train/swa.h"
 #include "train/trainer.h"
 

@@ -38,6 +38,8 @@ s=[socket.socket() for _ in range(2)]
 [x.bind(("127.0.0.1",0)) for x in s]
 print(*[x.getsockname()[1] for x in s])')
   set -- $ports
+  # The machine's cores: nproc alone answers OMP_NUM_THREADS (scripts/test sets it per test).
+  cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
   cat >"$dir/slurm.conf" <<EOF
 # Written by tests/slurm/local_slurm.sh: a one-node cluster for plugtrain's tests.
 ClusterName=plugtrain-test
@@ -67,7 +69,7 @@ SelectTypeParameters=CR_Core
 ReturnToService=2
 KillWait=60
 MinJobAge=600
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
   export SLURM_CONF=$dir/slurm.conf

@@ -56,8 +56,7 @@ bool BackgroundRun::wait_for(const std::string& text) {
 bool BackgroundRun::signal(int signal_number) const { return pid_ > 0 && ::kill(pid_, signal_number) == 0; }
 
 ProcessResult BackgroundRun::finish() {
-  while (read_some()) {
-  }
+  while (read_some()) {}
   ProcessResult result{-1, out_};
   int status = 0;
   if (pid_ > 0 && ::waitpid(pid_, &status, 0) == pid_)

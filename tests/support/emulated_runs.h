@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/faults.h"
+#include "support/run_folder.h"
 #include "support/run_process.h"
 
 namespace plugtrain::testing {
@@ -18,13 +19,7 @@ namespace plugtrain::testing {
 inline std::string emulated_command(const std::filesystem::path& dir, const std::string& args,
                                     const std::string& env = "") {
   const bool loads_plugins = args.rfind("export ", 0) != 0;
-  return "cd " + shell_quote(dir.string()) + " && exec env -u PLUGTRAIN_PLUGIN_PATH " + env + " " +
-         shell_quote(PLUGTRAIN_EXE) + " " + args + (loads_plugins ? faults::test_plugin("emulated") : "");
-}
-
-// runs/<name>/version_<n>/summary.json under `dir`.
-inline nlohmann::json run_summary(const std::filesystem::path& dir, const std::string& name, int n) {
-  return nlohmann::json::parse(slurp(dir / "runs" / name / ("version_" + std::to_string(n)) / "summary.json"));
+  return plugtrain_command(args + (loads_plugins ? faults::test_plugin("emulated") : ""), env, dir);
 }
 
 }  // namespace plugtrain::testing

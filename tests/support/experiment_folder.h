@@ -26,10 +26,7 @@ class ExperimentFolderTest : public ::testing::Test {
 
   void write_experiment(const std::string& text) const { std::ofstream(dir_ / "exp.toml") << text; }
   // The shell command that runs `plugtrain args` in the folder.
-  std::string command(const std::string& args) const {
-    return "cd " + shell_quote(dir_.string()) + " && exec env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) +
-           " " + args;
-  }
+  std::string command(const std::string& args) const { return plugtrain_command(args, "", dir_); }
   ProcessResult plugtrain(const std::string& args) const { return run_process(command(args)); }
   // `plugtrain args` with a fault injected (support/faults.h).
   ProcessResult plugtrain_with(const faults::Fault& fault, const std::string& args) const {

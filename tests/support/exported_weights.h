@@ -20,8 +20,8 @@ namespace plugtrain::testing {
 // Exports `checkpoint` to `out` with the real executable and reads it back.
 inline std::map<std::string, at::Tensor> exported_weights(const std::filesystem::path& checkpoint,
                                                           const std::filesystem::path& out) {
-  const ProcessResult r = run_process("env -u PLUGTRAIN_PLUGIN_PATH " + shell_quote(PLUGTRAIN_EXE) + " export " +
-                                      shell_quote(checkpoint.string()) + " " + shell_quote(out.string()));
+  const ProcessResult r =
+      run_process(plugtrain_command("export " + shell_quote(checkpoint.string()) + " " + shell_quote(out.string())));
   EXPECT_EQ(r.exit_code, 0) << r.out;
   const std::string bytes = slurp(out);
   const c10::IValue value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));

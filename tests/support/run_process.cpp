@@ -25,6 +25,12 @@ ProcessResult run_process(const std::string& command, bool merge_stderr) {
   return result;
 }
 
+std::string plugtrain_command(const std::string& args, const std::string& env, const std::filesystem::path& dir) {
+  const std::string in_dir = dir.empty() ? "" : "cd " + shell_quote(dir.string()) + " && ";
+  return in_dir + "exec env -u PLUGTRAIN_PLUGIN_PATH " + (env.empty() ? "" : env + " ") + shell_quote(PLUGTRAIN_EXE) +
+         " " + args;
+}
+
 std::filesystem::path scratch_dir(const std::string& prefix) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("plugtrain-" + prefix + "-" + std::to_string(::getpid()) + "-" +

@@ -14,6 +14,12 @@ struct ProcessResult {
 // Runs `command` with /bin/sh. merge_stderr: append 2>&1.
 ProcessResult run_process(const std::string& command, bool merge_stderr = true);
 
+// The shell command for `plugtrain ARGS` as a user runs it: PLUGTRAIN_PLUGIN_PATH unset (so only
+// the plugins a test names are loaded), the environment `env` ("NAME=value ..."), in `dir` when one
+// is given. It `exec`s plugtrain, so the shell's pid is plugtrain's and a test's signal reaches it.
+std::string plugtrain_command(const std::string& args, const std::string& env = "",
+                              const std::filesystem::path& dir = {});
+
 // An empty folder of this test's own under the system temp folder:
 // <temp>/plugtrain-<prefix>-<pid>-<test name>.
 std::filesystem::path scratch_dir(const std::string& prefix);

@@ -1,4 +1,4 @@
-#include "util/interrupt.h"
+#include "process/interrupt.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // RMSprop (momentum, centered, weight decay) in the foreach and loop forms
-// (train/multi_tensor_forms.h; ATen has no fused kernel): the state and checkpoints are
+// (optim/multi_tensor_forms.h; ATen has no fused kernel): the state and checkpoints are
 // torch::optim::RMSprop's, the loop form its arithmetic.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <ATen/core/Tensor.h>
 #include <torch/optim/rmsprop.h>
 
-#include "train/multi_tensor_optimizer.h"
+#include "optim/multi_tensor_optimizer.h"
 
 namespace plugtrain {
 

@@ -1,4 +1,4 @@
-#include "train/multi_tensor_sgd.h"
+#include "optim/multi_tensor_sgd.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-// SGD (momentum, dampening, Nesterov, weight decay) in every form (train/multi_tensor_forms.h):
+// SGD (momentum, dampening, Nesterov, weight decay) in every form (optim/multi_tensor_forms.h):
 // the state and checkpoints are torch::optim::SGD's, the loop form its arithmetic.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <ATen/core/Tensor.h>
 #include <torch/optim/sgd.h>
 
-#include "train/multi_tensor_optimizer.h"
+#include "optim/multi_tensor_optimizer.h"
 
 namespace plugtrain {
 

@@ -1,4 +1,4 @@
-#include "train/multi_tensor_adam.h"
+#include "optim/multi_tensor_adam.h"
 
 #include <cmath>
 
@@ -87,10 +87,12 @@ void MultiTensorAdamT<Torch, Options, State, kDecoupled>::fused_update(GroupList
   const auto [beta1, beta2] = o.betas();
   if constexpr (kDecoupled)
     at::_fused_adamw_(l.params, l.grads, l.state[0], l.state[1], l.state[2], l.step_views, lr, beta1, beta2,
-                      o.weight_decay(), o.eps(), o.amsgrad(), /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
+                      o.weight_decay(), o.eps(), o.amsgrad(), /*maximize=*/false, /*grad_scale=*/std::nullopt,
+                      found_inf);
   else
     at::_fused_adam_(l.params, l.grads, l.state[0], l.state[1], l.state[2], l.step_views, lr, beta1, beta2,
-                     o.weight_decay(), o.eps(), o.amsgrad(), /*maximize=*/false, /*grad_scale=*/std::nullopt, found_inf);
+                     o.weight_decay(), o.eps(), o.amsgrad(), /*maximize=*/false, /*grad_scale=*/std::nullopt,
+                     found_inf);
 }
 
 template class MultiTensorAdamT<torch::optim::Adam, torch::optim::AdamOptions, torch::optim::AdamParamState, false>;

@@ -1,4 +1,4 @@
-#include "run/host_heap.h"
+#include "process/host_heap.h"
 
 #include <climits>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "train/multi_tensor_optimizer.h"
+#include "optim/multi_tensor_optimizer.h"
 
 #include <algorithm>
 
@@ -72,8 +72,8 @@ void MultiTensorOptimizer::sync_host_steps() {
 
 bool MultiTensorOptimizer::ready_to_record() const {
   return !lists_.empty() && std::all_of(lists_.begin(), lists_.end(), [](const GroupLists& l) {
-           return l.valid && std::none_of(l.fresh.begin(), l.fresh.end(), [](bool fresh) { return fresh; });
-         });
+    return l.valid && std::none_of(l.fresh.begin(), l.fresh.end(), [](bool fresh) { return fresh; });
+  });
 }
 
 }  // namespace plugtrain

@@ -1,4 +1,4 @@
-#include "train/multi_tensor_rmsprop.h"
+#include "optim/multi_tensor_rmsprop.h"
 
 #include <ATen/ATen.h>
 

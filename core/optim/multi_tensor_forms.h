@@ -1,5 +1,5 @@
 // The forms an optimizer steps in (optim.impl), as strategies the shared base
-// (train/multi_tensor_optimizer.h) dispatches on, and what each optimizer writes once for all of
+// (optim/multi_tensor_optimizer.h) dispatches on, and what each optimizer writes once for all of
 // them (MultiTensorAlgorithm):
 //   fused    the optimizer's one ATen kernel (at::_fused_adam_, _fused_adamw_, _fused_sgd_): one
 //            pass over each parameter; its step counts and learning rate are tensors on the
@@ -13,7 +13,7 @@
 //
 // fp16 loss scaling stays Precision's (unscale, overflow check, skip): the fused kernels'
 // grad_scale argument is not used, and found_inf only once a recorded step decides skips on the
-// device (ReplayableOptimizer::skip_when, train/fused_optimizers.h).
+// device (ReplayableOptimizer::skip_when, optim/fused_optimizers.h).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "config/choices.h"
-#include "train/multi_tensor_lists.h"
+#include "optim/multi_tensor_lists.h"
 
 namespace plugtrain {
 
@@ -56,7 +56,7 @@ class ListOps {
 class OptimizerForm;
 
 // What each optimizer's file defines (its state and its arithmetic, once); the shared base
-// calls it, on the lists it keeps (train/multi_tensor_optimizer.h).
+// calls it, on the lists it keeps (optim/multi_tensor_optimizer.h).
 class MultiTensorAlgorithm {
  public:
   using Options = torch::optim::OptimizerOptions;

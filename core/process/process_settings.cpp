@@ -1,6 +1,6 @@
-#include "run/process_settings.h"
+#include "process/process_settings.h"
 
-#include "run/host_heap.h"
+#include "process/host_heap.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>

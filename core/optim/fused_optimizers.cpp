@@ -1,11 +1,11 @@
-#include "train/fused_optimizers.h"
+#include "optim/fused_optimizers.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/TensorOptions.h>
 
 #include "config/optimizer_table.h"
-#include "train/multi_tensor_optimizer.h"
+#include "optim/multi_tensor_optimizer.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -40,8 +40,8 @@ OptimizerImpl resolve_optimizer_impl(OptimizerName optimizer, std::optional<Opti
   if (impl == OptimizerImpl::loop || impl == OptimizerImpl::foreach) return *impl;
   const char* op = optimizer_row(optimizer).fused_kernel;
   const Status fused = op ? fused_kernel_for(op, params)
-                          : Status(WhyNot{std::string("ATen has no fused ") + word_of(optimizer) + " kernel (fused: " +
-                                          join(optimizers_with_fused_kernel()) + ")"});
+                          : Status(WhyNot{std::string("ATen has no fused ") + word_of(optimizer) +
+                                          " kernel (fused: " + join(optimizers_with_fused_kernel()) + ")"});
   if (impl == OptimizerImpl::fused && !fused)
     throw Error("optim.impl = \"fused\": " + fused.why_not() + "; use \"foreach\" or \"auto\"", exit_bad_input);
   return fused ? OptimizerImpl::fused : OptimizerImpl::foreach;
@@ -49,7 +49,8 @@ OptimizerImpl resolve_optimizer_impl(OptimizerName optimizer, std::optional<Opti
 
 Result<ReplayableOptimizer*> replayable(torch::optim::Optimizer& optimizer) {
   auto* multi_tensor = dynamic_cast<MultiTensorOptimizer*>(&optimizer);
-  if (multi_tensor && multi_tensor->impl() == OptimizerImpl::fused) return static_cast<ReplayableOptimizer*>(multi_tensor);
+  if (multi_tensor && multi_tensor->impl() == OptimizerImpl::fused)
+    return static_cast<ReplayableOptimizer*>(multi_tensor);
   return WhyNot{not_replayable_reason()};
 }
 

@@ -1,16 +1,16 @@
-// The one base of every optimizer (train/optimizers.cpp builds them): each is a subclass of the
+// The one base of every optimizer (optim/optimizers.cpp builds them): each is a subclass of the
 // LibTorch optimizer it stands for (MultiTensor<torch::optim::Adam>, ...; MultiTensor<Lion>)
 // with the same options and the same per-parameter state classes and keys (AdamParamState
 // exp_avg, exp_avg_sq, step; SGDParamState momentum_buffer; ...), saved and loaded by that
 // class, so every checkpoint is LibTorch's whatever the form: a run written with one form
 // resumes with any other, and checkpoints written by torch::optim's own classes load.
 //
-// The base keeps each parameter group's lists (train/multi_tensor_lists.h), runs step() (the
+// The base keeps each parameter group's lists (optim/multi_tensor_lists.h), runs step() (the
 // closure, gathering the gradients, building the lists and the state when they changed,
-// advancing the host step counts) and hands each group to its form (train/multi_tensor_forms.h),
+// advancing the host step counts) and hands each group to its form (optim/multi_tensor_forms.h),
 // which runs the algorithm's arithmetic: each optimizer's file writes only that
 // (MultiTensorAlgorithm). It is also what a replayed step needs (ReplayableOptimizer,
-// train/fused_optimizers.h), which replayable() offers for the fused form.
+// optim/fused_optimizers.h), which replayable() offers for the fused form.
 //
 // The per-parameter `step` in the state objects is kept on the host in every form, so the state
 // reads as LibTorch's at any time (a step replayed from a captured graph advances only the
@@ -25,9 +25,9 @@
 #include <torch/serialize/input-archive.h>
 
 #include "config/choices.h"
-#include "train/fused_optimizers.h"
-#include "train/multi_tensor_forms.h"
-#include "train/multi_tensor_lists.h"
+#include "optim/fused_optimizers.h"
+#include "optim/multi_tensor_forms.h"
+#include "optim/multi_tensor_lists.h"
 
 namespace plugtrain {
 

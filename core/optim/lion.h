@@ -2,7 +2,7 @@
 //   c = b1*m + (1-b1)*g;  p -= lr * (sign(c) + wd*p);  m = b2*m + (1-b2)*g
 // LibTorch has none, so `Lion` is one in LibTorch's shape, as torch::optim::Adam is: its options,
 // its per-parameter state and their checkpoint format. MultiTensorLion steps it in the foreach
-// and loop forms (train/multi_tensor_forms.h; ATen has no fused kernel).
+// and loop forms (optim/multi_tensor_forms.h; ATen has no fused kernel).
 #pragma once
 
 #include <tuple>
@@ -11,7 +11,7 @@
 #include <torch/optim/optimizer.h>
 #include <torch/optim/serialize.h>
 
-#include "train/multi_tensor_optimizer.h"
+#include "optim/multi_tensor_optimizer.h"
 
 namespace plugtrain {
 
@@ -21,7 +21,6 @@ struct LionOptions : public torch::optim::OptimizerCloneableOptions<LionOptions>
   typedef std::tuple<double, double> betas_t;
   TORCH_ARG(betas_t, betas) = std::make_tuple(0.9, 0.99);
   TORCH_ARG(double, weight_decay) = 0;
-
 
  public:  // TORCH_ARG leaves the section private
   double get_lr() const override { return lr(); }

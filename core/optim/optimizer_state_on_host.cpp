@@ -1,4 +1,4 @@
-#include "train/optimizer_state_on_host.h"
+#include "optim/optimizer_state_on_host.h"
 
 #include <vector>
 
@@ -7,7 +7,7 @@
 #include <torch/optim/rmsprop.h>
 #include <torch/optim/sgd.h>
 
-#include "train/lion.h"
+#include "optim/lion.h"
 
 namespace plugtrain {
 

@@ -1,4 +1,4 @@
-// Adam and AdamW (decoupled weight decay), in every form (train/multi_tensor_forms.h): the state
+// Adam and AdamW (decoupled weight decay), in every form (optim/multi_tensor_forms.h): the state
 // and checkpoints are torch::optim::Adam's and AdamW's, the loop form their arithmetic.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <torch/optim/adam.h>
 #include <torch/optim/adamw.h>
 
-#include "train/multi_tensor_optimizer.h"
+#include "optim/multi_tensor_optimizer.h"
 
 namespace plugtrain {
 

@@ -1,4 +1,4 @@
-#include "train/multi_tensor_lists.h"
+#include "optim/multi_tensor_lists.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/TensorOptions.h>

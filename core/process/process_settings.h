@@ -2,7 +2,7 @@
 // (train.threads), TF32 for float32 matrix products and convolutions (train.tf32), cuDNN's
 // autotuner (train.cudnn_benchmark), deterministic algorithms (train.deterministic), the CPU
 // generator (experiment.seed) and, for a run on the host CPU, the host heap's handling of freed
-// memory (run/host_heap.h). A scope records them when it begins and puts them back when it
+// memory (process/host_heap.h). A scope records them when it begins and puts them back when it
 // ends; the heap's thresholds are the exception: glibc cannot switch its dynamic adjustment back
 // on, so they go to where that adjustment ends up.
 //

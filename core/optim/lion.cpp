@@ -1,12 +1,11 @@
-#include "train/lion.h"
+#include "optim/lion.h"
 
 #include <ATen/ATen.h>
 
 namespace plugtrain {
 
 Lion::Lion(const std::vector<torch::Tensor>& params, LionOptions defaults)
-    : torch::optim::Optimizer({torch::optim::OptimizerParamGroup(params)},
-                              std::make_unique<LionOptions>(defaults)) {}
+    : torch::optim::Optimizer({torch::optim::OptimizerParamGroup(params)}, std::make_unique<LionOptions>(defaults)) {}
 
 void LionOptions::serialize(torch::serialize::OutputArchive& archive) const {
   _TORCH_OPTIM_SERIALIZE_TORCH_ARG(lr);

@@ -1,7 +1,7 @@
 // The fused form (optim.impl = "fused"): which optimizers and parameters have one
 // (resolve_optimizer_impl, over the optimizer table's fused kernels), and what it offers a
 // recorded step (ReplayableOptimizer, replayable). The forms themselves are
-// train/multi_tensor_forms.h; the optimizers train/multi_tensor_optimizer.h and its subclasses.
+// optim/multi_tensor_forms.h; the optimizers optim/multi_tensor_optimizer.h and its subclasses.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "train/multi_tensor_forms.h"
+#include "optim/multi_tensor_forms.h"
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
@@ -140,14 +140,11 @@ const OptimizerForm& optimizer_form(OptimizerImpl impl) {
   static const ForeachOps foreach_ops;
   static const LoopOps loop_ops;
   static const FusedForm fused;
-  static const ListForm foreach(OptimizerImpl::foreach, foreach_ops), loop(OptimizerImpl::loop, loop_ops);
+  static const ListForm foreach (OptimizerImpl::foreach, foreach_ops), loop(OptimizerImpl::loop, loop_ops);
   switch (impl) {
-    case OptimizerImpl::fused:
-      return fused;
-    case OptimizerImpl::foreach:
-      return foreach;
-    case OptimizerImpl::loop:
-      return loop;
+    case OptimizerImpl::fused: return fused;
+    case OptimizerImpl::foreach: return foreach;
+    case OptimizerImpl::loop: return loop;
   }
   return foreach;  // unreachable: every OptimizerImpl has its form
 }

@@ -1,0 +1,24 @@
+// Building the optimizer an experiment names (its learning-rate schedule: train/lr_schedule.h).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <torch/optim/optimizer.h>
+
+#include "config/experiment.h"
+
+namespace plugtrain {
+
+// `lr`: the run's base learning rate (optim.lr, scaled for the global batch by the plan). The
+// optimizer is its algorithm's MultiTensor class (optim/multi_tensor_optimizer.h) in the form
+// optim.impl names (optim/fused_optimizers.h: resolve_optimizer_impl says which "auto" is).
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, double lr,
+                                                        const std::vector<at::Tensor>& params);
+
+// optim.lr_scaling's factor for a batch k times the one optim.lr is meant for.
+double lr_scaling_factor(LrScaling rule, double k);
+
+void set_lr(torch::optim::Optimizer& optimizer, double lr);
+
+}  // namespace plugtrain
