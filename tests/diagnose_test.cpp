@@ -114,9 +114,9 @@ TEST(Fastest, MeasuresEveryUsableBackendChoosesTheFastestAndRemembersIt) {
                                      // Only these two: on a GPU machine the GPU would be measured too.
                                      "prefer = [\"smokefail\", \"cpu\"]\n[model]\nname = \"mlp\"\nhidden = [16]\n"
                                      "[data]\ndataset = \"synthetic\"\nsynthetic_train_size = 256\n[train]\nepochs = 1\n";
-  const std::string run = "env XDG_CACHE_HOME=" + shell_quote((dir / "cache").string()) + " " +
-                          plugtrain("run " + shell_quote((dir / "exp.toml").string()) + " --plugin-path " +
-                                    shell_quote(kSmokeFailing));
+  const std::string run = testing::plugtrain_command(
+      "run " + shell_quote((dir / "exp.toml").string()) + " --plugin-path " + shell_quote(kSmokeFailing),
+      "XDG_CACHE_HOME=" + shell_quote((dir / "cache").string()));
   auto first = run_process(run);
   ASSERT_EQ(first.exit_code, 0) << first.out;
   EXPECT_NE(first.out.find("backend: measured smokefail: it failed: "), std::string::npos) << first.out;

@@ -88,7 +88,7 @@ class RunningSumsTest : public ::testing::Test {
 };
 
 TEST_F(RunningSumsTest, SumTheLossBySamplesAndTheTasksStatistics) {
-  RunningSums sums(*task_, device_, EpochSums{}, true);
+  RunningSums sums(*task_, device_, EpochSums{}, true, false);
   sums.count(output(2.0, 4), at::zeros({4}, at::kLong), 4, /*pending=*/false);
   sums.count(output(1.0, 2), at::ones({2}, at::kLong), 2, /*pending=*/false);
   EXPECT_EQ(sums.seen_here(), 6);
@@ -100,7 +100,7 @@ TEST_F(RunningSumsTest, SumTheLossBySamplesAndTheTasksStatistics) {
 }
 
 TEST_F(RunningSumsTest, APendingGroupCountsOnlyOnceItsStepIsTaken) {
-  RunningSums sums(*task_, device_, EpochSums{}, true);
+  RunningSums sums(*task_, device_, EpochSums{}, true, /*accumulates=*/true);
   sums.count(output(5.0, 4), at::zeros({4}, at::kLong), 4, /*pending=*/true);
   EXPECT_EQ(sums.seen_here(), 0) << "pending until the group's step";
   sums.drop_pending();  // a skipped step
@@ -116,12 +116,12 @@ TEST_F(RunningSumsTest, AResumedEpochStartsFromItsCarriedSumsOnOneProcessOnly) {
   carried.loss_sum = 10;
   carried.seen = 5;
   carried.statistics = std::vector<double>(task_->statistics_size(Pass::training), 1.0);
-  RunningSums carrier(*task_, device_, carried, /*carries_them=*/true);
+  RunningSums carrier(*task_, device_, carried, /*carries_them=*/true, false);
   carrier.count(output(1.0, 3), at::zeros({3}, at::kLong), 3, false);
   EXPECT_EQ(carrier.seen_here(), 3) << "the carried samples are not this pass's";
   EXPECT_DOUBLE_EQ(carrier.totals(strategy_).loss_sum, 13);
   EXPECT_DOUBLE_EQ(carrier.totals(strategy_).seen, 8);
-  RunningSums other(*task_, device_, carried, /*carries_them=*/false);
+  RunningSums other(*task_, device_, carried, /*carries_them=*/false, false);
   EXPECT_DOUBLE_EQ(other.totals(strategy_).loss_sum, 0) << "another process's sums start at zero";
 }
 

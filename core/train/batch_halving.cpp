@@ -20,7 +20,8 @@ BatchHalving BatchHalvingPolicy::next(const std::string& error, const LoopState&
   if (processes_ > 1)
     throw Error(where + "; with " + std::to_string(processes_) +
                 " processes the batch cannot change on one of them: lower data.batch_size or use "
-                "data.batch_size = \"auto\" (" + error + ")");
+                "data.batch_size = \"auto\" (" +
+                error + ")");
   const std::int64_t to = from / 2;
   const std::int64_t lowest = std::max<std::int64_t>(1, config_.min_batch_size);
   if (to < lowest)

@@ -50,7 +50,8 @@ EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t load
 // What one call of run() keeps between its steps.
 struct EpochLoop::EpochProgress {
   EpochProgress(const EpochLoop& loop, LoopState& state)
-      : sums(loop.task_, loop.device_, state.partial_sums, loop.strategy_.is_rank_zero()),
+      : sums(loop.task_, loop.device_, state.partial_sums, loop.strategy_.is_rank_zero(),
+             loop.config_.accumulate_steps > 1),
         groups(state.steps_per_epoch, loop.config_.accumulate_steps, loop.loader_batch_,
                loop.batches_.samples_per_epoch()) {}
   const Clock::time_point start = Clock::now();

@@ -22,7 +22,8 @@ double one_cycle_lr(const ScheduleConfig& s, double max_lr, double step, std::in
 double scheduled_lr(const LoopConfig& c, double base_lr, double step, std::int64_t steps_per_epoch) {
   const ScheduleConfig& s = c.schedule;
   // SWA holds the learning rate at swa_lr from its first epoch on.
-  if (c.swa_start > 0 && c.swa_lr > 0 && std::int64_t(step) / std::max<std::int64_t>(1, steps_per_epoch) + 1 >= c.swa_start)
+  if (c.swa_start > 0 && c.swa_lr > 0 &&
+      std::int64_t(step) / std::max<std::int64_t>(1, steps_per_epoch) + 1 >= c.swa_start)
     return c.swa_lr;
   std::int64_t total = c.epochs * steps_per_epoch;
   if (c.max_steps > 0) total = std::min(total, c.max_steps);

@@ -8,17 +8,21 @@
 
 namespace plugtrain {
 
-RunningSums::RunningSums(const Task& task, const DeviceContext& device, const EpochSums& carried, bool carries_them)
+RunningSums::RunningSums(const Task& task, const DeviceContext& device, const EpochSums& carried, bool carries_them,
+                         bool accumulates)
     : task_(task), statistics_size_(task.statistics_size(Pass::training)) {
   const at::ScalarType sum_type = device.float64 ? at::kDouble : at::kFloat;
-  loss_sum_ = at::full({}, carries_them ? carried.loss_sum : 0.0, at::TensorOptions().dtype(sum_type).device(device.device));
+  loss_sum_ =
+      at::full({}, carries_them ? carried.loss_sum : 0.0, at::TensorOptions().dtype(sum_type).device(device.device));
   at::Tensor statistics = at::zeros({statistics_size_}, at::TensorOptions().dtype(sum_type));
   if (carries_them && std::int64_t(carried.statistics.size()) == statistics_size_)
     statistics = at::tensor(carried.statistics, at::kDouble).to(sum_type);
   statistics_ = statistics.to(device.device);
   seen_ = carried_seen_ = carries_them ? carried.seen : 0;
-  pending_loss_ = at::zeros_like(loss_sum_);
-  pending_statistics_ = at::zeros_like(statistics_);
+  if (accumulates) {
+    pending_loss_ = at::zeros_like(loss_sum_);
+    pending_statistics_ = at::zeros_like(statistics_);
+  }
 }
 
 void RunningSums::count(const StepOutput& out, const at::Tensor& counted, std::int64_t size, bool pending) {

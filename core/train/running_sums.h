@@ -26,8 +26,10 @@ struct SummedFigures {
 class RunningSums {
  public:
   // `carried`: an interrupted epoch's sums, already over all processes, which one process
-  // (`carries_them`) starts from when the epoch resumes.
-  RunningSums(const Task& task, const DeviceContext& device, const EpochSums& carried, bool carries_them);
+  // (`carries_them`) starts from when the epoch resumes. `accumulates`: groups are counted as
+  // pending (train.accumulate_steps > 1).
+  RunningSums(const Task& task, const DeviceContext& device, const EpochSums& carried, bool carries_them,
+              bool accumulates);
 
   // A part of a step (`size` samples, its hard targets `counted`) into the epoch's sums, or into
   // the pending group's.
