@@ -95,54 +95,58 @@ void read_axes(const ExperimentFile& file, const toml::table& table, const std::
 
 bool has_sweep(const ExperimentFile& file) { return file.table.contains("sweep"); }
 
-SweepSpec read_sweep(const ExperimentFile& file) {
-  SweepSpec spec;
-  const toml::node* node = file.table.get("sweep");
-  const toml::table* sweep = node ? node->as_table() : nullptr;
-  if (!sweep) throw ConfigError(file.source + ": no [sweep] table (see docs/sweeps.md)");
-  if (const toml::node* m = sweep->get("method")) {
+namespace {
+
+// sweep.method, and sweep.trials (or samples) and sweep.seed, which belong to a random search.
+void read_method(const ExperimentFile& file, const toml::node& node, const toml::table& sweep, SweepSpec& spec) {
+  if (const toml::node* m = sweep.get("method")) {
     const std::optional<SweepMethod> method = choice_named<SweepMethod>(m->value_or(std::string()));
-    if (!method)
-      throw ConfigError(position(file, *m) + ": sweep.method must be \"grid\" or \"random\"");
+    if (!method) throw ConfigError(position(file, *m) + ": sweep.method must be \"grid\" or \"random\"");
     spec.method = *method;
   }
-  if (sweep->contains("trials") && sweep->contains("samples"))
-    throw ConfigError(position(file, *sweep->get("samples")) + ": sweep.samples and sweep.trials are the same key: give one");
+  if (sweep.contains("trials") && sweep.contains("samples"))
+    throw ConfigError(position(file, *sweep.get("samples")) +
+                      ": sweep.samples and sweep.trials are the same key: give one");
   for (const char* count : {"trials", "samples"})
-    if (const toml::node* t = sweep->get(count)) {
+    if (const toml::node* t = sweep.get(count)) {
       spec.trials = t->value_or(std::int64_t{0});
       if (spec.trials <= 0) throw ConfigError(position(file, *t) + ": sweep." + count + " must be a positive integer");
     }
-  if (const toml::node* s = sweep->get("seed")) {
+  if (const toml::node* s = sweep.get("seed")) {
     if (!s->is_integer()) throw ConfigError(position(file, *s) + ": sweep.seed (the random draws' seed) must be an integer");
     spec.seed = s->value_or(std::int64_t{0});
   }
   if (spec.method == SweepMethod::random && spec.trials == 0)
-    throw ConfigError(position(file, *node) + ": sweep.method = \"random\" needs sweep.samples (how many draws)");
+    throw ConfigError(position(file, node) + ": sweep.method = \"random\" needs sweep.samples (how many draws)");
   for (const char* random_only : {"trials", "samples", "seed"})
-    if (spec.method == SweepMethod::grid && sweep->contains(random_only))
-      throw ConfigError(position(file, *sweep->get(random_only)) + ": sweep." + random_only +
+    if (spec.method == SweepMethod::grid && sweep.contains(random_only))
+      throw ConfigError(position(file, *sweep.get(random_only)) + ": sweep." + random_only +
                         " belongs to method = \"random\" (a grid trains every combination)");
-  read_scheduler(file, *sweep, spec.scheduler);
-  read_axes(file, *sweep, "", spec);
-  if (const toml::node* r = sweep->get("repeat_seeds")) {
-    const toml::array* seeds = r->as_array();
-    if (!seeds || seeds->empty()) throw ConfigError(position(file, *r) + ": sweep.repeat_seeds must be a list of seeds");
-    SweepSpec::Axis axis;
-    axis.key = "experiment.seed";
-    axis.line = r->source().begin.line;
-    axis.column = r->source().begin.column;
-    for (const toml::node& v : *seeds) {
-      if (!v.is_integer()) throw ConfigError(position(file, v) + ": sweep.repeat_seeds holds integers");
-      axis.values.push_back(toml_text(v));
-    }
-    // A grid's seed axis; a random search repeats each drawn trial with every seed.
-    if (spec.method == SweepMethod::random)
-      spec.repeat_seeds = axis.values;
-    else
-      spec.axes.push_back(std::move(axis));
+}
+
+// sweep.repeat_seeds: a grid's seed axis; a random search repeats each drawn trial with every seed.
+void read_repeat_seeds(const ExperimentFile& file, const toml::table& sweep, SweepSpec& spec) {
+  const toml::node* r = sweep.get("repeat_seeds");
+  if (!r) return;
+  const toml::array* seeds = r->as_array();
+  if (!seeds || seeds->empty()) throw ConfigError(position(file, *r) + ": sweep.repeat_seeds must be a list of seeds");
+  SweepSpec::Axis axis;
+  axis.key = "experiment.seed";
+  axis.line = r->source().begin.line;
+  axis.column = r->source().begin.column;
+  for (const toml::node& v : *seeds) {
+    if (!v.is_integer()) throw ConfigError(position(file, v) + ": sweep.repeat_seeds holds integers");
+    axis.values.push_back(toml_text(v));
   }
-  // The axes in the order the file lists them (toml++ keeps a table's keys sorted).
+  if (spec.method == SweepMethod::random)
+    spec.repeat_seeds = axis.values;
+  else
+    spec.axes.push_back(std::move(axis));
+}
+
+// The axes in the order the file lists them (toml++ keeps a table's keys sorted); each key varied
+// once, and ranges for a random search only.
+void order_and_check_axes(const ExperimentFile& file, const toml::node& node, SweepSpec& spec) {
   std::stable_sort(spec.axes.begin(), spec.axes.end(), [](const SweepSpec::Axis& a, const SweepSpec::Axis& b) {
     return std::make_pair(a.line, a.column) < std::make_pair(b.line, b.column);
   });
@@ -158,51 +162,70 @@ SweepSpec read_sweep(const ExperimentFile& file) {
         throw ConfigError(where_axis(a) + ": sweep." + a.key + " is varied twice (also at " + where_axis(spec.axes[j]) +
                           (a.key == "experiment.seed" ? "; repeat_seeds is experiment.seed" : "") + ")");
   }
-  if (spec.axes.empty()) throw ConfigError(position(file, *node) + ": [sweep] varies no key");
+  if (spec.axes.empty()) throw ConfigError(position(file, node) + ": [sweep] varies no key");
+}
+
+// One [sweep.when."key=value"] table: the keys it sets on the trials where key has that value.
+SweepSpec::When read_when_rule(const ExperimentFile& file, const std::string& c, const toml::node& body,
+                               const SweepSpec& spec) {
+  const std::size_t eq = c.find('=');
+  const toml::table* overrides = body.as_table();
+  if (eq == std::string::npos || !overrides)
+    throw ConfigError(position(file, body) + ": [sweep.when.\"" + c +
+                      "\"] must be named key=value and hold keys to set");
+  SweepSpec::When rule;
+  rule.key = c.substr(0, eq);
+  // The condition's value as TOML text: a bare word is a string (optim.name=sgd).
+  std::string value = c.substr(eq + 1);
+  try {
+    toml::table parsed = toml::parse("v = " + value);
+    value = toml_text(*parsed.get("v"));
+  } catch (const toml::parse_error&) { value = toml_quoted(value); }
+  rule.value = value;
+  std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& p) {
+    for (auto&& [k, n] : t) {
+      const std::string key = p.empty() ? std::string(k.str()) : p + "." + std::string(k.str());
+      if (const toml::table* sub = n.as_table())
+        walk(*sub, key);
+      else
+        rule.overrides.emplace_back(key, toml_text(n));
+    }
+  };
+  walk(*overrides, "");
+  // The condition must be able to match, and must not set what the sweep varies.
+  const auto axis = std::find_if(spec.axes.begin(), spec.axes.end(), [&](const auto& a) { return a.key == rule.key; });
+  if (axis == spec.axes.end())
+    throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"]: " + rule.key +
+                      " is not varied by the sweep");
+  if (std::find(axis->values.begin(), axis->values.end(), rule.value) == axis->values.end()) {
+    std::vector<std::string> listed;
+    for (const auto& v : axis->values) listed.push_back(plain_value(v));
+    throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"] matches no trial: " + rule.key + " takes " +
+                      join(listed, ", ", "values drawn from a range (a condition needs a listed value)"));
+  }
+  for (const auto& [k, v] : rule.overrides)
+    if (std::any_of(spec.axes.begin(), spec.axes.end(), [&](const auto& a) { return a.key == k; }))
+      throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"] sets " + k + ", which the sweep varies");
+  return rule;
+}
+
+}  // namespace
+
+SweepSpec read_sweep(const ExperimentFile& file) {
+  SweepSpec spec;
+  const toml::node* node = file.table.get("sweep");
+  const toml::table* sweep = node ? node->as_table() : nullptr;
+  if (!sweep) throw ConfigError(file.source + ": no [sweep] table (see docs/sweeps.md)");
+  read_method(file, *node, *sweep, spec);
+  read_scheduler(file, *sweep, spec.scheduler);
+  read_axes(file, *sweep, "", spec);
+  read_repeat_seeds(file, *sweep, spec);
+  order_and_check_axes(file, *node, spec);
   if (const toml::node* w = sweep->get("when")) {
     const toml::table* when = w->as_table();
     if (!when) throw ConfigError(position(file, *w) + ": sweep.when must be a table of \"key=value\" tables");
-    for (auto&& [condition, body] : *when) {
-      const std::string c(condition.str());
-      const std::size_t eq = c.find('=');
-      const toml::table* overrides = body.as_table();
-      if (eq == std::string::npos || !overrides)
-        throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"] must be named key=value and hold keys to set");
-      SweepSpec::When rule;
-      rule.key = c.substr(0, eq);
-      // The condition's value as TOML text: a bare word is a string (optim.name=sgd).
-      std::string value = c.substr(eq + 1);
-      try {
-        toml::table parsed = toml::parse("v = " + value);
-        value = toml_text(*parsed.get("v"));
-      } catch (const toml::parse_error&) {
-        value = toml_quoted(value);
-      }
-      rule.value = value;
-      std::vector<std::pair<std::string, std::string>> flat;
-      std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& p) {
-        for (auto&& [k, n] : t) {
-          const std::string key = p.empty() ? std::string(k.str()) : p + "." + std::string(k.str());
-          if (const toml::table* sub = n.as_table()) walk(*sub, key);
-          else rule.overrides.emplace_back(key, toml_text(n));
-        }
-      };
-      walk(*overrides, "");
-      // The condition must be able to match, and must not set what the sweep varies.
-      const auto axis = std::find_if(spec.axes.begin(), spec.axes.end(), [&](const auto& a) { return a.key == rule.key; });
-      if (axis == spec.axes.end())
-        throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"]: " + rule.key + " is not varied by the sweep");
-      if (std::find(axis->values.begin(), axis->values.end(), rule.value) == axis->values.end()) {
-        std::vector<std::string> listed;
-        for (const auto& v : axis->values) listed.push_back(plain_value(v));
-        throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"] matches no trial: " + rule.key +
-                          " takes " + join(listed, ", ", "values drawn from a range (a condition needs a listed value)"));
-      }
-      for (const auto& [k, v] : rule.overrides)
-        if (std::any_of(spec.axes.begin(), spec.axes.end(), [&](const auto& a) { return a.key == k; }))
-          throw ConfigError(position(file, body) + ": [sweep.when.\"" + c + "\"] sets " + k + ", which the sweep varies");
-      spec.when.push_back(std::move(rule));
-    }
+    for (auto&& [condition, body] : *when)
+      spec.when.push_back(read_when_rule(file, std::string(condition.str()), body, spec));
   }
   return spec;
 }
