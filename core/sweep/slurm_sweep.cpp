@@ -139,103 +139,105 @@ std::vector<SlurmTask> submitted_slurm_tasks(const fs::path& sweep_folder) {
   return tasks;
 }
 
-int submit_sweep_to_slurm(const SweepRequest& request, const SweepSetup& setup, std::ostream& out) {
-  if (!find_on_path("sbatch")) throw Error("--slurm: no sbatch on PATH (run the sweep on a Slurm login node)");
-  const fs::path& folder = setup.folder;
-  const std::string name = slurm_job_name(folder);
-  // What Slurm still has of this sweep: those trials are not submitted again.
+namespace {
+
+// What Slurm still has of this sweep: those trials are not submitted again.
+struct SlurmActivity {
+  std::set<std::string> trials, jobs;       // queued or running
+  std::map<std::string, SlurmTask> newest;  // each trial's newest array task
+};
+
+SlurmActivity slurm_activity(const fs::path& folder, const std::string& name) {
   const auto queued = queued_array_tasks(name);
   if (!queued) throw Error("--slurm: squeue could not list the jobs named " + name + " (is slurmctld reachable?)");
-  const std::optional<FolderLock> lock =
-      request.dry_run ? std::nullopt : std::optional<FolderLock>(std::in_place, folder, ".sweep.lock", "plugtrain sweep");
-  std::set<std::string> active_trials, active_jobs;
-  std::map<std::string, SlurmTask> newest;  // each trial's newest array task
+  SlurmActivity activity;
   for (const SlurmTask& t : submitted_slurm_tasks(folder)) {
-    newest[t.trial] = t;
+    activity.newest[t.trial] = t;
     if (queued->count(t.id())) {
-      active_trials.insert(t.trial);
-      active_jobs.insert(t.job_id);
+      activity.trials.insert(t.trial);
+      activity.jobs.insert(t.job_id);
     }
   }
-  std::vector<TrialFiles> files = read_trials(setup);
-  for (std::size_t i = 0; i < setup.trials.size() && !request.dry_run; ++i) {
+  return activity;
+}
+
+// Before deciding what is next: a person starting the command retries failed trials (the
+// sweep's own follow-up does not), and a task that ended without finishing an epoch (cancelled,
+// killed before its first step, a node that failed) counts as failed: submitting it again by
+// itself could repeat that forever.
+void settle_ended_tasks(const SweepRequest& request, const SweepSetup& setup, const SlurmActivity& activity) {
+  const fs::path& folder = setup.folder;
+  const std::vector<TrialFiles> files = read_trials(setup);
+  for (std::size_t i = 0; i < setup.trials.size(); ++i) {
     const std::string& trial = setup.trials[i].name;
-    if (active_trials.count(trial)) continue;
+    if (activity.trials.count(trial)) continue;
     const bool failed = files[i].last_exit && failed_exit(*files[i].last_exit);
     if (!request.continuing) {
-      // A person starting the command retries failed trials; the sweep's own follow-up does not.
       if (failed) forget_trial_exit(folder, trial);
-    } else if (const auto t = newest.find(trial); t != newest.end() && !failed &&
-               files[i].state != TrialState::finished && files[i].epochs_done <= t->second.epochs_at_start) {
-      // Its task ended without finishing an epoch (cancelled, killed before its first step, a node
-      // that failed): submitting it again by itself could repeat that forever. It counts as failed.
+    } else if (const auto t = activity.newest.find(trial); t != activity.newest.end() && !failed &&
+                                                           files[i].state != TrialState::finished &&
+                                                           files[i].epochs_done <= t->second.epochs_at_start) {
       record_trial_exit(folder, trial, exit_failure);
       std::ofstream(trial_log(folder, trial), std::ios::app)
           << "plugtrain: error: Slurm task " << t->second.id() << " ended before finishing an epoch (see "
           << (folder / "slurm").string() << "/array-" << t->second.id() << ".out)\n";
     }
   }
-  files = read_trials(setup);
-  std::vector<TrialWork> work;
-  for (const TrialWork& w : next_work(setup, files, true))
-    if (!active_trials.count(setup.trials[w.trial].name)) work.push_back(w);
-  if (!request.dry_run) {
-    fs::create_directories(folder / "logs");
-    fs::create_directories(folder / "slurm");
-    write_sweep_manifest(setup, request);
-  }
+}
 
-  out << "sweep: " << setup.trials.size() << " trials (" << word_of(setup.spec.method) << ") in " << folder.string()
-      << " on Slurm; " << work.size() << " to submit, " << active_trials.size() << " still queued or running\n";
-  if (setup.schedule.kind != SweepScheduler::none) out << "sweep: " << schedule_line(setup.schedule) << "\n";
-  if (request.dry_run) {
-    for (const TrialWork& w : work)
-      out << "  " << (w.trial + 1) << ". " << setup.trials[w.trial].label()
-          << (w.until_epoch > 0 && w.until_epoch < setup.schedule.max_epochs ? " (to epoch " + std::to_string(w.until_epoch) + ")" : "")
-          << "\n";
-    return exit_ok;
+// The sweep is over: the report, and the trials that failed.
+int finish_slurm_sweep(const SweepSetup& setup, std::ostream& out) {
+  const fs::path& folder = setup.folder;
+  write_report(build_report(folder), folder, out);
+  write_rung_report(folder, out);
+  std::vector<std::string> failed;
+  for (const Trial& t : setup.trials) {
+    const TrialFiles f = read_trial_files(folder, t.name);
+    if (f.last_exit && failed_exit(*f.last_exit))
+      failed.push_back(t.label() + ": " + trial_failure_reason(folder, t.name, 0, *f.last_exit));
   }
-  if (work.empty() && active_trials.empty()) {
-    // The sweep is over: the report, and the trials that failed.
-    write_report(build_report(folder), folder, out);
-    write_rung_report(folder, out);
-    std::vector<std::string> failed;
-    for (const Trial& t : setup.trials) {
-      const TrialFiles f = read_trial_files(folder, t.name);
-      if (f.last_exit && failed_exit(*f.last_exit))
-        failed.push_back(t.label() + ": " + trial_failure_reason(folder, t.name, 0, *f.last_exit));
-    }
-    if (!failed.empty()) throw Error(std::to_string(failed.size()) + " trial(s) failed: " + join(failed, "; "));
-    out << "sweep: every trial is done\n";
-    return exit_ok;
-  }
+  if (!failed.empty()) throw Error(std::to_string(failed.size()) + " trial(s) failed: " + join(failed, "; "));
+  out << "sweep: every trial is done\n";
+  return exit_ok;
+}
 
-  std::vector<std::string> dependencies(active_jobs.begin(), active_jobs.end());
-  if (!work.empty()) {
-    const fs::path script = folder / "slurm" / "array.sh";
-    write_file_atomically(script, array_script(request, setup, work));
-    std::vector<std::string> options{"--array=0-" + std::to_string(work.size() - 1), "--job-name=" + name, "--requeue",
-                                     "--open-mode=append", "--chdir=" + fs::current_path().string(),
-                                     "--output=" + fs::absolute(folder / "slurm" / "array-%A_%a.out").string()};
-    if (request.gpus_per_trial > 0) options.push_back("--gpus-per-task=" + std::to_string(request.gpus_per_trial));
-    for (const auto& o : common_options(request)) options.push_back(o);
-    const std::string id = submit(options, script, "job array");
-    {  // first what was submitted, then the script's name (Slurm keeps its own copy)
-      std::ofstream rows(folder / "slurm" / "jobs.tsv", std::ios::app);
-      for (std::size_t i = 0; i < work.size(); ++i)
-        rows << id << "\t" << i << "\t" << setup.trials[work[i].trial].name << "\t" << work[i].until_epoch << "\t"
-             << files[work[i].trial].epochs_done << "\n";
-    }
-    std::error_code ec;
-    fs::rename(script, folder / "slurm" / ("array-" + id + ".sh"), ec);
-    dependencies.push_back(id);
-    out << "sweep: submitted job array " << id << " (" << work.size() << (work.size() == 1 ? " task" : " tasks")
-        << ", job name " << name << ")\n";
+// One job array of `work`; its id. jobs.tsv records each task's trial first, then the script
+// takes the job's name (Slurm keeps its own copy).
+std::string submit_array(const SweepRequest& request, const SweepSetup& setup, const std::vector<TrialWork>& work,
+                         const std::vector<TrialFiles>& files, const std::string& name, std::ostream& out) {
+  const fs::path& folder = setup.folder;
+  const fs::path script = folder / "slurm" / "array.sh";
+  write_file_atomically(script, array_script(request, setup, work));
+  std::vector<std::string> options{"--array=0-" + std::to_string(work.size() - 1),
+                                   "--job-name=" + name,
+                                   "--requeue",
+                                   "--open-mode=append",
+                                   "--chdir=" + fs::current_path().string(),
+                                   "--output=" + fs::absolute(folder / "slurm" / "array-%A_%a.out").string()};
+  if (request.gpus_per_trial > 0) options.push_back("--gpus-per-task=" + std::to_string(request.gpus_per_trial));
+  for (const auto& o : common_options(request)) options.push_back(o);
+  const std::string id = submit(options, script, "job array");
+  {
+    std::ofstream rows(folder / "slurm" / "jobs.tsv", std::ios::app);
+    for (std::size_t i = 0; i < work.size(); ++i)
+      rows << id << "\t" << i << "\t" << setup.trials[work[i].trial].name << "\t" << work[i].until_epoch << "\t"
+           << files[work[i].trial].epochs_done << "\n";
   }
-  // The follow-up: when every array task has ended, the same sweep again decides what is next.
+  std::error_code ec;
+  fs::rename(script, folder / "slurm" / ("array-" + id + ".sh"), ec);
+  out << "sweep: submitted job array " << id << " (" << work.size() << (work.size() == 1 ? " task" : " tasks")
+      << ", job name " << name << ")\n";
+  return id;
+}
+
+// The follow-up: when every job it depends on has ended, the same sweep again decides what is next.
+void submit_follow_up(const SweepRequest& request, const fs::path& folder, const std::string& name,
+                      const std::vector<std::string>& dependencies, std::ostream& out) {
   const fs::path next = folder / "slurm" / "next.sh";
-  write_file_atomically(next, "#!/bin/bash\n# Written by `plugtrain sweep --slurm`: continues the sweep once its "
-                              "array tasks have ended.\nexec " + quoted_command(follow_up_command(request)) + "\n");
+  write_file_atomically(next,
+                        "#!/bin/bash\n# Written by `plugtrain sweep --slurm`: continues the sweep once its "
+                        "array tasks have ended.\nexec " +
+                            quoted_command(follow_up_command(request)) + "\n");
   std::vector<std::string> options{"--job-name=" + name + "-next", "--dependency=afterany:" + join(dependencies, ":"),
                                    "--chdir=" + fs::current_path().string(),
                                    "--output=" + fs::absolute(folder / "slurm" / "next-%j.out").string()};
@@ -243,6 +245,44 @@ int submit_sweep_to_slurm(const SweepRequest& request, const SweepSetup& setup, 
   const std::string next_id = submit(options, next, "follow-up job");
   out << "sweep: job " << next_id << " continues the sweep when those end; follow it with: plugtrain sweep --status "
       << folder.string() << "\n";
+}
+
+}  // namespace
+
+int submit_sweep_to_slurm(const SweepRequest& request, const SweepSetup& setup, std::ostream& out) {
+  if (!find_on_path("sbatch")) throw Error("--slurm: no sbatch on PATH (run the sweep on a Slurm login node)");
+  const fs::path& folder = setup.folder;
+  const std::string name = slurm_job_name(folder);
+  const SlurmActivity active = slurm_activity(folder, name);
+  const std::optional<FolderLock> lock =
+      request.dry_run ? std::nullopt
+                      : std::optional<FolderLock>(std::in_place, folder, ".sweep.lock", "plugtrain sweep");
+  if (!request.dry_run) settle_ended_tasks(request, setup, active);
+  const std::vector<TrialFiles> files = read_trials(setup);
+  std::vector<TrialWork> work;
+  for (const TrialWork& w : next_work(setup, files, true))
+    if (!active.trials.count(setup.trials[w.trial].name)) work.push_back(w);
+  if (!request.dry_run) {
+    fs::create_directories(folder / "logs");
+    fs::create_directories(folder / "slurm");
+    write_sweep_manifest(setup, request);
+  }
+  out << "sweep: " << setup.trials.size() << " trials (" << word_of(setup.spec.method) << ") in " << folder.string()
+      << " on Slurm; " << work.size() << " to submit, " << active.trials.size() << " still queued or running\n";
+  if (setup.schedule.kind != SweepScheduler::none) out << "sweep: " << schedule_line(setup.schedule) << "\n";
+  if (request.dry_run) {
+    for (const TrialWork& w : work)
+      out << "  " << (w.trial + 1) << ". " << setup.trials[w.trial].label()
+          << (w.until_epoch > 0 && w.until_epoch < setup.schedule.max_epochs
+                  ? " (to epoch " + std::to_string(w.until_epoch) + ")"
+                  : "")
+          << "\n";
+    return exit_ok;
+  }
+  if (work.empty() && active.trials.empty()) return finish_slurm_sweep(setup, out);
+  std::vector<std::string> dependencies(active.jobs.begin(), active.jobs.end());
+  if (!work.empty()) dependencies.push_back(submit_array(request, setup, work, files, name, out));
+  submit_follow_up(request, folder, name, dependencies, out);
   return exit_ok;
 }
 
