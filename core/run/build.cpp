@@ -189,47 +189,102 @@ std::unique_ptr<Collectives> connect_ranks(const RunPlan& plan, const Experiment
   return std::make_unique<Collectives>(*plan.world, collective_timeout(e), plan.device.type());
 }
 
+namespace {
+
+// The process's threads and host heap for this run, and ddp's carrier in the log.
+void set_up_process(const RunPlan& plan, const Experiment& e, Collectives* collectives, BuiltRun& built,
+                    std::ostream& log) {
+  if (plan.threads > 0) at::set_num_threads(plan.threads);
+  if (plan.capabilities.host_cpu && e.train.keep_host_memory)
+    if (const std::string heap = built.process_settings.keep_freed_host_memory(); !heap.empty())
+      log << "device: " << heap << "\n";
+  if (!collectives) return;
+  const World& world = *plan.world;
+  const std::string carrier =
+      attach_device_collective(*collectives, *plan.choice.backend, plan.devices.collective, plan.device, log);
+  log << "ddp: " << world.world_size << " processes (" << world.source << ", rendezvous " << world.master_addr << ":"
+      << world.master_port
+      << (!world.agent_store            ? ""
+          : world.source == "plugtrain" ? ", store in the launcher"
+                                        : ", torchrun's agent store")
+      << "), gradients all-reduced through c10d " << carrier << " in " << e.distributed.bucket_mb << " MiB buckets\n";
+}
+
+// The data, loaded (with data.label_noise), and said in the log.
+void load_run_data(const ValidatedRun& run, const RunOutputs* outputs, BuiltRun& built, std::ostream& log) {
+  const Experiment& e = run.experiment;
+  data::LoadedData loaded = load_data(run, outputs);
+  built.data = std::move(loaded.data);
+  if (e.data.label_noise > 0) {
+    const std::int64_t changed =
+        data::apply_label_noise(built.data.train, e.data.label_noise, static_cast<std::uint64_t>(e.experiment.seed));
+    log << "data: label noise " << e.data.label_noise << " replaced " << changed << " training labels\n";
+  }
+  log_splits(e, loaded, built.data, log);
+  for (const std::string& note : loaded.notes) log << "data: " << note << "\n";
+  if (const std::string fields = data::fields_text(built.data.train); !fields.empty())
+    log << "data: fields " << fields << ", read by the model's forward_batch\n";
+}
+
+// The model from its plugin (model.init's weights in it), on the run's device with its settings.
+DeviceSettings place_model(const ValidatedRun& run, const RunPlan& plan, const ModelDescription& description,
+                           BuiltRun& built, std::ostream& log) {
+  const Experiment& e = run.experiment;
+  built.model = build_model(*run.model, description, e);
+  if (!e.model.init.empty()) {
+    load_python_state_dict(e.model.init, *built.model);
+    log << "model: initialised from " << e.model.init << "\n";
+  }
+  built.model->to(plan.device);
+  const DeviceSettings settings = apply_device_settings(e, !plan.capabilities.host_cpu, *built.model);
+  if (!settings.line.empty()) log << "device: " << settings.line << "\n";
+  for (const auto& p : built.model->parameters()) built.parameters += p.numel();
+  return settings;
+}
+
+std::unique_ptr<TrainingStrategy> make_strategy(const ValidatedRun& run, const RunPlan& plan,
+                                                const ModelDescription& description, const DeviceSettings& settings,
+                                                Collectives* collectives, BuiltRun& built, std::ostream& log) {
+  const Experiment& e = run.experiment;
+  if (plan.strategy == Strategy::dp)
+    return std::make_unique<DpStrategy>(
+        *built.model, make_replicas(*run.model, description, e, built.model, plan, settings.memory_format, log));
+  if (collectives)
+    return std::make_unique<DdpStrategy>(*built.model, *collectives, e.distributed.bucket_mb * 1024 * 1024);
+  return std::make_unique<SingleDevice>(*built.model);
+}
+
+// The device as the loop sees it: where batches go, its memory, and its count of host waits.
+DeviceContext device_context(const RunPlan& plan, const DeviceSettings& settings) {
+  BackendHandle& backend = *plan.choice.backend;
+  const int memory_device = plan.devices.devices.at(0);
+  DeviceContext device{plan.device,
+                       plan.loader,
+                       settings.memory_format,
+                       plan.capabilities.float64,
+                       [&backend, memory_device] { return backend.memory(memory_device); },
+                       [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
+  if (backend.counts_host_waits()) {
+    device.host_waits = [&backend] { return backend.host_waits(); };
+    device.host_waits_by_cause = [&backend] { return backend.host_waits_by_cause(); };
+  }
+  return device;
+}
+
+}  // namespace
+
 std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan, Collectives* collectives,
                                     const RunOutputs* outputs, std::ostream& log) {
   const Experiment& e = run.experiment;
   BackendHandle& backend = *plan.choice.backend;
   auto built = std::make_unique<BuiltRun>();  // from here on, process settings are put back with it
-  if (plan.threads > 0) at::set_num_threads(plan.threads);
-  if (plan.capabilities.host_cpu && e.train.keep_host_memory)
-    if (const std::string heap = built->process_settings.keep_freed_host_memory(); !heap.empty())
-      log << "device: " << heap << "\n";
-  if (collectives) {
-    const World& world = *plan.world;
-    const std::string carrier = attach_device_collective(*collectives, backend, plan.devices.collective, plan.device, log);
-    log << "ddp: " << world.world_size << " processes (" << world.source << ", rendezvous " << world.master_addr << ":"
-        << world.master_port
-        << (!world.agent_store ? "" : world.source == "plugtrain" ? ", store in the launcher" : ", torchrun's agent store")
-        << "), gradients all-reduced through c10d " << carrier << " in " << e.distributed.bucket_mb << " MiB buckets\n";
-  }
+  set_up_process(plan, e, collectives, *built, log);
   at::manual_seed(static_cast<std::uint64_t>(e.experiment.seed));
   const TaskDefinition& task_spec = run.task ? *run.task : *find_task("classification");
-  data::LoadedData loaded = load_data(run, outputs);
-  built->data = std::move(loaded.data);
-  if (e.data.label_noise > 0) {
-    const std::int64_t changed =
-        data::apply_label_noise(built->data.train, e.data.label_noise, static_cast<std::uint64_t>(e.experiment.seed));
-    log << "data: label noise " << e.data.label_noise << " replaced " << changed << " training labels\n";
-  }
-  log_splits(e, loaded, built->data, log);
-  for (const std::string& note : loaded.notes) log << "data: " << note << "\n";
-  if (const std::string fields = data::fields_text(built->data.train); !fields.empty())
-    log << "data: fields " << fields << ", read by the model's forward_batch\n";
+  load_run_data(run, outputs, *built, log);
   const std::shared_ptr<Task> task = build_task(task_spec, run, built->data.train, log);
-
   const ModelDescription description = model_description(built->data.train, task->model_outputs());
-  built->model = build_model(*run.model, description, e);
-  if (!e.model.init.empty()) {
-    load_python_state_dict(e.model.init, *built->model);
-    log << "model: initialised from " << e.model.init << "\n";
-  }
-  built->model->to(plan.device);
-  const DeviceSettings device_settings = apply_device_settings(e, !plan.capabilities.host_cpu, *built->model);
-  if (!device_settings.line.empty()) log << "device: " << device_settings.line << "\n";
+  const DeviceSettings device_settings = place_model(run, plan, description, *built, log);
 
   TrainerParts parts;
   parts.loop = loop_config(e);
@@ -238,13 +293,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   parts.lr = plan.batch.lr;
   parts.model = built->model;
   parts.task = task;
-  if (plan.strategy == Strategy::dp)
-    parts.strategy = std::make_unique<DpStrategy>(*built->model, make_replicas(*run.model, description, e, built->model, plan, device_settings.memory_format, log));
-  else if (collectives)
-    parts.strategy = std::make_unique<DdpStrategy>(*built->model, *collectives, e.distributed.bucket_mb * 1024 * 1024);
-  else
-    parts.strategy = std::make_unique<SingleDevice>(*built->model);
-  for (const auto& p : built->model->parameters()) built->parameters += p.numel();
+  parts.strategy = make_strategy(run, plan, description, device_settings, collectives, *built, log);
   const std::vector<at::Tensor> parameters = built->model->parameters();
   parts.optimizer = make_optimizer(e, plan.batch.lr, parameters);
   log << "model: " << e.model.name << " (" << run.model->plugin << "), " << built->parameters << " parameters; optimizer "
@@ -253,14 +302,8 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
       << word_of(e.train.precision) << "\n";
   parts.precision = std::make_unique<Precision>(e.train.precision, plan.device);
   parts.data = &built->data;
+  parts.device = device_context(plan, device_settings);
   const int memory_device = plan.devices.devices.at(0);
-  parts.device = {plan.device, plan.loader, device_settings.memory_format, plan.capabilities.float64,
-                  [&backend, memory_device] { return backend.memory(memory_device); },
-                  [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
-  if (backend.counts_host_waits()) {
-    parts.device.host_waits = [&backend] { return backend.host_waits(); };
-    parts.device.host_waits_by_cause = [&backend] { return backend.host_waits_by_cause(); };
-  }
   place_data(e, plan, backend, memory_device, built->data, parts.device, log);
   use_graphs(plan, backend, memory_device, parts, log);
   parts.callbacks = make_callbacks(e, plan, *task, built->data.has_val(), outputs, log);
