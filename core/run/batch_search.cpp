@@ -112,25 +112,81 @@ std::string tried(const std::vector<BatchTrial>& trials, const std::string& sepa
   return join(texts, separator);
 }
 
+// The memory the trials may use on `device`, and the search's first line about it.
+std::optional<std::uint64_t> budget(const Experiment& e, const RunPlan& plan, TrialRunner& runner,
+                                    const std::string& device, std::vector<std::string>& lines) {
+  // On the host CPU, the ranks a local launcher starts share one memory.
+  const int sharing = plan.capabilities.host_cpu ? plan.processes : 1;
+  std::string how;
+  const MemoryInfo before = runner.memory();
+  const std::optional<std::uint64_t> bytes = memory_budget(before, e.data.memory_headroom, sharing, how);
+  if (bytes)
+    lines.push_back("auto: memory budget " + format_bytes(*bytes) + " on " + device + " (" +
+                    fixed(100 * (1 - e.data.memory_headroom), 0) + "% of " + how + ")");
+  else
+    lines.push_back("auto: " + device + " does not say how much memory it has (" + before.note +
+                    "); only out-of-memory errors limit the search");
+  return bytes;
+}
+
+// The powers of two the search tries, each trial run once and remembered.
+class PowerOfTwoSearch {
+ public:
+  PowerOfTwoSearch(TrialRunner& runner, BatchSearch& search) : runner_(runner), search_(search) {}
+
+  bool fits(std::int64_t b) {
+    auto it = done_.find(b);
+    if (it == done_.end()) {
+      it = done_.emplace(b, runner_.trial(b, search_.budget_bytes)).first;
+      search_.trials.push_back(it->second);
+    }
+    return it->second.fits;
+  }
+  const BatchTrial& trial(std::int64_t b) const { return done_.at(b); }
+
+  // `good` fits, `bad` does not (both powers of two): the largest fitting one between them.
+  std::int64_t narrow(std::int64_t good, std::int64_t bad) {
+    while (bad / good > 2) {
+      std::int64_t mid = good;
+      while (mid * mid < good * bad) mid *= 2;  // the geometric middle, a power of two
+      (fits(mid) ? good : bad) = mid;
+    }
+    return good;
+  }
+
+  // Both `a` and `b` > a fit. Memory grows about linearly with the batch: the largest that
+  // should fit is predicted from their peaks, then tried, and the search goes on from there.
+  std::int64_t beyond(std::int64_t a, std::int64_t b, std::int64_t top) {
+    std::int64_t guess = top;
+    const BatchTrial &ta = trial(a), &tb = trial(b);
+    if (search_.budget_bytes && ta.peak_bytes && tb.peak_bytes && *tb.peak_bytes > *ta.peak_bytes) {
+      const double per_sample = double(*tb.peak_bytes - *ta.peak_bytes) / double(b - a);
+      const double room = double(*search_.budget_bytes) - double(*tb.peak_bytes);
+      const double predicted = double(b) + std::max(0.0, room) / per_sample;
+      guess = std::clamp<std::int64_t>(power_of_two_at_most(std::int64_t(std::min(predicted, double(top)))), b, top);
+      search_.lines.push_back("auto: about " + format_bytes(std::uint64_t(per_sample)) + " per sample; predicted " +
+                              std::to_string(guess));
+    }
+    if (!fits(guess)) return narrow(b, guess);
+    std::int64_t chosen = guess;
+    while (chosen < top && fits(chosen * 2)) chosen *= 2;
+    return chosen;
+  }
+
+ private:
+  TrialRunner& runner_;
+  BatchSearch& search_;
+  std::map<std::int64_t, BatchTrial> done_;
+};
+
 }  // namespace
 
 BatchSearch search_batch_size(ValidatedRun& run, const RunPlan& plan) {
   const Experiment& e = run.experiment;
   BatchSearch search;
   TrialRunner runner(run, plan);
-
-  // On the host CPU, the ranks a local launcher starts share one memory.
-  const int sharing = plan.capabilities.host_cpu ? plan.processes : 1;
-  std::string how;
-  const MemoryInfo before = runner.memory();
-  search.budget_bytes = memory_budget(before, e.data.memory_headroom, sharing, how);
   const std::string device = plan.choice.backend->name() + ":" + std::to_string(plan.devices.devices.at(0));
-  if (search.budget_bytes)
-    search.lines.push_back("auto: memory budget " + format_bytes(search.budget_bytes) + " on " + device + " (" +
-                           fixed(100 * (1 - e.data.memory_headroom), 0) + "% of " + how + ")");
-  else
-    search.lines.push_back("auto: " + device + " does not say how much memory it has (" + before.note +
-                           "); only out-of-memory errors limit the search");
+  search.budget_bytes = budget(e, plan, runner, device, search.lines);
 
   const std::int64_t per_device_samples = runner.training_samples() / std::max<std::int64_t>(1, plan.devices_used);
   const std::int64_t cap = std::min(e.data.max_batch_size, per_device_samples);
@@ -140,56 +196,20 @@ BatchSearch search_batch_size(ValidatedRun& run, const RunPlan& plan) {
   const std::int64_t top = power_of_two_at_most(std::max<std::int64_t>(1, cap));
   const std::int64_t bottom = std::min(top, power_of_two_at_least(std::max<std::int64_t>(1, e.data.min_batch_size)));
 
-  std::map<std::int64_t, BatchTrial> done;
-  auto fits = [&](std::int64_t b) {
-    auto it = done.find(b);
-    if (it == done.end()) {
-      it = done.emplace(b, runner.trial(b, search.budget_bytes)).first;
-      search.trials.push_back(it->second);
-    }
-    return it->second.fits;
-  };
-  // good fits, bad does not (both powers of two): the largest fitting one between them.
-  auto narrow = [&](std::int64_t good, std::int64_t bad) {
-    while (bad / good > 2) {
-      std::int64_t mid = good;
-      while (mid * mid < good * bad) mid *= 2;  // the geometric middle, a power of two
-      (fits(mid) ? good : bad) = mid;
-    }
-    return good;
-  };
-
+  // Two first trials, 8 and 32 (within the bounds), then down, between, or beyond them.
+  PowerOfTwoSearch powers(runner, search);
   const std::int64_t a = std::clamp<std::int64_t>(8, bottom, top);
   const std::int64_t b = std::min(top, a * 4);
   std::int64_t chosen = 0;
-  if (!fits(a)) {
-    if (a == bottom || !fits(bottom))
+  if (!powers.fits(a)) {
+    if (a == bottom || !powers.fits(bottom))
       throw Error("data.batch_size = \"auto\": not even " + std::to_string(bottom) + " samples per step fit on " + device +
                   " (" + tried(search.trials, "; ") + ")");
-    chosen = narrow(bottom, a);
+    chosen = powers.narrow(bottom, a);
   } else if (b == a) {
     chosen = a;
-  } else if (!fits(b)) {
-    chosen = narrow(a, b);
   } else {
-    // Memory grows about linearly with the batch: predict the largest that fits, then try it.
-    std::int64_t guess = top;
-    const BatchTrial& ta = done.at(a);
-    const BatchTrial& tb = done.at(b);
-    if (search.budget_bytes && ta.peak_bytes && tb.peak_bytes && *tb.peak_bytes > *ta.peak_bytes) {
-      const double per_sample = double(*tb.peak_bytes - *ta.peak_bytes) / double(b - a);
-      const double room = double(*search.budget_bytes) - double(*tb.peak_bytes);
-      const double predicted = double(b) + std::max(0.0, room) / per_sample;
-      guess = std::clamp<std::int64_t>(power_of_two_at_most(std::int64_t(std::min(predicted, double(top)))), b, top);
-      search.lines.push_back("auto: about " + format_bytes(std::uint64_t(per_sample)) + " per sample; predicted " +
-                             std::to_string(guess));
-    }
-    if (fits(guess)) {
-      chosen = guess;
-      while (chosen < top && fits(chosen * 2)) chosen *= 2;
-    } else {
-      chosen = narrow(b, guess);
-    }
+    chosen = powers.fits(b) ? powers.beyond(a, b, top) : powers.narrow(a, b);
   }
   search.chosen = chosen;
 
