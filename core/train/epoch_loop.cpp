@@ -50,11 +50,13 @@ EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t load
 // What one call of run() keeps between its steps.
 struct EpochLoop::EpochProgress {
   EpochProgress(const EpochLoop& loop, LoopState& state)
-      : sums(loop.task_, loop.device_, state.partial_sums, loop.strategy_.is_rank_zero(),
+      : processes(loop.strategy_.processes()),
+        sums(loop.task_, loop.device_, state.partial_sums, loop.strategy_.is_rank_zero(),
              loop.config_.accumulate_steps > 1),
         groups(state.steps_per_epoch, loop.config_.accumulate_steps, loop.loader_batch_,
                loop.batches_.samples_per_epoch()) {}
   const Clock::time_point start = Clock::now();
+  const int processes;  // the strategy's, asked once: every part counts its samples on each of them
   RunningSums sums;
   const StepGroups groups;
   Clock::time_point interval_start;  // of the log interval
@@ -211,8 +213,8 @@ void EpochLoop::after_part(const StepOutput& out, const at::Tensor& counted, std
       progress.sums.commit_pending();
     }
   }
-  progress.interval_samples += size * strategy_.processes();
-  state.epoch_samples = progress.sums.seen_here() * strategy_.processes();
+  progress.interval_samples += size * progress.processes;
+  state.epoch_samples = progress.sums.seen_here() * progress.processes;
   if (!stepped) return;
   for (auto& c : callbacks_) c->on_step_end(state, out.loss);
   if (config_.log_interval > 0 && state.step % config_.log_interval == 0) log_step(out, state, progress);
