@@ -109,6 +109,9 @@ int main() {
     return std::find(d.begin(), d.end(), device) != d.end();
   };
 
+  RunRequest request;
+  request.experiment_file = file;
+  const ValidatedRun run = validate(request);  // once: every row times trial steps of it, on data read once
   std::map<std::string, std::map<std::string, std::vector<double>>> figures;  // [device][side]
   for (int round = 0; round < kRounds; ++round) {
     for (const Device& device : devices) {
@@ -116,9 +119,7 @@ int main() {
       settings.warmup_steps = device.warmup;
       settings.steps = device.steps;
       settings.synchronise_each_step = false;
-      RunRequest request;
-      request.experiment_file = file;
-      const BenchRow row = bench_backend(request, device.backend, 0, settings);
+      const BenchRow row = bench_backend(run, device.backend, 0, settings);
       if (!row.error.empty())
         std::printf("%s plugtrain: %s\n", device.backend.c_str(), row.error.c_str());
       else

@@ -20,9 +20,10 @@
 #include <vector>
 
 #include "bench_stats.h"
-#include "run/step_bench.h"
 #include "plugins/plugin_host.h"
 #include "python_peer.h"
+#include "run/step_bench.h"
+#include "run/validate.h"
 
 namespace {
 
@@ -97,7 +98,7 @@ int main() {
           RunRequest request;
           request.experiment_file = file;
           request.overrides = {"data.on_device=" + mode.on_device, "train.graphs=" + mode.graphs};
-          const BenchRow row = bench_backend(request, "cuda", 0, settings);
+          const BenchRow row = bench_backend(validate(request), "cuda", 0, settings);
           if (!row.error.empty()) {
             std::printf("%s %s: %s\n", key.c_str(), mode.name.c_str(), row.error.c_str());
             continue;

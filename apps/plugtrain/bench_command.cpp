@@ -20,9 +20,8 @@ namespace plugtrain::cli {
 namespace {
 
 // The usable backends in automatic order (what `run` would try), unless --backends names them.
-std::vector<std::string> backends_to_bench(const RunRequest& request, const std::vector<std::string>& named) {
+std::vector<std::string> backends_to_bench(const ValidatedRun& run, const std::vector<std::string>& named) {
   if (!named.empty()) return named;
-  ValidatedRun run = validate(request);
   std::vector<std::string> usable;
   for (const std::string& name : automatic_order(*run.host, run.experiment)) {
     BackendHandle* b = run.host->backend(name);
@@ -57,14 +56,15 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print the same as JSON");
   add_plugin_path_option(*cmd, args->request.plugin_paths);
   cmd->callback([args] {
-    const std::vector<std::string> backends = backends_to_bench(args->request, args->backends);
+    ValidatedRun run = validate(args->request);  // once: every row times trial steps of this run
+    const std::vector<std::string> backends = backends_to_bench(run, args->backends);
     std::vector<std::int64_t> batches = args->batch_sizes;
     if (batches.empty()) batches = {0};  // the experiment's own
     std::vector<BenchRow> rows;
     for (std::int64_t batch : batches)
       for (const std::string& b : backends) {
         if (!args->json) std::cerr << "bench: " << b << (batch ? ", batch " + std::to_string(batch) : "") << "...\n";
-        rows.push_back(bench_backend(args->request, b, batch, args->settings));
+        rows.push_back(bench_backend(run, b, batch, args->settings));
       }
     // Speed relative to the CPU at the same batch size, where the CPU was timed.
     auto cpu_speed = [&](std::int64_t batch) -> double {

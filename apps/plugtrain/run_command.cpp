@@ -22,11 +22,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--resume", *resume,
                   "Continue exactly from a checkpoint: a .ckpt path, 'last' (this experiment's newest last.ckpt), "
                   "or 'auto' (last when there is one, else a fresh start: for restarts by torchrun or a scheduler)");
-  auto profile = std::make_shared<bool>(false);
-  auto profile_steps = std::make_shared<std::int64_t>(0);
-  cmd->add_flag("--profile", *profile,
+  cmd->add_flag("--profile", request->profile,
                 "Record steps with LibTorch's profiler: <run folder>/profile/trace.json and the top operators");
-  cmd->add_option("--profile-steps", *profile_steps, "Steps the profiler records (default 20)")->check(CLI::PositiveNumber);
+  cmd->add_option("--profile-steps", request->profile_steps, "Steps the profiler records (default 20)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-cache", request->measure_again,
                 "With [backend] select = \"fastest\": measure the backends again instead of using the cached choice");
   add_plugin_path_option(*cmd, request->plugin_paths);
@@ -36,11 +35,9 @@ void add_run_command(CLI::App& app) {
                   "Stop after this epoch with its checkpoint, exit 0; the schedule stays that of train.epochs, so "
                   "--resume last continues as if nothing had stopped (what a sweep's ASHA rungs use)")
       ->check(CLI::PositiveNumber);
-  cmd->callback([request, no_mps, profile, profile_steps, resume] {
+  cmd->callback([request, no_mps, resume] {
     request->resume = ResumeRequest::parse(*resume);
     if (*no_mps) request->disable_backends.push_back("mps");
-    if (*profile) request->overrides.push_back("train.profile=true");
-    if (*profile_steps > 0) request->overrides.push_back("train.profile_steps=" + std::to_string(*profile_steps));
     request->command_line = command_line();
     const RunResult result = run_experiment(*request, std::cout);
     set_exit_code(result.launched_workers     ? result.workers_exit_code

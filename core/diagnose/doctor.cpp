@@ -71,6 +71,7 @@ SmokeTest smoke(const std::shared_ptr<PluginHost>& host, const RegisteredModel& 
     run.host = host;
     run.model = &mlp;
     run.dataset = &synthetic;
+    run.data = std::make_shared<RunData>(run_data_options(run), run.experiment);
     const RunPlan plan = plan_run(run, {}, std::nullopt);
     std::ostringstream quiet;
     const FallbackCounts before = plan.choice.backend->cpu_fallback_counts();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 #include <torch/optim/optimizer.h>
 
 #include "config/choices.h"
@@ -58,5 +59,11 @@ class ReplayableOptimizer {
 // forms, whose kernels read the learning rate and step counts from device tensors. Otherwise
 // why not (foreach and loop forms pass host numbers to every kernel).
 Result<ReplayableOptimizer*> replayable(torch::optim::Optimizer& optimizer);
+
+// What the plan knows before the model exists: whether optim.name and optim.impl make a
+// replayable optimizer for float32 parameters on `device` (the fused form, with ATen's kernel
+// there); if not, why. A model whose parameters are of mixed types or devices still gets the
+// foreach form (resolve_optimizer_impl), which the first step then finds (Trainer::make_step).
+Status replayable_on(OptimizerName optimizer, std::optional<OptimizerImpl> impl, c10::Device device);
 
 }  // namespace plugtrain

@@ -6,8 +6,8 @@
 
 #include <c10/util/Exception.h>
 
-#include "run/build.h"
 #include "run/plan.h"
+#include "run/trial_steps.h"
 #include "train/train_step.h"
 #include "util/error.h"
 #include "util/format.h"
@@ -29,26 +29,16 @@ std::int64_t power_of_two_at_least(std::int64_t n) {
   return p;
 }
 
-// The run built once on the plan's first device, as one process; candidate batches train on it.
+// The run's trial steps on the plan's first device, as one process; candidate batches train on it.
 class TrialRunner {
  public:
-  TrialRunner(ValidatedRun& run, const RunPlan& plan) : backend_(*plan.choice.backend), device_(plan.devices.devices.at(0)) {
-    RunPlan one = plan;
-    one.strategy = Strategy::single;
-    one.world.reset();
-    one.launches_workers = false;
-    one.processes = 1;
-    one.devices_used = 1;
-    one.rank = 0;
-    one.device = device_of(plan.capabilities.device_type, device_);
-    one.loader = backend_.loader_config({device_});
-    one.batch.per_device = one.batch.global = one.batch.loader = std::max<std::int64_t>(1, run.experiment.data.min_batch_size);
-    one.batch.lr = run.experiment.optim.lr;
-    std::ostringstream quiet;
-    built_ = build_run(run, one, nullptr, nullptr, quiet);
-  }
+  TrialRunner(const ValidatedRun& run, const RunPlan& plan)
+      : trial_(run, trial_plan(run, *plan.choice.backend, plan.devices.devices.at(0),
+                               std::max<std::int64_t>(1, run.experiment.data.min_batch_size), /*graphs=*/false)),
+        backend_(trial_.backend()),
+        device_(trial_.device()) {}
 
-  std::int64_t training_samples() const { return built_->data.train.size(); }
+  std::int64_t training_samples() const { return trial_.training_samples(); }
   MemoryInfo memory() const { return backend_.memory(device_); }
   bool resets_peak() const { return resets_peak_; }
 
@@ -58,7 +48,7 @@ class TrialRunner {
     t.batch = batch;
     resets_peak_ = backend_.reset_peak_memory(device_);
     try {
-      built_->trainer->time_steps(2, batch);
+      trial_.time(2, batch);
     } catch (const c10::OutOfMemoryError& error) {
       t.why = "out of memory (" + first_line(error.what()) + ")";
     } catch (const OptimizerOutOfMemory&) {
@@ -76,9 +66,9 @@ class TrialRunner {
   }
 
  private:
+  TrialSteps trial_;
   BackendHandle& backend_;
   int device_;
-  std::unique_ptr<BuiltRun> built_;
   bool resets_peak_ = false;
 };
 
@@ -181,7 +171,7 @@ class PowerOfTwoSearch {
 
 }  // namespace
 
-BatchSearch search_batch_size(ValidatedRun& run, const RunPlan& plan) {
+BatchSearch search_batch_size(const ValidatedRun& run, const RunPlan& plan) {
   const Experiment& e = run.experiment;
   BatchSearch search;
   TrialRunner runner(run, plan);

@@ -1,6 +1,6 @@
 // data.batch_size = "auto" (part of the plan stage): the largest power of two, up to
 // data.max_batch_size and the training set, whose trial steps fit the chosen device's memory
-// with data.memory_headroom to spare. The run is built once without outputs (as `bench` does);
+// with data.memory_headroom to spare. The run's trial steps (run/trial_steps.h) are built once;
 // each candidate batch trains two steps with the device's peak reset before them, and fits
 // when no out-of-memory error came and the peak stayed inside the budget.
 //
@@ -35,6 +35,6 @@ struct BatchSearch {
 
 // `plan`: the run's plan so far (backend, devices, processes). Throws Error when not even
 // data.min_batch_size fits.
-BatchSearch search_batch_size(ValidatedRun& run, const RunPlan& plan);
+BatchSearch search_batch_size(const ValidatedRun& run, const RunPlan& plan);
 
 }  // namespace plugtrain

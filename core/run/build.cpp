@@ -33,6 +33,7 @@
 #include "train/callbacks/tensorboard_logger.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/stage_counts.h"
 #include "util/text.h"
 
 namespace plugtrain {
@@ -61,21 +62,18 @@ std::optional<data::Normalization> read_normalization(const std::filesystem::pat
 
 namespace {
 
+// The run's data (read by an earlier stage, or now), normalised with the statistics stored in
+// the run folder when there are some, and those kept there when there are none yet.
 data::LoadedData load_data(const ValidatedRun& run, const RunOutputs* outputs) {
   const Experiment& e = run.experiment;
-  data::DataOptions options = run_data_options(run);
   const std::filesystem::path stored = normalization_file(outputs);
-  if (!stored.empty()) {
-    options.stored = read_normalization(stored);
-    options.stored_from = stored.string();
-  }
-  data::LoadedData d = data::load_dataset(options);
+  const std::optional<data::Normalization> statistics = stored.empty() ? std::nullopt : read_normalization(stored);
+  data::LoadedData d = run.data->get(statistics, stored);
   const data::Normalization& n = d.data.train.normalization;
   // Kept beside the run, so a resume normalises exactly as the run began.
-  if (!stored.empty() && !options.stored && outputs->writes() && e.data.normalize == Normalize::dataset && e.data.mean.empty() &&
-      !n.empty())
+  if (!stored.empty() && !statistics && outputs->writes() && e.data.normalize == Normalize::dataset &&
+      e.data.mean.empty() && !n.empty())
     write_file_atomically(stored, nlohmann::json{{"mean", n.mean}, {"std", n.std}}.dump(2) + "\n");
-  settle_splits(e, d);
   return d;
 }
 
@@ -172,18 +170,6 @@ std::chrono::milliseconds collective_timeout(const Experiment& e) {
 
 }  // namespace
 
-data::DataOptions run_data_options(const ValidatedRun& run) {
-  data::DataOptions options = data::data_options(run.experiment);
-  // Synthetic data is made for the task.
-  options.task_targets = run.task ? run.task->target_kind : data::TargetKind::class_index;
-  if (run.dataset) {
-    options.dataset = &run.dataset->spec;
-    options.reader = &run.dataset->reader;
-    options.plugin = run.dataset->plugin;
-  }
-  return options;
-}
-
 std::unique_ptr<Collectives> connect_ranks(const RunPlan& plan, const Experiment& e) {
   if (!plan.world) return nullptr;
   return std::make_unique<Collectives>(*plan.world, collective_timeout(e), plan.device.type());
@@ -195,7 +181,7 @@ namespace {
 void set_up_process(const RunPlan& plan, const Experiment& e, Collectives* collectives, BuiltRun& built,
                     std::ostream& log) {
   if (plan.threads > 0) at::set_num_threads(plan.threads);
-  if (plan.capabilities.host_cpu && e.train.keep_host_memory)
+  if (plan.keep_host_memory)
     if (const std::string heap = built.process_settings.keep_freed_host_memory(); !heap.empty())
       log << "device: " << heap << "\n";
   if (!collectives) return;
@@ -275,8 +261,8 @@ DeviceContext device_context(const RunPlan& plan, const DeviceSettings& settings
 
 std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan, Collectives* collectives,
                                     const RunOutputs* outputs, std::ostream& log) {
+  count_stage(Stage::trainer_build);
   const Experiment& e = run.experiment;
-  BackendHandle& backend = *plan.choice.backend;
   auto built = std::make_unique<BuiltRun>();  // from here on, process settings are put back with it
   set_up_process(plan, e, collectives, *built, log);
   at::manual_seed(static_cast<std::uint64_t>(e.experiment.seed));
@@ -288,7 +274,7 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
 
   TrainerParts parts;
   parts.loop = loop_config(e);
-  parts.loop.pause_after_epoch = run.request.stop_after_epoch;
+  parts.loop.pause_after_epoch = run.stop_after_epoch;
   parts.batch_size = plan.batch.loader;
   parts.lr = plan.batch.lr;
   parts.model = built->model;
@@ -303,12 +289,11 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   parts.precision = std::make_unique<Precision>(e.train.precision, plan.device);
   parts.data = &built->data;
   parts.device = device_context(plan, device_settings);
-  const int memory_device = plan.devices.devices.at(0);
-  place_data(e, plan, backend, memory_device, built->data, parts.device, log);
-  use_graphs(plan, backend, memory_device, parts, log);
+  place_data(e, plan, built->data, parts.device, log);
+  use_graphs(plan, parts, log);
   parts.callbacks = make_callbacks(e, plan, *task, built->data.has_val(), outputs, log);
   parts.resume_from = run.resume_from;
-  parts.finished_checkpoint_is_done = run.request.resume.automatic();
+  parts.finished_checkpoint_is_done = run.finished_checkpoint_is_done;
   parts.experiment_record = plan.record;
   built->trainer = std::make_unique<Trainer>(std::move(parts));
   return built;

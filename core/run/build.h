@@ -44,10 +44,6 @@ std::shared_ptr<Model> build_model(const RegisteredModel& entry, const ModelDesc
 std::shared_ptr<Model> build_image_model(const RegisteredModel& entry, const std::vector<std::int64_t>& input_shape,
                                          std::int64_t classes, const Options& options);
 
-// What load_dataset reads for the run: the [data] table, the plugin data set it names (with
-// its [dataset] options), synthetic data made for its task.
-data::DataOptions run_data_options(const ValidatedRun& run);
-
 // ddp: connects this rank to the others (blocks until every rank has come, at most the
 // distributed timeout). Null for a run of one process.
 std::unique_ptr<Collectives> connect_ranks(const RunPlan& plan, const Experiment& e);

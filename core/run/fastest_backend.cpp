@@ -79,7 +79,7 @@ BackendChoice choose_fastest(const ValidatedRun& run, const SelectionLimits& lim
 
   const std::string key = cache_key(e, candidates);
   nlohmann::json cache = read_cache();
-  if (!run.request.measure_again && cache.contains(key) && cache[key].contains("backend")) {
+  if (!run.measure_again && cache.contains(key) && cache[key].contains("backend")) {
     const std::string best = cache[key]["backend"];
     if (BackendHandle* b = run.host->backend(best)) {
       choice.backend = b;
@@ -96,7 +96,7 @@ BackendChoice choose_fastest(const ValidatedRun& run, const SelectionLimits& lim
   std::string best;
   nlohmann::json figures = nlohmann::json::object();
   for (const std::string& name : candidates) {
-    const BenchRow row = bench_backend(run.request, name, 0, quick);
+    const BenchRow row = bench_backend(run, name, 0, quick, limits);
     if (!row.error.empty()) {
       choice.reasons.push_back("measured " + name + ": it failed: " + row.error);
       continue;

@@ -13,6 +13,7 @@
 #include "config/resolved_experiment.h"
 #include "optim/optimizers.h"
 #include "run/batch_search.h"
+#include "run/device_decisions.h"
 #include "run/fastest_backend.h"
 #include "train/graph_step.h"
 
@@ -121,6 +122,15 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
   return plan;
 }
 
+// The backend's loader settings for `devices`; data.workers / data.prefetch, when set, take the
+// place of its choice.
+LoaderConfig loader_config(const Experiment& e, BackendHandle& backend, const std::vector<int>& devices) {
+  LoaderConfig loader = backend.loader_config(devices);
+  if (e.data.workers) loader.workers = int(*e.data.workers);
+  if (e.data.prefetch) loader.prefetch_depth = int(*e.data.prefetch);
+  return loader;
+}
+
 // data.batch_size = "auto": what the checkpoint's run chose when resuming, else a search.
 std::int64_t automatic_batch_size(ValidatedRun& run, RunPlan& p) {
   const Experiment& e = run.experiment;
@@ -141,64 +151,12 @@ std::int64_t automatic_batch_size(ValidatedRun& run, RunPlan& p) {
   return search.chosen;
 }
 
-// train.graphs: decided here, from the backend, the strategy and the optimizer table. One that
-// cannot be honoured with train.graphs = true is a configuration error, said before a run
-// folder is made. The build stage only checks the optimizer it made (run/device_offload.cpp).
-// The task's own reason its loss reads a device value on the host every step, or nothing.
-std::optional<std::string> task_host_read(const ValidatedRun& run) {
-  if (!run.task || run.task->loss_waits_for_host.empty()) return std::nullopt;
-  return "task '" + run.task->name + "': " + run.task->loss_waits_for_host;
-}
-
-void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backend) {
-  const Experiment& e = run.experiment;
-  GraphConditions& c = p.graph_conditions;
-  c.setting = e.train.graphs;
-  if (c.setting != false)
-    if (auto capture = backend.make_graph_capture(p.devices.devices.at(0)); !capture)
-      c.backend_records = WhyNot{capture.why_not()};
-  c.replicas = p.strategy == Strategy::dp ? static_cast<int>(p.devices.devices.size()) : 1;
-  c.processes = p.processes;
-  c.skip_nonfinite = e.train.on_nonfinite == OnNonfinite::skip_step;
-  if (!may_be_replayable(e.optim.name, e.optim.impl)) c.optimizer_replayable = WhyNot{not_replayable_reason()};
-  if (const auto why = task_host_read(run)) c.loss_replayable = WhyNot{*why};
-  if (run.dataset && run.dataset->has_fields())
-    c.fixed_batches = WhyNot{"data set '" + run.dataset->spec.name + "' gives named fields (variable-length inputs with "
-                             "their lengths), which the model reads eagerly in every step"};
-  // An accumulated step is one recording of all its micro-batches (graph_step.h), but with
-  // several processes c10d's reducer would have to run between them; mixing turns some
-  // batches' class labels into class probabilities, which is not one fixed recording (the
-  // eager steps run instead, and the log says so).
-  c.accumulate_steps = e.train.accumulate_steps;
-  if (e.train.accumulate_steps > 1 && p.processes > 1)
-    c.recipe = WhyNot{"train.accumulate_steps = " + std::to_string(e.train.accumulate_steps) + " with " +
-                      std::to_string(p.processes) + " processes steps eagerly (ddp's gradient sync runs in the last "
-                      "micro-batch's backward, which a recording cannot hold)"};
-  else if (e.data.mixup_alpha > 0 || e.data.cutmix_alpha > 0)
-    c.recipe = WhyNot{"mixup/CutMix give mixed batches targets of another type than unmixed ones"};
-  try {
-    p.graphs = decide_graphs(c);
-  } catch (const Error& error) {
-    throw ConfigError(key_location(run.file, "train.graphs") + ": " + error.what());
-  }
-}
-
 }  // namespace
 
 c10::Device device_of(const std::string& type, int index) {
   const c10::Device base(type);
   // The host CPU is one device, written "cpu" as LibTorch does.
   return base.is_cpu() ? base : c10::Device(base.type(), static_cast<c10::DeviceIndex>(index));
-}
-
-// What makes every training step wait for the device, by design of the task or the recipe.
-std::vector<std::string> step_host_reads(const ValidatedRun& run) {
-  std::vector<std::string> reads;
-  if (const auto why = task_host_read(run)) reads.push_back(*why);
-  if (run.experiment.train.on_nonfinite == OnNonfinite::skip_step)
-    reads.push_back("train.on_nonfinite = \"skip_step\" reads whether each step's gradients are finite before its "
-                    "optimizer step");
-  return reads;
 }
 
 RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::optional<World>& world) {
@@ -237,14 +195,33 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   p.step_host_reads = step_host_reads(run);
 
   p.device = device_of(p.capabilities.device_type, p.devices.devices.at(0));
-  p.loader = backend.loader_config(p.devices.devices);
-  // data.workers / data.prefetch, when set, take the place of the backend's choice.
-  if (e.data.workers) p.loader.workers = int(*e.data.workers);
-  if (e.data.prefetch) p.loader.prefetch_depth = int(*e.data.prefetch);
+  decide_data_residency(run, p, backend);
+  p.keep_host_memory = p.capabilities.host_cpu && e.train.keep_host_memory;
+  p.loader = loader_config(e, backend, p.devices.devices);
   if (e.train.threads > 0)
     p.threads = int(e.train.threads);
   else if (world && world->local_world_size > 1)  // the ranks on this machine share its cores
     p.threads = std::max(1, at::get_num_threads() / world->local_world_size);
+  return p;
+}
+
+RunPlan trial_plan(const ValidatedRun& run, BackendHandle& backend, int device, std::int64_t batch, bool graphs) {
+  const Experiment& e = run.experiment;
+  RunPlan p;
+  p.choice.backend = &backend;
+  backend.note_started();
+  p.capabilities = backend.capabilities();
+  check_precision(run, backend);
+  p.devices.devices = {device};
+  p.device = device_of(p.capabilities.device_type, device);
+  p.loader = loader_config(e, backend, p.devices.devices);
+  p.batch.per_device = p.batch.global = p.batch.loader = std::max<std::int64_t>(1, batch);
+  p.batch.lr = e.optim.lr;
+  if (graphs) decide_graph_use(run, p, backend);
+  decide_data_residency(run, p, backend);
+  p.keep_host_memory = p.capabilities.host_cpu && e.train.keep_host_memory;
+  p.threads = int(e.train.threads);
+  p.step_host_reads = step_host_reads(run);
   return p;
 }
 

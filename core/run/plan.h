@@ -28,6 +28,13 @@ struct BatchPlan {
   double lr = 0;                // optim.lr x lr_factor
 };
 
+// data.on_device, as the plan decided it (run/device_decisions.h).
+struct DataResidency {
+  bool use = false;        // the data sets are copied to the device and batches gathered there
+  std::string why_not;     // when not: why (empty when data.on_device = false said so)
+  std::int64_t bytes = 0;  // what the copies take on the device
+};
+
 struct RunPlan {
   BackendChoice choice;           // the backend and why
   Capabilities capabilities;      // what the host knows about its devices
@@ -46,6 +53,8 @@ struct RunPlan {
   std::string record;             // the resolved experiment with what the run decided (global batch)
   GraphConditions graph_conditions;  // train.graphs: what decided it
   GraphDecision graphs;           // whether full steps are replayed from a recorded graph, and why
+  DataResidency data_on_device;   // data.on_device: whether the data sets live on the device, and why
+  bool keep_host_memory = false;  // the host heap keeps freed memory (train.keep_host_memory on the host CPU)
   // Why every training step reads a device value on the host, waiting for the device (empty:
   // no step needs to; the epoch line's "host syncs" shows what a counting backend saw).
   std::vector<std::string> step_host_reads;
@@ -56,6 +65,12 @@ struct RunPlan {
 // Throws ConfigError for a batch that does not split, Error when no backend can be used or a
 // resume would not continue the same run, DistributedError for a launcher it cannot serve.
 RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::optional<World>& world);
+
+// The plan of a trial (run/trial_steps.h): `batch` samples a step on `device` of `backend`, one
+// process, checked as a run on that backend would be (precision, train.graphs = true). Graphs
+// are decided as for a run when `graphs`, else the trial steps eagerly (the batch search, whose
+// sizes change from trial to trial). Reads the data when it weighs keeping it on the device.
+RunPlan trial_plan(const ValidatedRun& run, BackendHandle& backend, int device, std::int64_t batch, bool graphs);
 
 // The plan's lines, as a run prints them: backend choice and warnings, device and loader, batch.
 void print_plan(const RunPlan& plan, const Experiment& e, std::ostream& log);

@@ -12,6 +12,7 @@
 #include "run/plan.h"
 #include "run/summary_writer.h"
 #include "run/validate.h"
+#include "util/stage_counts.h"
 
 namespace plugtrain {
 
@@ -40,6 +41,7 @@ RunResult launch_workers(const RunRequest& request, const Experiment& e, const R
 }  // namespace
 
 RunResult run_experiment(const RunRequest& request, std::ostream& console) {
+  const std::map<std::string, std::int64_t> stages_before = stage_counts();
   ValidatedRun run = validate(request);
   const Experiment& e = run.experiment;
   const RunPlan plan = plan_run(run, {request.host_cpu_only, request.disable_backends}, world_from_environment());
@@ -82,6 +84,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   const bool ended_before =
       result.summary.already_ended && std::filesystem::exists(outputs->run_folder / "summary.json");
   result.cpu_fallbacks = fallbacks_between(fallbacks_before, plan.choice.backend->cpu_fallback_counts());
+  result.stages = stage_counts_between(stages_before, stage_counts());
   if (plan.writes_outputs() && !ended_before) write_summary(e, result, parameters, *outputs);
   if (ended_before) result.summary_file = outputs->run_folder / "summary.json";
   return result;

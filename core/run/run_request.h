@@ -23,6 +23,10 @@ struct RunRequest {
   bool host_cpu_only = false;                // --no-gpu: only the host CPU's backend may be chosen
   std::vector<std::string> disable_backends;  // e.g. --no-mps
   ResumeRequest resume;
+  // --profile and --profile-steps: train.profile = true and train.profile_steps, on top of the
+  // experiment and its overrides (0: the experiment's steps).
+  bool profile = false;
+  std::int64_t profile_steps = 0;
   // select = "fastest": measure the backends again instead of using the cached choice.
   bool measure_again = false;
   // One trial of `plugtrain sweep`: the file's [sweep] table belongs to the sweep.
@@ -47,6 +51,9 @@ struct RunResult {
   // Operators the backend ran on the CPU in this process (SDK 3.4), with their calls.
   std::map<std::string, std::uint64_t> cpu_fallbacks;
   std::vector<std::string> step_host_reads;  // the plan's (plan.h)
+  // How often this run entered each stage (util/stage_counts.h): validations, plugin_hosts,
+  // data_loads 1 each; trainer_builds 1 plus one per backend or batch trial.
+  std::map<std::string, std::int64_t> stages;
 };
 
 }  // namespace plugtrain

@@ -1,7 +1,7 @@
 // Timing a few training steps of an experiment's own model, batch and precision on one
 // backend: warm-up, then N timed steps (each ended by a device synchronisation). What
-// `plugtrain bench` prints, and what fastest-backend selection compares. A run is planned and
-// built with the run's own stages; no run folder is made.
+// `plugtrain bench` prints, and what fastest-backend selection compares: trial steps
+// (run/trial_steps.h) of the one validated run; no run folder is made.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "run/run_request.h"
+#include "select/backend_selection.h"
 
 namespace plugtrain {
 
@@ -30,8 +30,12 @@ struct BenchRow {
   std::map<std::string, std::uint64_t> cpu_fallbacks;  // operators run on the CPU in the timed steps
 };
 
-// `request`: the experiment and its --set overrides; `backend` and `batch_size` are set on top.
-BenchRow bench_backend(const RunRequest& request, const std::string& backend, std::int64_t batch_size,
-                       const BenchSettings& settings);
+struct ValidatedRun;
+
+// `backend` (usable, and not excluded by `limits`) on its first device, `batch_size` samples a
+// step (0: the experiment's data.batch_size; with "auto", 32 within data.min_batch_size and
+// data.max_batch_size). A backend that cannot run the steps gives a row with its error.
+BenchRow bench_backend(const ValidatedRun& run, const std::string& backend, std::int64_t batch_size,
+                       const BenchSettings& settings, const SelectionLimits& limits = {});
 
 }  // namespace plugtrain

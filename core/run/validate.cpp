@@ -10,6 +10,7 @@
 #include "run/recipe_checks.h"
 #include "run/run_folder.h"
 #include "task/plugin_task.h"
+#include "util/stage_counts.h"
 #include "util/text.h"
 
 namespace plugtrain {
@@ -119,6 +120,7 @@ void check_normalization(const ExperimentFile& file, const Experiment& e) {
 }  // namespace
 
 ValidatedRun validate(const RunRequest& request) {
+  count_stage(Stage::validation);
   ValidatedRun v;
   v.file = request.experiment_text.empty() ? parse_experiment_file(request.experiment_file)
                                             : parse_experiment_text(request.experiment_text, request.experiment_file.string());
@@ -127,6 +129,8 @@ ValidatedRun validate(const RunRequest& request) {
                       v.file.source + "` (or remove the table to train one run)");
   for (const auto& o : request.overrides) apply_override(v.file, o);
   Experiment e = resolve_experiment(v.file);
+  if (request.profile) e.train.profile = true;
+  if (request.profile_steps > 0) e.train.profile_steps = request.profile_steps;
 
   SearchOptions search;
   search.cli_paths = request.plugin_paths;
@@ -176,7 +180,10 @@ ValidatedRun validate(const RunRequest& request) {
     v.resume_record = info.experiment_json;
   }
   v.experiment = std::move(e);
-  v.request = request;
+  v.data = std::make_shared<RunData>(run_data_options(v), v.experiment);
+  v.measure_again = request.measure_again;
+  v.stop_after_epoch = request.stop_after_epoch;
+  v.finished_checkpoint_is_done = request.resume.automatic();
   return v;
 }
 

@@ -12,6 +12,7 @@
 #include "config/experiment.h"
 #include "config/experiment_loader.h"
 #include "plugins/plugin_host.h"
+#include "run/run_data.h"
 #include "run/run_request.h"
 #include "task/task_registry.h"
 
@@ -28,7 +29,13 @@ struct ValidatedRun {
   const RegisteredDataset* dataset = nullptr;
   std::filesystem::path resume_from;  // empty: a fresh start
   std::string resume_record;          // the resolved experiment stored in that checkpoint
-  RunRequest request;                 // what was asked (a stage that plans other runs from it)
+  // The data set, read once by the first stage that needs it (run/run_data.h). Null only
+  // where a caller builds a run by hand: the build then reads the data itself.
+  std::shared_ptr<RunData> data;
+  // What the command asked beyond the experiment (run/run_request.h has each one's meaning).
+  bool measure_again = false;                // select = "fastest": time the backends again
+  std::int64_t stop_after_epoch = 0;         // a sweep rung's pause
+  bool finished_checkpoint_is_done = false;  // --resume auto of an ended run trains nothing
 };
 
 // Throws ConfigError (exit 2) for a bad experiment, another Error for a bad checkpoint.

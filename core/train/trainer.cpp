@@ -95,8 +95,14 @@ std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size)
 std::unique_ptr<TrainStep> Trainer::make_step(bool skip_nonfinite) {
   const std::vector<at::Tensor> parameters = parts_.model->parameters();
   const double grad_clip = parts_.loop.grad_clip;
+  step_fallback_.clear();
   if (parts_.make_graph_capture) {
-    if (Result<ReplayableOptimizer*> replayable_optimizer = replayable(*parts_.optimizer)) {
+    // The plan decided for float32 parameters on one device; a model whose parameters are not
+    // got the foreach form, which is refused here as a recording the device refuses would be.
+    Result<ReplayableOptimizer*> replayable_optimizer = replayable(*parts_.optimizer);
+    if (!replayable_optimizer && !parts_.graph_fallback)
+      throw Error("train.graphs = true, but " + replayable_optimizer.why_not());
+    if (replayable_optimizer) {
       // Several processes: the optimizer step is a second recording (graph_step.h).
       std::unique_ptr<GraphCapture> second =
           parts_.strategy->processes() > 1 ? parts_.make_graph_capture() : nullptr;
@@ -105,6 +111,7 @@ std::unique_ptr<TrainStep> Trainer::make_step(bool skip_nonfinite) {
                                          parameters, grad_clip, parts_.make_graph_capture(), parts_.graph_fallback,
                                          /*warm_up_steps=*/3, std::move(second));
     }
+    step_fallback_ = replayable_optimizer.why_not();
   }
   return std::make_unique<TrainStep>(*parts_.strategy, *parts_.precision, *parts_.optimizer, *parts_.task, parameters,
                                      grad_clip, skip_nonfinite);
@@ -205,6 +212,7 @@ TrainSummary Trainer::fit() {
   summary_.halvings = state_.halvings;
   summary_.nonfinite_skipped_steps = state_.nonfinite_skipped;
   summary_.step_batch = state_.step_batch > 0 ? state_.step_batch : parts_.batch_size;
+  summary_.graph_fallback = step_fallback_;
   if (const auto* graph_step = dynamic_cast<const GraphStep*>(step.get())) {
     summary_.graph_replays = graph_step->replays();
     summary_.graph_fallback = graph_step->fallback_reason();

@@ -125,6 +125,7 @@ class Trainer {
   std::unique_ptr<data::BatchLoader> make_loader(std::int64_t batch_size) const;
   // The eager step, or the recorded one when parts_.make_graph_capture is set.
   std::unique_ptr<TrainStep> make_step(bool skip_nonfinite);
+  std::string step_fallback_;  // why make_step gave eager steps where the plan recorded them
   // Every part whose state a checkpoint keeps, each in its own section: the loop's counters,
   // the sampler's position and the interrupted epoch's sums, the history, the precision, and
   // each callback that is Stateful.
