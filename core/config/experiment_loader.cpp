@@ -122,9 +122,12 @@ void apply_override(ExperimentFile& file, const std::string& assignment) {
   file.overridden.insert(path);
 }
 
-Experiment resolve_experiment(const ExperimentFile& file) {
-  Experiment e;
-  e.source = file.source;
+namespace {
+
+// Every table is one the schema knows, and every key of the tables the schema reads too (with a
+// did-you-mean); [model], [task] and [dataset] hold the model's, the task's and a plugin data
+// set's options, checked later (run/validate); [sweep] is read by `plugtrain sweep`.
+void check_tables_and_keys(const ExperimentFile& file) {
   const auto& tables = experiment_tables();
   for (auto&& [table_key, table_node] : file.table) {
     const std::string table_name(table_key.str());
@@ -133,11 +136,8 @@ Experiment resolve_experiment(const ExperimentFile& file) {
                         did_you_mean(table_name, tables));
     const toml::table* table = table_node.as_table();
     if (!table)
-      throw ConfigError(where(file, table_name, table_key.source()) + ": '" + table_name +
-                        "' must be a table ([" + table_name + "]), not a " + type_name(table_node));
-    // [model], [task] and [dataset] hold the model's, the task's and a plugin data set's
-    // options, checked later (run/validate);
-    // [sweep] is read by `plugtrain sweep`.
+      throw ConfigError(where(file, table_name, table_key.source()) + ": '" + table_name + "' must be a table ([" +
+                        table_name + "]), not a " + type_name(table_node));
     if (table_name == "model" || table_name == "task" || table_name == "dataset" || table_name == "sweep") continue;
     const std::vector<std::string> known = keys_of_table(table_name);
     for (auto&& [key, node] : *table) {
@@ -155,6 +155,10 @@ Experiment resolve_experiment(const ExperimentFile& file) {
       }
     }
   }
+}
+
+// Each schema key the file gives: converted to its type, checked, stored in `e`.
+void read_schema_keys(const ExperimentFile& file, Experiment& e) {
   for (const ConfigKey& k : experiment_schema()) {
     const toml::node* node = file.table.at_path(k.path).node();
     if (!node) continue;
@@ -174,6 +178,10 @@ Experiment resolve_experiment(const ExperimentFile& file) {
       if (auto name = forced_backend_key("backend", std::string(key.str())))
         if (node.value_or(false) && std::find(e.backend.force.begin(), e.backend.force.end(), *name) == e.backend.force.end())
           e.backend.force.push_back(*name);
+}
+
+// What no single key's check can see: keys that contradict each other, and caps tied to this machine.
+void check_key_combinations(const ExperimentFile& file, const Experiment& e) {
   if (e.model.name.empty())
     throw ConfigError(file.source + ": [model] name is required (see `plugtrain models`)");
   // Caps tied to this machine: beyond them a run only floods it.
@@ -198,6 +206,16 @@ Experiment resolve_experiment(const ExperimentFile& file) {
   if (e.optim.nesterov && e.optim.momentum <= 0)
     throw ConfigError(where(file, "optim.nesterov", file.table.at_path("optim.nesterov").node()->source()) +
                       ": optim.nesterov needs optim.momentum > 0");
+}
+
+}  // namespace
+
+Experiment resolve_experiment(const ExperimentFile& file) {
+  Experiment e;
+  e.source = file.source;
+  check_tables_and_keys(file);
+  read_schema_keys(file, e);
+  check_key_combinations(file, e);
   return e;
 }
 

@@ -95,11 +95,10 @@ Options resolve_option_assignments(const RegisteredModel& model, const std::vect
   return resolve_model_options(file, model.spec, model.rules);
 }
 
-ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& inputs, const Options& options) {
-  ModelSummary s;
-  s.model = model.spec.name;
-  s.inputs = inputs;
-  s.options = options;
+namespace {
+
+std::shared_ptr<Model> summarized_model(const RegisteredModel& model, const ModelInputs& inputs,
+                                        const Options& options) {
   std::shared_ptr<Model> net;
   {
     const PluginCallScope scope(model.plugin, "building model");
@@ -115,12 +114,14 @@ ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& in
     }
   }
   if (!net) throw PluginError(model.plugin, "model factory for '" + model.spec.name + "' returned nothing");
+  return net;
+}
 
-  // Every module that owns parameters or buffers itself is a row, in named_modules order
-  // until the forward pass tells the real one.
-  ForwardTrace trace;
+// Every module that owns parameters or buffers itself is a row, in named_modules order until the
+// forward pass tells the real one; `trace` learns which tensors each owns.
+std::vector<LayerRow> parameter_owners(const Model& net, ForwardTrace& trace) {
   std::vector<LayerRow> owners;
-  for (const auto& item : net->named_modules()) {
+  for (const auto& item : net.named_modules()) {
     const torch::nn::Module& m = *item.value();
     const auto params = m.named_parameters(/*recurse=*/false);
     const auto buffers = m.named_buffers(/*recurse=*/false);
@@ -133,29 +134,45 @@ ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& in
       for (const auto& t : *list) trace.own(t.value(), owners.size());
     owners.push_back(row);
   }
+  return owners;
+}
+
+// One forward pass of a zero sample, watched by `trace`.
+void trace_forward(const RegisteredModel& model, Model& net, const ModelInputs& inputs, ForwardTrace& trace) {
+  net.eval();
+  std::vector<std::int64_t> one = {1};
+  one.insert(one.end(), inputs.input_shape.begin(), inputs.input_shape.end());
+  const at::Tensor input = at::zeros(one, at::TensorOptions().dtype(one.size() == 2 ? at::kLong : at::kFloat));
+  const PluginCallScope scope(model.plugin, "summary forward pass");
+  at::NoGradGuard no_grad;
+  const TraceScope watching(trace);
+  try {
+    forward_input(net, input);
+  } catch (const std::exception& e) {
+    throw PluginError(model.plugin, "the forward pass on a 1x" + shape_text(inputs.input_shape) +
+                                        " input threw: " + first_line(e.what()));
+  }
+}
+
+}  // namespace
+
+ModelSummary summarize_model(const RegisteredModel& model, const ModelInputs& inputs, const Options& options) {
+  ModelSummary s;
+  s.model = model.spec.name;
+  s.inputs = inputs;
+  s.options = options;
+  const std::shared_ptr<Model> net = summarized_model(model, inputs, options);
+  ForwardTrace trace;
+  std::vector<LayerRow> owners = parameter_owners(*net, trace);
   for (const auto& p : net->parameters()) {
     s.parameters += p.numel();
     if (p.requires_grad()) s.trainable_parameters += p.numel();
   }
   for (const auto& b : net->buffers()) s.buffer_elements += b.numel();
-
-  net->eval();
-  std::vector<std::int64_t> one = {1};
-  one.insert(one.end(), inputs.input_shape.begin(), inputs.input_shape.end());
-  const at::Tensor input = at::zeros(one, at::TensorOptions().dtype(one.size() == 2 ? at::kLong : at::kFloat));
-  {
-    const PluginCallScope scope(model.plugin, "summary forward pass");
-    at::NoGradGuard no_grad;
-    const TraceScope watching(trace);
-    try {
-      forward_input(*net, input);
-    } catch (const std::exception& e) {
-      throw PluginError(model.plugin, "the forward pass on a 1x" + shape_text(inputs.input_shape) +
-                                          " input threw: " + first_line(e.what()));
-    }
-  }
+  trace_forward(model, *net, inputs, trace);
   if (!trace.traced) throw Error("tracing the forward pass: " + trace.traced.why_not());
 
+  // The rows in the order the forward pass used them, then the owners it never reached.
   std::vector<bool> used(owners.size(), false);
   for (auto& [index, row] : trace.rows) {
     const LayerRow& o = owners[index];

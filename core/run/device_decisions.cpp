@@ -28,7 +28,8 @@ std::optional<std::string> task_host_read(const ValidatedRun& run) {
 Status recipe_replayable(const Experiment& e, int processes) {
   if (e.train.accumulate_steps > 1 && processes > 1)
     return WhyNot{"train.accumulate_steps = " + std::to_string(e.train.accumulate_steps) + " with " +
-                  std::to_string(processes) + " processes steps eagerly (ddp's gradient sync runs in the last "
+                  std::to_string(processes) +
+                  " processes steps eagerly (ddp's gradient sync runs in the last "
                   "micro-batch's backward, which a recording cannot hold)"};
   if (e.data.mixup_alpha > 0 || e.data.cutmix_alpha > 0)
     return WhyNot{"mixup/CutMix give mixed batches targets of another type than unmixed ones"};
@@ -68,15 +69,14 @@ void decide_graph_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backen
   c.optimizer_replayable = replayable_on(e.optim.name, e.optim.impl, device_of(p.capabilities.device_type, device));
   if (const auto why = task_host_read(run)) c.loss_replayable = WhyNot{*why};
   if (run.dataset && run.dataset->has_fields())
-    c.fixed_batches = WhyNot{"data set '" + run.dataset->spec.name + "' gives named fields (variable-length inputs with "
+    c.fixed_batches = WhyNot{"data set '" + run.dataset->spec.name +
+                             "' gives named fields (variable-length inputs with "
                              "their lengths), which the model reads eagerly in every step"};
   c.accumulate_steps = e.train.accumulate_steps;
   c.recipe = recipe_replayable(e, p.processes);
   try {
     p.graphs = decide_graphs(c);
-  } catch (const Error& error) {
-    throw ConfigError(key_location(run.file, "train.graphs") + ": " + error.what());
-  }
+  } catch (const Error& error) { throw ConfigError(key_location(run.file, "train.graphs") + ": " + error.what()); }
 }
 
 void decide_data_residency(const ValidatedRun& run, RunPlan& p, BackendHandle& backend) {
@@ -107,8 +107,9 @@ std::vector<std::string> step_host_reads(const ValidatedRun& run) {
   std::vector<std::string> reads;
   if (const auto why = task_host_read(run)) reads.push_back(*why);
   if (run.experiment.train.on_nonfinite == OnNonfinite::skip_step)
-    reads.push_back("train.on_nonfinite = \"skip_step\" reads whether each step's gradients are finite before its "
-                    "optimizer step");
+    reads.push_back(
+        "train.on_nonfinite = \"skip_step\" reads whether each step's gradients are finite before its "
+        "optimizer step");
   return reads;
 }
 

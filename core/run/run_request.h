@@ -29,6 +29,11 @@ struct RunRequest {
   std::int64_t profile_steps = 0;
   // select = "fastest": measure the backends again instead of using the cached choice.
   bool measure_again = false;
+  // A trained model used again (`evaluate`, `predict`): one process on one device (priority
+  // selection, strategy single), nothing that only training needs (graphs, the profiler, data on
+  // the device), and no [model] init, whose weights the trained ones replace (its file need not
+  // exist any more). Set on the experiment after the user's overrides, so these hold.
+  bool use_trained = false;
   // One trial of `plugtrain sweep`: the file's [sweep] table belongs to the sweep.
   bool sweep_trial = false;
   // > 0: stop after this epoch with its checkpoint, the schedule still that of train.epochs, so

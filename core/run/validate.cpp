@@ -117,6 +117,17 @@ void check_normalization(const ExperimentFile& file, const Experiment& e) {
     if (!(s > 0)) throw ConfigError(key_location(file, "data.std") + ": every data.std value must be > 0");
 }
 
+// RunRequest::use_trained.
+void keep_to_using_trained_weights(Experiment& e) {
+  e.backend.devices = 1;
+  e.backend.strategy = Strategy::single;
+  e.backend.select = BackendSelect::priority;
+  e.train.graphs = false;
+  e.train.profile = false;
+  e.data.on_device = false;
+  e.model.init.clear();
+}
+
 }  // namespace
 
 ValidatedRun validate(const RunRequest& request) {
@@ -129,6 +140,7 @@ ValidatedRun validate(const RunRequest& request) {
                       v.file.source + "` (or remove the table to train one run)");
   for (const auto& o : request.overrides) apply_override(v.file, o);
   Experiment e = resolve_experiment(v.file);
+  if (request.use_trained) keep_to_using_trained_weights(e);
   if (request.profile) e.train.profile = true;
   if (request.profile_steps > 0) e.train.profile_steps = request.profile_steps;
 

@@ -132,60 +132,69 @@ StepOutput GraphStep::run_micro(const data::Batch& batch, double lr, const Micro
 const StepOutput& GraphStep::recorded_micro_output(int index) const { return static_group_out_.at(index); }
 
 bool GraphStep::step_recorded(const std::function<void()>& work, const std::function<void()>& second_work) {
-  const bool split = static_cast<bool>(second_work);
   // Warm-up steps are real steps; their errors (out of memory) are the step's. They go on until
   // every optimizer state exists (fp16 may skip the first steps, and SGD makes its momentum
   // buffers in its first real one), so that what is recorded is an ordinary step.
   if (warmed_up_ < warm_up_steps_ || !replayable_.ready_to_record()) {
-    if (split) {
-      strategy().before_unsynced_forward();
-      capture_->warm_up(work);
-      strategy().average_gradients(parameters());
-      second_->warm_up(second_work);
-    } else {
-      capture_->warm_up(work);
-    }
-    ++warmed_up_;
+    warm_up(work, second_work);
     return true;
   }
   precision().skip_on_device(replayable_);  // fp16: the overflow check is not read back from here on
   set_lr(optimizer(), lr_);
   replayable_.write_lr();  // so the recorded step() finds its learning rate written and records no write
   if (captured_ && replayable_.layout() != recorded_layout_) captured_ = false;  // its tensors are gone
-  if (!captured_) {
-    const std::vector<std::int64_t> host_steps = replayable_.host_steps();
-    auto give_up = [&](std::string reason) {
-      replayable_.restore_host_steps(host_steps);
-      precision().skip_on_host(replayable_);
-      capture_.reset();
-      second_.reset();
-      fallback_reason_ = std::move(reason);
-    };
-    try {
-      if (split) {
-        capture_->capture(work);
-        recorded_grads_.clear();  // where the first recording leaves the gradients
-        for (const auto& p : parameters()) recorded_grads_.push_back(p.grad());
-        second_->capture(second_work);
-      } else {
-        capture_->capture(work);
-      }
-    } catch (const c10::OutOfMemoryError&) {
-      // The epoch loop halves the batch and tries again: those steps, of another size, run eagerly.
-      give_up("out of device memory while recording the step");
-      throw;
-    } catch (const std::exception& e) {
-      give_up(first_line(e.what()));
-      if (!fall_back_on_failure_)
-        throw GraphCaptureError("train.graphs = true, but the training step cannot be recorded as a device graph: " +
-                                fallback_reason_);
-      return false;
-    }
-    // The recording ran the host code of one step (the optimizer counted it) but no kernel.
-    replayable_.restore_host_steps(host_steps);
-    captured_ = true;
-    recorded_layout_ = replayable_.layout();
+  if (!captured_ && !record(work, second_work)) return false;
+  replay(static_cast<bool>(second_work));
+  return true;
+}
+
+void GraphStep::warm_up(const std::function<void()>& work, const std::function<void()>& second_work) {
+  if (second_work) {
+    strategy().before_unsynced_forward();
+    capture_->warm_up(work);
+    strategy().average_gradients(parameters());
+    second_->warm_up(second_work);
+  } else {
+    capture_->warm_up(work);
   }
+  ++warmed_up_;
+}
+
+bool GraphStep::record(const std::function<void()>& work, const std::function<void()>& second_work) {
+  const std::vector<std::int64_t> host_steps = replayable_.host_steps();
+  auto give_up = [&](std::string reason) {
+    replayable_.restore_host_steps(host_steps);
+    precision().skip_on_host(replayable_);
+    capture_.reset();
+    second_.reset();
+    fallback_reason_ = std::move(reason);
+  };
+  try {
+    capture_->capture(work);
+    if (second_work) {
+      recorded_grads_.clear();  // where the first recording leaves the gradients
+      for (const auto& p : parameters()) recorded_grads_.push_back(p.grad());
+      second_->capture(second_work);
+    }
+  } catch (const c10::OutOfMemoryError&) {
+    // The epoch loop halves the batch and tries again: those steps, of another size, run eagerly.
+    give_up("out of device memory while recording the step");
+    throw;
+  } catch (const std::exception& e) {
+    give_up(first_line(e.what()));
+    if (!fall_back_on_failure_)
+      throw GraphCaptureError("train.graphs = true, but the training step cannot be recorded as a device graph: " +
+                              fallback_reason_);
+    return false;
+  }
+  // The recording ran the host code of one step (the optimizer counted it) but no kernel.
+  replayable_.restore_host_steps(host_steps);
+  captured_ = true;
+  recorded_layout_ = replayable_.layout();
+  return true;
+}
+
+void GraphStep::replay(bool split) {
   // A replay runs the recorded kernels, not the host code: the host step counts move by one here
   // (set, not added, so a recorder that reruns the host code too counts the same).
   std::vector<std::int64_t> host_steps = replayable_.host_steps();
@@ -205,7 +214,6 @@ bool GraphStep::step_recorded(const std::function<void()>& work, const std::func
   for (auto& s : host_steps) ++s;
   replayable_.restore_host_steps(host_steps);
   ++replays_;
-  return true;
 }
 
 }  // namespace plugtrain

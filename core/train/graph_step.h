@@ -105,6 +105,11 @@ class GraphStep : public TrainStep {
   // after the gradients are averaged). False: the device refused the recording and "auto" goes
   // on eagerly; nothing of `work` ran.
   bool step_recorded(const std::function<void()>& work, const std::function<void()>& second_work);
+  void warm_up(const std::function<void()>& work, const std::function<void()>& second_work);
+  // Records `work` (and `second_work`); false when the device refused and "auto" goes on eagerly.
+  bool record(const std::function<void()>& work, const std::function<void()>& second_work);
+  // Replays the recording(s) and counts the optimizer's host steps on by one.
+  void replay(bool split);
 
   ReplayableOptimizer& replayable_;
   std::unique_ptr<GraphCapture> capture_, second_;

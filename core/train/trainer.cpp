@@ -152,7 +152,6 @@ std::vector<double> Trainer::time_steps(std::int64_t steps, std::int64_t batch_s
 
 TrainSummary Trainer::fit() {
   const LoopConfig& c = parts_.loop;
-  Model& model = *parts_.model;
   TrainingStrategy& strategy = *parts_.strategy;
   const std::unique_ptr<data::BatchLoader> loader = make_loader(parts_.batch_size);
   data::BatchLoader& batches = *loader;
@@ -173,35 +172,46 @@ TrainSummary Trainer::fit() {
   strategy.prepare();  // ddp: rank 0's weights everywhere, then gradients averaged during backward
   for (auto& c : parts_.callbacks) c->on_train_start(state_);
   const auto run_start = Clock::now();
-  while (!done()) {
-    const auto epoch_start = Clock::now();
-    ++state_.epoch;
-    model.train();
-    const EpochTotals totals = epoch_loop.run(state_);
-    if (state_.stop == StopReason::interrupted) break;  // mid-epoch: no epoch figures
-    const std::uint64_t waits_before = parts_.device.host_waits ? parts_.device.host_waits() : 0;
-    EpochMetrics m = finish_epoch(totals);
-    m.host_syncs = totals.host_syncs;
-    if (m.host_syncs.counted) m.host_syncs.evaluation = parts_.device.host_waits() - waits_before;
-    m.seconds = seconds_since(epoch_start);
-    if (parts_.device.memory) m.memory = parts_.device.memory();
-    summary_.epochs.push_back(std::move(m));  // before the callbacks: the epoch's checkpoint lists it
-    for (auto& c : parts_.callbacks) c->on_epoch_end(state_, summary_.epochs.back());
-  }
+  while (!done())
+    if (!train_epoch(epoch_loop)) break;  // interrupted mid-epoch: no epoch figures
   // Ended by early stopping or max_steps: --resume says so instead of training on.
   if (state_.stop == StopReason::max_steps || state_.stop == StopReason::early_stopping) state_.finished = true;
-  // With a validation split the test set is evaluated once the run has ended, on its final
-  // weights (unless the last epoch already did, or the run only paused or was interrupted).
-  const bool ended = state_.stop != StopReason::interrupted && state_.stop != StopReason::paused;
-  if (parts_.data->has_val() && ended && !summary_.already_ended && state_.epochs_done > 0 &&
-      summary_.tested_epoch != state_.epochs_done)
-  {
-    test_now(summary_.epochs.empty() ? nullptr : &summary_.epochs.back());
-    if (!summary_.epochs.empty())
-      for (auto& c : parts_.callbacks) c->on_late_test(state_, summary_.epochs.back());
-  }
+  test_after_the_end();
   for (auto& c : parts_.callbacks) c->on_train_end(state_);
+  summarize_the_end(*step, run_start);
+  return summary_;
+}
 
+bool Trainer::train_epoch(EpochLoop& epoch_loop) {
+  const auto epoch_start = Clock::now();
+  ++state_.epoch;
+  parts_.model->train();
+  const EpochTotals totals = epoch_loop.run(state_);
+  if (state_.stop == StopReason::interrupted) return false;
+  const std::uint64_t waits_before = parts_.device.host_waits ? parts_.device.host_waits() : 0;
+  EpochMetrics m = finish_epoch(totals);
+  m.host_syncs = totals.host_syncs;
+  if (m.host_syncs.counted) m.host_syncs.evaluation = parts_.device.host_waits() - waits_before;
+  m.seconds = seconds_since(epoch_start);
+  if (parts_.device.memory) m.memory = parts_.device.memory();
+  summary_.epochs.push_back(std::move(m));  // before the callbacks: the epoch's checkpoint lists it
+  for (auto& c : parts_.callbacks) c->on_epoch_end(state_, summary_.epochs.back());
+  return true;
+}
+
+// With a validation split the test set is evaluated once the run has ended, on its final
+// weights (unless the last epoch already did, or the run only paused or was interrupted).
+void Trainer::test_after_the_end() {
+  const bool ended = state_.stop != StopReason::interrupted && state_.stop != StopReason::paused;
+  if (!parts_.data->has_val() || !ended || summary_.already_ended || state_.epochs_done == 0 ||
+      summary_.tested_epoch == state_.epochs_done)
+    return;
+  test_now(summary_.epochs.empty() ? nullptr : &summary_.epochs.back());
+  if (!summary_.epochs.empty())
+    for (auto& c : parts_.callbacks) c->on_late_test(state_, summary_.epochs.back());
+}
+
+void Trainer::summarize_the_end(const TrainStep& step, Clock::time_point run_start) {
   // A pause is an interruption asked for in advance: the same checkpoint, resumed the same way.
   summary_.paused = state_.stop == StopReason::paused;
   summary_.interrupted = state_.stop == StopReason::interrupted || summary_.paused;
@@ -213,7 +223,7 @@ TrainSummary Trainer::fit() {
   summary_.nonfinite_skipped_steps = state_.nonfinite_skipped;
   summary_.step_batch = state_.step_batch > 0 ? state_.step_batch : parts_.batch_size;
   summary_.graph_fallback = step_fallback_;
-  if (const auto* graph_step = dynamic_cast<const GraphStep*>(step.get())) {
+  if (const auto* graph_step = dynamic_cast<const GraphStep*>(&step)) {
     summary_.graph_replays = graph_step->replays();
     summary_.graph_fallback = graph_step->fallback_reason();
   }
@@ -221,7 +231,6 @@ TrainSummary Trainer::fit() {
   summary_.best_epoch = best_selected_.epoch();
   summary_.total_seconds = seconds_since(run_start);
   summary_.samples_per_second = train_seconds_ > 0 ? double(train_samples_) / train_seconds_ : 0;
-  return summary_;
 }
 
 // Every reason to stop, in one place. The epoch loop requests the ones that come mid-epoch

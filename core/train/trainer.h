@@ -11,15 +11,16 @@
 #include <vector>
 
 #include "config/experiment.h"
-#include "train/loop_config.h"
 #include "data/dataset.h"
 #include "plugtrain/model.h"
 #include "strategy/training_strategy.h"
+#include "task/task.h"
 #include "train/best_so_far.h"
 #include "train/callback.h"
 #include "train/device_context.h"
+#include "train/loop_config.h"
 #include "train/precision.h"
-#include "task/task.h"
+#include "util/clock.h"
 
 namespace torch::optim {
 class Optimizer;
@@ -33,6 +34,7 @@ class BatchMixer;
 class ModelEma;
 class StochasticWeightAverage;
 class TrainStep;
+class EpochLoop;
 
 struct TrainSummary {
   std::vector<EpochMetrics> epochs;  // this fit's epochs (a resumed run starts later)
@@ -132,6 +134,10 @@ class Trainer {
   std::vector<Stateful*> stateful_parts();
   void restore();
   bool done();
+  // One epoch and its figures to the callbacks; false when it was interrupted mid-way.
+  bool train_epoch(EpochLoop& epoch_loop);
+  void test_after_the_end();
+  void summarize_the_end(const TrainStep& step, Clock::time_point run_start);
   EpochMetrics finish_epoch(const EpochTotals& totals);
   // The model (with the EMA weights when the run evaluates with them) on the validation split
   // (val) or the test set.

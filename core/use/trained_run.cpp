@@ -100,11 +100,7 @@ TrainedRun plan_trained_run(const TrainedRunRequest& request, TrainedFiles files
   // The checkpoint's record is named by the checkpoint in messages.
   r.experiment_file = files.experiment_file.empty() ? files.weights : files.experiment_file;
   r.overrides = request.overrides;
-  // One process on one device, nothing that only training needs; after the user's overrides,
-  // so these hold. The weights replace [model] init, whose file need not exist any more.
-  for (const char* forced : {"backend.devices=1", "backend.strategy=\"single\"", "backend.select=\"priority\"",
-                             "train.graphs=false", "train.profile=false", "data.on_device=false", "model.init=\"\""})
-    r.overrides.emplace_back(forced);
+  r.use_trained = true;  // one process on one device, nothing that only training needs
   r.plugin_paths = request.plugin_paths;
   r.sweep_trial = true;  // an experiment with a [sweep] table describes each trial's model too
   r.data_not_read = request.data_not_read;
