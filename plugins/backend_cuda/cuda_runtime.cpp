@@ -32,6 +32,10 @@ extern "C" __attribute__((visibility("default"))) int plugtrain_cuda_memory_quer
     }
     out->free_bytes = free_bytes;
     out->total_bytes = total_bytes;
+    // Before its first allocation the caching allocator has no devices (and its stats would throw
+    // "Invalid device argument"): it holds nothing yet, as the zeros say. The plan asks here
+    // (data.on_device) before the model is on the device.
+    if (!c10::cuda::CUDACachingAllocator::get()->initialized()) return 0;
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
     constexpr std::size_t all_pools = 0;  // StatType::AGGREGATE
     out->allocated_bytes = static_cast<uint64_t>(stats.allocated_bytes[all_pools].current);
