@@ -212,6 +212,9 @@ RunPlan trial_plan(const ValidatedRun& run, BackendHandle& backend, int device, 
   backend.note_started();
   p.capabilities = backend.capabilities();
   check_precision(run, backend);
+  // Asked as a run's plan asks it: a backend may make its device ready here (the CUDA plugin
+  // loads LibTorch's CUDA part on first use).
+  p.devices = backend.plan_multi_device({{device}, Strategy::single});
   p.devices.devices = {device};
   p.device = device_of(p.capabilities.device_type, device);
   p.loader = loader_config(e, backend, p.devices.devices);
