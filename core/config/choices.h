@@ -1,6 +1,6 @@
 // Every word an experiment key chooses from, as an enum and its TOML words in one table each.
 // Validation turns the words into these values once; nothing outside core/config compares a
-// configuration string (tests/config_words_test.cpp fails if code does). "auto" is never one
+// configuration string (tests/config/config_words_test.cpp fails if code does). "auto" is never one
 // of the enum's values: a key that may be "auto" holds std::optional<...> (nullopt: auto).
 #pragma once
 

@@ -1,4 +1,4 @@
-"""Python twins of the zoo's transformers, for the llm.c-style parity test (tests/language_model_test.cpp).
+"""Python twins of the zoo's transformers, for the llm.c-style parity test (tests/models/language_model_test.cpp).
 
     python transformer_reference.py gpt --data DIR --out DIR [--threads 1]
     python transformer_reference.py vit --data DIR --out DIR [--threads 1]

@@ -2,7 +2,7 @@
 // A fault is shell statements run before the command (`env`: variables exported, limits set)
 // and arguments after `plugtrain run exp.toml` (`args`). (Killed workers and nodes are the
 // scenario scripts of distributed_test.cpp and durability_test.cpp.)
-// Plugin faults come from tests/plugins/fault_switch.h; PLUGTRAIN_TEST_PLUGIN_DIR is where the
+// Plugin faults come from tests/test_plugins/fault_switch.h; PLUGTRAIN_TEST_PLUGIN_DIR is where the
 // test plugins are built.
 #pragma once
 
@@ -24,7 +24,7 @@ inline std::string test_plugin(const std::string& folder) {
 // The "faulty" backend with `entry` failing as `kind` ("throw", "crash" or "hang"); a run
 // selects it by name. Entry points: create_backend, capabilities, probe, loader_config,
 // plan_multi_device, memory, release_cached_memory, reset_peak_memory.
-// Shell: sets the test plugins' fault switch (tests/plugins/fault_switch.h).
+// Shell: sets the test plugins' fault switch (tests/test_plugins/fault_switch.h).
 inline std::string fault_switch(const std::string& entry, const std::string& kind) {
   return "export PLUGTRAIN_TEST_FAULT=" + entry + ":" + kind + "; ";
 }

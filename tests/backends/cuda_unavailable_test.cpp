@@ -1,0 +1,75 @@
+// The CPU-only machine: the CUDA plugin's libraries cannot be loaded. The plugin still loads,
+// reports `libraries_missing` with the dynamic loader's message, and training runs on the CPU.
+// PLUGTRAIN_CUDA_RUNTIME points the plugin at a runtime part whose dependency is missing.
+// ctest-label: unit
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace cuda_unavailable_test {
+
+using testing::run_process;
+using testing::shell_quote;
+namespace fs = std::filesystem;
+
+std::string with_broken_cuda_runtime(const std::string& runtime, const std::string& args) {
+  return testing::plugtrain_command(args, "PLUGTRAIN_CUDA_RUNTIME=" + shell_quote(runtime));
+}
+
+const nlohmann::json* cuda_entry(const nlohmann::json& j) {
+  for (const auto& p : j["plugins"])
+    if (p["name"] == "cuda") return &p;
+  return nullptr;
+}
+
+TEST(CudaUnavailable, MissingLibrariesAreReportedWithTheLoadersMessage) {
+  const std::string runtime = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/missing_dependency/test_missing_dependency.so";
+  auto r = run_process(with_broken_cuda_runtime(runtime, "plugins --json"), false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json* cuda = cuda_entry(j);
+  if (!cuda) GTEST_SKIP() << "built without the cuda backend";
+  EXPECT_EQ((*cuda)["status"], "unusable");
+  EXPECT_EQ((*cuda)["probe"]["code"], "libraries_missing");
+  EXPECT_NE((*cuda)["reason"].get<std::string>().find(
+                "CUDA libraries cannot be loaded: libplugtrain_vanished.so: cannot open shared object file"),
+            std::string::npos)
+      << (*cuda)["reason"];
+}
+
+TEST(CudaUnavailable, ARuntimePartWithoutItsSymbolsIsNamed) {
+  const std::string runtime = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/not_a_plugin/test_not_a_plugin.so";
+  auto r = run_process(with_broken_cuda_runtime(runtime, "plugins --json"), false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json* cuda = cuda_entry(j);
+  if (!cuda) GTEST_SKIP() << "built without the cuda backend";
+  EXPECT_EQ((*cuda)["probe"]["code"], "libraries_missing");
+  EXPECT_NE((*cuda)["reason"].get<std::string>().find("is not plugtrain's CUDA runtime part"), std::string::npos);
+}
+
+TEST(CudaUnavailable, TrainingStillRunsOnTheCpu) {
+  const fs::path dir = fs::temp_directory_path() / ("plugtrain-nocuda-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "exp.toml")
+      << "[experiment]\nname = \"nocuda\"\noutput = \"" << (dir / "runs").string()
+      << "\"\n[model]\nname = \"mlp\"\nhidden = [16]\n[data]\ndataset = \"synthetic\"\n"
+         "synthetic_shape = [1, 4, 4]\nsynthetic_train_size = 200\nsynthetic_test_size = 50\n"
+         "[train]\nepochs = 1\n";
+  const std::string runtime = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/missing_dependency/test_missing_dependency.so";
+  auto r = run_process(with_broken_cuda_runtime(runtime, "run " + shell_quote((dir / "exp.toml").string())));
+  fs::remove_all(dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("backend: skipped cuda: libraries_missing: CUDA libraries cannot be loaded:"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("backend: chose cpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("done: final test accuracy"), std::string::npos) << r.out;
+}
+
+}  // namespace cuda_unavailable_test
+}  // namespace plugtrain

@@ -1,0 +1,139 @@
+// `plugtrain doctor` and `plugtrain bench` as a user runs them: what they print, their JSON, and
+// their exit codes, with a backend that probes usable but cannot train (test plugin smokefail).
+// ctest-label: e2e
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <torch/version.h>
+
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace diagnose_test {
+
+using testing::run_process;
+using testing::shell_quote;
+namespace fs = std::filesystem;
+
+const std::string kSmokeFailing = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/smoke_failing";
+
+std::string plugtrain(const std::string& args) { return testing::plugtrain_command(args); }
+
+TEST(Doctor, ChecksVersionsPluginsAndPassesTheCpuSmokeTest) {
+  auto r = run_process(plugtrain("doctor"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("LibTorch: " TORCH_VERSION), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SDK ABI: 4.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cores: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu         backend"), std::string::npos) << "the plugin list: " << r.out;
+  EXPECT_NE(r.out.find("  PASS  cpu        1 device         loss "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("doctor: every usable backend passed"), std::string::npos) << r.out;
+}
+
+TEST(Doctor, ABackendThatCannotTrainFailsWithItsReason) {
+  auto r = run_process(plugtrain("doctor --plugin-path " + shell_quote(kSmokeFailing)));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("  FAIL  smokefail"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  PASS  cpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("doctor: failed: smokefail (1 device): "), std::string::npos) << r.out;
+
+  auto json = run_process(plugtrain("doctor --json --plugin-path " + shell_quote(kSmokeFailing)), false);
+  EXPECT_EQ(json.exit_code, 1);
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["ok"], false);
+  // In priority order: on a GPU machine the GPU's first (cuda's 200), then smokefail (10) and
+  // the CPU (0); every backend but smokefail passes.
+  const nlohmann::json& smoke_tests = j["smoke_tests"];
+  int failing = -1, cpu = -1;
+  for (int i = 0; i < int(smoke_tests.size()); ++i) {
+    const nlohmann::json& smoke = smoke_tests[i];
+    if (smoke["backend"] == "smokefail") {
+      failing = i;
+      EXPECT_EQ(smoke["passed"], false);
+      EXPECT_FALSE(smoke.value("reason", std::string()).empty()) << smoke.dump();
+      continue;
+    }
+    EXPECT_EQ(smoke["passed"], true) << smoke.dump();
+    EXPECT_LT(smoke["last_loss"].get<double>(), smoke["first_loss"].get<double>()) << smoke.dump();
+    if (smoke["backend"] == "cpu") cpu = i;
+  }
+  ASSERT_GE(failing, 0) << j.dump();
+  ASSERT_GE(cpu, 0) << j.dump();
+  EXPECT_LT(failing, cpu) << j.dump();
+}
+
+TEST(Doctor, WithAnExperimentOnlyItsBackendIsJudged) {
+  const fs::path dir = testing::scratch_dir("doctor");
+  std::ofstream(dir / "exp.toml")
+      << "[backend]\nname = \"cpu\"\n[model]\nname = \"mlp\"\n[data]\ndataset = \"synthetic\"\n";
+  auto r = run_process(
+      plugtrain("doctor " + shell_quote((dir / "exp.toml").string()) + " --plugin-path " + shell_quote(kSmokeFailing)));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("doctor: the experiment's backend, cpu, passed"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+TEST(Bench, TimesEachBatchSizeOnEachBackendAndSaysWhichFailed) {
+  const fs::path dir = testing::scratch_dir("bench");
+  std::ofstream(dir / "exp.toml") << "[model]\nname = \"mlp\"\nhidden = [32]\n[data]\ndataset = \"synthetic\"\n";
+  auto r =
+      run_process(plugtrain("bench " + shell_quote((dir / "exp.toml").string()) +
+                            " --backends cpu,smokefail --batch-sizes 16,64 --steps 4 --warmup 1 --json --plugin-path " +
+                            shell_quote(kSmokeFailing)),
+                  false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  for (const auto& row : rows) {
+    if (row["backend"] == "smokefail") {
+      EXPECT_FALSE(row["error"].get<std::string>().empty()) << row;
+      continue;
+    }
+    EXPECT_EQ(row["device"], "cpu");
+    EXPECT_GT(row["samples_per_second"].get<double>(), 0) << row;
+    EXPECT_LE(row["step_ms"]["p10"].get<double>(), row["step_ms"]["median"].get<double>());
+    EXPECT_LE(row["step_ms"]["median"].get<double>(), row["step_ms"]["p90"].get<double>());
+    EXPECT_DOUBLE_EQ(row["vs_cpu"].get<double>(), 1.0);
+  }
+  EXPECT_EQ(rows[0]["batch_size"], 16);
+  EXPECT_EQ(rows[2]["batch_size"], 64);
+  auto table = run_process(plugtrain("bench " + shell_quote((dir / "exp.toml").string()) + " --steps 3 --warmup 0"));
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("BACKEND    DEVICE    BATCH    SAMPLES/S"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("1.00x"), std::string::npos) << table.out;
+  fs::remove_all(dir);
+}
+
+TEST(Fastest, MeasuresEveryUsableBackendChoosesTheFastestAndRemembersIt) {
+  const fs::path dir = testing::scratch_dir("fastest");
+  std::ofstream(dir / "exp.toml")
+      << "[experiment]\noutput = " << shell_quote((dir / "runs").string())
+      << "\n[backend]\nselect = \"fastest\"\n"
+         // Only these two: on a GPU machine the GPU would be measured too.
+         "prefer = [\"smokefail\", \"cpu\"]\n[model]\nname = \"mlp\"\nhidden = [16]\n"
+         "[data]\ndataset = \"synthetic\"\nsynthetic_train_size = 256\n[train]\nepochs = 1\n";
+  const std::string run = testing::plugtrain_command(
+      "run " + shell_quote((dir / "exp.toml").string()) + " --plugin-path " + shell_quote(kSmokeFailing),
+      "XDG_CACHE_HOME=" + shell_quote((dir / "cache").string()));
+  auto first = run_process(run);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  EXPECT_NE(first.out.find("backend: measured smokefail: it failed: "), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("backend: measured cpu: "), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("backend: chose cpu (fastest of smokefail, cpu)"), std::string::npos) << first.out;
+  ASSERT_TRUE(fs::exists(dir / "cache" / "plugtrain" / "fastest.json"));
+  auto second = run_process(run);
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_EQ(second.out.find("backend: measured"), std::string::npos) << "the cached choice: " << second.out;
+  EXPECT_NE(second.out.find("measured before on this machine"), std::string::npos) << second.out;
+  auto again = run_process(run + " --no-cache");
+  EXPECT_NE(again.out.find("backend: measured cpu: "), std::string::npos) << again.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace diagnose_test
+}  // namespace plugtrain
