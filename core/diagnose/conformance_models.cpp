@@ -83,30 +83,73 @@ Step train_one_step(Model& model, const at::Tensor& x, const at::Tensor& y, c10:
   return s;
 }
 
-CheckResult check_model(ConformanceTarget& t, const RegisteredModel& registered, bool all_models) {
-  const ModelSpec& spec = registered.spec;
-  std::map<std::string, OptionValue> values;
-  for (const auto& o : spec.options) values[o.name] = o.default_value;
-  const bool dropout_off = without_dropout(spec, values);
-  const Options options(values);
-  std::shared_ptr<Model> cpu_model;
-  ModelInputs inputs;
-  std::string refused;
+// The model built on the CPU for the first input shape its factory takes (null: none, with why
+// in `refused`), seeded so both copies start alike.
+std::shared_ptr<Model> build_on_cpu(const ModelSpec& spec, const Options& options, ModelInputs& inputs,
+                                    std::string& refused) {
   std::vector<std::string> tried;
+  std::string first_error;
   for (const auto& shape : kInputShapes) {
     inputs = {shape, kClasses};
     tried.push_back(shape_text(shape));
     try {
       torch::manual_seed(1);
       const ModelDescription description = image_model_description(inputs.input_shape, inputs.num_classes);
-      cpu_model = spec.batch_factory(description.batch, description.target, options);
-      if (cpu_model) break;
+      if (std::shared_ptr<Model> model = spec.batch_factory(description.batch, description.target, options))
+        return model;
     } catch (const std::exception& e) {
-      if (refused.empty()) refused = first_line(e.what());
+      if (first_error.empty()) first_error = first_line(e.what());
     }
   }
-  if (!cpu_model)
-    return skip("cannot be built with its default options for an input of " + join(tried, ", ") + ": " + refused);
+  refused = "cannot be built with its default options for an input of " + join(tried, ", ") + ": " + first_error;
+  return nullptr;
+}
+
+// A second copy with the CPU model's weights and buffers, on the device under test.
+std::shared_ptr<Model> copy_to_device(const ModelSpec& spec, const Options& options, const ModelInputs& inputs,
+                                      Model& cpu_model, c10::Device device) {
+  const ModelDescription description = image_model_description(inputs.input_shape, inputs.num_classes);
+  std::shared_ptr<Model> device_model = spec.batch_factory(description.batch, description.target, options);
+  {
+    torch::NoGradGuard no_grad;
+    auto from = cpu_model.named_parameters();
+    for (auto& p : device_model->named_parameters()) p.value().copy_(from[p.key()]);
+    auto buffers = cpu_model.named_buffers();
+    for (auto& b : device_model->named_buffers()) b.value().copy_(buffers[b.key()]);
+  }
+  device_model->to(device);
+  return device_model;
+}
+
+// One step's loss, logits, gradients, weights and buffers, device against CPU. Gradients pass
+// through every layer (and a device's reduction order), so they get more room.
+Comparison compare_steps(const Step& got, const Step& want, Model& device_model, Model& cpu_model) {
+  Comparison c;
+  c.close("loss", got.loss, want.loss);
+  c.close("logits", got.logits, want.logits);
+  const auto cpu_parameters = cpu_model.named_parameters();
+  for (const auto& p : device_model.named_parameters()) {
+    const at::Tensor& reference = cpu_parameters[p.key()];
+    if (reference.grad().defined() || p.value().grad().defined())
+      c.close("grad " + p.key(), p.value().grad(), reference.grad(), Tolerance{1e-2, 1e-5});
+    c.close(p.key() + " after the step", p.value(), reference);
+  }
+  const auto cpu_buffers = cpu_model.named_buffers();
+  for (const auto& b : device_model.named_buffers())
+    c.close(b.key() + " after the step", b.value(), cpu_buffers[b.key()]);
+  return c;
+}
+
+CheckResult check_model(ConformanceTarget& t, const RegisteredModel& registered, bool all_models) {
+  const ModelSpec& spec = registered.spec;
+  std::map<std::string, OptionValue> values;
+  for (const auto& o : spec.options) values[o.name] = o.default_value;
+  const bool dropout_off = without_dropout(spec, values);
+  const Options options(values);
+  ModelInputs inputs;
+  std::string refused;
+  const std::shared_ptr<Model> cpu_model = build_on_cpu(spec, options, inputs, refused);
+  if (!cpu_model) return skip(refused);
   std::int64_t parameters = 0;
   for (const auto& p : cpu_model->parameters()) parameters += p.numel();
   const std::string size =
@@ -116,16 +159,7 @@ CheckResult check_model(ConformanceTarget& t, const RegisteredModel& registered,
     return skip(size + ", more than the " + std::to_string(kLargeModelParameters / 1'000'000) +
                 "M this check trains by default (--all-models trains it too)");
 
-  const ModelDescription description = image_model_description(inputs.input_shape, inputs.num_classes);
-  std::shared_ptr<Model> device_model = spec.batch_factory(description.batch, description.target, options);
-  {
-    torch::NoGradGuard no_grad;
-    auto from = cpu_model->named_parameters();
-    for (auto& p : device_model->named_parameters()) p.value().copy_(from[p.key()]);
-    auto buffers = cpu_model->named_buffers();
-    for (auto& b : device_model->named_buffers()) b.value().copy_(buffers[b.key()]);
-  }
-  device_model->to(t.device);
+  const std::shared_ptr<Model> device_model = copy_to_device(spec, options, inputs, *cpu_model, t.device);
   cpu_model->train();
   device_model->train();
   const bool held = hold_dropout(*cpu_model) > 0;
@@ -138,25 +172,11 @@ CheckResult check_model(ConformanceTarget& t, const RegisteredModel& registered,
   const at::Tensor y = at::randint(0, kClasses, {kBatch}, gen, at::TensorOptions().dtype(at::kLong));
   const Step want = train_one_step(*cpu_model, x, y, c10::Device(c10::kCPU));
   const Step got = train_one_step(*device_model, x, y, t.device);
-
-  // Gradients pass through every layer (and a device's reduction order), so they get more room.
-  Comparison c;
-  c.close("loss", got.loss, want.loss);
-  c.close("logits", got.logits, want.logits);
-  const auto cpu_parameters = cpu_model->named_parameters();
-  for (const auto& p : device_model->named_parameters()) {
-    const at::Tensor& reference = cpu_parameters[p.key()];
-    if (reference.grad().defined() || p.value().grad().defined())
-      c.close("grad " + p.key(), p.value().grad(), reference.grad(), Tolerance{1e-2, 1e-5});
-    c.close(p.key() + " after the step", p.value(), reference);
-  }
-  const auto cpu_buffers = cpu_model->named_buffers();
-  for (const auto& b : device_model->named_buffers())
-    c.close(b.key() + " after the step", b.value(), cpu_buffers[b.key()]);
-  return c.result("input " + shape_text(batch_shape) + ", " + size + ", loss " + fixed(want.loss.item<double>(), 4) +
-                  (dropout_off ? ", dropout 0"
-                   : held      ? ", dropout held in eval"
-                               : ""));
+  return compare_steps(got, want, *device_model, *cpu_model)
+      .result("input " + shape_text(batch_shape) + ", " + size + ", loss " + fixed(want.loss.item<double>(), 4) +
+              (dropout_off ? ", dropout 0"
+               : held      ? ", dropout held in eval"
+                           : ""));
 }
 
 }  // namespace

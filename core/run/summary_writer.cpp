@@ -23,6 +23,15 @@ nlohmann::json halvings_json(const std::vector<BatchHalving>& halvings) {
   return rows;
 }
 
+// null for a fresh start.
+nlohmann::json resume_json(const ResumePoint& p) {
+  if (p.checkpoint.empty()) return nullptr;
+  return {{"checkpoint", p.checkpoint.string()},
+          {"epochs_done", p.epochs_done},
+          {"steps_done", p.steps_done},
+          {"steps_into_epoch", p.steps_into_epoch}};
+}
+
 // {"accuracy": 0.91, "top5_accuracy": 0.99}
 nlohmann::json metrics_json(const std::vector<MetricValue>& values) {
   nlohmann::json object = nlohmann::json::object();
@@ -45,6 +54,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
                       {"interrupted", r.summary.interrupted},
                       {"paused", r.summary.paused},
                       {"stopped_early", r.summary.stopped_early},
+                      {"stop_reason", r.summary.stop_reason},
                       {"precision", word_of(e.train.precision)},
                       {"skipped_steps", r.summary.skipped_steps},
                       {"step_batch", r.summary.step_batch},
@@ -56,6 +66,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
                       {"host_syncs", host_syncs_json(total_host_syncs(r.summary.epochs))},
                       {"step_host_reads", r.step_host_reads},
                       {"stages", r.stages},
+                      {"resumed_from", resume_json(r.summary.resumed)},
                       {"task", e.task.name},
                       {"metric", r.summary.headline.name},
                       {"metric_direction", word_of(r.summary.headline.direction)},

@@ -36,7 +36,16 @@ class StochasticWeightAverage;
 class TrainStep;
 class EpochLoop;
 
+// Where a resumed run took up: its checkpoint and how far that run had come.
+struct ResumePoint {
+  std::filesystem::path checkpoint;  // empty: a fresh start
+  std::int64_t epochs_done = 0;
+  std::int64_t steps_done = 0;
+  std::int64_t steps_into_epoch = 0;  // an interrupted epoch's steps already trained
+};
+
 struct TrainSummary {
+  ResumePoint resumed;
   std::vector<EpochMetrics> epochs;  // this fit's epochs (a resumed run starts later)
   std::string earlier_epochs_json;   // a resumed run's epochs before the resume (JSON array, from its checkpoint)
   bool interrupted = false;          // stopped by SIGINT/SIGTERM (or paused) after writing last.ckpt

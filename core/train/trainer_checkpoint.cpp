@@ -69,6 +69,7 @@ void Trainer::restore() {
     throw CheckpointError(from.string() + ": that run already trained all " + std::to_string(state_.epochs_done) +
                           " epochs; raise train.epochs to train further");
   state_.resumed_from = from;
+  summary_.resumed = {from, state_.epochs_done, state_.step, state_.sampler.batches_done};
   first_epoch_ = state_.epochs_done + 1;
 }
 

@@ -239,7 +239,8 @@ TEST_F(EmulatedAcceleratorTest, ACheckpointMovesToTheCpuAndBack) {
   ASSERT_EQ(run_on("emulated", fixed).exit_code, 0);
   auto on_cpu = run_on("cpu", fixed + "--resume last --set train.epochs=2");
   ASSERT_EQ(on_cpu.exit_code, 0) << on_cpu.out;
-  EXPECT_NE(on_cpu.out.find("resumed from"), std::string::npos) << on_cpu.out;
+  EXPECT_EQ(summary("mem", 0)["resumed_from"]["epochs_done"], 1) << on_cpu.out;
+  EXPECT_EQ(summary("mem", 0)["device"], "cpu") << on_cpu.out;
   auto back = run_on("emulated", fixed + "--resume last --set train.epochs=3");
   ASSERT_EQ(back.exit_code, 0) << back.out;
   const nlohmann::json s = summary("mem", 0);

@@ -20,6 +20,7 @@
 #include "logging/tensorboard_writer.h"
 #include "support/background_run.h"
 #include "support/experiment_folder.h"
+#include "support/run_folder.h"
 #include "support/run_process.h"
 #include "train/callbacks/profiler_callback.h"
 
@@ -60,7 +61,8 @@ class CheckpointTest : public testing::ExperimentFolderTest {
  protected:
   CheckpointTest() : ExperimentFolderTest("ckpt", kExperiment) {}
   testing::ProcessResult run(const std::string& args) { return plugtrain("run exp.toml " + args); }
-  fs::path version(int n) const { return dir_ / "runs" / "ckpt" / ("version_" + std::to_string(n)); }
+  fs::path version(int n) const { return testing::run_folder(dir_, "ckpt", n); }
+  nlohmann::json summary(int n) const { return testing::run_summary(dir_, "ckpt", n); }
   // The final weights of a run, as the bytes of `plugtrain export`.
   std::string exported(int n) {
     const fs::path out = dir_ / ("export-" + std::to_string(n) + ".pt");
@@ -110,8 +112,12 @@ TEST_F(CheckpointTest, FourEpochsEqualTwoPlusResumePlusTwoBitwise) {
   ASSERT_EQ(run(step + "--set train.epochs=2").exit_code, 0);  // version_1: 2 epochs
   auto resumed = run(step + "--resume last");                  // version_1 continued to 4
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-  EXPECT_NE(resumed.out.find("resumed from"), std::string::npos) << resumed.out;
-  EXPECT_NE(resumed.out.find("2 epochs and 120 steps done"), std::string::npos) << resumed.out;
+  const nlohmann::json from = summary(1)["resumed_from"];
+  EXPECT_EQ(from["checkpoint"], "runs/ckpt/version_1/checkpoints/last.ckpt") << from;
+  EXPECT_EQ(from["epochs_done"], 2) << from;
+  EXPECT_EQ(from["steps_done"], 120) << from;
+  EXPECT_EQ(summary(1)["epochs"].size(), 4u) << "the summary holds the epochs before the resume too";
+  EXPECT_TRUE(summary(0)["resumed_from"].is_null());
   EXPECT_FALSE(fs::exists(version(2))) << "a resumed run continues its own folder";
   const std::string full = exported(0), split = exported(1);
   ASSERT_FALSE(full.empty());
@@ -133,8 +139,10 @@ TEST_F(CheckpointTest, ACheckpointWrittenBeforeTheReshapedCoreStillResumesExactl
   // --no-gpu: the stored epoch is the CPU's; a GPU's kernels round differently.
   auto resumed = plugtrain("run old.toml --resume last --no-gpu");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-  EXPECT_NE(resumed.out.find("1 epochs and 8 steps done"), std::string::npos) << resumed.out;
-  EXPECT_NE(resumed.out.find("epoch 2/2"), std::string::npos) << resumed.out;
+  const nlohmann::json resumed_summary = testing::run_summary(dir_, "checkpoint-v0.1", 0);
+  EXPECT_EQ(resumed_summary["resumed_from"]["epochs_done"], 1) << resumed_summary["resumed_from"];
+  EXPECT_EQ(resumed_summary["resumed_from"]["steps_done"], 8) << resumed_summary["resumed_from"];
+  EXPECT_EQ(resumed_summary["epochs"].back()["epoch"], 2) << resumed.out;
   auto fresh = plugtrain("run old.toml --set experiment.output=fresh --no-gpu");
   ASSERT_EQ(fresh.exit_code, 0) << fresh.out;
   expect_same_weights(old / "last.ckpt",
@@ -154,8 +162,10 @@ TEST_F(CheckpointTest, AnInterruptedFormat1CheckpointResumesInsideItsEpoch) {
   fs::copy_file(data / "last.ckpt", run_folder / "checkpoints" / "last.ckpt");
   auto resumed = plugtrain("run flat.toml --resume last --no-gpu");  // the CPU's, as above
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
-  EXPECT_NE(resumed.out.find("1 epochs and 706 steps done (206 steps into the next epoch)"), std::string::npos)
-      << resumed.out;
+  const nlohmann::json from = testing::run_summary(dir_, "checkpoint-flat-progress", 0)["resumed_from"];
+  EXPECT_EQ(from["epochs_done"], 1) << from;
+  EXPECT_EQ(from["steps_done"], 706) << from;
+  EXPECT_EQ(from["steps_into_epoch"], 206) << from;
   auto fresh = plugtrain("run flat.toml --set experiment.output=fresh --no-gpu");
   ASSERT_EQ(fresh.exit_code, 0) << fresh.out;
   const fs::path fresh_folder = dir_ / "fresh" / "checkpoint-flat-progress" / "version_0";
@@ -193,8 +203,9 @@ TEST_F(CheckpointTest, SigintFinishesTheStepWritesACheckpointAndResumesExactly) 
   EXPECT_EQ(stopped.exit_code, 130) << "an interrupted run exits as the shell reports a Ctrl-C\n" << stopped.out;
   ASSERT_NE(stopped.out.find("interrupted (SIGINT received): checkpoint"), std::string::npos) << stopped.out;
   EXPECT_NE(stopped.out.find("resume with: plugtrain run exp.toml --resume last"), std::string::npos) << stopped.out;
-  EXPECT_EQ(stopped.out.find("epoch 2/3"), std::string::npos)
-      << "it should have stopped inside epoch 2: " << stopped.out;
+  const nlohmann::json s = summary(1);
+  EXPECT_TRUE(s["interrupted"].get<bool>());
+  EXPECT_EQ(s["epochs"].size(), 1u) << "it should have stopped inside epoch 2: " << stopped.out;
 
   auto resumed = run(args + " --resume last");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
@@ -289,9 +300,15 @@ TEST_F(CheckpointTest, EarlyStoppingStopsWhenTheMonitorStallsAndSaysWhy) {
   // Test accuracy reaches 1.0 on this set within a few epochs and cannot improve after.
   auto r = run("--set train.epochs=40 --set early_stopping.patience=2");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("early stopping: test_accuracy did not improve for 2 evaluated epochs"), std::string::npos)
-      << r.out;
-  EXPECT_EQ(r.out.find("epoch 40/40"), std::string::npos) << r.out;
+  const nlohmann::json s = summary(0);
+  EXPECT_TRUE(s["stopped_early"].get<bool>()) << r.out;
+  EXPECT_LT(s["epochs"].size(), 40u) << r.out;
+  // The reason, once (its wording is what a user reads in the log and summary.json alike).
+  EXPECT_EQ(s["stop_reason"].get<std::string>().rfind("early stopping: test_accuracy did not improve for 2 evaluated "
+                                                      "epochs",
+                                                      0),
+            0u)
+      << s["stop_reason"];
 }
 
 TEST_F(CheckpointTest, BadCheckpointsGiveOneLineErrors) {
@@ -420,7 +437,8 @@ TEST_F(CheckpointTest, ResumingAFinishedRunSaysSo) {
   EXPECT_NE(again.out.find("already trained all 4 epochs; raise train.epochs"), std::string::npos) << again.out;
   auto more = run(flat + "--set train.epochs=5 --resume last");
   EXPECT_EQ(more.exit_code, 0) << more.out;
-  EXPECT_NE(more.out.find("epoch 5/5"), std::string::npos) << more.out;
+  EXPECT_EQ(summary(0)["epochs"].size(), 5u) << more.out;
+  EXPECT_EQ(summary(0)["resumed_from"]["epochs_done"], 4) << more.out;
 }
 
 TEST_F(CheckpointTest, ResumeRefusesAChangedExperimentButAllowsMoreEpochs) {
