@@ -131,6 +131,16 @@ LoaderConfig loader_config(const Experiment& e, BackendHandle& backend, const st
   return loader;
 }
 
+// What a run and a trial decide alike once their devices are known: the loader, the data's
+// residency, the host heap and the host reads every step makes.
+void decide_device_use(const ValidatedRun& run, RunPlan& p, BackendHandle& backend) {
+  const Experiment& e = run.experiment;
+  p.loader = loader_config(e, backend, p.devices.devices);
+  decide_data_residency(run, p, backend);
+  p.keep_host_memory = p.capabilities.host_cpu && e.train.keep_host_memory;
+  p.step_host_reads = step_host_reads(run);
+}
+
 // data.batch_size = "auto": what the checkpoint's run chose when resuming, else a search.
 std::int64_t automatic_batch_size(ValidatedRun& run, RunPlan& p) {
   const Experiment& e = run.experiment;
@@ -192,12 +202,8 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
       throw CheckpointError(run.resume_from.string() + ": " + same_run.why_not());
   if (p.launches_workers) return p;  // the workers plan the rest for themselves
   if (e.train.graphs != true) decide_graph_use(run, p, backend);
-  p.step_host_reads = step_host_reads(run);
-
   p.device = device_of(p.capabilities.device_type, p.devices.devices.at(0));
-  decide_data_residency(run, p, backend);
-  p.keep_host_memory = p.capabilities.host_cpu && e.train.keep_host_memory;
-  p.loader = loader_config(e, backend, p.devices.devices);
+  decide_device_use(run, p, backend);
   if (e.train.threads > 0)
     p.threads = int(e.train.threads);
   else if (world && world->local_world_size > 1)  // the ranks on this machine share its cores
@@ -217,14 +223,11 @@ RunPlan trial_plan(const ValidatedRun& run, BackendHandle& backend, int device, 
   p.devices = backend.plan_multi_device({{device}, Strategy::single});
   p.devices.devices = {device};
   p.device = device_of(p.capabilities.device_type, device);
-  p.loader = loader_config(e, backend, p.devices.devices);
   p.batch.per_device = p.batch.global = p.batch.loader = std::max<std::int64_t>(1, batch);
   p.batch.lr = e.optim.lr;
   if (graphs) decide_graph_use(run, p, backend);
-  decide_data_residency(run, p, backend);
-  p.keep_host_memory = p.capabilities.host_cpu && e.train.keep_host_memory;
+  decide_device_use(run, p, backend);
   p.threads = int(e.train.threads);
-  p.step_host_reads = step_host_reads(run);
   return p;
 }
 
