@@ -12,6 +12,8 @@ namespace plugtrain::cli {
 void add_plugins_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_tasks_command(CLI::App& app);
+void add_loggers_command(CLI::App& app);
+void add_send_logs_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);

@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   plugtrain::cli::add_plugins_command(app);
   plugtrain::cli::add_models_command(app);
   plugtrain::cli::add_tasks_command(app);
+  plugtrain::cli::add_loggers_command(app);
+  plugtrain::cli::add_send_logs_command(app);
 
   try {
     app.parse(argc, argv);

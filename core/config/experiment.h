@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -180,6 +181,14 @@ struct TrainConfig {  // [train]
   std::optional<bool> graphs;                       // replay whole steps from a device graph; nullopt: "auto"
 };
 
+struct LoggingConfig {  // [logging]
+  // The loggers on (logger.h): this list, then each logger with a [logging.<name>] table (run/
+  // validate adds those, and mlflow where MLFLOW_TRACKING_URI is set). Each one's options, checked
+  // against its schema, in `options`.
+  std::vector<std::string> loggers{"tensorboard"};
+  std::map<std::string, Options> options;
+};
+
 struct Experiment {
   std::string source;  // the experiment file, for messages
 
@@ -195,6 +204,7 @@ struct Experiment {
   EarlyStoppingConfig early_stopping;
   DistributedConfig distributed;
   TrainConfig train;
+  LoggingConfig logging;
 };
 
 }  // namespace plugtrain

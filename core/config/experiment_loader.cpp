@@ -125,8 +125,9 @@ void apply_override(ExperimentFile& file, const std::string& assignment) {
 namespace {
 
 // Every table is one the schema knows, and every key of the tables the schema reads too (with a
-// did-you-mean); [model], [task] and [dataset] hold the model's, the task's and a plugin data
-// set's options, checked later (run/validate); [sweep] is read by `plugtrain sweep`.
+// did-you-mean); [model], [task], [dataset] and [logging.<name>] hold the model's, the task's, a
+// plugin data set's and a logger's options, checked later (run/validate); [sweep] is read by
+// `plugtrain sweep`.
 void check_tables_and_keys(const ExperimentFile& file) {
   const auto& tables = experiment_tables();
   for (auto&& [table_key, table_node] : file.table) {
@@ -142,6 +143,7 @@ void check_tables_and_keys(const ExperimentFile& file) {
     const std::vector<std::string> known = keys_of_table(table_name);
     for (auto&& [key, node] : *table) {
       const std::string name(key.str());
+      if (table_name == "logging" && node.is_table()) continue;  // [logging.<name>]: a logger's options (run/validate)
       const std::string path = table_name + "." + name;
       if (auto backend = forced_backend_key(table_name, name)) {
         if (!node.is_boolean())
@@ -224,7 +226,7 @@ Options resolve_table_options(const ExperimentFile& file, const std::string& tab
                               const std::vector<std::string>& own_keys) {
   std::map<std::string, OptionValue> values;
   for (const auto& o : specs) values[o.name] = o.default_value;
-  const toml::table* table = file.table[table_name].as_table();
+  const toml::table* table = file.table.at_path(table_name).as_table();  // "model", "logging.mlflow"
   if (!table) return Options(values);
   std::vector<std::string> names;
   for (const auto& o : specs) names.push_back(o.name);

@@ -23,7 +23,7 @@ const char* to_string(ConfigType t) {
 const std::vector<std::string>& experiment_tables() {
   static const std::vector<std::string> tables = {"experiment", "backend",        "plugins", "model", "task", "dataset",
                                                   "data",       "optim",          "schedule", "train",
-                                                  "checkpoint", "early_stopping", "distributed", "sweep"};
+                                                  "checkpoint", "early_stopping", "distributed", "logging", "sweep"};
   return tables;
 }
 
@@ -293,6 +293,11 @@ const std::vector<ConfigKey>& experiment_schema() {
           "\"auto\" (where the backend records graphs and the run allows it; the log says why not)")),
       choice_key<PrecisionMode>("train.precision", field(&E::train, &TrainConfig::precision),
           "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)"),
+
+      resumable(key("logging.loggers", field(&E::logging, &LoggingConfig::loggers),
+          "loggers on without options (`plugtrain loggers`); a [logging.<name>] table switches that logger on with "
+          "its options, MLFLOW_TRACKING_URI switches on mlflow; [] and no table: none (metrics.csv is always "
+          "written)")),
   };
   return schema;
 }

@@ -48,6 +48,10 @@ std::string resolved_toml(const Experiment& e, const std::map<std::string, std::
     const auto d = decided.find(k.path);
     out += k.path.substr(t.size() + 1) + " = " + (d != decided.end() ? d->second : k.default_text(e)) + "\n";
   }
+  for (const auto& [logger, options] : e.logging.options) {  // each logger's table, whole
+    out += "\n[logging." + logger + "]\n";
+    for (const auto& [name, value] : options.values()) out += name + " = " + toml_text(value) + "\n";
+  }
   if (!e.data.dataset_options.values().empty()) {  // a plugin data set's options
     out += "\n[dataset]\n";
     for (const auto& [name, value] : e.data.dataset_options.values()) out += name + " = " + toml_text(value) + "\n";

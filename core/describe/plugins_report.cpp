@@ -31,6 +31,15 @@ StatusLine status_of(PluginHost& host, const PluginRecord& record) {
   return {"loaded", ""};
 }
 
+// The names a catalog holds from one plugin.
+template <class Catalog>
+std::vector<std::string> names_from(const Catalog& catalog, const std::string& plugin) {
+  std::vector<std::string> names;
+  for (const auto& entry : catalog.all())
+    if (entry.plugin == plugin) names.push_back(entry.spec.name);
+  return names;
+}
+
 std::string device_line(const DeviceInfo& d, const std::string& type) {
   std::ostringstream out;
   out << "      " << type << ":" << d.index << "  " << d.name;
@@ -84,14 +93,12 @@ std::string plugins_table(PluginHost& host) {
       out << "      models " << join(names, ", ", "(none)") << "\n";
     }
     if (record.status == PluginStatus::loaded) {
-      std::vector<std::string> names;
-      for (const auto& d : host.datasets().all())
-        if (d.plugin == record.handshake.name) names.push_back(d.spec.name);
-      if (!names.empty() || record.has_kind(PLUGTRAIN_KIND_DATASETS)) out << "      data sets " << join(names, ", ", "(none)") << "\n";
-      names.clear();
-      for (const auto& t : host.tasks().all())
-        if (t.plugin == record.handshake.name) names.push_back(t.spec.name);
-      if (!names.empty() || record.has_kind(PLUGTRAIN_KIND_TASKS)) out << "      tasks " << join(names, ", ", "(none)") << "\n";
+      const std::string& plugin = record.handshake.name;
+      if (record.has_kind(PLUGTRAIN_KIND_DATASETS))
+        out << "      data sets " << join(names_from(host.datasets(), plugin), ", ", "(none)") << "\n";
+      if (record.has_kind(PLUGTRAIN_KIND_TASKS)) out << "      tasks " << join(names_from(host.tasks(), plugin), ", ", "(none)") << "\n";
+      if (record.has_kind(PLUGTRAIN_KIND_LOGGERS))
+        out << "      loggers " << join(names_from(host.loggers(), plugin), ", ", "(none)") << "\n";
     }
   }
   return out.str();
@@ -146,19 +153,13 @@ nlohmann::json plugins_json(PluginHost& host) {
         p["capabilities"] = {{"error", e.what()}};
       }
     }
-    if (record.has_kind(PLUGTRAIN_KIND_MODELS) && record.status == PluginStatus::loaded) {
-      p["models"] = nlohmann::json::array();
-      for (const auto& m : host.models().all())
-        if (m.plugin == record.handshake.name) p["models"].push_back(m.spec.name);
-    }
+    const std::string& plugin = record.handshake.name;
+    if (record.has_kind(PLUGTRAIN_KIND_MODELS) && record.status == PluginStatus::loaded) p["models"] = names_from(host.models(), plugin);
     if (record.status == PluginStatus::loaded && record.has_kind(PLUGTRAIN_KIND_MODELS | PLUGTRAIN_KIND_DATASETS | PLUGTRAIN_KIND_TASKS)) {
-      p["datasets"] = nlohmann::json::array();
-      for (const auto& d : host.datasets().all())
-        if (d.plugin == record.handshake.name) p["datasets"].push_back(d.spec.name);
-      p["tasks"] = nlohmann::json::array();
-      for (const auto& t : host.tasks().all())
-        if (t.plugin == record.handshake.name) p["tasks"].push_back(t.spec.name);
+      p["datasets"] = names_from(host.datasets(), plugin);
+      p["tasks"] = names_from(host.tasks(), plugin);
     }
+    if (record.status == PluginStatus::loaded && record.has_kind(PLUGTRAIN_KIND_LOGGERS)) p["loggers"] = names_from(host.loggers(), plugin);
     j["plugins"].push_back(p);
   }
   return j;

@@ -1,11 +1,12 @@
-// What the loaded plugins register, by name: architectures (model.h), data sets (dataset.h) and
-// tasks (task.h), each as the SDK's spec type filled from the plugin's builder calls.
+// What the loaded plugins register, by name: architectures (model.h), data sets (dataset.h),
+// tasks (task.h) and loggers (logger.h), each as the SDK's spec type filled from the plugin's builder calls.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "plugtrain/dataset.h"
+#include "plugtrain/logger.h"
 #include "plugtrain/model.h"
 #include "plugtrain/task.h"
 
@@ -61,7 +62,14 @@ struct RegisteredTask {
   std::vector<OptionRule> rules;
 };
 
+struct RegisteredLogger {
+  LoggerSpec spec;
+  std::string plugin;
+  std::vector<OptionRule> rules;
+};
+
 using ModelCatalog = Catalog<RegisteredModel>;
+using LoggerCatalog = Catalog<RegisteredLogger>;
 using TaskCatalog = Catalog<RegisteredTask>;
 using DatasetCatalog = Catalog<RegisteredDataset>;
 

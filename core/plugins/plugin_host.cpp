@@ -153,6 +153,7 @@ void PluginHost::import_registration(PluginRecord& record, boost::dll::shared_li
     adopt(staging.models(), name, models_);
     adopt(staging.datasets(), name, datasets_);
     adopt(staging.tasks(), name, tasks_);
+    adopt(staging.loggers(), name, loggers_);
   } catch (const std::exception& e) {
     record.status = PluginStatus::refused;
     record.reason = e.what();

@@ -27,6 +27,7 @@ class PluginHost {
   const ModelCatalog& models() const { return models_; }
   const DatasetCatalog& datasets() const { return datasets_; }
   const TaskCatalog& tasks() const { return tasks_; }
+  const LoggerCatalog& loggers() const { return loggers_; }
   // "plugin 'x' (path) did not load: reason" for each refused plugin of this kind ("backend",
   // "models") whose handshake was read, optionally only the one named `name` (then also a file
   // named plugtrain_<kind>_<name> refused before its handshake): why a backend or model a user
@@ -35,7 +36,7 @@ class PluginHost {
 
  private:
   bool run_init_hook(PluginRecord& record, boost::dll::shared_library& library);
-  // What the plugin registers: a backend, models, data sets, tasks, the kinds its handshake names.
+  // What the plugin registers: a backend, models, data sets, tasks, loggers, the kinds its handshake names.
   void import_registration(PluginRecord& record, boost::dll::shared_library& library);
 
   std::vector<SearchRoot> roots_;
@@ -44,6 +45,7 @@ class PluginHost {
   ModelCatalog models_{"model"};
   DatasetCatalog datasets_{"data set"};
   TaskCatalog tasks_{"task"};
+  LoggerCatalog loggers_{"logger"};
 };
 
 }  // namespace plugtrain

@@ -20,6 +20,7 @@ inline constexpr PluginKind kPluginKinds[] = {
     {PLUGTRAIN_KIND_MODELS, "models", "a model"},
     {PLUGTRAIN_KIND_DATASETS, "datasets", "a data set"},
     {PLUGTRAIN_KIND_TASKS, "tasks", "a task"},
+    {PLUGTRAIN_KIND_LOGGERS, "loggers", "a logger"},
 };
 
 // "models,datasets" for the bits of two kinds; "" when no bit is a known kind.

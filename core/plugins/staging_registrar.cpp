@@ -134,6 +134,27 @@ class StagingRegistrar::TaskEntry final : public TaskBuilder {
   OptionsInto options_{entry.spec.options, entry.rules};
 };
 
+class StagingRegistrar::LoggerEntry final : public LoggerBuilder {
+ public:
+  explicit LoggerEntry(const std::string& name) { entry.spec.name = name; }
+  void description(const std::string& line) override { entry.spec.description = line; }
+  OptionsBuilder& options() override { return options_; }
+  void factory(LoggerFactory make) override { entry.spec.factory = std::move(make); }
+  Status fits() const {
+    const std::string& name = entry.spec.name;
+    // The name is a TOML key of [logging] and a folder of the run: a plain word.
+    if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+      return WhyNot{"its name is not a word of lower-case letters, digits and _"};
+    if (name == "loggers") return WhyNot{"'loggers' is [logging]'s own key"};
+    if (!entry.spec.factory) return WhyNot{"it has no factory"};
+    return rules_fit(entry.spec.options, entry.rules);
+  }
+  RegisteredLogger entry;
+
+ private:
+  OptionsInto options_{entry.spec.options, entry.rules};
+};
+
 StagingRegistrar::StagingRegistrar() = default;
 StagingRegistrar::~StagingRegistrar() = default;
 
@@ -153,6 +174,10 @@ DatasetBuilder& StagingRegistrar::add_dataset(const std::string& name) {
 }
 TaskBuilder& StagingRegistrar::add_task(const std::string& name) { return *tasks_.emplace_back(std::make_unique<TaskEntry>(name)); }
 
+LoggerBuilder& StagingRegistrar::add_logger(const std::string& name) {
+  return *loggers_.emplace_back(std::make_unique<LoggerEntry>(name));
+}
+
 // This host offers no extension yet (docs/plugins.md, "How the SDK grows").
 void* StagingRegistrar::host_extension(const char*, std::uint32_t) { return nullptr; }
 
@@ -164,12 +189,15 @@ Status StagingRegistrar::all_fit() const {
     if (Status fit = d->fits(); !fit) return WhyNot{"data set '" + d->entry.spec.name + "': " + fit.why_not()};
   for (const auto& t : tasks_)
     if (Status fit = t->fits(); !fit) return WhyNot{"task '" + t->entry.spec.name + "': " + fit.why_not()};
+  for (const auto& l : loggers_)
+    if (Status fit = l->fits(); !fit) return WhyNot{"logger '" + l->entry.spec.name + "': " + fit.why_not()};
   return Status::fine();
 }
 
 std::uint32_t StagingRegistrar::kinds_given() const {
   return (backend ? PLUGTRAIN_KIND_BACKEND : 0u) | (models_.empty() ? 0u : PLUGTRAIN_KIND_MODELS) |
-         (datasets_.empty() ? 0u : PLUGTRAIN_KIND_DATASETS) | (tasks_.empty() ? 0u : PLUGTRAIN_KIND_TASKS);
+         (datasets_.empty() ? 0u : PLUGTRAIN_KIND_DATASETS) | (tasks_.empty() ? 0u : PLUGTRAIN_KIND_TASKS) |
+         (loggers_.empty() ? 0u : PLUGTRAIN_KIND_LOGGERS);
 }
 
 std::vector<RegisteredModel> StagingRegistrar::models() const {
@@ -187,6 +215,12 @@ std::vector<RegisteredDataset> StagingRegistrar::datasets() const {
 std::vector<RegisteredTask> StagingRegistrar::tasks() const {
   std::vector<RegisteredTask> out;
   for (const auto& t : tasks_) out.push_back(t->entry);
+  return out;
+}
+
+std::vector<RegisteredLogger> StagingRegistrar::loggers() const {
+  std::vector<RegisteredLogger> out;
+  for (const auto& l : loggers_) out.push_back(l->entry);
   return out;
 }
 

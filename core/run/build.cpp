@@ -30,7 +30,7 @@
 #include "train/callbacks/metrics_csv.h"
 #include "train/callbacks/profiler_callback.h"
 #include "train/callbacks/progress_bar_callback.h"
-#include "train/callbacks/tensorboard_logger.h"
+#include "train/callbacks/plugin_loggers.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/stage_counts.h"
@@ -150,8 +150,8 @@ std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const
   callbacks.push_back(std::make_unique<ConsoleLog>(log));
   if (outputs && !outputs->metrics_csv.empty())
     callbacks.push_back(std::make_unique<MetricsCsv>(outputs->metrics_csv, training, evaluation, has_val));
-  if (outputs && !outputs->tensorboard.empty())
-    callbacks.push_back(std::make_unique<TensorBoardLogger>(outputs->tensorboard));
+  if (outputs && outputs->loggers && !outputs->loggers->empty())
+    callbacks.push_back(std::make_unique<PluginLoggersCallback>(outputs->loggers));
   if (e.early_stopping.patience > 0)
     callbacks.push_back(std::make_unique<EarlyStopping>(monitor(e.early_stopping.monitor, e.early_stopping.mode),
                                                         e.early_stopping.patience, e.early_stopping.min_delta));

@@ -41,7 +41,6 @@ std::unique_ptr<RunOutputs> prepare_outputs(const ValidatedRun& run, const RunPl
       remove_stale_temporaries(out->checkpoints);
     }
     out->metrics_csv = out->run_folder / "metrics.csv";
-    out->tensorboard = out->run_folder / "tensorboard";
     if (&console == &std::cout && ProgressBar::wanted()) out->terminal = &std::cout;
   }
   out->tee.set(plan.writes_outputs() ? console.rdbuf() : nullptr, out->log_file ? out->log_file.rdbuf() : nullptr);

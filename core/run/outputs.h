@@ -10,6 +10,7 @@
 
 #include "run/plan.h"
 #include "run/validate.h"
+#include "train/callbacks/plugin_loggers.h"
 #include "util/folder_lock.h"
 #include "util/tee_stream.h"
 
@@ -20,7 +21,7 @@ struct RunOutputs {
   std::unique_ptr<FolderLock> lock;   // held while the run writes there (rank 0)
   std::filesystem::path checkpoints;  // empty: none (checkpoint.save = "none", or not rank 0)
   std::filesystem::path metrics_csv;  // empty: none
-  std::filesystem::path tensorboard;  // folder; empty: none
+  std::shared_ptr<PluginLoggers> loggers;  // null or empty: none (rank 0 only)
   std::ostream* terminal = nullptr;   // for a progress bar; null: none
   std::ofstream log_file;
   TeeBuffer tee{nullptr, nullptr};

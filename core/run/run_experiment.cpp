@@ -13,6 +13,7 @@
 #include "run/summary_writer.h"
 #include "run/validate.h"
 #include "util/stage_counts.h"
+#include "version.h"
 
 namespace plugtrain {
 
@@ -38,6 +39,27 @@ RunResult launch_workers(const RunRequest& request, const Experiment& e, const R
   return launched;
 }
 
+// The loggers' run: rank 0's, with the facts the plan decided.
+std::shared_ptr<PluginLoggers> start_loggers(ValidatedRun& run, const RunPlan& plan, RunOutputs& outputs) {
+  if (!plan.writes_outputs() || run.loggers.empty()) return nullptr;
+  LoggerRunFacts facts;
+  facts.folder = outputs.run_folder;
+  facts.experiment = run.experiment.experiment.name;
+  facts.run_name = run.experiment.experiment.name + "/" + outputs.run_folder.filename().string();
+  facts.params = flattened_params(plan.record);
+  facts.tags = {{"plugtrain.version", PLUGTRAIN_VERSION},
+                {"plugtrain.backend", plan.choice.backend->name()},
+                {"plugtrain.device", plan.device.str()},
+                {"plugtrain.world_size", std::to_string(plan.processes)},
+                {"plugtrain.run_folder", std::filesystem::absolute(outputs.run_folder).string()}};
+  facts.parents = logger_parents_from_environment();
+  return std::make_shared<PluginLoggers>(std::move(run.loggers), std::move(facts), outputs.log);
+}
+
+RunEnd run_end(const TrainSummary& summary) {
+  return summary.interrupted || summary.paused ? RunEnd::killed : RunEnd::finished;
+}
+
 }  // namespace
 
 RunResult run_experiment(const RunRequest& request, std::ostream& console) {
@@ -52,6 +74,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   std::unique_ptr<RunOutputs> outputs = prepare_outputs(run, plan, console);
   std::ostream& log = outputs->log;
   print_plan(plan, e, log);
+  outputs->loggers = start_loggers(run, plan, *outputs);  // a failure before finish() ends them as failed
   RunResult result;
   result.world_size = plan.processes;
   result.backend = plan.choice.backend->name();
@@ -87,6 +110,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   result.stages = stage_counts_between(stages_before, stage_counts());
   if (plan.writes_outputs() && !ended_before) write_summary(e, result, parameters, *outputs);
   if (ended_before) result.summary_file = outputs->run_folder / "summary.json";
+  if (outputs->loggers) outputs->loggers->finish(run_end(result.summary), run_artifacts(outputs->run_folder, outputs->checkpoints));
   return result;
 }
 

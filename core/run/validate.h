@@ -13,6 +13,7 @@
 #include "config/experiment_loader.h"
 #include "plugins/plugin_host.h"
 #include "run/run_data.h"
+#include "run/run_loggers.h"
 #include "run/run_request.h"
 #include "task/task_registry.h"
 
@@ -32,6 +33,8 @@ struct ValidatedRun {
   // The data set, read once by the first stage that needs it (run/run_data.h). Null only
   // where a caller builds a run by hand: the build then reads the data itself.
   std::shared_ptr<RunData> data;
+  // The loggers on (experiment.logging names them), made and waiting for the run's start.
+  std::vector<NamedLogger> loggers;
   // What the command asked beyond the experiment (run/run_request.h has each one's meaning).
   bool measure_again = false;                // select = "fastest": time the backends again
   std::int64_t stop_after_epoch = 0;         // a sweep rung's pause

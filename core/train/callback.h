@@ -1,5 +1,5 @@
 // The loop's extension point (Lightning's Callback): everything that watches or records a fit —
-// console lines, the progress bar, metrics.csv, TensorBoard, early stopping, checkpoints — is
+// console lines, the progress bar, metrics.csv, the loggers (TensorBoard, MLflow), early stopping, checkpoints — is
 // one Callback in core/train/callbacks/. Callbacks run in the order they were given.
 //
 // A callback with state a resumed run needs (early stopping's best, the checkpoint monitor's

@@ -1,8 +1,8 @@
 // A vendor's plugin in one file, as SDK 4 allows: a backend (the host CPU under the plugin's
 // name), a model, a data set and a task. Built against a released SDK's own headers
-// (tests/sdk_headers/4.0, or the test-only 4.1, first on the include path: sdk_module in
+// (tests/sdk_headers/4.0, or the test-only 4.2, first on the include path: sdk_module in
 // CMakeLists.txt), as an author's build really is; tests/plugins/sdk_rules_test.cpp loads it in today's
-// host and in tests/plugins/sdk41_host.cpp. The 4.1 build calls 4.1's appended Registrar::homepage and
+// host and in tests/plugins/sdk42_host.cpp. The 4.2 build calls 4.2's appended Registrar::homepage and
 // offers the extension "plugtrain.summary" on its model; both builds ask the host for the
 // extension "plugtrain.test.greeting", which today's host does not have.
 #include <cmath>
@@ -15,7 +15,7 @@
 #include "plugtrain/dataset.h"
 #include "plugtrain/model.h"
 #include "plugtrain/task.h"
-#if PLUGTRAIN_SDK_ABI_MINOR >= 1
+#if PLUGTRAIN_SDK_ABI_MINOR >= 2
 #include "plugtrain/summary.h"
 #endif
 
@@ -25,7 +25,7 @@ static_assert(PLUGTRAIN_SDK_ABI_MAJOR == 4 && PLUGTRAIN_SDK_ABI_MINOR == TEST_SD
 namespace {
 
 using namespace plugtrain;
-const std::string kName = TEST_PLUGIN_NAME;  // "sdk40vendor", "sdk41vendor"
+const std::string kName = TEST_PLUGIN_NAME;  // "sdk40vendor", "sdk42vendor"
 
 class VendorBackend final : public Backend {
  public:
@@ -54,7 +54,7 @@ class VendorBackend final : public Backend {
 
 // Flatten, then one linear layer to the outputs the task asks for.
 class VendorLinear final : public TensorModel
-#if PLUGTRAIN_SDK_ABI_MINOR >= 1
+#if PLUGTRAIN_SDK_ABI_MINOR >= 2
     ,
                            public SummaryExtension
 #endif
@@ -62,7 +62,7 @@ class VendorLinear final : public TensorModel
  public:
   VendorLinear(std::int64_t in, std::int64_t out) { fc_ = register_module("fc", torch::nn::Linear(in, out)); }
   torch::Tensor forward(torch::Tensor x) override { return fc_->forward(x.flatten(1)); }
-#if PLUGTRAIN_SDK_ABI_MINOR >= 1
+#if PLUGTRAIN_SDK_ABI_MINOR >= 2
   std::string summary() const override {
     return "one linear layer, " + std::to_string(fc_->weight.numel()) + " weights";
   }
@@ -140,7 +140,7 @@ void register_plugin(Registrar& host) {
     return std::make_unique<VendorTask>(data.classes());
   };
   add_task(host, task);
-#if PLUGTRAIN_SDK_ABI_MINOR >= 1
+#if PLUGTRAIN_SDK_ABI_MINOR >= 2
   host.homepage("https://example.com/" + kName);
 #endif
 }

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define PLUGTRAIN_SDK_ABI_MAJOR 4
-#define PLUGTRAIN_SDK_ABI_MINOR 0
+#define PLUGTRAIN_SDK_ABI_MINOR 1
 
 /* The one symbol the host looks up first, by this exact name (unchanged since SDK 1, so the
  * host can name the SDK an old plugin was built against). */
@@ -39,7 +39,8 @@ typedef enum plugtrain_plugin_kind {
   PLUGTRAIN_KIND_BACKEND = 1,
   PLUGTRAIN_KIND_MODELS = 2,
   PLUGTRAIN_KIND_DATASETS = 4,
-  PLUGTRAIN_KIND_TASKS = 8
+  PLUGTRAIN_KIND_TASKS = 8,
+  PLUGTRAIN_KIND_LOGGERS = 16 /* SDK 4.1 */
 } plugtrain_plugin_kind;
 
 typedef struct plugtrain_plugin_info {

@@ -5,6 +5,7 @@
 //     plugtrain::add_model(host, my_model_spec());            // model.h
 //     plugtrain::add_dataset(host, my_dataset_spec());        // dataset.h
 //     plugtrain::add_task(host, my_task_spec());              // task.h
+//     plugtrain::add_logger(host, my_logger_spec());          // logger.h (SDK 4.1)
 //   }
 //   PLUGTRAIN_PLUGIN(register_plugin, PLUGTRAIN_KIND_BACKEND | PLUGTRAIN_KIND_MODELS, "name", "1.0.0", "one line")
 //
@@ -28,6 +29,7 @@ class Backend;
 class ModelBuilder;
 class DatasetBuilder;
 class TaskBuilder;
+class LoggerBuilder;
 
 // Implemented by the host, handed to the plugin's registration. Calls are only ever appended.
 class Registrar {
@@ -43,6 +45,8 @@ class Registrar {
   // An extension the host offers, by name and version (docs/plugins.md lists them), or null
   // when this host has none: the plugin then does without.
   virtual void* host_extension(const char* name, std::uint32_t version) = 0;
+  // SDK 4.1: a logger by name (logger.h adds it from its spec in one call).
+  virtual LoggerBuilder& add_logger(const std::string& name) = 0;
 };
 
 // For extension(name, version) overrides: true when `name` is `wanted` at a version from 1 to

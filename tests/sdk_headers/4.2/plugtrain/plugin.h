@@ -28,6 +28,7 @@ class Backend;
 class ModelBuilder;
 class DatasetBuilder;
 class TaskBuilder;
+class LoggerBuilder;
 
 // Implemented by the host, handed to the plugin's registration. Calls are only ever appended.
 class Registrar {
@@ -43,7 +44,9 @@ class Registrar {
   // An extension the host offers, by name and version (docs/plugins.md lists them), or null
   // when this host has none: the plugin then does without.
   virtual void* host_extension(const char* name, std::uint32_t version) = 0;
-  // SDK 4.1 (test only): appended. Where a person reads more about the plugin.
+  // SDK 4.1: a logger by name (logger.h adds it from its spec in one call).
+  virtual LoggerBuilder& add_logger(const std::string& name) = 0;
+  // SDK 4.2 (test only): appended. Where a person reads more about the plugin.
   virtual void homepage(const std::string& url) = 0;
 };
 

@@ -1,9 +1,9 @@
-// A small host built against the test-only SDK 4.1 headers (tests/sdk_headers/4.1), which append
+// A small host built against the test-only SDK 4.2 headers (tests/sdk_headers/4.2), which append
 // Registrar::homepage and add the extension "plugtrain.summary". It loads each plugin file named
 // on its command line, checks the handshake as plugtrain's host does (major 4, minor at most
 // 1), registers the plugin, reads its data set, builds its model for that data, and takes one loss
 // of its task; one JSON line per plugin says what it saw. tests/plugins/sdk_rules_test.cpp runs it on the
-// 4.0 and 4.1 builds of tests/test_plugins/sdk4_vendor.cpp: the growth rule of docs/plugins.md.
+// 4.0 and 4.2 builds of tests/test_plugins/sdk4_vendor.cpp: the growth rule of docs/plugins.md.
 #include <iostream>
 #include <map>
 
@@ -55,17 +55,20 @@ struct Staged : ModelBuilder, DatasetBuilder, TaskBuilder {
   TaskFactory task;
 };
 
-class Host41 final : public Registrar {
+class Host42 final : public Registrar {
  public:
   void add_backend(std::unique_ptr<Backend> b) override { backend = std::move(b); }
   ModelBuilder& add_model(const std::string&) override { return staged; }
   DatasetBuilder& add_dataset(const std::string&) override { return staged; }
   TaskBuilder& add_task(const std::string&) override { return staged; }
   void* host_extension(const char* name, std::uint32_t version) override {
-    static const char greeting[] = "hello from the 4.1 host";
+    static const char greeting[] = "hello from the 4.2 host";
     return is_extension(name, version, "plugtrain.test.greeting", 1) ? const_cast<char*>(greeting) : nullptr;
   }
-  void homepage(const std::string& url) override { page = url; }  // 4.1's appended call
+  LoggerBuilder& add_logger(const std::string&) override {  // 4.1's: the vendor plugin registers none
+    throw std::logic_error("this test host takes no loggers");
+  }
+  void homepage(const std::string& url) override { page = url; }  // 4.2's appended call
   std::unique_ptr<Backend> backend;
   Staged staged;
   std::string page;
@@ -123,7 +126,7 @@ json load(const std::string& file) {
   out["sdk"] = std::to_string(info->sdk_abi_major) + "." + std::to_string(info->sdk_abi_minor);
   if (info->sdk_abi_major != PLUGTRAIN_SDK_ABI_MAJOR || info->sdk_abi_minor > PLUGTRAIN_SDK_ABI_MINOR)
     return out["refused"] = true, out;
-  Host41 host;
+  Host42 host;
   library.get_alias<void(Registrar&)>("plugtrain_register")(host);
   out["homepage"] = host.page;
   out["descriptions"] = host.staged.descriptions;

@@ -1,0 +1,134 @@
+#include "run/run_loggers.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include "checkpoint/checkpoint.h"
+#include "config/config_error.h"
+#include "config/suggest.h"
+#include "util/error.h"
+#include "util/text.h"
+
+namespace plugtrain {
+
+namespace {
+
+const char* const kDefaultLogger = "tensorboard";
+
+// A logger's table, or the key that named it: where a message about it points.
+std::string logger_location(const ExperimentFile& file, const std::string& name) {
+  if (file.table.at_path("logging." + name).node()) return key_location(file, "logging." + name);
+  return key_location(file, "logging.loggers");
+}
+
+// The names on, in order: the list, then each [logging.<name>] table, then MLFLOW_TRACKING_URI's mlflow.
+std::vector<std::string> loggers_on(const ExperimentFile& file, const Experiment& e, const PluginHost& host) {
+  std::vector<std::string> names;
+  const bool listed = file.table.at_path("logging.loggers").node() != nullptr;
+  for (const std::string& name : e.logging.loggers)
+    if (listed || name != kDefaultLogger || host.loggers().find(name))  // the default needs its plugin
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  if (const toml::table* logging = file.table["logging"].as_table())
+    for (auto&& [key, node] : *logging)
+      if (node.is_table() && std::find(names.begin(), names.end(), std::string(key.str())) == names.end())
+        names.emplace_back(key.str());
+  const char* uri = std::getenv("MLFLOW_TRACKING_URI");
+  const std::string env_uri = uri ? uri : "";
+  if ((env_uri.rfind("http://", 0) == 0 || env_uri.rfind("https://", 0) == 0) && host.loggers().find("mlflow") &&
+      std::find(names.begin(), names.end(), "mlflow") == names.end())
+    names.emplace_back("mlflow");
+  return names;
+}
+
+std::vector<std::string> registered_names(const PluginHost& host) {
+  std::vector<std::string> names;
+  for (const RegisteredLogger& l : host.loggers().all()) names.push_back(l.spec.name);
+  return names;
+}
+
+void flatten(const toml::table& table, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  for (auto&& [key, node] : table) {
+    const std::string path = prefix.empty() ? std::string(key.str()) : prefix + "/" + std::string(key.str());
+    if (const toml::table* inner = node.as_table()) {
+      flatten(*inner, path, out);
+      continue;
+    }
+    std::string text;
+    if (const auto* s = node.as_string())
+      text = s->get();
+    else {
+      std::ostringstream value;
+      node.visit([&](const auto& v) { value << toml::toml_formatter(v, toml::format_flags::none); });
+      text = value.str();
+    }
+    out.emplace_back(path, text);
+  }
+}
+
+}  // namespace
+
+std::vector<NamedLogger> resolve_loggers(const ExperimentFile& file, Experiment& e, const PluginHost& host) {
+  std::vector<NamedLogger> made;
+  const std::vector<std::string> names = loggers_on(file, e, host);
+  for (const std::string& name : names) {
+    const RegisteredLogger* entry = host.loggers().find(name);
+    if (!entry) {
+      const std::vector<std::string> known = registered_names(host);
+      throw ConfigError(logger_location(file, name) + ": unknown logger '" + name + "'" + did_you_mean(name, known) +
+                        "; the loggers are " + join(known, ", ", "none") + " (`plugtrain loggers`)");
+    }
+    Options options = resolve_table_options(file, "logging." + name, "logger '" + name + "'", entry->spec.options,
+                                            entry->rules, {});
+    std::shared_ptr<Logger> logger;
+    try {
+      logger = entry->spec.factory(options);
+    } catch (const std::exception& error) {
+      throw ConfigError(logger_location(file, name) + ": " + error.what());
+    }
+    if (!logger) throw ConfigError(logger_location(file, name) + ": logger '" + name + "' (plugin '" + entry->plugin + "') made no logger");
+    e.logging.options[name] = std::move(options);
+    made.push_back({name, std::move(logger)});
+  }
+  e.logging.loggers = names;
+  return made;
+}
+
+std::vector<std::pair<std::string, std::string>> flattened_params(const std::string& resolved_toml) {
+  std::vector<std::pair<std::string, std::string>> out;
+  flatten(toml::parse(resolved_toml), "", out);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::map<std::string, std::string> logger_parents_from_environment() {
+  std::map<std::string, std::string> parents;
+  const char* text = std::getenv(kLoggerParentsVariable);
+  if (!text || !*text) return parents;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw Error(std::string(kLoggerParentsVariable) + " is not a JSON object of logger states");
+  for (const auto& [name, state] : j.items())
+    if (state.is_string()) parents[name] = state.get<std::string>();
+  return parents;
+}
+
+std::vector<RunArtifact> run_artifacts(const std::filesystem::path& run_folder, const std::filesystem::path& checkpoints) {
+  std::vector<RunArtifact> files;
+  for (const char* name : {"summary.json", "metrics.csv", "experiment.toml", "classes.json", "confusion.csv"})
+    if (std::filesystem::is_regular_file(run_folder / name)) files.push_back({run_folder / name, name});
+  if (checkpoints.empty()) return files;
+  for (const char* name : {"best.ckpt", "last.ckpt"}) {
+    const std::filesystem::path checkpoint = checkpoints / name;
+    if (!std::filesystem::is_regular_file(checkpoint)) continue;
+    const std::filesystem::path weights = run_folder / "model.safetensors";
+    export_weights(checkpoint, weights, ExportFormat::safetensors, /*ema=*/false);
+    files.push_back({weights, "model.safetensors"});
+    break;
+  }
+  return files;
+}
+
+}  // namespace plugtrain

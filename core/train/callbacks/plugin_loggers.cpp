@@ -1,0 +1,174 @@
+#include "train/callbacks/plugin_loggers.h"
+
+#include <chrono>
+#include <ostream>
+
+#include "train/phase_timer.h"
+
+namespace plugtrain {
+
+namespace {
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// One record's figures, as LoggedFigures hands them over.
+class FiguresRecord final : public LoggedFigures {
+ public:
+  FiguresRecord(FiguresKind kind, std::int64_t step, std::int64_t epoch)
+      : kind_(kind), step_(step), epoch_(epoch), time_ms_(now_ms()) {}
+  void add(std::string key, double value) { values_.emplace_back(std::move(key), value); }
+  FiguresKind kind() const override { return kind_; }
+  std::int64_t step() const override { return step_; }
+  std::int64_t epoch() const override { return epoch_; }
+  std::int64_t time_ms() const override { return time_ms_; }
+  std::size_t size() const override { return values_.size(); }
+  std::string key(std::size_t i) const override { return values_.at(i).first; }
+  double value(std::size_t i) const override { return values_.at(i).second; }
+
+ private:
+  FiguresKind kind_;
+  std::int64_t step_, epoch_, time_ms_;
+  std::vector<std::pair<std::string, double>> values_;
+};
+
+void add_split(FiguresRecord& r, const char* split, const std::optional<double>& loss, const std::vector<MetricValue>& values) {
+  if (loss) r.add(std::string("epoch/") + split + "_loss", *loss);
+  for (const MetricValue& v : values) r.add(std::string("epoch/") + split + "_" + v.name, v.value);
+}
+
+}  // namespace
+
+// One logger, and the run as it sees it.
+struct PluginLoggers::Entry final : LoggedRun {
+  Entry(NamedLogger named, const LoggerRunFacts& facts, std::ostream& log, std::shared_ptr<std::mutex> lock)
+      : name(std::move(named.name)), logger(std::move(named.logger)), facts(facts), log(log), log_lock(std::move(lock)) {}
+
+  std::string folder() const override { return facts.folder.string(); }
+  std::string experiment() const override { return facts.experiment; }
+  std::string run_name() const override { return facts.run_name; }
+  std::size_t param_count() const override { return facts.params.size(); }
+  std::string param_key(std::size_t i) const override { return facts.params.at(i).first; }
+  std::string param_value(std::size_t i) const override { return facts.params.at(i).second; }
+  std::size_t tag_count() const override { return facts.tags.size(); }
+  std::string tag_key(std::size_t i) const override { return facts.tags.at(i).first; }
+  std::string tag_value(std::size_t i) const override { return facts.tags.at(i).second; }
+  std::string restored_state() const override { return restored; }
+  std::int64_t resumed_step() const override { return resumed_at; }
+  std::string parent_state() const override {
+    const auto p = facts.parents.find(name);
+    return p == facts.parents.end() ? "" : p->second;
+  }
+  bool resending() const override { return facts.resending; }
+  void say(const std::string& line) const override {
+    const std::lock_guard<std::mutex> hold(*log_lock);
+    log << line << "\n" << std::flush;
+  }
+
+  std::string name;
+  std::shared_ptr<Logger> logger;
+  const LoggerRunFacts& facts;
+  std::ostream& log;
+  std::shared_ptr<std::mutex> log_lock;
+  std::string restored;
+  std::int64_t resumed_at = 0;
+  bool on = true;
+};
+
+PluginLoggers::PluginLoggers(std::vector<NamedLogger> loggers, LoggerRunFacts facts, std::ostream& log)
+    : facts_(std::move(facts)), log_(log), log_lock_(std::make_shared<std::mutex>()) {
+  for (NamedLogger& l : loggers) entries_.push_back(std::make_unique<Entry>(std::move(l), facts_, log_, log_lock_));
+}
+
+PluginLoggers::~PluginLoggers() { finish(RunEnd::failed, {}); }
+
+template <class Call>
+void PluginLoggers::each(const char* what, Call call) {
+  for (auto& e : entries_) {
+    if (!e->on) continue;
+    try {
+      call(*e);
+    } catch (const std::exception& error) {
+      e->on = false;
+      e->say("logger '" + e->name + "' failed in " + what + ": " + error.what() + "; it is off for the rest of the run");
+    } catch (...) {
+      e->on = false;
+      e->say("logger '" + e->name + "' failed in " + what + " (not a std::exception); it is off for the rest of the run");
+    }
+  }
+}
+
+void PluginLoggers::start(std::int64_t resumed_step) {
+  started_ = true;
+  each("start", [&](Entry& e) {
+    e.resumed_at = resumed_step;
+    e.logger->start(e);
+  });
+}
+
+void PluginLoggers::log(const LoggedFigures& figures) {
+  each("log", [&](Entry& e) { e.logger->log(figures); });
+}
+
+void PluginLoggers::finish(RunEnd end, const std::vector<RunArtifact>& artifacts) {
+  if (finished_ || !started_) return;
+  finished_ = true;
+  for (const RunArtifact& a : artifacts)
+    each("artifact", [&](Entry& e) { e.logger->artifact(a.path.string(), a.name); });
+  each("finish", [&](Entry& e) { e.logger->finish(end); });
+}
+
+void PluginLoggers::save_state(StateSection& out) const {
+  for (const auto& e : entries_)
+    if (e->on) {
+      std::string state;
+      try {
+        state = e->logger->state();
+      } catch (const std::exception&) {  // a checkpoint is never lost to a logger
+      }
+      if (!state.empty()) out.put_text(e->name, state);
+    }
+}
+
+void PluginLoggers::load_state(const StateSection& in) {
+  for (auto& e : entries_)
+    if (in.has(e->name)) e->restored = in.text_at(e->name);
+}
+
+void PluginLoggersCallback::on_train_start(LoopState& state) {
+  loggers_->start(state.resumed_from.empty() ? 0 : state.step);
+}
+
+void PluginLoggersCallback::on_log_step(const LoopState& state, const StepFigures& f) {
+  FiguresRecord r(FiguresKind::step, state.step, state.epoch);
+  r.add("train/loss_step", f.loss);
+  r.add("train/lr", f.lr);
+  r.add("train/samples_per_second", f.samples_per_second);
+  loggers_->log(r);
+}
+
+void PluginLoggersCallback::on_epoch_end(LoopState& state, const EpochMetrics& m) {
+  FiguresRecord r(FiguresKind::epoch, state.step, m.epoch);
+  add_split(r, "train", m.train_loss, m.train);
+  add_split(r, "test", m.test_loss, m.test);
+  add_split(r, "val", m.val_loss, m.val);
+  r.add("epoch/lr", m.lr);
+  r.add("epoch/samples_per_second", m.samples_per_second);
+  r.add("epoch/seconds", m.seconds);
+  if (m.memory.process_used_bytes) r.add("epoch/memory_used_bytes", double(*m.memory.process_used_bytes));
+  if (m.memory.process_peak_bytes) r.add("epoch/memory_peak_bytes", double(*m.memory.process_peak_bytes));
+  if (m.phases.timed_steps > 0)
+    for (int p = 0; p < kPhases; ++p) r.add(std::string("phase/") + to_string(Phase(p)) + "_share", m.phases.share(Phase(p)));
+  loggers_->log(r);
+}
+
+// Only the test figures: the epoch's others went with its end.
+void PluginLoggersCallback::on_late_test(LoopState& state, const EpochMetrics& m) {
+  FiguresRecord r(FiguresKind::epoch, state.step, m.epoch);
+  add_split(r, "test", m.test_loss, m.test);
+  loggers_->log(r);
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,77 @@
+// The bundled MLflow plugin: registers the "mlflow" logger, switched on by an experiment's
+// [logging.mlflow] table. Its factory checks the options and touches no network.
+#include <cctype>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "plugtrain/logger.h"
+
+#include "mlflow_logger.h"
+
+namespace {
+
+using plugtrain::OptionRule;
+using plugtrain::OptionType;
+
+bool starts_with_scheme(const std::string& uri, const std::string& scheme) {
+  if (uri.size() <= scheme.size()) return false;  // a scheme and no host
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(uri[i])) != scheme[i]) return false;
+  }
+  return true;
+}
+
+// The tracking server: the option, else MLFLOW_TRACKING_URI (as MLflow's own clients do).
+std::string tracking_uri(const plugtrain::Options& options) {
+  static const std::string hint =
+      "plugtrain logs to an MLflow server (mlflow server --port 5000: uri = \"http://127.0.0.1:5000\")";
+  std::string uri = options.string("uri");
+  std::string named = "\"" + uri + "\"";
+  if (uri.empty()) {
+    const char* from_environment = std::getenv("MLFLOW_TRACKING_URI");
+    uri = from_environment != nullptr ? from_environment : "";
+    named = "MLFLOW_TRACKING_URI \"" + uri + "\"";
+  }
+  if (uri.empty()) throw std::invalid_argument("logging.mlflow.uri: not set, nor is MLFLOW_TRACKING_URI; " + hint);
+  if (!starts_with_scheme(uri, "http://") && !starts_with_scheme(uri, "https://")) {
+    throw std::invalid_argument("logging.mlflow.uri: " + named + " is not an http(s) URL; " + hint);
+  }
+  while (uri.back() == '/') uri.pop_back();
+  return uri;
+}
+
+std::unique_ptr<plugtrain::Logger> make_mlflow_logger(const plugtrain::Options& options) {
+  plugtrain::mlflow::MlflowOptions resolved;
+  resolved.uri = tracking_uri(options);
+  resolved.experiment = options.string("experiment");
+  resolved.run_name = options.string("run_name");
+  resolved.timeout_seconds = options.real("timeout_seconds");
+  resolved.flush_seconds = options.real("flush_seconds");
+  resolved.artifacts = options.boolean("artifacts");
+  return std::make_unique<plugtrain::mlflow::MlflowLogger>(std::move(resolved));
+}
+
+plugtrain::LoggerSpec mlflow_spec() {
+  return {"mlflow",
+          "a run's figures, params and files to an MLflow tracking server",
+          {{"uri", OptionType::string, std::string(),
+            "the tracking server, http(s)://host:port; \"\": the environment's MLFLOW_TRACKING_URI"},
+           {"experiment", OptionType::string, std::string(), "the MLflow experiment; \"\": the run's experiment name"},
+           {"run_name", OptionType::string, std::string(), "the MLflow run's name; \"\": the run's name"},
+           {"timeout_seconds", OptionType::real, 5.0, "one request's limit, connecting included"},
+           {"flush_seconds", OptionType::real, 10.0,
+            "how long the run's end waits for what is queued to be sent (the rest: plugtrain send-logs)"},
+           {"artifacts", OptionType::boolean, true, "upload the run's files (summary, metrics, exported weights)"}},
+          make_mlflow_logger};
+}
+
+void register_mlflow(plugtrain::Registrar& host) {
+  plugtrain::add_logger(host, mlflow_spec(),
+                        {OptionRule("timeout_seconds").above(0), OptionRule("flush_seconds").at_least(0)});
+}
+
+}  // namespace
+
+PLUGTRAIN_PLUGIN(register_mlflow, PLUGTRAIN_KIND_LOGGERS, "mlflow", "1.0.0", "logs runs to an MLflow tracking server")
