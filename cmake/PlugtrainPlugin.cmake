@@ -1,4 +1,4 @@
-# plugtrain_add_plugin(<target> [KIND backend|models|datasets|tasks] SOURCES ... [LINK ...] [OUTPUT_DIR dir]
+# plugtrain_add_plugin(<target> [KIND backend|models|datasets|tasks|loggers] SOURCES ... [LINK ...] [OUTPUT_DIR dir]
 #                      [COMPONENT name] [NO_INSTALL])
 #
 # The one way to build a plugin: in this tree, and in a plugin author's own project after
@@ -19,8 +19,8 @@ function(plugtrain_add_plugin target)
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "plugtrain_add_plugin(${target}): SOURCES is required")
   endif()
-  if(ARG_KIND AND NOT ARG_KIND MATCHES "^(backend|models|datasets|tasks)$")
-    message(FATAL_ERROR "plugtrain_add_plugin(${target}): KIND must be backend, models, datasets or tasks, got '${ARG_KIND}'")
+  if(ARG_KIND AND NOT ARG_KIND MATCHES "^(backend|models|datasets|tasks|loggers)$")
+    message(FATAL_ERROR "plugtrain_add_plugin(${target}): KIND must be backend, models, datasets, tasks or loggers, got '${ARG_KIND}'")
   endif()
   add_library(${target} MODULE ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE plugtrain::sdk ${ARG_LINK})

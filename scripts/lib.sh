@@ -13,6 +13,7 @@ PLUGTRAIN_VENV_MARKER=$PLUGTRAIN_VENV/.plugtrain-ready
 PLUGTRAIN_APT_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config binutils
   libboost-dev libtomlplusplus-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  libcurl4-openssl-dev  # the mlflow logger plugin's HTTP (plugins/mlflow)
   libgloo-dev  # declarations for c10d ProcessGroupGloo.hpp (the wheel lacks gloo headers)
   libgtest-dev libgmock-dev libbenchmark-dev
   libturbojpeg0-dev libspng-dev libarchive-dev  # JPEG/PNG (data/image_codec.cpp); CIFAR .tar.gz reading
@@ -59,6 +60,17 @@ install_test_packages() {
   { as_root apt-get update -qq &&
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
     log "could not install ${missing[*]}: the Slurm tests will skip"
+}
+
+# For the tests only: a real MLflow server (tests/support/mlflow_server.h) and its Python client,
+# which read back what the mlflow logger sent. 3.17.2: 3.18.0 is listed on PyPI before the
+# mlflow-skinny it needs, so an unpinned install fails to resolve.
+PLUGTRAIN_MLFLOW_VERSION=3.17.2
+install_test_python_tools() {
+  if ! "$PLUGTRAIN_VENV/bin/python" -c 'import mlflow.server, sqlalchemy' 2>/dev/null; then
+    log "installing mlflow==$PLUGTRAIN_MLFLOW_VERSION into $PLUGTRAIN_VENV (for the tests, ~850 MB)"
+    "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir "mlflow==$PLUGTRAIN_MLFLOW_VERSION"
+  fi
 }
 
 install_torch() {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A plugin author's path, end to end: install plugtrain to a prefix, build the four example
+# A plugin author's path, end to end: install plugtrain to a prefix, build the five example
 # plugins (installed under share/plugtrain/examples/plugins; every kind among them: backends,
-# a model and a data set in one plugin, a task) against it with find_package(plugtrain) (no
+# a model and a data set in one plugin, a task, a logger) against it with find_package(plugtrain) (no
 # source tree), train with them through --plugin-path (ddp over two "virtual" devices, a residual
 # MLP on the rings), install one into the prefix, then move the prefix and train again: nothing in
 # it points at the build.
@@ -27,7 +27,7 @@ launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 # Built from the sources the sdk component installs, as a plugin author starts.
 examples=$prefix/share/plugtrain/examples/plugins
-for example in virtual_devices tiny_models emulated_accelerator focal_loss; do
+for example in virtual_devices tiny_models emulated_accelerator focal_loss jsonl_logger; do
   cmake -S "$examples/$example" -B "$work/$example" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$prefix" "${launcher[@]}" >"$work/$example.log" 2>&1 || { cat "$work/$example.log"; fail "configure $example"; }
   cmake --build "$work/$example" >>"$work/$example.log" 2>&1 || { cat "$work/$example.log"; fail "build $example"; }
@@ -73,7 +73,15 @@ grep -Eq "^emulated +backend +[0-9.]+ +usable" emulated.txt && grep -q "emu:0  e
 (cd "$work/emulated_accelerator" && cpack -G TGZ >cpack-emulated.log 2>&1) || { cat "$work/emulated_accelerator/cpack-emulated.log"; fail "cpack (emulated)"; }
 tar tzf "$work/emulated_accelerator/plugtrain-backend-emulated-1.0.0-Linux.tar.gz" | grep -c "/lib/plugtrain/plugins/plugtrain_backend_emulated.so$" >/dev/null \
   || fail "the emulated accelerator's package lacks its plugin"
-PLUGTRAIN_VIRTUAL_DEVICES=2 "$prefix/bin/plugtrain" run exp.toml "${plugins[@]}" > run.txt 2>&1 || { cat run.txt; fail "training with the example plugins"; }
+# The logger plugin: listed with its option, and on for the run below through its [logging.jsonl] table.
+"$prefix/bin/plugtrain" loggers --plugin-path "$work/jsonl_logger" > loggers.txt 2>&1 || { cat loggers.txt; fail "loggers (jsonl_logger)"; }
+grep -q "^jsonl  (plugin jsonl_logger)" loggers.txt && grep -q "file : string = \"figures.jsonl\"" loggers.txt || { cat loggers.txt; fail "the example logger is not listed"; }
+PLUGTRAIN_VIRTUAL_DEVICES=2 "$prefix/bin/plugtrain" run exp.toml "${plugins[@]}" --plugin-path "$work/jsonl_logger" \
+  --set logging.jsonl.file='"figures.jsonl"' > run.txt 2>&1 || { cat run.txt; fail "training with the example plugins"; }
+# Rank 0 logged every epoch (5) and the end, with the files.
+figures=runs/examples/version_0/figures.jsonl
+[ "$(grep -c '"event":"epoch"' "$figures")" = 5 ] && grep -q '"event":"end","how":"finished"' "$figures" \
+  && grep -q '"name":"summary.json"' "$figures" || { cat run.txt "$figures"; fail "the example logger did not log the run"; }
 grep -q "backend: chose virtual" run.txt && grep -q "ddp: started 2 worker processes" run.txt && grep -q "model: residual_mlp (tiny)" run.txt \
   && grep -q "3 rings of 1200 points a split" run.txt \
   || { cat run.txt; fail "the run did not use the example plugins as asked"; }

@@ -31,7 +31,8 @@ void list_loggers(const std::vector<std::filesystem::path>& paths) {
 
 void add_loggers_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "loggers", "List every logger an experiment's [logging] can switch on (TensorBoard, MLflow, plugins'), with its options");
+      "loggers",
+      "List every logger an experiment's [logging] can switch on (TensorBoard, MLflow, plugins'), with its options");
   auto paths = std::make_shared<std::vector<std::filesystem::path>>();
   add_plugin_path_option(*cmd, *paths);
   cmd->callback([paths] { list_loggers(*paths); });
@@ -39,7 +40,8 @@ void add_loggers_command(CLI::App& app) {
 
 void add_send_logs_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "send-logs", "Send what a run's loggers kept because they could not send it while it ran (an MLflow server that was down)");
+      "send-logs",
+      "Send what a run's loggers kept because they could not send it while it ran (an MLflow server that was down)");
   auto run = std::make_shared<std::filesystem::path>();
   cmd->add_option("run", *run, "the run folder (runs/<name>/version_N)")->required()->check(CLI::ExistingDirectory);
   auto paths = std::make_shared<std::vector<std::filesystem::path>>();

@@ -21,9 +21,9 @@ const char* to_string(ConfigType t) {
 }
 
 const std::vector<std::string>& experiment_tables() {
-  static const std::vector<std::string> tables = {"experiment", "backend",        "plugins", "model", "task", "dataset",
-                                                  "data",       "optim",          "schedule", "train",
-                                                  "checkpoint", "early_stopping", "distributed", "logging", "sweep"};
+  static const std::vector<std::string> tables = {"experiment", "backend",        "plugins",     "model",    "task",
+                                                  "dataset",    "data",           "optim",       "schedule", "train",
+                                                  "checkpoint", "early_stopping", "distributed", "logging",  "sweep"};
   return tables;
 }
 
@@ -31,34 +31,46 @@ const std::vector<ConfigKey>& experiment_schema() {
   using namespace schema;
   using E = Experiment;
   static const std::vector<ConfigKey> schema = {
-      key("experiment.name", field(&E::experiment, &ExperimentConfig::name), "run name; outputs go to the folder output/name", folder_name()),
-      key("experiment.seed", field(&E::experiment, &ExperimentConfig::seed), "seed for weights, shuffling, augmentation and label noise"),
+      key("experiment.name", field(&E::experiment, &ExperimentConfig::name),
+          "run name; outputs go to the folder output/name", folder_name()),
+      key("experiment.seed", field(&E::experiment, &ExperimentConfig::seed),
+          "seed for weights, shuffling, augmentation and label noise"),
       resumable(key("experiment.output", field(&E::experiment, &ExperimentConfig::output), "folder for run outputs")),
 
-      resumable(name_or_auto_key("backend.name", field(&E::backend, &BackendConfig::name), "\"auto\" (best usable in `prefer` order) or a backend plugin name")),
-      resumable(choice_key<BackendSelect>("backend.select", field(&E::backend, &BackendConfig::select),
-                    "with name = \"auto\": priority (the first usable in prefer order) or fastest (a few timed steps "
-                    "on each usable backend; the choice is cached per machine and experiment, --no-cache measures "
-                    "again)")),
-      resumable(key("backend.prefer", field(&E::backend, &BackendConfig::prefer),
-          "automatic selection order among usable backends (empty: every loaded backend by the priority its plugin "
-          "declares)")),
-      resumable(key("backend.disable", field(&E::backend, &BackendConfig::disable), "backends never chosen (plugtrain run --no-gpu disables every one but the host CPU)")),
-      resumable(key("backend.force", field(&E::backend, &BackendConfig::force),
+      resumable(name_or_auto_key("backend.name", field(&E::backend, &BackendConfig::name),
+                                 "\"auto\" (best usable in `prefer` order) or a backend plugin name")),
+      resumable(choice_key<BackendSelect>(
+          "backend.select", field(&E::backend, &BackendConfig::select),
+          "with name = \"auto\": priority (the first usable in prefer order) or fastest (a few timed steps "
+          "on each usable backend; the choice is cached per machine and experiment, --no-cache measures "
+          "again)")),
+      resumable(
+          key("backend.prefer", field(&E::backend, &BackendConfig::prefer),
+              "automatic selection order among usable backends (empty: every loaded backend by the priority its plugin "
+              "declares)")),
+      resumable(key("backend.disable", field(&E::backend, &BackendConfig::disable),
+                    "backends never chosen (plugtrain run --no-gpu disables every one but the host CPU)")),
+      resumable(key(
+          "backend.force", field(&E::backend, &BackendConfig::force),
           "backends chosen automatically even where their plugin advises passing them over (the Apple GPU on M1/M2); "
           "force_<name> = true is the same")),
-      resumable(count_or_auto_key("backend.devices", field(&E::backend, &BackendConfig::devices),
-                        "devices to train on: N, or \"auto\" (every GPU; one on the CPU); N > 1 starts N processes "
-                        "(ddp) or N replicas (dp)")),
-      resumable(choice_or_auto_key<Strategy>("backend.strategy", field(&E::backend, &BackendConfig::strategy),
+      resumable(
+          count_or_auto_key("backend.devices", field(&E::backend, &BackendConfig::devices),
+                            "devices to train on: N, or \"auto\" (every GPU; one on the CPU); N > 1 starts N processes "
+                            "(ddp) or N replicas (dp)")),
+      resumable(choice_or_auto_key<Strategy>(
+          "backend.strategy", field(&E::backend, &BackendConfig::strategy),
           "auto (ddp for several devices, else single), single, dp (replicas in one process), ddp (one process per "
           "device)")),
 
-      resumable(key("plugins.paths", field(&E::plugins, &PluginsConfig::paths), "extra plugin files or folders, searched after --plugin-path")),
+      resumable(key("plugins.paths", field(&E::plugins, &PluginsConfig::paths),
+                    "extra plugin files or folders, searched after --plugin-path")),
 
-      key("model.name", field(&E::model, &ModelConfig::name), "architecture name (see `plugtrain models`); other [model] keys are its options"),
+      key("model.name", field(&E::model, &ModelConfig::name),
+          "architecture name (see `plugtrain models`); other [model] keys are its options"),
 
-      key("model.init", field(&E::model, &ModelConfig::init), "start from this Python state_dict file (torch.save(model.state_dict()))"),
+      key("model.init", field(&E::model, &ModelConfig::init),
+          "start from this Python state_dict file (torch.save(model.state_dict()))"),
 
       key("task.name", field(&E::task, &TaskConfig::name),
           "what is learnt and measured: classification (default), multilabel, regression, segmentation or sequence "
@@ -70,34 +82,39 @@ const std::vector<ConfigKey>& experiment_schema() {
           "options are the [dataset] table)"),
       resumable(key("data.path", field(&E::data, &DataConfig::path),
                     "the data set's folder (cifar10/100: also the official .tar.gz archive itself)")),
-      choice_key<CifarLabels>("data.label", field(&E::data, &DataConfig::label), "cifar100: fine (100 classes) or coarse (20 superclasses); the same as [dataset] label"),
+      choice_key<CifarLabels>("data.label", field(&E::data, &DataConfig::label),
+                              "cifar100: fine (100 classes) or coarse (20 superclasses); the same as [dataset] label"),
       key("data.image_size", field(&E::data, &DataConfig::image_size),
           "image-folder, tiny-imagenet: side of the square samples the images are resized to (0: 64)", at_least(0)),
-      resumable(choice_or_auto_key<ImageCache>("data.cache", field(&E::data, &DataConfig::cache),
-                    "image-folder, tiny-imagenet: keep decoded images in memory (memory), decode every epoch (none), "
-                    "or memory when they fit in half the free RAM (auto)")),
+      resumable(choice_or_auto_key<ImageCache>(
+          "data.cache", field(&E::data, &DataConfig::cache),
+          "image-folder, tiny-imagenet: keep decoded images in memory (memory), decode every epoch (none), "
+          "or memory when they fit in half the free RAM (auto)")),
       resumable(count_zero_or_auto_key("data.workers", field(&E::data, &DataConfig::workers),
                                        "loader threads that decode and augment (0: the training thread; \"auto\": "
                                        "the backend's choice; decoding a cache up front uses every core)")),
       resumable(boolean_or_auto_key(
-          "data.on_device",
-          field(&E::data, &DataConfig::on_device),
+          "data.on_device", field(&E::data, &DataConfig::on_device),
           "keep the data set on the training device as bytes and shuffle, gather, crop, flip and normalise there "
           "(no copy per step): true, false, or \"auto\" (an accelerator, images in memory, only random_crop and "
           "horizontal_flip, and a quarter of its free memory holds them)")),
       resumable(count_zero_or_auto_key("data.prefetch", field(&E::data, &DataConfig::prefetch),
                                        "batches prepared ahead of the one training (\"auto\": the backend's)")),
-      key("data.skip_bad", field(&E::data, &DataConfig::skip_bad), "skip images that cannot be decoded (and say how many) instead of stopping"),
-      choice_key<Normalize>("data.normalize", field(&E::data, &DataConfig::normalize),
+      key("data.skip_bad", field(&E::data, &DataConfig::skip_bad),
+          "skip images that cannot be decoded (and say how many) instead of stopping"),
+      choice_key<Normalize>(
+          "data.normalize", field(&E::data, &DataConfig::normalize),
           "dataset (per-channel mean and std of the training set, printed, and stored beside the run as "
           "normalization.json: a resume normalises with those) or none; data.mean and data.std set them explicitly"),
-      key("data.mean", field(&E::data, &DataConfig::mean), "explicit per-channel mean on the [0, 1] pixel scale (with data.std)"),
-      key("data.std", field(&E::data, &DataConfig::std), "explicit per-channel std on the [0, 1] pixel scale (with data.mean)"),
+      key("data.mean", field(&E::data, &DataConfig::mean),
+          "explicit per-channel mean on the [0, 1] pixel scale (with data.std)"),
+      key("data.std", field(&E::data, &DataConfig::std),
+          "explicit per-channel std on the [0, 1] pixel scale (with data.mean)"),
       count_or_auto_key("data.batch_size", field(&E::data, &DataConfig::batch_size),
                         "training batch size per device (per process), or \"auto\": the largest power of two whose "
                         "trial steps fit the device's memory"),
-      resumable(key("data.max_batch_size", field(&E::data, &DataConfig::max_batch_size), "\"auto\" batch: the largest size tried",
-                    greater_than(0))),
+      resumable(key("data.max_batch_size", field(&E::data, &DataConfig::max_batch_size),
+                    "\"auto\" batch: the largest size tried", greater_than(0))),
       resumable(key("data.min_batch_size", field(&E::data, &DataConfig::min_batch_size),
                     "the smallest batch an out-of-memory error may halve down to (and \"auto\" may choose)",
                     greater_than(0))),
@@ -106,32 +123,40 @@ const std::vector<ConfigKey>& experiment_schema() {
       key("data.global_batch_size", field(&E::data, &DataConfig::global_batch_size),
           "samples per optimizer step over all devices (0: batch_size x devices); sets the per-device batch",
           at_least(0)),
-      resumable(key("data.test_batch_size", field(&E::data, &DataConfig::test_batch_size), "evaluation batch size", greater_than(0))),
-      choice_list_key<Augmentation>("data.augmentation", augment_field(&AugmentConfig::order),
+      resumable(key("data.test_batch_size", field(&E::data, &DataConfig::test_batch_size), "evaluation batch size",
+                    greater_than(0))),
+      choice_list_key<Augmentation>(
+          "data.augmentation", augment_field(&AugmentConfig::order),
           "applied in this order: any of random_crop, horizontal_flip, random_resized_crop, rotation, translate, "
           "color_jitter, random_erasing"),
-      key("data.crop_padding", augment_field(&AugmentConfig::crop_padding), "random_crop: padding on each side, in pixels", at_least(0)),
-      choice_key<PaddingMode>("data.crop_padding_mode", augment_field(&AugmentConfig::crop_padding_mode), "random_crop: constant (black), reflect or edge"),
+      key("data.crop_padding", augment_field(&AugmentConfig::crop_padding),
+          "random_crop: padding on each side, in pixels", at_least(0)),
+      choice_key<PaddingMode>("data.crop_padding_mode", augment_field(&AugmentConfig::crop_padding_mode),
+                              "random_crop: constant (black), reflect or edge"),
       key("data.flip_p", augment_field(&AugmentConfig::flip_p), "horizontal_flip: probability", between(0, 1)),
-      key("data.resized_crop_scale", augment_field(&AugmentConfig::resized_crop_scale), "random_resized_crop: [lo, hi] share of the area",
-          ordered_pair(1e-6, 1)),
-      key("data.resized_crop_ratio", augment_field(&AugmentConfig::resized_crop_ratio), "random_resized_crop: [lo, hi] aspect ratio",
-          ordered_pair(1e-6, 1e6)),
-      key("data.rotation_degrees", augment_field(&AugmentConfig::rotation_degrees), "rotation: angle drawn from [-d, d]", between(0, 180)),
-      key("data.translate", augment_field(&AugmentConfig::translate), "translate: [x, y] largest shift as a share of the width and height",
-          ordered_pair(0, 1)),
-      key("data.jitter_brightness", augment_field(&AugmentConfig::jitter_brightness), "color_jitter: brightness factor in [1-b, 1+b]",
-          at_least(0)),
-      key("data.jitter_contrast", augment_field(&AugmentConfig::jitter_contrast), "color_jitter: contrast factor in [1-c, 1+c]", at_least(0)),
-      key("data.jitter_saturation", augment_field(&AugmentConfig::jitter_saturation), "color_jitter: saturation factor in [1-s, 1+s]",
-          at_least(0)),
+      key("data.resized_crop_scale", augment_field(&AugmentConfig::resized_crop_scale),
+          "random_resized_crop: [lo, hi] share of the area", ordered_pair(1e-6, 1)),
+      key("data.resized_crop_ratio", augment_field(&AugmentConfig::resized_crop_ratio),
+          "random_resized_crop: [lo, hi] aspect ratio", ordered_pair(1e-6, 1e6)),
+      key("data.rotation_degrees", augment_field(&AugmentConfig::rotation_degrees),
+          "rotation: angle drawn from [-d, d]", between(0, 180)),
+      key("data.translate", augment_field(&AugmentConfig::translate),
+          "translate: [x, y] largest shift as a share of the width and height", ordered_pair(0, 1)),
+      key("data.jitter_brightness", augment_field(&AugmentConfig::jitter_brightness),
+          "color_jitter: brightness factor in [1-b, 1+b]", at_least(0)),
+      key("data.jitter_contrast", augment_field(&AugmentConfig::jitter_contrast),
+          "color_jitter: contrast factor in [1-c, 1+c]", at_least(0)),
+      key("data.jitter_saturation", augment_field(&AugmentConfig::jitter_saturation),
+          "color_jitter: saturation factor in [1-s, 1+s]", at_least(0)),
       key("data.erasing_p", augment_field(&AugmentConfig::erasing_p), "random_erasing: probability", between(0, 1)),
-      key("data.erasing_scale", augment_field(&AugmentConfig::erasing_scale), "random_erasing: [lo, hi] share of the area",
-          ordered_pair(1e-6, 0.999)),
-      key("data.erasing_ratio", augment_field(&AugmentConfig::erasing_ratio), "random_erasing: [lo, hi] aspect ratio", ordered_pair(1e-6, 1e6)),
-      key("data.label_noise", field(&E::data, &DataConfig::label_noise), "fraction of training labels replaced at random (seeded)",
-          between(0, 1)),
-      key("data.train_subset", field(&E::data, &DataConfig::train_subset), "use only the first N training samples (0: all)", at_least(0)),
+      key("data.erasing_scale", augment_field(&AugmentConfig::erasing_scale),
+          "random_erasing: [lo, hi] share of the area", ordered_pair(1e-6, 0.999)),
+      key("data.erasing_ratio", augment_field(&AugmentConfig::erasing_ratio), "random_erasing: [lo, hi] aspect ratio",
+          ordered_pair(1e-6, 1e6)),
+      key("data.label_noise", field(&E::data, &DataConfig::label_noise),
+          "fraction of training labels replaced at random (seeded)", between(0, 1)),
+      key("data.train_subset", field(&E::data, &DataConfig::train_subset),
+          "use only the first N training samples (0: all)", at_least(0)),
       key("data.val_fraction", field(&E::data, &DataConfig::val_fraction),
           "share of the training set held out as the validation split (seeded by experiment.seed; the same on "
           "every rank and on resume): monitors, early stopping, best checkpoints and sweeps then choose by val_ "
@@ -139,107 +164,138 @@ const std::vector<ConfigKey>& experiment_schema() {
           "unless the data set has its own (tiny-imagenet's val): without a validation split the test set is "
           "evaluated every epoch and monitored",
           at_least_below(0, 1)),
-      resumable(key("data.test_subset", field(&E::data, &DataConfig::test_subset), "use only the first N test samples (0: all); a validation split is never cut", at_least(0))),
-      key("data.synthetic_shape", field(&E::data, &DataConfig::synthetic_shape), "synthetic: sample shape [C, H, W]; the same as [dataset] shape", all_positive()),
-      key("data.synthetic_classes", field(&E::data, &DataConfig::synthetic_classes), "synthetic: number of classes; the same as [dataset] classes", at_least(2)),
-      key("data.synthetic_train_size", field(&E::data, &DataConfig::synthetic_train_size), "synthetic: training samples; the same as [dataset] train_size", greater_than(0)),
-      key("data.synthetic_test_size", field(&E::data, &DataConfig::synthetic_test_size), "synthetic: test samples; the same as [dataset] test_size", greater_than(0)),
+      resumable(key("data.test_subset", field(&E::data, &DataConfig::test_subset),
+                    "use only the first N test samples (0: all); a validation split is never cut", at_least(0))),
+      key("data.synthetic_shape", field(&E::data, &DataConfig::synthetic_shape),
+          "synthetic: sample shape [C, H, W]; the same as [dataset] shape", all_positive()),
+      key("data.synthetic_classes", field(&E::data, &DataConfig::synthetic_classes),
+          "synthetic: number of classes; the same as [dataset] classes", at_least(2)),
+      key("data.synthetic_train_size", field(&E::data, &DataConfig::synthetic_train_size),
+          "synthetic: training samples; the same as [dataset] train_size", greater_than(0)),
+      key("data.synthetic_test_size", field(&E::data, &DataConfig::synthetic_test_size),
+          "synthetic: test samples; the same as [dataset] test_size", greater_than(0)),
       key("data.mixup_alpha", field(&E::data, &DataConfig::mixup_alpha),
           "mixup (timm's): blend each training batch with itself reversed, lam ~ Beta(alpha, alpha), targets mixed "
           "the same way (classification only); 0: off",
           at_least(0)),
       key("data.cutmix_alpha", field(&E::data, &DataConfig::cutmix_alpha),
-          "CutMix (timm's): paste a box of the reversed batch, lam ~ Beta(alpha, alpha) corrected to the box's area; 0: off",
+          "CutMix (timm's): paste a box of the reversed batch, lam ~ Beta(alpha, alpha) corrected to the box's area; "
+          "0: off",
           at_least(0)),
-      key("data.mixup_prob", field(&E::data, &DataConfig::mixup_prob), "share of training batches mixed (mixup or CutMix)",
-          between(0, 1)),
+      key("data.mixup_prob", field(&E::data, &DataConfig::mixup_prob),
+          "share of training batches mixed (mixup or CutMix)", between(0, 1)),
       key("data.mixup_switch_prob", field(&E::data, &DataConfig::mixup_switch_prob),
           "with both mixup_alpha and cutmix_alpha: share of mixed batches that use CutMix", between(0, 1)),
 
-      choice_key<OptimizerName>("optim.name", field(&E::optim, &OptimConfig::name), "sgd, adam, adamw, rmsprop or lion"),
-      resumable(choice_or_auto_key<OptimizerImpl>("optim.impl", field(&E::optim, &OptimConfig::impl),
-                    "how the optimizer steps: fused (one ATen kernel per step for all parameters: sgd, adam, "
-                    "adamw), foreach (a few multi-tensor kernels: every optimizer), loop (the same operations one "
-                    "parameter at a time, as torch::optim's loop), or auto (fused where the device has the kernel, else foreach); the same state, so a "
-                    "checkpoint resumes with any of them")),
+      choice_key<OptimizerName>("optim.name", field(&E::optim, &OptimConfig::name),
+                                "sgd, adam, adamw, rmsprop or lion"),
+      resumable(choice_or_auto_key<OptimizerImpl>(
+          "optim.impl", field(&E::optim, &OptimConfig::impl),
+          "how the optimizer steps: fused (one ATen kernel per step for all parameters: sgd, adam, "
+          "adamw), foreach (a few multi-tensor kernels: every optimizer), loop (the same operations one "
+          "parameter at a time, as torch::optim's loop), or auto (fused where the device has the kernel, else "
+          "foreach); the same state, so a "
+          "checkpoint resumes with any of them")),
       key("optim.lr", field(&E::optim, &OptimConfig::lr), "learning rate", greater_than(0)),
       key("optim.momentum", field(&E::optim, &OptimConfig::momentum), "sgd, rmsprop: momentum", between(0, 1)),
       key("optim.nesterov", field(&E::optim, &OptimConfig::nesterov), "sgd: Nesterov momentum (needs momentum > 0)"),
-      key("optim.weight_decay", field(&E::optim, &OptimConfig::weight_decay), "weight decay (decoupled for adamw and lion)", at_least(0)),
-      choice_key<DecayScope>("optim.decay", field(&E::optim, &OptimConfig::decay),
+      key("optim.weight_decay", field(&E::optim, &OptimConfig::weight_decay),
+          "weight decay (decoupled for adamw and lion)", at_least(0)),
+      choice_key<DecayScope>(
+          "optim.decay", field(&E::optim, &OptimConfig::decay),
           "which parameters weight_decay applies to: all, or matrices (those of two or more dimensions: no biases "
           "and no norm scales, as nanoGPT and timm do)"),
-      key("optim.betas", field(&E::optim, &OptimConfig::betas), "adam, adamw, lion: [beta1, beta2] (default [0.9, 0.999]; lion [0.9, 0.99])",
-          betas_check()),
+      key("optim.betas", field(&E::optim, &OptimConfig::betas),
+          "adam, adamw, lion: [beta1, beta2] (default [0.9, 0.999]; lion [0.9, 0.99])", betas_check()),
       key("optim.eps", field(&E::optim, &OptimConfig::eps), "adam, adamw, rmsprop: epsilon", greater_than(0)),
       key("optim.alpha", field(&E::optim, &OptimConfig::alpha), "rmsprop: smoothing constant", between(0, 1)),
-      choice_key<LrScaling>("optim.lr_scaling", field(&E::optim, &OptimConfig::lr_scaling),
+      choice_key<LrScaling>(
+          "optim.lr_scaling", field(&E::optim, &OptimConfig::lr_scaling),
           "when the global batch differs from the batch optim.lr is meant for: none, linear (lr x k) or sqrt "
           "(lr x sqrt(k)), k = global batch / optim.lr_batch_size (default data.batch_size)"),
       key("optim.lr_batch_size", field(&E::optim, &OptimConfig::lr_batch_size),
           "the batch optim.lr is meant for, the k = 1 of lr_scaling (0: data.batch_size; needed with \"auto\")",
           at_least(0)),
 
-      choice_key<ScheduleName>("schedule.name", field(&E::schedule, &ScheduleConfig::name), "none, step, multistep, cosine (to min_lr), linear (to min_lr) or onecycle "
+      choice_key<ScheduleName>(
+          "schedule.name", field(&E::schedule, &ScheduleConfig::name),
+          "none, step, multistep, cosine (to min_lr), linear (to min_lr) or onecycle "
           "(PyTorch's OneCycleLR: up from lr / div_factor to lr over pct_start of the steps, then down to that / "
           "final_div_factor); every one is applied per optimizer step"),
-      key("schedule.step_size", field(&E::schedule, &ScheduleConfig::step_size), "step: epochs between decays", greater_than(0)),
-      key("schedule.gamma", field(&E::schedule, &ScheduleConfig::gamma), "step, multistep: decay factor", greater_than(0)),
-      key("schedule.milestones", field(&E::schedule, &ScheduleConfig::milestones), "multistep: epochs at which lr is multiplied by gamma",
-          all_positive()),
-      key("schedule.warmup_epochs", field(&E::schedule, &ScheduleConfig::warmup_epochs), "linear warm-up from 0 over this many epochs", at_least(0)),
+      key("schedule.step_size", field(&E::schedule, &ScheduleConfig::step_size), "step: epochs between decays",
+          greater_than(0)),
+      key("schedule.gamma", field(&E::schedule, &ScheduleConfig::gamma), "step, multistep: decay factor",
+          greater_than(0)),
+      key("schedule.milestones", field(&E::schedule, &ScheduleConfig::milestones),
+          "multistep: epochs at which lr is multiplied by gamma", all_positive()),
+      key("schedule.warmup_epochs", field(&E::schedule, &ScheduleConfig::warmup_epochs),
+          "linear warm-up from 0 over this many epochs", at_least(0)),
       key("schedule.warmup_steps", field(&E::schedule, &ScheduleConfig::warmup_steps),
           "linear warm-up from 0 over this many optimizer steps (instead of warmup_epochs)", at_least(0)),
-      key("schedule.min_lr", field(&E::schedule, &ScheduleConfig::min_lr), "cosine, linear: final learning rate", at_least(0)),
-      key("schedule.pct_start", field(&E::schedule, &ScheduleConfig::pct_start), "onecycle: share of the steps spent rising to lr",
-          between(0.01, 0.99)),
-      key("schedule.div_factor", field(&E::schedule, &ScheduleConfig::div_factor), "onecycle: the first lr is lr / div_factor",
-          at_least(1)),
+      key("schedule.min_lr", field(&E::schedule, &ScheduleConfig::min_lr), "cosine, linear: final learning rate",
+          at_least(0)),
+      key("schedule.pct_start", field(&E::schedule, &ScheduleConfig::pct_start),
+          "onecycle: share of the steps spent rising to lr", between(0.01, 0.99)),
+      key("schedule.div_factor", field(&E::schedule, &ScheduleConfig::div_factor),
+          "onecycle: the first lr is lr / div_factor", at_least(1)),
       key("schedule.final_div_factor", field(&E::schedule, &ScheduleConfig::final_div_factor),
           "onecycle: the last lr is the first / final_div_factor", at_least(1)),
 
-      resumable(key("checkpoint.folder", field(&E::checkpoint, &CheckpointConfig::folder), "where checkpoints go (empty: the run folder's checkpoints/)")),
+      resumable(key("checkpoint.folder", field(&E::checkpoint, &CheckpointConfig::folder),
+                    "where checkpoints go (empty: the run folder's checkpoints/)")),
       resumable(choice_key<CheckpointSave>("checkpoint.save", field(&E::checkpoint, &CheckpointConfig::save),
-          "none; last (every epoch, last.ckpt); best (best.ckpt by monitor, plus last.ckpt); every (epoch-N.ckpt every N epochs, plus last.ckpt)")),
-      resumable(key("checkpoint.every_n_epochs", field(&E::checkpoint, &CheckpointConfig::every_n_epochs), "with save = \"every\": epochs between checkpoints", greater_than(0))),
-      resumable(name_or_auto_key("checkpoint.monitor", field(&E::checkpoint, &CheckpointConfig::monitor),
+                                           "none; last (every epoch, last.ckpt); best (best.ckpt by monitor, plus "
+                                           "last.ckpt); every (epoch-N.ckpt every N epochs, plus last.ckpt)")),
+      resumable(key("checkpoint.every_n_epochs", field(&E::checkpoint, &CheckpointConfig::every_n_epochs),
+                    "with save = \"every\": epochs between checkpoints", greater_than(0))),
+      resumable(name_or_auto_key(
+          "checkpoint.monitor", field(&E::checkpoint, &CheckpointConfig::monitor),
           "metric for save = \"best\": train_loss, test_loss, or train_/test_ and one of the task's metrics (auto: "
           "test_ and the task's headline metric, test_accuracy for classification)")),
-      resumable(choice_or_auto_key<Direction>("checkpoint.mode", field(&E::checkpoint, &CheckpointConfig::mode), "auto (the metric's own direction: max for accuracy, min for a loss or an error rate), max or min")),
-      resumable(key("checkpoint.keep_last", field(&E::checkpoint, &CheckpointConfig::keep_last), "with save = \"every\": keep the newest K epoch files (0: all)",
-          at_least(0))),
+      resumable(choice_or_auto_key<Direction>(
+          "checkpoint.mode", field(&E::checkpoint, &CheckpointConfig::mode),
+          "auto (the metric's own direction: max for accuracy, min for a loss or an error rate), max or min")),
+      resumable(key("checkpoint.keep_last", field(&E::checkpoint, &CheckpointConfig::keep_last),
+                    "with save = \"every\": keep the newest K epoch files (0: all)", at_least(0))),
 
       resumable(name_or_auto_key("early_stopping.monitor", field(&E::early_stopping, &EarlyStoppingConfig::monitor),
-          "metric watched for early stopping, as checkpoint.monitor")),
-      resumable(choice_or_auto_key<Direction>("early_stopping.mode", field(&E::early_stopping, &EarlyStoppingConfig::mode), "auto (the metric's own direction), max or min")),
+                                 "metric watched for early stopping, as checkpoint.monitor")),
+      resumable(choice_or_auto_key<Direction>("early_stopping.mode",
+                                              field(&E::early_stopping, &EarlyStoppingConfig::mode),
+                                              "auto (the metric's own direction), max or min")),
       resumable(key("early_stopping.patience", field(&E::early_stopping, &EarlyStoppingConfig::patience),
-          "stop after this many evaluated epochs without improvement (0: off)", at_least(0))),
-      resumable(key("early_stopping.min_delta", field(&E::early_stopping, &EarlyStoppingConfig::min_delta), "smallest change that counts as improvement",
-          at_least(0))),
+                    "stop after this many evaluated epochs without improvement (0: off)", at_least(0))),
+      resumable(key("early_stopping.min_delta", field(&E::early_stopping, &EarlyStoppingConfig::min_delta),
+                    "smallest change that counts as improvement", at_least(0))),
 
-      resumable(key("distributed.timeout", field(&E::distributed, &DistributedConfig::timeout),
-          "seconds the ranks wait for each other (rendezvous, each collective) before naming the missing rank and "
-          "stopping",
-          greater_than(0))),
-      resumable(key("distributed.bucket_mb", field(&E::distributed, &DistributedConfig::bucket_mb), "ddp: gradient bucket size in MiB (all-reduced as backward fills it)",
-          greater_than(0))),
+      resumable(
+          key("distributed.timeout", field(&E::distributed, &DistributedConfig::timeout),
+              "seconds the ranks wait for each other (rendezvous, each collective) before naming the missing rank and "
+              "stopping",
+              greater_than(0))),
+      resumable(key("distributed.bucket_mb", field(&E::distributed, &DistributedConfig::bucket_mb),
+                    "ddp: gradient bucket size in MiB (all-reduced as backward fills it)", greater_than(0))),
 
       resumable(key("train.epochs", field(&E::train, &TrainConfig::epochs), "number of epochs", greater_than(0))),
-      key("train.max_steps", field(&E::train, &TrainConfig::max_steps), "stop after this many optimizer steps (0: no limit)", at_least(0)),
+      key("train.max_steps", field(&E::train, &TrainConfig::max_steps),
+          "stop after this many optimizer steps (0: no limit)", at_least(0)),
       key("train.steps_per_epoch", field(&E::train, &TrainConfig::steps_per_epoch),
           "batches an epoch takes from its shuffle of the training data (0: all of it); an epoch is then an "
-          "evaluation interval, as Lightning's limit_train_batches (a language model's windows: nanoGPT's eval_interval)",
+          "evaluation interval, as Lightning's limit_train_batches (a language model's windows: nanoGPT's "
+          "eval_interval)",
           at_least(0)),
-      resumable(key("train.log_interval", field(&E::train, &TrainConfig::log_interval), "print step loss and throughput every N steps (0: never)",
-          at_least(0))),
+      resumable(key("train.log_interval", field(&E::train, &TrainConfig::log_interval),
+                    "print step loss and throughput every N steps (0: never)", at_least(0))),
       resumable(key("train.eval_every", field(&E::train, &TrainConfig::eval_every),
-          "evaluate every N epochs (the last always): the validation split where data.val_fraction sets one "
-          "or the data set has its own, else the test set",
-          greater_than(0))),
-      resumable(key("train.test_every", field(&E::train, &TrainConfig::test_every),
-          "with a validation split: evaluate the test set every N epochs as well (0: once, after the last epoch)",
-          at_least(0))),
-      key("train.grad_clip", field(&E::train, &TrainConfig::grad_clip), "clip the gradient norm to this value (0: off)", at_least(0)),
+                    "evaluate every N epochs (the last always): the validation split where data.val_fraction sets one "
+                    "or the data set has its own, else the test set",
+                    greater_than(0))),
+      resumable(
+          key("train.test_every", field(&E::train, &TrainConfig::test_every),
+              "with a validation split: evaluate the test set every N epochs as well (0: once, after the last epoch)",
+              at_least(0))),
+      key("train.grad_clip", field(&E::train, &TrainConfig::grad_clip), "clip the gradient norm to this value (0: off)",
+          at_least(0)),
       key("train.accumulate_steps", field(&E::train, &TrainConfig::accumulate_steps),
           "micro-batches of data.batch_size per optimizer step (gradient accumulation): the effective batch is "
           "their product times the devices; ddp averages the gradients only in the last micro-batch; clipping and "
@@ -257,21 +313,25 @@ const std::vector<ConfigKey>& experiment_schema() {
           at_least(0)),
       key("train.swa_lr", field(&E::train, &TrainConfig::swa_lr),
           "SWA: the constant learning rate from train.swa_start on (0: the schedule's)", at_least(0)),
-      resumable(key("train.ema_evaluate", field(&E::train, &TrainConfig::ema_evaluate),
-          "EMA: evaluate (and so monitor, stop early and keep the best checkpoint) with the averaged weights")),
-      resumable(key("train.threads", field(&E::train, &TrainConfig::threads), "LibTorch intra-op threads (0: LibTorch's default)", at_least(0))),
-      resumable(choice_key<OnNonfinite>("train.on_nonfinite", field(&E::train, &TrainConfig::on_nonfinite),
-                    "a loss (or gradient) that is nan or inf: stop (with the step and the last good checkpoint) or "
-                    "skip_step (that batch changes nothing); fp16 always skips as its loss scaling does")),
+      resumable(
+          key("train.ema_evaluate", field(&E::train, &TrainConfig::ema_evaluate),
+              "EMA: evaluate (and so monitor, stop early and keep the best checkpoint) with the averaged weights")),
+      resumable(key("train.threads", field(&E::train, &TrainConfig::threads),
+                    "LibTorch intra-op threads (0: LibTorch's default)", at_least(0))),
+      resumable(choice_key<OnNonfinite>(
+          "train.on_nonfinite", field(&E::train, &TrainConfig::on_nonfinite),
+          "a loss (or gradient) that is nan or inf: stop (with the step and the last good checkpoint) or "
+          "skip_step (that batch changes nothing); fp16 always skips as its loss scaling does")),
       resumable(key("train.phase_timing", field(&E::train, &TrainConfig::phase_timing),
                     "time the phases of the training steps (data, copy, fwd, bwd, opt, other) and show their "
                     "shares each epoch")),
       resumable(key("train.profile", field(&E::train, &TrainConfig::profile),
                     "record train.profile_steps steps with LibTorch's profiler (Kineto) after train.profile_warmup: a "
                     "Chrome trace in <run folder>/profile/trace.json and the top operators (also --profile)")),
-      resumable(key("train.profile_steps", field(&E::train, &TrainConfig::profile_steps), "steps the profiler records (also --profile-steps)",
-                    greater_than(0))),
-      resumable(key("train.profile_warmup", field(&E::train, &TrainConfig::profile_warmup), "steps before the profiler starts", at_least(0))),
+      resumable(key("train.profile_steps", field(&E::train, &TrainConfig::profile_steps),
+                    "steps the profiler records (also --profile-steps)", greater_than(0))),
+      resumable(key("train.profile_warmup", field(&E::train, &TrainConfig::profile_warmup),
+                    "steps before the profiler starts", at_least(0))),
       resumable(boolean_or_default_key("train.tf32", field(&E::train, &TrainConfig::tf32),
                                        "NVIDIA GPUs: float32 matrix products and convolutions in TF32: true, false, or "
                                        "\"default\" (PyTorch's: convolutions yes, matrix products no)")),
@@ -283,21 +343,22 @@ const std::vector<ConfigKey>& experiment_schema() {
       resumable(key("train.keep_host_memory", field(&E::train, &TrainConfig::keep_host_memory),
                     "training on the host CPU: keep freed memory in the heap for the next step instead of glibc "
                     "unmapping it and the kernel zeroing it again (false: glibc's own behaviour)")),
-      resumable(choice_or_auto_key<MemoryFormatChoice>("train.memory_format", field(&E::train, &TrainConfig::memory_format),
-                    "convolutional models and their batches: channels_last, contiguous, or auto (channels_last for "
-                    "a model with 2-d convolutions)")),
+      resumable(choice_or_auto_key<MemoryFormatChoice>(
+          "train.memory_format", field(&E::train, &TrainConfig::memory_format),
+          "convolutional models and their batches: channels_last, contiguous, or auto (channels_last for "
+          "a model with 2-d convolutions)")),
       resumable(boolean_or_auto_key(
-          "train.graphs",
-          field(&E::train, &TrainConfig::graphs),
+          "train.graphs", field(&E::train, &TrainConfig::graphs),
           "record each full training step once as a device graph and replay it: true, false, or "
           "\"auto\" (where the backend records graphs and the run allows it; the log says why not)")),
       choice_key<PrecisionMode>("train.precision", field(&E::train, &TrainConfig::precision),
-          "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)"),
+                                "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)"),
 
-      resumable(key("logging.loggers", field(&E::logging, &LoggingConfig::loggers),
-          "loggers on without options (`plugtrain loggers`); a [logging.<name>] table switches that logger on with "
-          "its options, MLFLOW_TRACKING_URI switches on mlflow; [] and no table: none (metrics.csv is always "
-          "written)")),
+      resumable(
+          key("logging.loggers", field(&E::logging, &LoggingConfig::loggers),
+              "loggers on without options (`plugtrain loggers`); a [logging.<name>] table switches that logger on with "
+              "its options, MLFLOW_TRACKING_URI switches on mlflow; [] and no table: none (metrics.csv is always "
+              "written)")),
   };
   return schema;
 }

@@ -96,7 +96,8 @@ std::string plugins_table(PluginHost& host) {
       const std::string& plugin = record.handshake.name;
       if (record.has_kind(PLUGTRAIN_KIND_DATASETS))
         out << "      data sets " << join(names_from(host.datasets(), plugin), ", ", "(none)") << "\n";
-      if (record.has_kind(PLUGTRAIN_KIND_TASKS)) out << "      tasks " << join(names_from(host.tasks(), plugin), ", ", "(none)") << "\n";
+      if (record.has_kind(PLUGTRAIN_KIND_TASKS))
+        out << "      tasks " << join(names_from(host.tasks(), plugin), ", ", "(none)") << "\n";
       if (record.has_kind(PLUGTRAIN_KIND_LOGGERS))
         out << "      loggers " << join(names_from(host.loggers(), plugin), ", ", "(none)") << "\n";
     }
@@ -154,12 +155,14 @@ nlohmann::json plugins_json(PluginHost& host) {
       }
     }
     const std::string& plugin = record.handshake.name;
-    if (record.has_kind(PLUGTRAIN_KIND_MODELS) && record.status == PluginStatus::loaded) p["models"] = names_from(host.models(), plugin);
+    if (record.has_kind(PLUGTRAIN_KIND_MODELS) && record.status == PluginStatus::loaded)
+      p["models"] = names_from(host.models(), plugin);
     if (record.status == PluginStatus::loaded && record.has_kind(PLUGTRAIN_KIND_MODELS | PLUGTRAIN_KIND_DATASETS | PLUGTRAIN_KIND_TASKS)) {
       p["datasets"] = names_from(host.datasets(), plugin);
       p["tasks"] = names_from(host.tasks(), plugin);
     }
-    if (record.status == PluginStatus::loaded && record.has_kind(PLUGTRAIN_KIND_LOGGERS)) p["loggers"] = names_from(host.loggers(), plugin);
+    if (record.status == PluginStatus::loaded && record.has_kind(PLUGTRAIN_KIND_LOGGERS))
+      p["loggers"] = names_from(host.loggers(), plugin);
     j["plugins"].push_back(p);
   }
   return j;

@@ -16,10 +16,8 @@ struct PluginKind {
 };
 
 inline constexpr PluginKind kPluginKinds[] = {
-    {PLUGTRAIN_KIND_BACKEND, "backend", "a backend"},
-    {PLUGTRAIN_KIND_MODELS, "models", "a model"},
-    {PLUGTRAIN_KIND_DATASETS, "datasets", "a data set"},
-    {PLUGTRAIN_KIND_TASKS, "tasks", "a task"},
+    {PLUGTRAIN_KIND_BACKEND, "backend", "a backend"},    {PLUGTRAIN_KIND_MODELS, "models", "a model"},
+    {PLUGTRAIN_KIND_DATASETS, "datasets", "a data set"}, {PLUGTRAIN_KIND_TASKS, "tasks", "a task"},
     {PLUGTRAIN_KIND_LOGGERS, "loggers", "a logger"},
 };
 

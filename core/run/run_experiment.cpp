@@ -45,7 +45,11 @@ std::shared_ptr<PluginLoggers> start_loggers(ValidatedRun& run, const RunPlan& p
   LoggerRunFacts facts;
   facts.folder = outputs.run_folder;
   facts.experiment = run.experiment.experiment.name;
-  facts.run_name = run.experiment.experiment.name + "/" + outputs.run_folder.filename().string();
+  // "<name>/version_N", or a sweep trial's "<name>/sweep/<trial>/version_N": the folder below the output folder.
+  const std::filesystem::path output = std::filesystem::absolute(run.experiment.experiment.output);
+  facts.run_name = std::filesystem::absolute(outputs.run_folder).lexically_relative(output).lexically_normal().string();
+  if (facts.run_name.empty() || facts.run_name.rfind("..", 0) == 0)
+    facts.run_name = run.experiment.experiment.name + "/" + outputs.run_folder.filename().string();
   facts.params = flattened_params(plan.record);
   facts.tags = {{"plugtrain.version", PLUGTRAIN_VERSION},
                 {"plugtrain.backend", plan.choice.backend->name()},
@@ -110,7 +114,8 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   result.stages = stage_counts_between(stages_before, stage_counts());
   if (plan.writes_outputs() && !ended_before) write_summary(e, result, parameters, *outputs);
   if (ended_before) result.summary_file = outputs->run_folder / "summary.json";
-  if (outputs->loggers) outputs->loggers->finish(run_end(result.summary), run_artifacts(outputs->run_folder, outputs->checkpoints));
+  if (outputs->loggers)
+    outputs->loggers->finish(run_end(result.summary), run_artifacts(outputs->run_folder, outputs->checkpoints));
   return result;
 }
 

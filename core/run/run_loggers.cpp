@@ -1,11 +1,12 @@
 #include "run/run_loggers.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint.h"
 #include "config/config_error.h"
@@ -23,6 +24,18 @@ const char* const kDefaultLogger = "tensorboard";
 std::string logger_location(const ExperimentFile& file, const std::string& name) {
   if (file.table.at_path("logging." + name).node()) return key_location(file, "logging." + name);
   return key_location(file, "logging.loggers");
+}
+
+// Where a factory's refusal points: the key its message starts with ("logging.mlflow.uri: ..."),
+// where the file has it; else the logger's table.
+std::string refusal_location(const ExperimentFile& file, const std::string& name, const std::string& message) {
+  const std::string prefix = "logging." + name + ".";
+  const std::size_t colon = message.find(':');
+  if (message.rfind(prefix, 0) == 0 && colon != std::string::npos) {
+    const std::string key = message.substr(0, colon);
+    if (file.table.at_path(key).node()) return key_location(file, key);
+  }
+  return logger_location(file, name);
 }
 
 // The names on, in order: the list, then each [logging.<name>] table, then MLFLOW_TRACKING_URI's mlflow.
@@ -44,28 +57,55 @@ std::vector<std::string> loggers_on(const ExperimentFile& file, const Experiment
   return names;
 }
 
+// mlflow switched on by MLFLOW_TRACKING_URI keeps that URI among its options: the resolved
+// experiment.toml records it, and `plugtrain send-logs` finds the server without the variable.
+Options with_tracking_uri(Options options) {
+  const char* uri = std::getenv("MLFLOW_TRACKING_URI");
+  auto values = options.values();
+  const auto given = values.find("uri");
+  if (!uri || given == values.end() || !std::holds_alternative<std::string>(given->second) ||
+      !std::get<std::string>(given->second).empty())
+    return options;
+  given->second = std::string(uri);
+  return Options(values);
+}
+
 std::vector<std::string> registered_names(const PluginHost& host) {
   std::vector<std::string> names;
   for (const RegisteredLogger& l : host.loggers().all()) names.push_back(l.spec.name);
   return names;
 }
 
-void flatten(const toml::table& table, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+// A value as a param: a string as it is, a number in its shortest exact form ("0.1"), an array
+// as "[a, b]".
+std::string value_text(const toml::node& node) {
+  if (const auto* s = node.as_string()) return s->get();
+  if (const auto* f = node.as_floating_point()) {
+    char buffer[64];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, f->get()).ptr;
+    return std::string(buffer, end);
+  }
+  if (const auto* i = node.as_integer()) return std::to_string(i->get());
+  if (const auto* b = node.as_boolean()) return b->get() ? "true" : "false";
+  if (const auto* a = node.as_array()) {
+    std::string text = "[";
+    for (const toml::node& item : *a) text += (text.size() > 1 ? ", " : "") + value_text(item);
+    return text + "]";
+  }
+  std::ostringstream other;  // dates and times: TOML's own form
+  node.visit([&](const auto& v) { other << v; });
+  return other.str();
+}
+
+void flatten(const toml::table& table, const std::string& prefix,
+             std::vector<std::pair<std::string, std::string>>& out) {
   for (auto&& [key, node] : table) {
     const std::string path = prefix.empty() ? std::string(key.str()) : prefix + "/" + std::string(key.str());
     if (const toml::table* inner = node.as_table()) {
       flatten(*inner, path, out);
       continue;
     }
-    std::string text;
-    if (const auto* s = node.as_string())
-      text = s->get();
-    else {
-      std::ostringstream value;
-      node.visit([&](const auto& v) { value << toml::toml_formatter(v, toml::format_flags::none); });
-      text = value.str();
-    }
-    out.emplace_back(path, text);
+    out.emplace_back(path, value_text(node));
   }
 }
 
@@ -81,15 +121,18 @@ std::vector<NamedLogger> resolve_loggers(const ExperimentFile& file, Experiment&
       throw ConfigError(logger_location(file, name) + ": unknown logger '" + name + "'" + did_you_mean(name, known) +
                         "; the loggers are " + join(known, ", ", "none") + " (`plugtrain loggers`)");
     }
-    Options options = resolve_table_options(file, "logging." + name, "logger '" + name + "'", entry->spec.options,
-                                            entry->rules, {});
+    Options options =
+        resolve_table_options(file, "logging." + name, "logger '" + name + "'", entry->spec.options, entry->rules, {});
+    if (name == "mlflow") options = with_tracking_uri(std::move(options));
     std::shared_ptr<Logger> logger;
     try {
       logger = entry->spec.factory(options);
     } catch (const std::exception& error) {
-      throw ConfigError(logger_location(file, name) + ": " + error.what());
+      throw ConfigError(refusal_location(file, name, error.what()) + ": " + error.what());
     }
-    if (!logger) throw ConfigError(logger_location(file, name) + ": logger '" + name + "' (plugin '" + entry->plugin + "') made no logger");
+    if (!logger)
+      throw ConfigError(logger_location(file, name) + ": logger '" + name + "' (plugin '" + entry->plugin +
+                        "') made no logger");
     e.logging.options[name] = std::move(options);
     made.push_back({name, std::move(logger)});
   }
@@ -115,7 +158,8 @@ std::map<std::string, std::string> logger_parents_from_environment() {
   return parents;
 }
 
-std::vector<RunArtifact> run_artifacts(const std::filesystem::path& run_folder, const std::filesystem::path& checkpoints) {
+std::vector<RunArtifact> run_artifacts(const std::filesystem::path& run_folder,
+                                       const std::filesystem::path& checkpoints) {
   std::vector<RunArtifact> files;
   for (const char* name : {"summary.json", "metrics.csv", "experiment.toml", "classes.json", "confusion.csv"})
     if (std::filesystem::is_regular_file(run_folder / name)) files.push_back({run_folder / name, name});

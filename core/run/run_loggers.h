@@ -37,6 +37,7 @@ std::map<std::string, std::string> logger_parents_from_environment();
 // The run's files the loggers get at its end: summary.json, metrics.csv, experiment.toml,
 // classes.json, confusion.csv where there is one, and model.safetensors (exported here from the
 // best checkpoint of `checkpoints`, else the last) where the run kept one.
-std::vector<RunArtifact> run_artifacts(const std::filesystem::path& run_folder, const std::filesystem::path& checkpoints);
+std::vector<RunArtifact> run_artifacts(const std::filesystem::path& run_folder,
+                                       const std::filesystem::path& checkpoints);
 
 }  // namespace plugtrain

@@ -72,6 +72,7 @@ SweepSetup prepare_sweep(const SweepRequest& request) {
     for (const auto& p : setup.base.plugins.paths) search.experiment_paths.emplace_back(p);
     const PluginHost host(search);
     adopt_plugin_tasks(host);
+    setup.loggers = resolve_loggers(file, setup.base, host);
     setup.schedule = resolve_rung_schedule(setup.spec.scheduler, setup.base, host.datasets().find(setup.base.data.dataset_name));
   }
   if (setup.schedule.kind != SweepScheduler::none)

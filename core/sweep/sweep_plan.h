@@ -14,6 +14,7 @@
 #include "sweep/sweep_runner.h"
 #include "sweep/sweep_spec.h"
 #include "sweep/trial_files.h"
+#include "train/callbacks/plugin_loggers.h"
 
 namespace plugtrain {
 
@@ -27,6 +28,7 @@ struct SweepSetup {
   int threads = 0;                  // intra-op threads per trial (0: the trial decides)
   std::string device_variable;      // set: each trial here gets its own device through it
   std::vector<std::string> device_ids;  // what the variable is set to, per job slot
+  std::vector<NamedLogger> loggers;     // the experiment's loggers, for the sweep's own run (sweep/sweep_loggers.h)
 };
 
 // Reads the [sweep] table, checks every trial (ConfigError naming the first bad one), and

@@ -17,6 +17,7 @@
 #include "process/interrupt.h"
 #include "sweep/rung_report.h"
 #include "sweep/slurm_sweep.h"
+#include "sweep/sweep_loggers.h"
 #include "sweep/sweep_plan.h"
 #include "sweep/sweep_report.h"
 #include "sweep/sweep_spec.h"
@@ -104,6 +105,7 @@ class LocalSweep {
   std::vector<int> free_slots_;
   std::set<std::size_t> not_again_;  // failed, or stopped by a signal of its own, in this sweep
   std::vector<std::string> failures_;
+  std::unique_ptr<SweepLoggers> loggers_;  // the sweep's own run (an MLflow parent)
   double seconds_finished_ = 0;
   std::size_t done_ = 0, finished_here_ = 0, interrupted_ = 0;
 };
@@ -113,6 +115,7 @@ int LocalSweep::run(std::vector<TrialFiles> files) {
   // One sweep per folder at a time.
   std::optional<FolderLock> lock(std::in_place, folder_, ".sweep.lock", "plugtrain sweep");
   write_sweep_manifest(setup_, request_);
+  loggers_ = std::make_unique<SweepLoggers>(setup_, out_);
   // A person starting the sweep retries the trials that failed before; within this sweep a
   // trial that fails is out (of its rung's ranking too), and the others go on.
   for (std::size_t i = 0; i < trials_.size(); ++i)
@@ -166,7 +169,7 @@ std::vector<TrialWork> LocalSweep::next_pending() {
 void LocalSweep::launch(const TrialWork& w) {
   const int slot = free_slots_.back();
   free_slots_.pop_back();
-  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::pair<std::string, std::string>> env = loggers_->trial_environment();
   if (!setup_.device_variable.empty() && std::size_t(slot) < setup_.device_ids.size())
     env.emplace_back(setup_.device_variable, setup_.device_ids[std::size_t(slot)]);
   const fs::path log = trial_log(folder_, trials_[w.trial].name);
@@ -232,6 +235,9 @@ int LocalSweep::finish(double seconds) {
   out_ << "sweep: " << done_ << " of " << trials_.size() << " trials finished, "
        << (stopped ? std::to_string(stopped) + " stopped at a rung, " : "") << failures_.size() << " failed, "
        << interrupted_ << " interrupted; " << duration_text(seconds) << " with " << setup_.jobs << " at a time\n";
+  loggers_->finish(interrupted_ || interrupt_requested() ? RunEnd::killed
+                   : failures_.empty()                   ? RunEnd::finished
+                                                         : RunEnd::failed);
   if (interrupted_ || interrupt_requested()) {
     out_ << "sweep: interrupted; run the same command again to resume\n";
     return exit_interrupted;

@@ -35,9 +35,9 @@ class JournalWriter {
 
 // Metrics read from the journal for one log-batch.
 struct JournalBatch {
-  std::string metrics;          // the lines, comma-separated
-  std::size_t count = 0;        // how many
-  std::uint64_t end_offset = 0; // the journal offset after the last line read
+  std::string metrics;           // the lines, comma-separated
+  std::size_t count = 0;         // how many
+  std::uint64_t end_offset = 0;  // the journal offset after the last line read
 };
 
 // Up to `max_count` whole lines and about `max_bytes` from `offset` on. A line that is not a

@@ -51,14 +51,14 @@ MlflowClient::MlflowClient(std::string uri, double timeout_seconds, const std::a
   while (!uri_.empty() && uri_.back() == '/') uri_.pop_back();
 }
 
-std::string MlflowClient::page_of(const std::string& uri, const std::string& experiment_id,
-                                  const std::string& run_id) {
+std::string MlflowClient::page_of(const std::string& uri, const std::string& experiment_id, const std::string& run_id) {
   return uri + "/#/experiments/" + experiment_id + "/runs/" + run_id;
 }
 
 Outcome MlflowClient::fetch_experiment(const std::string& name, std::string& id) {
   json parsed;
-  Outcome reply = parse_reply(http_.get(api("experiments/get-by-name?experiment_name=" + percent_encode(name))), parsed);
+  Outcome reply =
+      parse_reply(http_.get(api("experiments/get-by-name?experiment_name=" + percent_encode(name))), parsed);
   if (!reply.ok()) return reply;
   const json& experiment = parsed.value("experiment", json::object());
   if (experiment.value("lifecycle_stage", std::string()) == "deleted") {
@@ -96,9 +96,8 @@ Outcome MlflowClient::create_run(const std::string& experiment_id, const RunSetu
 
 Outcome MlflowClient::find_run(const std::string& experiment_id, const std::string& key, const std::string& value,
                                ServerRun& run) {
-  const json body = {{"experiment_ids", {experiment_id}},
-                     {"filter", "tags.`" + key + "` = '" + value + "'"},
-                     {"max_results", 1}};
+  const json body = {
+      {"experiment_ids", {experiment_id}}, {"filter", "tags.`" + key + "` = '" + value + "'"}, {"max_results", 1}};
   json parsed;
   Outcome reply = parse_reply(http_.post_json(api("runs/search"), json_text(body)), parsed);
   run = ServerRun();

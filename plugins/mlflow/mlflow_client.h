@@ -42,8 +42,7 @@ class MlflowClient {
   Outcome experiment_id(const std::string& name, std::string& id);
   Outcome create_run(const std::string& experiment_id, const RunSetup& setup, ServerRun& run);
   // The experiment's run whose tag `key` is `value`; run.run_id stays "" when there is none.
-  Outcome find_run(const std::string& experiment_id, const std::string& key, const std::string& value,
-                   ServerRun& run);
+  Outcome find_run(const std::string& experiment_id, const std::string& key, const std::string& value, ServerRun& run);
   Outcome get_run(const std::string& run_id, ServerRun& run);
   // status RUNNING, FINISHED, FAILED or KILLED; end_time_ms 0 sends none. `run` gets the run's info.
   Outcome update_run(const std::string& run_id, const std::string& status, std::int64_t end_time_ms, ServerRun& run);

@@ -140,6 +140,11 @@ KeptState MlflowLogger::choose_run(const LoggedRun& run) const {
     state = *kept;
   }
   state.uri = options_.uri;
+  // A sweep's trial goes into its parent's experiment (each trial has an experiment name of its
+  // own), where MLflow shows it under the parent, unless the trial names one.
+  const std::optional<KeptState> parent = identity_from_json(run.parent_state());
+  if (state.experiment_id.empty() && options_.experiment.empty() && parent && parent->uri == state.uri)
+    state.experiment_id = parent->experiment_id;
   if (state.experiment.empty()) state.experiment = options_.experiment.empty() ? run.experiment() : options_.experiment;
   if (state.run_name.empty()) state.run_name = options_.run_name.empty() ? run.run_name() : options_.run_name;
   if (state.start_time == 0) state.start_time = unix_ms_now();
@@ -214,9 +219,7 @@ void MlflowLogger::artifact(const std::string& path, const std::string& name) {
   if (mode_ != Mode::training || !options_.artifacts) return;
   try {
     sender_->add_artifact({path, name});
-  } catch (const std::exception& e) {
-    say(name + " not uploaded: " + e.what());
-  }
+  } catch (const std::exception& e) { say(name + " not uploaded: " + e.what()); }
 }
 
 void MlflowLogger::finish(RunEnd end) {
@@ -236,9 +239,15 @@ void MlflowLogger::finish(RunEnd end) {
 
 void MlflowLogger::report(bool everything_sent) const {
   const KeptState state = sender_->state();
+  const std::size_t sent = sender_->figures_sent() + sender_->files_sent();
+  if (everything_sent && sent == 0 && run_.load() != nullptr && run_.load()->resending()) {
+    say("nothing left to send: run " + state.run_id + " at " +
+        MlflowClient::page_of(state.uri, state.experiment_id, state.run_id));
+    return;
+  }
   if (everything_sent) {
-    say("run " + state.run_id + " at " + MlflowClient::page_of(state.uri, state.experiment_id, state.run_id) +
-        ": " + count_of(sender_->figures_sent(), "figure") + ", " + count_of(sender_->files_sent(), "file"));
+    say("run " + state.run_id + " at " + MlflowClient::page_of(state.uri, state.experiment_id, state.run_id) + ": " +
+        count_of(sender_->figures_sent(), "figure") + ", " + count_of(sender_->files_sent(), "file"));
     return;
   }
   const std::size_t figures = sender_->figures_unsent();
@@ -246,13 +255,12 @@ void MlflowLogger::report(bool everything_sent) const {
   const std::string what = figures == 0 && files == 0 && sender_->end_unsent()
                                ? std::string("the run's end status")
                                : count_of(figures, "figure") + " and " + count_of(files, "file");
-  const std::string why = sender_->refused() ? state.uri + " refused " + sender_->failure() : state.uri + " unreachable";
+  const std::string why =
+      sender_->refused() ? state.uri + " refused " + sender_->failure() : state.uri + " unreachable";
   say(what + " not sent (" + why + "); kept in " + files_->folder().string() + "; plugtrain send-logs " +
       files_->folder().parent_path().string() + " sends them");
 }
 
-std::string MlflowLogger::state() const {
-  return sender_ ? identity_json(sender_->state()) : std::string();
-}
+std::string MlflowLogger::state() const { return sender_ ? identity_json(sender_->state()) : std::string(); }
 
 }  // namespace plugtrain::mlflow

@@ -9,8 +9,8 @@ namespace plugtrain::mlflow {
 
 namespace {
 
-constexpr std::size_t kMetricsPerBatch = 1000;        // MLflow's log-batch limit
-constexpr std::size_t kBatchBytes = 900 * 1024;       // under the 1 MB some servers enforce
+constexpr std::size_t kMetricsPerBatch = 1000;   // MLflow's log-batch limit
+constexpr std::size_t kBatchBytes = 900 * 1024;  // under the 1 MB some servers enforce
 constexpr std::size_t kParamsPerBatch = 100;
 
 // A refusal with what was refused, for the line that reports it. (A failure that may pass is

@@ -31,7 +31,9 @@ void Sender::try_setup() {
   if (!line.empty()) say_(line);
 }
 
-void Sender::start() { thread_ = std::thread([this] { run_thread(); }); }
+void Sender::start() {
+  thread_ = std::thread([this] { run_thread(); });
+}
 
 void Sender::notify() {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -104,15 +104,15 @@ class Sender {
   bool said_unserved_ = false;
 
   mutable std::mutex mutex_;
-  std::condition_variable wake_;   // work for the thread, or stop
-  std::condition_variable passed_; // a pass ended (flush waits on it)
+  std::condition_variable wake_;    // work for the thread, or stop
+  std::condition_variable passed_;  // a pass ended (flush waits on it)
   KeptState state_;
   std::vector<PendingArtifact> artifacts_;
   bool end_sent_ = false;
   bool work_ = true;
-  bool drained_ = false;   // the last pass sent everything there was
+  bool drained_ = false;  // the last pass sent everything there was
   bool stopping_ = false;
-  bool halted_ = false;    // the server refused something: no more passes
+  bool halted_ = false;  // the server refused something: no more passes
   bool failing_ = false;
   std::size_t figures_at_failure_ = 0;
   std::string failure_;

@@ -42,10 +42,11 @@ class TensorBoardLogger final : public Logger {
 };
 
 void register_tensorboard(Registrar& host) {
-  add_logger(host, {"tensorboard",
-                    "TensorBoard event files in the run folder: step figures by step, epoch figures by epoch",
-                    {{"folder", OptionType::string, std::string("tensorboard"), "the event files' folder in the run folder"}},
-                    [](const Options& o) { return std::make_unique<TensorBoardLogger>(o.string("folder")); }});
+  add_logger(host,
+             {"tensorboard",
+              "TensorBoard event files in the run folder: step figures by step, epoch figures by epoch",
+              {{"folder", OptionType::string, std::string("tensorboard"), "the event files' folder in the run folder"}},
+              [](const Options& o) { return std::make_unique<TensorBoardLogger>(o.string("folder")); }});
 }
 
 }  // namespace

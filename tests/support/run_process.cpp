@@ -27,8 +27,8 @@ ProcessResult run_process(const std::string& command, bool merge_stderr) {
 
 std::string plugtrain_command(const std::string& args, const std::string& env, const std::filesystem::path& dir) {
   const std::string in_dir = dir.empty() ? "" : "cd " + shell_quote(dir.string()) + " && ";
-  return in_dir + "exec env -u PLUGTRAIN_PLUGIN_PATH " + (env.empty() ? "" : env + " ") + shell_quote(PLUGTRAIN_EXE) +
-         " " + args;
+  return in_dir + "exec env -u PLUGTRAIN_PLUGIN_PATH -u MLFLOW_TRACKING_URI " + (env.empty() ? "" : env + " ") +
+         shell_quote(PLUGTRAIN_EXE) + " " + args;
 }
 
 std::filesystem::path scratch_dir(const std::string& prefix) {

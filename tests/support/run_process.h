@@ -15,7 +15,8 @@ struct ProcessResult {
 ProcessResult run_process(const std::string& command, bool merge_stderr = true);
 
 // The shell command for `plugtrain ARGS` as a user runs it: PLUGTRAIN_PLUGIN_PATH unset (so only
-// the plugins a test names are loaded), the environment `env` ("NAME=value ..."), in `dir` when one
+// the plugins a test names are loaded) and MLFLOW_TRACKING_URI too (no run logs to a server of the
+// machine's), the environment `env` ("NAME=value ..."), in `dir` when one
 // is given. It `exec`s plugtrain, so the shell's pid is plugtrain's and a test's signal reaches it.
 std::string plugtrain_command(const std::string& args, const std::string& env = "",
                               const std::filesystem::path& dir = {});

@@ -34,7 +34,8 @@ class FiguresRecord final : public LoggedFigures {
   std::vector<std::pair<std::string, double>> values_;
 };
 
-void add_split(FiguresRecord& r, const char* split, const std::optional<double>& loss, const std::vector<MetricValue>& values) {
+void add_split(FiguresRecord& r, const char* split, const std::optional<double>& loss,
+               const std::vector<MetricValue>& values) {
   if (loss) r.add(std::string("epoch/") + split + "_loss", *loss);
   for (const MetricValue& v : values) r.add(std::string("epoch/") + split + "_" + v.name, v.value);
 }
@@ -44,7 +45,11 @@ void add_split(FiguresRecord& r, const char* split, const std::optional<double>&
 // One logger, and the run as it sees it.
 struct PluginLoggers::Entry final : LoggedRun {
   Entry(NamedLogger named, const LoggerRunFacts& facts, std::ostream& log, std::shared_ptr<std::mutex> lock)
-      : name(std::move(named.name)), logger(std::move(named.logger)), facts(facts), log(log), log_lock(std::move(lock)) {}
+      : name(std::move(named.name)),
+        logger(std::move(named.logger)),
+        facts(facts),
+        log(log),
+        log_lock(std::move(lock)) {}
 
   std::string folder() const override { return facts.folder.string(); }
   std::string experiment() const override { return facts.experiment; }
@@ -64,7 +69,7 @@ struct PluginLoggers::Entry final : LoggedRun {
   bool resending() const override { return facts.resending; }
   void say(const std::string& line) const override {
     const std::lock_guard<std::mutex> hold(*log_lock);
-    log << line << "\n" << std::flush;
+    log << name << ": " << line << "\n" << std::flush;
   }
 
   std::string name;
@@ -92,10 +97,10 @@ void PluginLoggers::each(const char* what, Call call) {
       call(*e);
     } catch (const std::exception& error) {
       e->on = false;
-      e->say("logger '" + e->name + "' failed in " + what + ": " + error.what() + "; it is off for the rest of the run");
+      e->say(std::string("failed in ") + what + ": " + error.what() + "; this logger is off for the rest of the run");
     } catch (...) {
       e->on = false;
-      e->say("logger '" + e->name + "' failed in " + what + " (not a std::exception); it is off for the rest of the run");
+      e->say(std::string("failed in ") + what + " (not a std::exception); this logger is off for the rest of the run");
     }
   }
 }
@@ -120,7 +125,8 @@ void PluginLoggers::finish(RunEnd end, const std::vector<RunArtifact>& artifacts
   each("finish", [&](Entry& e) { e.logger->finish(end); });
 }
 
-void PluginLoggers::save_state(StateSection& out) const {
+std::vector<std::pair<std::string, std::string>> PluginLoggers::states() const {
+  std::vector<std::pair<std::string, std::string>> states;
   for (const auto& e : entries_)
     if (e->on) {
       std::string state;
@@ -128,8 +134,13 @@ void PluginLoggers::save_state(StateSection& out) const {
         state = e->logger->state();
       } catch (const std::exception&) {  // a checkpoint is never lost to a logger
       }
-      if (!state.empty()) out.put_text(e->name, state);
+      if (!state.empty()) states.emplace_back(e->name, std::move(state));
     }
+  return states;
+}
+
+void PluginLoggers::save_state(StateSection& out) const {
+  for (auto& [name, state] : states()) out.put_text(name, std::move(state));
 }
 
 void PluginLoggers::load_state(const StateSection& in) {
@@ -160,7 +171,8 @@ void PluginLoggersCallback::on_epoch_end(LoopState& state, const EpochMetrics& m
   if (m.memory.process_used_bytes) r.add("epoch/memory_used_bytes", double(*m.memory.process_used_bytes));
   if (m.memory.process_peak_bytes) r.add("epoch/memory_peak_bytes", double(*m.memory.process_peak_bytes));
   if (m.phases.timed_steps > 0)
-    for (int p = 0; p < kPhases; ++p) r.add(std::string("phase/") + to_string(Phase(p)) + "_share", m.phases.share(Phase(p)));
+    for (int p = 0; p < kPhases; ++p)
+      r.add(std::string("phase/") + to_string(Phase(p)) + "_share", m.phases.share(Phase(p)));
   loggers_->log(r);
 }
 

@@ -26,7 +26,7 @@ struct LoggerRunFacts {
   std::string experiment, run_name;
   std::vector<std::pair<std::string, std::string>> params, tags;
   std::map<std::string, std::string> parents;  // logger name -> its parent's state (a sweep's trial)
-  bool resending = false;                       // `plugtrain send-logs`
+  bool resending = false;                      // `plugtrain send-logs`
 };
 
 struct NamedLogger {
@@ -52,6 +52,9 @@ class PluginLoggers : public Stateful {
   // The files, then the end; once (later calls do nothing).
   void finish(RunEnd end, const std::vector<RunArtifact>& artifacts);
 
+  // Each logger's state() now, where it has one.
+  std::vector<std::pair<std::string, std::string>> states() const;
+
   const char* state_name() const override { return "loggers"; }
   void save_state(StateSection& out) const override;
   void load_state(const StateSection& in) override;
@@ -66,7 +69,7 @@ class PluginLoggers : public Stateful {
   LoggerRunFacts facts_;
   std::ostream& log_;
   std::shared_ptr<std::mutex> log_lock_;  // say() may come from a logger's own thread
-  bool started_ = false;  // a run that failed before its first step told them nothing
+  bool started_ = false;                  // a run that failed before its first step told them nothing
   bool finished_ = false;
 };
 

@@ -56,7 +56,7 @@ class LoggedRun {
   // What state() returned into the checkpoint this run resumed from; "" for a fresh start.
   virtual std::string restored_state() const = 0;
   // The optimizer steps the checkpoint held (0 for a fresh start): figures logged after it by an
-  // earlier, killed attempt will be logged again, with the same values.
+  // earlier, killed attempt will be logged again, with the same values (the timings aside).
   virtual std::int64_t resumed_step() const = 0;
   // In a sweep's trial: what this logger's state() returned for the sweep's own run (its
   // parent); "" otherwise.

@@ -44,7 +44,7 @@ typedef enum plugtrain_plugin_kind {
 } plugtrain_plugin_kind;
 
 typedef struct plugtrain_plugin_info {
-  uint32_t struct_size;      /* sizeof(plugtrain_plugin_info) the plugin was built with */
+  uint32_t struct_size; /* sizeof(plugtrain_plugin_info) the plugin was built with */
   uint32_t sdk_abi_major;
   uint32_t sdk_abi_minor;
   uint32_t kinds;            /* plugtrain_plugin_kind bits (SDK 3: one kind, 1 to 4) */
@@ -104,18 +104,24 @@ typedef void (*plugtrain_plugin_shutdown_fn)(void);
 
 /* PLUGTRAIN_PLUGIN_INFO(kinds, "name", "version", "description"): the handshake in one line
  * (PLUGTRAIN_PLUGIN in plugin.h uses it). Needs <torch/version.h> for TORCH_VERSION. */
-#define PLUGTRAIN_PLUGIN_INFO(KINDS, NAME, VERSION, DESCRIPTION)                             \
+#define PLUGTRAIN_PLUGIN_INFO(KINDS, NAME, VERSION, DESCRIPTION)                            \
   extern "C" PLUGTRAIN_EXPORT const plugtrain_plugin_info* plugtrain_plugin_info_v1(void) { \
-    static const plugtrain_plugin_info info = {                                              \
-        sizeof(plugtrain_plugin_info), PLUGTRAIN_SDK_ABI_MAJOR, PLUGTRAIN_SDK_ABI_MINOR,      \
-        (uint32_t)(KINDS), TORCH_VERSION, PLUGTRAIN_CXX_ABI_TAG, PLUGTRAIN_COMPILER,          \
-        NAME, VERSION, DESCRIPTION};                                                        \
-    return &info;                                                                            \
+    static const plugtrain_plugin_info info = {sizeof(plugtrain_plugin_info),               \
+                                               PLUGTRAIN_SDK_ABI_MAJOR,                     \
+                                               PLUGTRAIN_SDK_ABI_MINOR,                     \
+                                               (uint32_t)(KINDS),                           \
+                                               TORCH_VERSION,                               \
+                                               PLUGTRAIN_CXX_ABI_TAG,                       \
+                                               PLUGTRAIN_COMPILER,                          \
+                                               NAME,                                        \
+                                               VERSION,                                     \
+                                               DESCRIPTION};                                \
+    return &info;                                                                           \
   }
 
 /* PLUGTRAIN_PLUGIN_HOOKS(init, shutdown): exports the lifecycle hooks, with
  * init: const char*(void) (NULL: fine) and shutdown: void(void). Use once, at global scope. */
-#define PLUGTRAIN_PLUGIN_HOOKS(INIT_FN, SHUTDOWN_FN)                                       \
+#define PLUGTRAIN_PLUGIN_HOOKS(INIT_FN, SHUTDOWN_FN)                                        \
   extern "C" PLUGTRAIN_EXPORT const char* plugtrain_plugin_init(void) { return INIT_FN(); } \
   extern "C" PLUGTRAIN_EXPORT void plugtrain_plugin_shutdown(void) { SHUTDOWN_FN(); }
 

@@ -17,8 +17,8 @@
 #include <memory>
 #include <string>
 
-#include <boost/dll/alias.hpp>
 #include <torch/version.h>
+#include <boost/dll/alias.hpp>
 
 #include "plugtrain/abi.h"
 
@@ -61,5 +61,5 @@ inline bool is_extension(const char* name, std::uint32_t version, const char* wa
 // PLUGTRAIN_PLUGIN(register_fn, kinds, "name", "version", "one line")
 // register_fn: void(plugtrain::Registrar&); kinds: PLUGTRAIN_KIND_* bits. Use once, at global scope.
 #define PLUGTRAIN_PLUGIN(REGISTER_FN, KINDS, NAME, VERSION, DESCRIPTION) \
-  PLUGTRAIN_PLUGIN_INFO(KINDS, NAME, VERSION, DESCRIPTION)              \
+  PLUGTRAIN_PLUGIN_INFO(KINDS, NAME, VERSION, DESCRIPTION)               \
   BOOST_DLL_ALIAS(REGISTER_FN, plugtrain_register)
