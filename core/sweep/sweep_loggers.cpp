@@ -17,7 +17,8 @@ std::vector<std::pair<std::string, std::string>> sweep_params(const SweepSetup& 
     std::string values;
     for (const std::string& v : axis.values) values += (values.empty() ? "" : ", ") + v;
     if (axis.distribution)
-      values = std::string(word_of(*axis.distribution)) + "(" + std::to_string(axis.low) + ", " + std::to_string(axis.high) + ")";
+      values = std::string(word_of(*axis.distribution)) + "(" + std::to_string(axis.low) + ", " +
+               std::to_string(axis.high) + ")";
     else
       values = "[" + values + "]";
     params.emplace_back("sweep/" + axis.key, values);

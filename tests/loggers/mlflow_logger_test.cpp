@@ -73,7 +73,8 @@ void expect_metrics_equal_csv(const json& run, const fs::path& csv, bool timings
     EXPECT_NEAR(it->second, value, 5e-9 * std::abs(value) + 1e-300) << at.first << " at step " << at.second;
   }
   for (const auto& [at, value] : logged)  // nothing beyond the rows, for the keys metrics.csv has
-    if (at.first.rfind("train/", 0) == 0 || at.first.rfind("epoch/train", 0) == 0 || at.first.rfind("epoch/test", 0) == 0)
+    if (at.first.rfind("train/", 0) == 0 || at.first.rfind("epoch/train", 0) == 0 ||
+        at.first.rfind("epoch/test", 0) == 0)
       EXPECT_TRUE(figures.count(at)) << at.first << " at step " << at.second << " is not a row of metrics.csv";
 }
 
@@ -84,7 +85,9 @@ std::string mlflow_table(const std::string& uri, const std::string& experiment, 
 class MlflowTest : public ExperimentFolderTest {
  protected:
   MlflowTest() : ExperimentFolderTest("mlflow", "") {}
-  static void SetUpTestSuite() { server_ = new MlflowServer(fs::temp_directory_path() / ("plugtrain-mlflow-server-" + std::to_string(::getpid()))); }
+  static void SetUpTestSuite() {
+    server_ = new MlflowServer(fs::temp_directory_path() / ("plugtrain-mlflow-server-" + std::to_string(::getpid())));
+  }
   static void TearDownTestSuite() {
     const fs::path folder = fs::temp_directory_path() / ("plugtrain-mlflow-server-" + std::to_string(::getpid()));
     delete server_;
@@ -139,7 +142,8 @@ TEST_F(MlflowTest, ASweepIsAParentRunWithOneChildPerTrialAndItsReport) {
   experiment.replace(experiment.find("epochs = 3"), 10, "epochs = 1");
   write_experiment(experiment + "\n[sweep]\nmethod = \"grid\"\n[sweep.optim]\nlr = [0.05, 0.1]\n");
   // MLFLOW_TRACKING_URI alone switches the logger on, as for MLflow's own clients.
-  const ProcessResult r = run_process(plugtrain_command("sweep exp.toml", "MLFLOW_TRACKING_URI=" + server_->uri(), dir_));
+  const ProcessResult r =
+      run_process(plugtrain_command("sweep exp.toml", "MLFLOW_TRACKING_URI=" + server_->uri(), dir_));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json runs = mlflow_client_json(server_->uri(), "swept");
   ASSERT_EQ(runs.size(), 3u) << runs.dump();
@@ -147,7 +151,8 @@ TEST_F(MlflowTest, ASweepIsAParentRunWithOneChildPerTrialAndItsReport) {
   EXPECT_TRUE(parent["parent"].is_null());
   EXPECT_EQ(parent["params"]["sweep/optim.lr"], "[0.05, 0.1]");
   for (const char* file : {"sweep.md", "sweep.csv", "sweep.svg"})
-    EXPECT_NE(std::find(parent["artifacts"].begin(), parent["artifacts"].end(), file), parent["artifacts"].end()) << file;
+    EXPECT_NE(std::find(parent["artifacts"].begin(), parent["artifacts"].end(), file), parent["artifacts"].end())
+        << file;
   std::set<std::string> lrs;
   for (std::size_t i = 1; i < runs.size(); ++i) {
     EXPECT_EQ(runs[i]["parent"], parent["id"]);
@@ -159,11 +164,13 @@ TEST_F(MlflowTest, ASweepIsAParentRunWithOneChildPerTrialAndItsReport) {
 
 TEST_F(MlflowTest, AnUnreachableServerFromTheStartWarnsOnceAndTheRunEndsWell) {
   // A port nobody listens on: bound and closed (the connection is refused at once).
-  write_experiment(synthetic_experiment("offline") + mlflow_table("http://127.0.0.1:9", "offline", "flush_seconds = 1\n"));
+  write_experiment(synthetic_experiment("offline") +
+                   mlflow_table("http://127.0.0.1:9", "offline", "flush_seconds = 1\n"));
   const ProcessResult r = plugtrain("run exp.toml --set train.log_interval=4");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::size_t warnings = 0;
-  for (std::size_t at = r.out.find("unreachable"); at != std::string::npos; at = r.out.find("unreachable", at + 1)) ++warnings;
+  for (std::size_t at = r.out.find("unreachable"); at != std::string::npos; at = r.out.find("unreachable", at + 1))
+    ++warnings;
   EXPECT_EQ(warnings, 2u) << "once when it started, once at the end with what was kept:\n" << r.out;
   EXPECT_NE(r.out.find("plugtrain send-logs"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(run_folder(dir_, "offline", 0) / "summary.json"));
@@ -177,7 +184,8 @@ TEST_F(MlflowTest, AServerKilledInMidRunLosesNothingAndDoublesNothing) {
   auto server = std::make_unique<MlflowServer>(folder);
   const int port = server->port();
   write_experiment(synthetic_experiment("outage") + mlflow_table(server->uri(), "outage"));
-  BackgroundRun run(command("run exp.toml --set train.log_interval=1 --set train.epochs=12 --set data.synthetic_train_size=3200"));
+  BackgroundRun run(
+      command("run exp.toml --set train.log_interval=1 --set train.epochs=12 --set data.synthetic_train_size=3200"));
   ASSERT_TRUE(run.wait_for("epoch 1/12")) << run.out();
   server->kill_now();
   ASSERT_TRUE(run.wait_for("unreachable")) << run.out();

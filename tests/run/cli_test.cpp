@@ -34,7 +34,7 @@ TEST(Cli, PluginsJsonReportsCpuUsableAndGpuBackendsWithReasons) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["libtorch"], TORCH_VERSION);
-  EXPECT_EQ(j["sdk_abi"], "4.0");
+  EXPECT_EQ(j["sdk_abi"], "4.1");
   ASSERT_FALSE(j["search_path"].empty());
   EXPECT_EQ(j["search_path"].back()["origin"], "beside executable");
 
@@ -94,7 +94,7 @@ TEST(Cli, BadPluginsOnTheEnvironmentPathAreListedAndExitIsStillZero) {
                        shell_quote(kPlugtrain) + " plugins");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("(PLUGTRAIN_PLUGIN_PATH)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("refused: built against SDK 5.0; this host speaks SDK 4.0: update plugtrain"), std::string::npos)
+  EXPECT_NE(r.out.find("refused: built against SDK 5.0; this host speaks SDK 4.1: update plugtrain"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("refused: not a plugtrain plugin"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("usable"), std::string::npos) << r.out;
@@ -105,7 +105,7 @@ TEST(Cli, VersionNamesPlugtrainLibTorchAndSdkAbi) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("plugtrain 0.1.0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("LibTorch " TORCH_VERSION), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("SDK ABI 4.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SDK ABI 4.1"), std::string::npos) << r.out;
 }
 
 TEST(Cli, HelpListsCommandsAndEachCommandHasHelp) {

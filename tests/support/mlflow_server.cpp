@@ -86,7 +86,8 @@ MlflowServer::MlflowServer(const fs::path& folder, int port) : port_(port), log_
     }
     if (port_ == 0) port_ = logged_port(log_);
     if (port_ != 0 && mlflow_healthy(port_)) break;
-    if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("mlflow server not ready: " + slurp(log_));
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("mlflow server not ready: " + slurp(log_));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   uri_ = "http://127.0.0.1:" + std::to_string(port_);

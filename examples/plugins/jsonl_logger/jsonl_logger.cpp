@@ -66,7 +66,8 @@ class JsonlLogger final : public Logger {
   }
 
   void artifact(const std::string& path, const std::string& name) override {
-    if (out_.is_open()) out_ << "{\"event\":\"file\",\"name\":" << quoted(name) << ",\"path\":" << quoted(path) << "}\n";
+    if (out_.is_open())
+      out_ << "{\"event\":\"file\",\"name\":" << quoted(name) << ",\"path\":" << quoted(path) << "}\n";
   }
 
   void finish(RunEnd end) override {
