@@ -154,6 +154,11 @@ std::string Sender::after_pass_locked(const Outcome& outcome) {
   if (outcome.ok()) {
     failure_.clear();
     backoff_ = std::chrono::milliseconds(500);
+    // What is logged in the next second goes in one request (flush() does not wait for it): a
+    // run that logs every step would otherwise send a request per step, and on a small machine
+    // the server's work for each takes the training's cores. MLflow's own asynchronous logging
+    // buffers the same way.
+    retry_at_ = Clock::now() + std::chrono::seconds(1);
     drained_ = !work_;
     if (failing_ && !resending_ && !stopping_) {
       line = uri + " reachable again; " + std::to_string(figures_sent_ - figures_at_failure_) + " kept figures sent";

@@ -1,5 +1,5 @@
 // The MLflow plugin's sender: one thread that brings the server up to date with what the run
-// folder keeps, in order: the run (created, or set RUNNING again), its params, the journal's
+// folder keeps, at most once a second, in order: the run (created, or set RUNNING again), its params, the journal's
 // metrics from the acknowledged offset on, the files, the end status. A failure that may pass
 // (no answer, 408, 429, 5xx) is tried again after 0.5 s, doubling to 30 s; one that will not (any
 // other 4xx) stops the sending, and everything stays kept for `plugtrain send-logs`.
