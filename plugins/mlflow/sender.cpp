@@ -69,6 +69,7 @@ bool Sender::flush(Clock::time_point deadline) {
   drained_ = false;
   retry_at_ = Clock::now();
   backoff_ = std::chrono::milliseconds(500);
+  flushing_ = true;
   wake_.notify_one();
   passed_.wait_until(lock, deadline, [this] { return halted_ || (drained_ && !work_); });
   return drained_ && !work_;
@@ -178,7 +179,9 @@ std::string Sender::after_pass_locked(const Outcome& outcome) {
     drained_ = false;
     work_ = true;
     retry_at_ = Clock::now() + backoff_;
-    backoff_ = std::min<Clock::duration>(backoff_ * 2, std::chrono::seconds(30));
+    // While the run waits at its end, a server that comes back within its flush_seconds is
+    // found within a second; otherwise the wait doubles to 30 s.
+    backoff_ = std::min<Clock::duration>(backoff_ * 2, flushing_ ? std::chrono::seconds(1) : std::chrono::seconds(30));
     if (!failing_ && !resending_ && !stopping_) {
       line = uri + " unreachable (" + outcome.why + "); training goes on; figures kept in " + files_.folder().string();
     }
