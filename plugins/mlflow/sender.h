@@ -113,7 +113,7 @@ class Sender {
   bool drained_ = false;  // the last pass sent everything there was
   bool stopping_ = false;
   bool flushing_ = false;  // the run waits at its end: retry every second at most
-  bool halted_ = false;  // the server refused something: no more passes
+  bool halted_ = false;    // the server refused something: no more passes
   bool failing_ = false;
   std::size_t figures_at_failure_ = 0;
   std::string failure_;
