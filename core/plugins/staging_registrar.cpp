@@ -140,6 +140,7 @@ class StagingRegistrar::LoggerEntry final : public LoggerBuilder {
   void description(const std::string& line) override { entry.spec.description = line; }
   OptionsBuilder& options() override { return options_; }
   void factory(LoggerFactory make) override { entry.spec.factory = std::move(make); }
+  void takes_files(bool wanted) override { entry.spec.takes_files = wanted; }
   Status fits() const {
     const std::string& name = entry.spec.name;
     // The name is a TOML key of [logging] and a folder of the run: a plain word.

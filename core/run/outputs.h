@@ -21,11 +21,12 @@ struct RunOutputs {
   std::unique_ptr<FolderLock> lock;   // held while the run writes there (rank 0)
   std::filesystem::path checkpoints;  // empty: none (checkpoint.save = "none", or not rank 0)
   std::filesystem::path metrics_csv;  // empty: none
-  std::shared_ptr<PluginLoggers> loggers;  // null or empty: none (rank 0 only)
   std::ostream* terminal = nullptr;   // for a progress bar; null: none
   std::ofstream log_file;
   TeeBuffer tee{nullptr, nullptr};
   std::ostream log{&tee};  // the console and train.log
+  // Last, so it goes first: a run that fails ends its loggers (finish) while `log` still exists.
+  std::shared_ptr<PluginLoggers> loggers;  // null or empty: none (rank 0 only)
 
   bool writes() const { return !metrics_csv.empty(); }
 };

@@ -50,7 +50,7 @@ std::shared_ptr<PluginLoggers> start_loggers(ValidatedRun& run, const RunPlan& p
   facts.run_name = std::filesystem::absolute(outputs.run_folder).lexically_relative(output).lexically_normal().string();
   if (facts.run_name.empty() || facts.run_name.rfind("..", 0) == 0)
     facts.run_name = run.experiment.experiment.name + "/" + outputs.run_folder.filename().string();
-  facts.params = flattened_params(plan.record);
+  facts.params = logged_params(plan.record);
   facts.tags = {{"plugtrain.version", PLUGTRAIN_VERSION},
                 {"plugtrain.backend", plan.choice.backend->name()},
                 {"plugtrain.device", plan.device.str()},
@@ -114,8 +114,13 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   result.stages = stage_counts_between(stages_before, stage_counts());
   if (plan.writes_outputs() && !ended_before) write_summary(e, result, parameters, *outputs);
   if (ended_before) result.summary_file = outputs->run_folder / "summary.json";
-  if (outputs->loggers)
-    outputs->loggers->finish(run_end(result.summary), run_artifacts(outputs->run_folder, outputs->checkpoints));
+  if (outputs->loggers) {
+    // The weights are exported only for a logger that takes the run's files.
+    const bool files = outputs->loggers->any_takes_files();
+    outputs->loggers->finish(
+        run_end(result.summary),
+        files ? run_artifacts(outputs->run_folder, outputs->checkpoints, log) : std::vector<RunArtifact>{});
+  }
   return result;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <ostream>
 #include <sstream>
 
 #include <toml++/toml.h>
@@ -57,10 +58,21 @@ std::vector<std::string> loggers_on(const ExperimentFile& file, const Experiment
   return names;
 }
 
+// Whether a URI holds a user (and maybe a password) before its host: "https://me:secret@host".
+bool has_credentials(const std::string& uri) {
+  const std::size_t host = uri.find("://");
+  if (host == std::string::npos) return false;
+  const std::size_t path = uri.find('/', host + 3);
+  return uri.substr(host + 3, path == std::string::npos ? std::string::npos : path - host - 3).find('@') !=
+         std::string::npos;
+}
+
 // mlflow switched on by MLFLOW_TRACKING_URI keeps that URI among its options: the resolved
 // experiment.toml records it, and `plugtrain send-logs` finds the server without the variable.
+// Not a URI with a password in it: that stays in the environment.
 Options with_tracking_uri(Options options) {
   const char* uri = std::getenv("MLFLOW_TRACKING_URI");
+  if (uri && has_credentials(uri)) return options;
   auto values = options.values();
   const auto given = values.find("uri");
   if (!uri || given == values.end() || !std::holds_alternative<std::string>(given->second) ||
@@ -134,15 +146,17 @@ std::vector<NamedLogger> resolve_loggers(const ExperimentFile& file, Experiment&
       throw ConfigError(logger_location(file, name) + ": logger '" + name + "' (plugin '" + entry->plugin +
                         "') made no logger");
     e.logging.options[name] = std::move(options);
-    made.push_back({name, std::move(logger)});
+    made.push_back({name, std::move(logger), entry->spec.takes_files});
   }
   e.logging.loggers = names;
   return made;
 }
 
-std::vector<std::pair<std::string, std::string>> flattened_params(const std::string& resolved_toml) {
+std::vector<std::pair<std::string, std::string>> logged_params(const std::string& resolved_toml) {
   std::vector<std::pair<std::string, std::string>> out;
-  flatten(toml::parse(resolved_toml), "", out);
+  toml::table record = toml::parse(resolved_toml);
+  record.erase("logging");
+  flatten(record, "", out);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -152,14 +166,14 @@ std::map<std::string, std::string> logger_parents_from_environment() {
   const char* text = std::getenv(kLoggerParentsVariable);
   if (!text || !*text) return parents;
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) throw Error(std::string(kLoggerParentsVariable) + " is not a JSON object of logger states");
+  if (!j.is_object()) return parents;  // the sweep's own variable: not one of ours, no parent
   for (const auto& [name, state] : j.items())
     if (state.is_string()) parents[name] = state.get<std::string>();
   return parents;
 }
 
 std::vector<RunArtifact> run_artifacts(const std::filesystem::path& run_folder,
-                                       const std::filesystem::path& checkpoints) {
+                                       const std::filesystem::path& checkpoints, std::ostream& log) {
   std::vector<RunArtifact> files;
   for (const char* name : {"summary.json", "metrics.csv", "experiment.toml", "classes.json", "confusion.csv"})
     if (std::filesystem::is_regular_file(run_folder / name)) files.push_back({run_folder / name, name});
@@ -168,8 +182,12 @@ std::vector<RunArtifact> run_artifacts(const std::filesystem::path& run_folder,
     const std::filesystem::path checkpoint = checkpoints / name;
     if (!std::filesystem::is_regular_file(checkpoint)) continue;
     const std::filesystem::path weights = run_folder / "model.safetensors";
-    export_weights(checkpoint, weights, ExportFormat::safetensors, /*ema=*/false);
-    files.push_back({weights, "model.safetensors"});
+    try {
+      export_weights(checkpoint, weights, ExportFormat::safetensors, /*ema=*/false);
+      files.push_back({weights, "model.safetensors"});
+    } catch (const std::exception& error) {  // the run is done: a logger's file never fails it
+      log << "loggers: no model.safetensors for them: " << first_line(error.what()) << "\n";
+    }
     break;
   }
   return files;

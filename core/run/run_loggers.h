@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,16 +29,19 @@ inline constexpr const char* kLoggerParentsVariable = "PLUGTRAIN_LOGGER_PARENTS"
 // key for an unknown logger, an unknown option, or an option its factory refuses.
 std::vector<NamedLogger> resolve_loggers(const ExperimentFile& file, Experiment& e, const PluginHost& host);
 
-// The resolved experiment (TOML text), flattened with "/" into "optim/lr" = "0.001", in key order.
-std::vector<std::pair<std::string, std::string>> flattened_params(const std::string& resolved_toml);
+// The resolved experiment (TOML text), flattened with "/" into "optim/lr" = "0.001", in key order,
+// without [logging] (where the run logged to is not a parameter of it, and a URI may hold a
+// password).
+std::vector<std::pair<std::string, std::string>> logged_params(const std::string& resolved_toml);
 
-// kLoggerParentsVariable's states; empty when it is not set. Error when it is not a JSON object.
+// kLoggerParentsVariable's states; empty when it is not set (or not a JSON object).
 std::map<std::string, std::string> logger_parents_from_environment();
 
 // The run's files the loggers get at its end: summary.json, metrics.csv, experiment.toml,
 // classes.json, confusion.csv where there is one, and model.safetensors (exported here from the
 // best checkpoint of `checkpoints`, else the last) where the run kept one.
+// A weights export that fails is said on `log`; the other files go.
 std::vector<RunArtifact> run_artifacts(const std::filesystem::path& run_folder,
-                                       const std::filesystem::path& checkpoints);
+                                       const std::filesystem::path& checkpoints, std::ostream& log);
 
 }  // namespace plugtrain

@@ -8,10 +8,17 @@
 #include "config/experiment_loader.h"
 #include "run/run_loggers.h"
 #include "util/error.h"
+#include "util/folder_lock.h"
+#include "version.h"
 
 namespace plugtrain {
 
 namespace {
+
+std::string slurp_text(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 // How the run ended, as its summary.json says: none (a crash) is a failure.
 RunEnd recorded_end(const std::filesystem::path& run_folder) {
@@ -40,10 +47,15 @@ void send_kept_logs(const std::filesystem::path& run_folder, const std::vector<s
     log << run_folder.string() << ": the run had no loggers\n";
     return;
   }
-  LoggerRunFacts facts;
+  // Not while the run (or its resume) writes there: the loggers' files are that process's too.
+  const FolderLock lock(run_folder, ".run.lock", "plugtrain send-logs");
+  LoggerRunFacts facts;  // as the run had them, for a tracker that never got its start
   facts.folder = run_folder;
   facts.experiment = e.experiment.name;
   facts.run_name = e.experiment.name + "/" + run_folder.filename().string();
+  facts.params = logged_params(slurp_text(record));
+  facts.tags = {{"plugtrain.version", PLUGTRAIN_VERSION},
+                {"plugtrain.run_folder", std::filesystem::absolute(run_folder).string()}};
   facts.resending = true;
   PluginLoggers senders(std::move(loggers), std::move(facts), log);
   senders.start(0);

@@ -175,7 +175,8 @@ ValidatedRun validate(const RunRequest& request) {
                       v.task->name + "' has no class labels to change");
   if (!request.data_not_read) check_data_path(v.file, e, *v.dataset);
   check_normalization(v.file, e);
-  v.loggers = resolve_loggers(v.file, e, *v.host);
+  // A trained run used again (evaluate, predict) logs nothing: its loggers' plugins need not be here.
+  if (!request.use_trained) v.loggers = resolve_loggers(v.file, e, *v.host);
   if (!e.model.init.empty() && !std::filesystem::is_regular_file(e.model.init))
     throw ConfigError(key_location(v.file, "model.init") + ": model.init '" + e.model.init + "' does not exist");
   if (!e.model.init.empty() && is_plugtrain_checkpoint(e.model.init))

@@ -158,7 +158,10 @@ std::vector<std::string> varied_keys(const std::vector<RunRecord>& runs) {
   std::vector<std::string> varied;
   for (const auto& key : all) {
     // Where a run wrote and how many threads it used do not make it another experiment.
-    if (key == "experiment.name" || key == "experiment.output" || key == "train.threads") continue;
+    // Nor where it logged to ([logging], and its loggers' tables).
+    if (key == "experiment.name" || key == "experiment.output" || key == "train.threads" ||
+        key.rfind("logging.", 0) == 0)
+      continue;
     std::set<std::string> values;
     for (const auto& r : runs) {
       auto it = r.settings.find(key);

@@ -97,8 +97,10 @@ void MlflowLogger::start_training(const LoggedRun& run) {
   mode_ = Mode::training;
 }
 
+// `plugtrain send-logs`: the sender is made here and sends in finish(), which knows how the run
+// ended (a run killed before its end recorded none).
 void MlflowLogger::start_resend(const LoggedRun& run) {
-  mode_ = Mode::done;  // finish() has nothing left to do
+  mode_ = Mode::done;
   std::optional<KeptState> kept = files_->read_state();
   if (!kept || kept->uri.empty()) {
     say("nothing kept in " + files_->folder().string());
@@ -115,8 +117,7 @@ void MlflowLogger::start_resend(const LoggedRun& run) {
   plan.artifacts = files_->read_artifacts();
   plan.state = *kept;
   sender_ = make_sender(std::move(plan));
-  // As long as the server takes what is sent; flush_seconds without progress ends it.
-  report(sender_->send_all(seconds_of(options_.flush_seconds)));
+  mode_ = Mode::resending;
 }
 
 // The run to log to: the one the checkpoint names (a resume), else the one this folder's
@@ -223,6 +224,7 @@ void MlflowLogger::artifact(const std::string& path, const std::string& name) {
 }
 
 void MlflowLogger::finish(RunEnd end) {
+  if (mode_ == Mode::resending) return finish_resend(end);
   if (mode_ != Mode::training) return;
   mode_ = Mode::done;
   try {
@@ -235,6 +237,15 @@ void MlflowLogger::finish(RunEnd end) {
     sender_->stop();
     say(std::string("the run's end is not recorded: ") + e.what());
   }
+}
+
+void MlflowLogger::finish_resend(RunEnd end) {
+  mode_ = Mode::done;
+  try {
+    if (sender_->state().end.empty()) sender_->request_end(end_status(end), unix_ms_now());
+    // As long as the server takes what is sent; flush_seconds without progress ends it.
+    report(sender_->send_all(seconds_of(options_.flush_seconds)));
+  } catch (const std::exception& e) { say(std::string("the run's end is not recorded: ") + e.what()); }
 }
 
 void MlflowLogger::report(bool everything_sent) const {

@@ -39,10 +39,11 @@ class MlflowLogger final : public Logger {
   std::string state() const override;
 
  private:
-  enum class Mode { idle, training, done };
+  enum class Mode { idle, training, resending, done };
 
   void start_training(const LoggedRun& run);
   void start_resend(const LoggedRun& run);
+  void finish_resend(RunEnd end);
   KeptState choose_run(const LoggedRun& run) const;
   RunSetup describe_run(const LoggedRun& run, const KeptState& state) const;
   void open_journal();

@@ -31,7 +31,7 @@ class TensorBoardLogger final : public Logger {
     writer_->flush();
   }
 
-  void artifact(const std::string&, const std::string&) override {}  // the event file is the record
+  void artifact(const std::string&, const std::string&) override {}  // takes_files is false
   void finish(RunEnd) override {
     if (writer_) writer_->flush();
   }
@@ -46,7 +46,8 @@ void register_tensorboard(Registrar& host) {
              {"tensorboard",
               "TensorBoard event files in the run folder: step figures by step, epoch figures by epoch",
               {{"folder", OptionType::string, std::string("tensorboard"), "the event files' folder in the run folder"}},
-              [](const Options& o) { return std::make_unique<TensorBoardLogger>(o.string("folder")); }});
+              [](const Options& o) { return std::make_unique<TensorBoardLogger>(o.string("folder")); },
+              /*takes_files=*/false});
 }
 
 }  // namespace

@@ -163,7 +163,7 @@ TEST_F(MlflowTest, ASweepIsAParentRunWithOneChildPerTrialAndItsReport) {
 }
 
 TEST_F(MlflowTest, AnUnreachableServerFromTheStartWarnsOnceAndTheRunEndsWell) {
-  // A port nobody listens on: bound and closed (the connection is refused at once).
+  // Port 9 (discard): nothing listens on it here, so the connection is refused at once.
   write_experiment(synthetic_experiment("offline") +
                    mlflow_table("http://127.0.0.1:9", "offline", "flush_seconds = 1\n"));
   const ProcessResult r = plugtrain("run exp.toml --set train.log_interval=4");
@@ -198,6 +198,31 @@ TEST_F(MlflowTest, AServerKilledInMidRunLosesNothingAndDoublesNothing) {
   ASSERT_EQ(runs.size(), 1u) << runs.dump();
   EXPECT_EQ(runs[0]["status"], "FINISHED");
   expect_metrics_equal_csv(runs[0], run_folder(dir_, "outage", 0) / "metrics.csv");
+}
+
+// The server is away for the whole run: send-logs makes the run afterwards, whole (its params,
+// every figure, its files, its end), as if it had been there.
+TEST_F(MlflowTest, SendLogsMakesTheRunOfAServerThatWasAwayTheWholeTime) {
+  const fs::path folder = dir_ / "server";
+  auto server = std::make_unique<MlflowServer>(folder);
+  const int port = server->port();
+  const std::string uri = server->uri();
+  server.reset();  // stopped before the run starts; the port is known
+  write_experiment(synthetic_experiment("away") + mlflow_table(uri, "away", "flush_seconds = 0\n"));
+  const ProcessResult r = plugtrain("run exp.toml --set train.log_interval=4");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("plugtrain send-logs"), std::string::npos) << r.out;
+  server = std::make_unique<MlflowServer>(folder, port);
+  const ProcessResult sent = plugtrain("send-logs " + run_folder(dir_, "away", 0).string());
+  ASSERT_EQ(sent.exit_code, 0) << sent.out;
+  const json runs = mlflow_client_json(server->uri(), "away");
+  ASSERT_EQ(runs.size(), 1u) << runs.dump();
+  EXPECT_EQ(runs[0]["status"], "FINISHED");
+  EXPECT_EQ(runs[0]["params"]["optim/lr"], "0.1");
+  EXPECT_EQ(runs[0]["tags"]["plugtrain.run_folder"], fs::absolute(run_folder(dir_, "away", 0)).string());
+  expect_metrics_equal_csv(runs[0], run_folder(dir_, "away", 0) / "metrics.csv");
+  EXPECT_NE(std::find(runs[0]["artifacts"].begin(), runs[0]["artifacts"].end(), "summary.json"),
+            runs[0]["artifacts"].end());
 }
 
 class LoggingBadInputTest : public ExperimentFolderTest {

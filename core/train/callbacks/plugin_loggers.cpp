@@ -44,12 +44,12 @@ void add_split(FiguresRecord& r, const char* split, const std::optional<double>&
 
 // One logger, and the run as it sees it.
 struct PluginLoggers::Entry final : LoggedRun {
-  Entry(NamedLogger named, const LoggerRunFacts& facts, std::ostream& log, std::shared_ptr<std::mutex> lock)
+  Entry(NamedLogger named, const LoggerRunFacts& facts, std::shared_ptr<SaidLines> said)
       : name(std::move(named.name)),
         logger(std::move(named.logger)),
+        takes_files(named.takes_files),
         facts(facts),
-        log(log),
-        log_lock(std::move(lock)) {}
+        said(std::move(said)) {}
 
   std::string folder() const override { return facts.folder.string(); }
   std::string experiment() const override { return facts.experiment; }
@@ -67,27 +67,43 @@ struct PluginLoggers::Entry final : LoggedRun {
     return p == facts.parents.end() ? "" : p->second;
   }
   bool resending() const override { return facts.resending; }
+  // From any thread: the training thread writes it (PluginLoggers::drain).
   void say(const std::string& line) const override {
-    const std::lock_guard<std::mutex> hold(*log_lock);
-    log << name << ": " << line << "\n" << std::flush;
+    const std::lock_guard<std::mutex> hold(said->lock);
+    said->lines.push_back(name + ": " + line);
   }
 
   std::string name;
   std::shared_ptr<Logger> logger;
+  bool takes_files;
   const LoggerRunFacts& facts;
-  std::ostream& log;
-  std::shared_ptr<std::mutex> log_lock;
+  std::shared_ptr<SaidLines> said;
   std::string restored;
   std::int64_t resumed_at = 0;
   bool on = true;
 };
 
 PluginLoggers::PluginLoggers(std::vector<NamedLogger> loggers, LoggerRunFacts facts, std::ostream& log)
-    : facts_(std::move(facts)), log_(log), log_lock_(std::make_shared<std::mutex>()) {
-  for (NamedLogger& l : loggers) entries_.push_back(std::make_unique<Entry>(std::move(l), facts_, log_, log_lock_));
+    : facts_(std::move(facts)), log_(log), said_(std::make_shared<SaidLines>()) {
+  for (NamedLogger& l : loggers) entries_.push_back(std::make_unique<Entry>(std::move(l), facts_, said_));
 }
 
-PluginLoggers::~PluginLoggers() { finish(RunEnd::failed, {}); }
+PluginLoggers::~PluginLoggers() {
+  try {
+    finish(RunEnd::failed, {});
+  } catch (...) {  // a destructor throws nothing: the run's own error is on its way
+  }
+}
+
+void PluginLoggers::drain() {
+  std::vector<std::string> lines;
+  {
+    const std::lock_guard<std::mutex> hold(said_->lock);
+    lines.swap(said_->lines);
+  }
+  for (const std::string& line : lines) log_ << line << "\n";
+  if (!lines.empty()) log_ << std::flush;
+}
 
 template <class Call>
 void PluginLoggers::each(const char* what, Call call) {
@@ -105,24 +121,35 @@ void PluginLoggers::each(const char* what, Call call) {
   }
 }
 
+bool PluginLoggers::any_takes_files() const {
+  for (const auto& e : entries_)
+    if (e->on && e->takes_files) return true;
+  return false;
+}
+
 void PluginLoggers::start(std::int64_t resumed_step) {
   started_ = true;
   each("start", [&](Entry& e) {
     e.resumed_at = resumed_step;
     e.logger->start(e);
   });
+  drain();
 }
 
 void PluginLoggers::log(const LoggedFigures& figures) {
   each("log", [&](Entry& e) { e.logger->log(figures); });
+  drain();
 }
 
 void PluginLoggers::finish(RunEnd end, const std::vector<RunArtifact>& artifacts) {
   if (finished_ || !started_) return;
   finished_ = true;
   for (const RunArtifact& a : artifacts)
-    each("artifact", [&](Entry& e) { e.logger->artifact(a.path.string(), a.name); });
+    each("artifact", [&](Entry& e) {
+      if (e.takes_files) e.logger->artifact(a.path.string(), a.name);
+    });
   each("finish", [&](Entry& e) { e.logger->finish(end); });
+  drain();
 }
 
 std::vector<std::pair<std::string, std::string>> PluginLoggers::states() const {
@@ -132,7 +159,7 @@ std::vector<std::pair<std::string, std::string>> PluginLoggers::states() const {
       std::string state;
       try {
         state = e->logger->state();
-      } catch (const std::exception&) {  // a checkpoint is never lost to a logger
+      } catch (...) {  // a checkpoint is never lost to a logger
       }
       if (!state.empty()) states.emplace_back(e->name, std::move(state));
     }
@@ -148,8 +175,12 @@ void PluginLoggers::load_state(const StateSection& in) {
     if (in.has(e->name)) e->restored = in.text_at(e->name);
 }
 
+// A restart of a run that had ended (--resume auto) trains nothing: the loggers are not told.
 void PluginLoggersCallback::on_train_start(LoopState& state) {
-  loggers_->start(state.resumed_from.empty() ? 0 : state.step);
+  const bool resumed = !state.resumed_from.empty();
+  const bool nothing_left = state.finished || (state.epochs_done >= state.epochs && state.sampler.batches_done == 0);
+  if (resumed && nothing_left) return;
+  loggers_->start(resumed ? state.step : 0);
 }
 
 void PluginLoggersCallback::on_log_step(const LoopState& state, const StepFigures& f) {

@@ -32,6 +32,7 @@ struct LoggerRunFacts {
 struct NamedLogger {
   std::string name;
   std::shared_ptr<Logger> logger;
+  bool takes_files = true;  // LoggerSpec::takes_files
 };
 
 // A file of the run for the loggers: its path and its name relative to the run folder.
@@ -46,6 +47,8 @@ class PluginLoggers : public Stateful {
   ~PluginLoggers() override;  // a run that ended without finish(): finish(RunEnd::failed)
 
   bool empty() const { return entries_.empty(); }
+  // A logger still on takes the run's files (LoggerSpec::takes_files).
+  bool any_takes_files() const;
   // `resumed_step`: the checkpoint's optimizer steps (0 for a fresh start).
   void start(std::int64_t resumed_step);
   void log(const LoggedFigures& figures);
@@ -65,11 +68,19 @@ class PluginLoggers : public Stateful {
   template <class Call>
   void each(const char* what, Call call);
 
+  // What the loggers said, written to the log by the training thread (drain()): a logger's own
+  // thread must not write the run's log, which the rest of the run writes without a lock.
+  struct SaidLines {
+    std::mutex lock;
+    std::vector<std::string> lines;
+  };
+  void drain();
+
   std::vector<std::unique_ptr<Entry>> entries_;
   LoggerRunFacts facts_;
   std::ostream& log_;
-  std::shared_ptr<std::mutex> log_lock_;  // say() may come from a logger's own thread
-  bool started_ = false;                  // a run that failed before its first step told them nothing
+  std::shared_ptr<SaidLines> said_;
+  bool started_ = false;  // a run that failed before its first step told them nothing
   bool finished_ = false;
 };
 

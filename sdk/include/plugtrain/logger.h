@@ -64,7 +64,9 @@ class LoggedRun {
   // True for `plugtrain send-logs RUN`: no training follows; send what an earlier process kept,
   // then finish.
   virtual bool resending() const = 0;
-  // A line for the run's log (the console and train.log), prefixed with the logger's name.
+  // A line for the run's log (the console and train.log), prefixed with the logger's name. From
+  // any thread; the host writes it from the training thread, after the call into the logger
+  // that is under way (or the next one).
   virtual void say(const std::string& line) const = 0;
 };
 
@@ -97,8 +99,8 @@ class Logger {
   virtual void start(const LoggedRun& run) = 0;
   // Every logged step and every epoch; on the training thread: do not block.
   virtual void log(const LoggedFigures& figures) = 0;
-  // At the end: a file of the run (summary.json, metrics.csv, confusion_matrix.csv, the exported
-  // weights) and its name relative to the run folder.
+  // At the end: a file of the run (summary.json, metrics.csv, experiment.toml, classes.json, the
+  // exported weights model.safetensors) and its name relative to the run folder.
   virtual void artifact(const std::string& path, const std::string& name) = 0;
   // Once, last. `end` says how the run ended.
   virtual void finish(RunEnd end) = 0;
@@ -124,6 +126,8 @@ class LoggerBuilder {
   virtual void description(const std::string& line) = 0;
   virtual OptionsBuilder& options() = 0;  // the [logging.<name>] table
   virtual void factory(LoggerFactory make) = 0;
+  // Whether artifact() is wanted (the default); false: the host writes no file for this logger.
+  virtual void takes_files(bool wanted) = 0;
 };
 
 struct LoggerSpec {
@@ -131,6 +135,9 @@ struct LoggerSpec {
   std::string description;
   std::vector<OptionSpec> options;
   LoggerFactory factory;
+  // The run's files at its end (artifact()). The host exports the weights (model.safetensors)
+  // only for a run with a logger that takes them.
+  bool takes_files = true;
 };
 
 inline void add_logger(Registrar& host, const LoggerSpec& spec, const std::vector<OptionRule>& rules = {}) {
@@ -138,6 +145,7 @@ inline void add_logger(Registrar& host, const LoggerSpec& spec, const std::vecto
   logger.description(spec.description);
   add_options(logger.options(), spec.options, rules);
   logger.factory(spec.factory);
+  logger.takes_files(spec.takes_files);
 }
 
 }  // namespace plugtrain
