@@ -143,7 +143,8 @@ void check_tables_and_keys(const ExperimentFile& file) {
     const std::vector<std::string> known = keys_of_table(table_name);
     for (auto&& [key, node] : *table) {
       const std::string name(key.str());
-      if (table_name == "logging" && node.is_table()) continue;  // [logging.<name>]: a logger's options (run/validate)
+      // [logging.<name>], or <name> = "uri": a logger's options (run/validate)
+      if (table_name == "logging" && name != "loggers" && (node.is_table() || node.is_string())) continue;
       const std::string path = table_name + "." + name;
       if (auto backend = forced_backend_key(table_name, name)) {
         if (!node.is_boolean())

@@ -39,7 +39,8 @@ std::string refusal_location(const ExperimentFile& file, const std::string& name
   return logger_location(file, name);
 }
 
-// The names on, in order: the list, then each [logging.<name>] table, then MLFLOW_TRACKING_URI's mlflow.
+// The names on, in order: the list, then each [logging.<name>] table (or `<name> = "uri"`), then
+// MLFLOW_TRACKING_URI's mlflow.
 std::vector<std::string> loggers_on(const ExperimentFile& file, const Experiment& e, const PluginHost& host) {
   std::vector<std::string> names;
   const bool listed = file.table.at_path("logging.loggers").node() != nullptr;
@@ -48,7 +49,8 @@ std::vector<std::string> loggers_on(const ExperimentFile& file, const Experiment
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   if (const toml::table* logging = file.table["logging"].as_table())
     for (auto&& [key, node] : *logging)
-      if (node.is_table() && std::find(names.begin(), names.end(), std::string(key.str())) == names.end())
+      if ((node.is_table() || node.is_string()) && key.str() != "loggers" &&
+          std::find(names.begin(), names.end(), std::string(key.str())) == names.end())
         names.emplace_back(key.str());
   const char* uri = std::getenv("MLFLOW_TRACKING_URI");
   const std::string env_uri = uri ? uri : "";
@@ -56,6 +58,23 @@ std::vector<std::string> loggers_on(const ExperimentFile& file, const Experiment
       std::find(names.begin(), names.end(), "mlflow") == names.end())
     names.emplace_back("mlflow");
   return names;
+}
+
+// `[logging] mlflow = "http://host:5000"`: the one-line form of `[logging.mlflow] uri = "..."`,
+// for a logger with a string option `uri`.
+Options with_uri_shorthand(const ExperimentFile& file, const std::string& name, const RegisteredLogger& entry,
+                           Options options) {
+  const toml::node* node = file.table.at_path("logging." + name).node();
+  if (!node || !node->is_string()) return options;
+  const auto uri = std::find_if(entry.spec.options.begin(), entry.spec.options.end(),
+                                [](const OptionSpec& o) { return o.name == "uri" && o.type == OptionType::string; });
+  if (uri == entry.spec.options.end())
+    throw ConfigError(key_location(file, "logging." + name) + ": logging." + name +
+                      " = \"...\" sets a logger's uri, and logger '" + name +
+                      "' has none; give its options as a table [logging." + name + "]");
+  auto values = options.values();
+  values["uri"] = node->as_string()->get();
+  return Options(values);
 }
 
 // Whether a URI holds a user (and maybe a password) before its host: "https://me:secret@host".
@@ -136,6 +155,7 @@ std::vector<NamedLogger> resolve_loggers(const ExperimentFile& file, Experiment&
     Options options =
         resolve_table_options(file, "logging." + name, "logger '" + name + "'", entry->spec.options, entry->rules, {});
     if (name == "mlflow") options = with_tracking_uri(std::move(options));
+    options = with_uri_shorthand(file, name, *entry, std::move(options));
     std::shared_ptr<Logger> logger;
     try {
       logger = entry->spec.factory(options);

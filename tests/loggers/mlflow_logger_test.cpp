@@ -122,7 +122,8 @@ TEST_F(MlflowTest, ARunSendsItsParamsEveryMetricRowAndItsFiles) {
 // The run pauses after epoch 1, then goes on to its end; its epoch-1 checkpoint is then resumed
 // once more, so epochs 2 and 3 are trained (and logged) again, as after a crash.
 TEST_F(MlflowTest, AResumedRunContinuesItsMlflowRunAndLogsNoStepTwice) {
-  write_experiment(synthetic_experiment("resumed") + mlflow_table(server_->uri(), "resume-test"));
+  // The one-line form: [logging] mlflow = "http://..." (the experiment is then the run's name).
+  write_experiment(synthetic_experiment("resumed") + "\n[logging]\nmlflow = \"" + server_->uri() + "\"\n");
   ASSERT_EQ(plugtrain("run exp.toml --set train.log_interval=4 --stop-after-epoch 1").exit_code, 0);
   const fs::path checkpoints = run_folder(dir_, "resumed", 0) / "checkpoints";
   fs::copy_file(checkpoints / "last.ckpt", dir_ / "epoch1.ckpt");
@@ -131,7 +132,7 @@ TEST_F(MlflowTest, AResumedRunContinuesItsMlflowRunAndLogsNoStepTwice) {
   fs::copy_file(dir_ / "epoch1.ckpt", checkpoints / "last.ckpt", fs::copy_options::overwrite_existing);
   const ProcessResult third = plugtrain("run exp.toml --set train.log_interval=4 --resume last");
   ASSERT_EQ(third.exit_code, 0) << third.out;
-  const json runs = mlflow_client_json(server_->uri(), "resume-test");
+  const json runs = mlflow_client_json(server_->uri(), "resumed");
   ASSERT_EQ(runs.size(), 1u) << "one MLflow run for the run and its resumes: " << runs.dump();
   EXPECT_EQ(runs[0]["status"], "FINISHED");
   expect_metrics_equal_csv(runs[0], run_folder(dir_, "resumed", 0) / "metrics.csv", /*timings=*/false);
@@ -246,6 +247,11 @@ TEST_F(LoggingBadInputTest, AUriThatIsNotHttpIsOneLine) {
 
 TEST_F(LoggingBadInputTest, AnUnknownLoggerIsOneLine) {
   expect_refused("\n[logging]\nloggers = [\"wandb\"]\n", "unknown logger 'wandb'; the loggers are");
+}
+
+TEST_F(LoggingBadInputTest, TheOneLineFormNeedsALoggerWithAUri) {
+  expect_refused("\n[logging]\ntensorboard = \"runs/tb\"\n",
+                 "logging.tensorboard = \"...\" sets a logger's uri, and logger 'tensorboard' has none");
 }
 
 TEST_F(LoggingBadInputTest, AnUnknownKeyInALoggersTableIsOneLine) {
