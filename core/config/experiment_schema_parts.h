@@ -8,8 +8,11 @@
 
 namespace plugtrain {
 
-std::vector<ConfigKey> setup_keys();     // [experiment], [backend], [plugins], [model], [task]
-std::vector<ConfigKey> data_keys();      // [data]
-std::vector<ConfigKey> training_keys();  // [optim], [schedule], [checkpoint], [early_stopping], [distributed], [train], [logging]
+// [experiment], [backend], [plugins], [model], [task]
+std::vector<ConfigKey> setup_keys();
+// [data]
+std::vector<ConfigKey> data_keys();
+// [optim], [schedule], [checkpoint], [early_stopping], [distributed], [train], [logging]
+std::vector<ConfigKey> training_keys();
 
 }  // namespace plugtrain
