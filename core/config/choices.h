@@ -16,6 +16,13 @@
 namespace plugtrain {
 
 enum class BackendSelect { priority, fastest };
+// backend.strategy: the backend plans processes and devices (the SDK's Strategy); fsdp runs
+// ddp's processes and shards the model's state over them (process_layout says which layout).
+enum class RunStrategy { single, dp, ddp, fsdp };
+// distributed.shard: what fsdp shards (DeepSpeed ZeRO's stages 1, 2 and 3).
+enum class ShardLevel { optimizer, gradients, full };
+// train.activation_checkpointing: none, or every unit the model declares (plugtrain/units.h).
+enum class ActivationCheckpointing { none, blocks };
 enum class CifarLabels { fine, coarse };
 enum class ImageCache { memory, none };  // data.cache; "auto": memory when the images fit
 enum class Normalize { dataset, none };
@@ -51,6 +58,12 @@ template <class E> struct ChoiceWords;
 PLUGTRAIN_CHOICE_WORDS(ResumeKeyword, {ResumeKeyword::last, "last"}, {ResumeKeyword::automatic, "auto"});
 PLUGTRAIN_CHOICE_WORDS(BackendSelect, {BackendSelect::priority, "priority"}, {BackendSelect::fastest, "fastest"});
 PLUGTRAIN_CHOICE_WORDS(Strategy, {Strategy::single, "single"}, {Strategy::dp, "dp"}, {Strategy::ddp, "ddp"});
+PLUGTRAIN_CHOICE_WORDS(RunStrategy, {RunStrategy::single, "single"}, {RunStrategy::dp, "dp"}, {RunStrategy::ddp, "ddp"},
+                       {RunStrategy::fsdp, "fsdp"});
+PLUGTRAIN_CHOICE_WORDS(ShardLevel, {ShardLevel::optimizer, "optimizer"}, {ShardLevel::gradients, "gradients"},
+                       {ShardLevel::full, "full"});
+PLUGTRAIN_CHOICE_WORDS(ActivationCheckpointing, {ActivationCheckpointing::none, "none"},
+                       {ActivationCheckpointing::blocks, "blocks"});
 PLUGTRAIN_CHOICE_WORDS(CifarLabels, {CifarLabels::fine, "fine"}, {CifarLabels::coarse, "coarse"});
 PLUGTRAIN_CHOICE_WORDS(ImageCache, {ImageCache::memory, "memory"}, {ImageCache::none, "none"});
 PLUGTRAIN_CHOICE_WORDS(Normalize, {Normalize::dataset, "dataset"}, {Normalize::none, "none"});
@@ -85,6 +98,17 @@ PLUGTRAIN_CHOICE_WORDS(Distribution, {Distribution::uniform, "uniform"}, {Distri
 PLUGTRAIN_CHOICE_WORDS(SweepScheduler, {SweepScheduler::none, "none"}, {SweepScheduler::asha, "asha"},
                        {SweepScheduler::hyperband, "hyperband"});
 #undef PLUGTRAIN_CHOICE_WORDS
+
+// The processes and devices a strategy asks the backend for: fsdp's are ddp's.
+inline Strategy process_layout(RunStrategy s) {
+  switch (s) {
+    case RunStrategy::single: return Strategy::single;
+    case RunStrategy::dp: return Strategy::dp;
+    case RunStrategy::ddp:
+    case RunStrategy::fsdp: return Strategy::ddp;
+  }
+  return Strategy::single;
+}
 
 // The word for a value ("fp16"), for logs, records and messages.
 template <class E>

@@ -30,7 +30,7 @@ struct BackendConfig {  // [backend]
   std::vector<std::string> disable;
   std::vector<std::string> force;   // chosen automatically even where their probe advises against it
   std::optional<std::int64_t> devices = 1;  // nullopt: "auto", every device the backend has
-  std::optional<Strategy> strategy;         // nullopt: "auto"
+  std::optional<RunStrategy> strategy;      // nullopt: "auto"
 };
 
 struct PluginsConfig {  // [plugins]
@@ -150,6 +150,7 @@ struct EarlyStoppingConfig {  // [early_stopping]
 struct DistributedConfig {  // [distributed]
   double timeout = 120;          // seconds a collective (or the rendezvous) may wait
   std::int64_t bucket_mb = 25;   // DDP gradient bucket size
+  std::optional<ShardLevel> shard;  // fsdp's; nullopt: "auto" (full)
 };
 
 struct TrainConfig {  // [train]
@@ -179,6 +180,7 @@ struct TrainConfig {  // [train]
   bool keep_host_memory = true;  // a run on the host CPU: freed memory stays in the heap (process/host_heap.h)
   std::optional<MemoryFormatChoice> memory_format;  // nullopt: "auto"
   std::optional<bool> graphs;                       // replay whole steps from a device graph; nullopt: "auto"
+  ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::none;
 };
 
 struct LoggingConfig {  // [logging]

@@ -36,10 +36,10 @@ std::vector<ConfigKey> setup_keys() {
           count_or_auto_key("backend.devices", field(&E::backend, &BackendConfig::devices),
                             "devices to train on: N, or \"auto\" (every GPU; one on the CPU); N > 1 starts N processes "
                             "(ddp) or N replicas (dp)")),
-      resumable(choice_or_auto_key<Strategy>(
+      resumable(choice_or_auto_key<RunStrategy>(
           "backend.strategy", field(&E::backend, &BackendConfig::strategy),
           "auto (ddp for several devices, else single), single, dp (replicas in one process), ddp (one process per "
-          "device)")),
+          "device), fsdp (ddp's processes, each keeping only its shard of the model's state: distributed.shard)")),
 
       resumable(key("plugins.paths", field(&E::plugins, &PluginsConfig::paths),
                     "extra plugin files or folders, searched after --plugin-path")),

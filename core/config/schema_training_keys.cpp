@@ -98,6 +98,11 @@ std::vector<ConfigKey> training_keys() {
               greater_than(0))),
       resumable(key("distributed.bucket_mb", field(&E::distributed, &DistributedConfig::bucket_mb),
                     "ddp: gradient bucket size in MiB (all-reduced as backward fills it)", greater_than(0))),
+      resumable(choice_or_auto_key<ShardLevel>(
+          "distributed.shard", field(&E::distributed, &DistributedConfig::shard),
+          "fsdp: what each rank keeps only its shard of: optimizer (its state; ZeRO-1), gradients (and the "
+          "gradients; ZeRO-2), full (and the parameters, each unit gathered for its forward and backward; ZeRO-3); "
+          "auto: full")),
 
       resumable(key("train.epochs", field(&E::train, &TrainConfig::epochs), "number of epochs", greater_than(0))),
       key("train.max_steps", field(&E::train, &TrainConfig::max_steps),
@@ -174,6 +179,10 @@ std::vector<ConfigKey> training_keys() {
           "train.graphs", field(&E::train, &TrainConfig::graphs),
           "record each full training step once as a device graph and replay it: true, false, or "
           "\"auto\" (where the backend records graphs and the run allows it; the log says why not)")),
+      resumable(choice_key<ActivationCheckpointing>(
+          "train.activation_checkpointing", field(&E::train, &TrainConfig::activation_checkpointing),
+          "none, or blocks: each unit the model declares (the zoo's transformer and residual blocks) keeps only its "
+          "input in forward and runs again in backward (less memory, about a third more compute; same losses)")),
       choice_key<PrecisionMode>("train.precision", field(&E::train, &TrainConfig::precision),
                                 "fp32, bf16 (autocast) or fp16 (autocast with dynamic loss scaling)"),
 

@@ -34,7 +34,7 @@ Experiment smoke_experiment(const ModelSpec& mlp, const DatasetSpec& synthetic, 
   e.experiment.name = "doctor";
   e.backend.name = backend;
   e.backend.devices = devices;
-  e.backend.strategy = devices > 1 ? std::optional(Strategy::dp) : std::nullopt;
+  e.backend.strategy = devices > 1 ? std::optional(RunStrategy::dp) : std::nullopt;
   e.model.name = mlp.name;
   std::map<std::string, OptionValue> options;
   for (const auto& o : mlp.options) options[o.name] = o.default_value;

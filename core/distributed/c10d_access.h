@@ -19,4 +19,8 @@ struct Collectives::Impl {
   bool failed = false;  // a failure was announced or explained
 };
 
+struct PendingCollective::Work {
+  c10::intrusive_ptr<c10d::Work> work;
+};
+
 }  // namespace plugtrain

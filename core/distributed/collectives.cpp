@@ -102,6 +102,51 @@ void Collectives::all_reduce_sum(std::vector<at::Tensor>& tensors) {
   }
 }
 
+PendingCollective::PendingCollective(std::shared_ptr<Work> work, std::string what, std::chrono::milliseconds timeout)
+    : work_(std::move(work)), what_(std::move(what)), timeout_(timeout) {}
+
+void PendingCollective::wait() {
+  if (!work_) return;
+  const std::shared_ptr<Work> work = std::move(work_);
+  try {
+    work->work->wait(timeout_);
+  } catch (const std::exception& e) {
+    throw CollectiveError(what_ + ": " + first_line(e.what()));
+  }
+}
+
+void Collectives::broadcast_from_rank_zero(std::vector<at::Tensor>& tensors) {
+  if (tensors.empty()) return;
+  try {
+    for (at::Tensor& t : tensors) {
+      std::vector<at::Tensor> one{t};
+      impl_->group->broadcast(one)->wait(timeout_);
+    }
+  } catch (const std::exception& e) {
+    throw CollectiveError("broadcast: " + first_line(e.what()));
+  }
+}
+
+PendingCollective Collectives::all_gather_into(std::vector<at::Tensor>& full, std::vector<at::Tensor>& shards) {
+  try {
+    auto work = std::make_shared<PendingCollective::Work>();
+    work->work = impl_->group->allgather_into_tensor_coalesced(full, shards);
+    return PendingCollective(std::move(work), "all-gather", timeout_);
+  } catch (const std::exception& e) {
+    throw CollectiveError("all-gather: " + first_line(e.what()));
+  }
+}
+
+PendingCollective Collectives::reduce_scatter_sum(std::vector<at::Tensor>& shards, std::vector<at::Tensor>& full) {
+  try {
+    auto work = std::make_shared<PendingCollective::Work>();
+    work->work = impl_->group->reduce_scatter_tensor_coalesced(shards, full);
+    return PendingCollective(std::move(work), "reduce-scatter", timeout_);
+  } catch (const std::exception& e) {
+    throw CollectiveError("reduce-scatter: " + first_line(e.what()));
+  }
+}
+
 void Collectives::note_step(std::int64_t step) {
   const auto now = std::chrono::steady_clock::now();
   if (step == last_noted_step_ || now - last_note_ < std::chrono::milliseconds(500)) return;

@@ -23,6 +23,23 @@ class CollectiveError : public DistributedError {
   using DistributedError::DistributedError;
 };
 
+// A collective started and not yet waited for (c10d's asynchronous work): the computation
+// that follows runs while it travels.
+class PendingCollective {
+ public:
+  struct Work;  // c10d's; see distributed/c10d_access.h
+  PendingCollective() = default;
+  PendingCollective(std::shared_ptr<Work> work, std::string what, std::chrono::milliseconds timeout);
+  // Blocks until it is done. Throws CollectiveError when the others do not take part in time.
+  void wait();
+  bool started() const { return work_ != nullptr; }
+
+ private:
+  std::shared_ptr<Work> work_;
+  std::string what_;
+  std::chrono::milliseconds timeout_{0};
+};
+
 class Collectives {
  public:
   // Connects to the rendezvous and to every other rank (blocks until all have come, at
@@ -43,6 +60,13 @@ class Collectives {
   // collective attach_device_collective set for it).
   // Throws CollectiveError when the others do not take part within the timeout.
   void all_reduce_sum(std::vector<at::Tensor>& tensors);
+  // Rank 0's values of `tensors` on every rank, in place.
+  void broadcast_from_rank_zero(std::vector<at::Tensor>& tensors);
+  // Sharded training's two collectives, each over lists of the same length, coalesced and
+  // asynchronous: full[i] (world size x shard[i]'s elements) gets every rank's shard[i] in rank
+  // order; shard[i] gets this rank's part of the element-wise sum of every rank's full[i].
+  PendingCollective all_gather_into(std::vector<at::Tensor>& full, std::vector<at::Tensor>& shards);
+  PendingCollective reduce_scatter_sum(std::vector<at::Tensor>& shards, std::vector<at::Tensor>& full);
 
   // This rank has reached training step `step` (cheap: written to the store at most twice a second).
   void note_step(std::int64_t step);

@@ -2,12 +2,7 @@
 
 #include <vector>
 
-#include <torch/optim/adam.h>
-#include <torch/optim/adamw.h>
-#include <torch/optim/rmsprop.h>
-#include <torch/optim/sgd.h>
-
-#include "optim/lion.h"
+#include "optim/state_tensors.h"
 
 namespace plugtrain {
 
@@ -33,39 +28,16 @@ class HostCopies {
   std::vector<std::function<void()>> restores_;
 };
 
-// Adam's and AdamW's states: the same three fields in two unrelated classes.
-template <class AdamState>
-bool swap_adam_state(torch::optim::OptimizerParamState& state, HostCopies& copies) {
-  auto* s = dynamic_cast<AdamState*>(&state);
-  if (!s) return false;
-  copies.swap(s->exp_avg(), [s](const at::Tensor& t) { s->exp_avg(t); });
-  copies.swap(s->exp_avg_sq(), [s](const at::Tensor& t) { s->exp_avg_sq(t); });
-  copies.swap(s->max_exp_avg_sq(), [s](const at::Tensor& t) { s->max_exp_avg_sq(t); });
-  return true;
-}
-
-void swap_state(torch::optim::OptimizerParamState& state, HostCopies& copies) {
-  if (swap_adam_state<torch::optim::AdamParamState>(state, copies) ||
-      swap_adam_state<torch::optim::AdamWParamState>(state, copies)) {
-    return;
-  } else if (auto* s = dynamic_cast<torch::optim::SGDParamState*>(&state)) {
-    copies.swap(s->momentum_buffer(), [s](const at::Tensor& t) { s->momentum_buffer(t); });
-  } else if (auto* s = dynamic_cast<torch::optim::RMSpropParamState*>(&state)) {
-    copies.swap(s->square_avg(), [s](const at::Tensor& t) { s->square_avg(t); });
-    copies.swap(s->momentum_buffer(), [s](const at::Tensor& t) { s->momentum_buffer(t); });
-    copies.swap(s->grad_avg(), [s](const at::Tensor& t) { s->grad_avg(t); });
-  } else if (auto* s = dynamic_cast<LionParamState*>(&state)) {
-    copies.swap(s->exp_avg(), [s](const at::Tensor& t) { s->exp_avg(t); });
-  }
-}
-
 }  // namespace
 
 void with_optimizer_state_on_host(torch::optim::Optimizer& optimizer, const std::function<void()>& save) {
   HostCopies copies;
   try {
     for (auto& [key, state] : optimizer.state())
-      if (state) swap_state(*state, copies);
+      if (state)
+        for_each_state_tensor(*state, [&](const std::string&, const at::Tensor& field, const auto& set) {
+          copies.swap(field, set);
+        });
     save();
   } catch (...) {
     copies.restore();

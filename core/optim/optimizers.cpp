@@ -32,13 +32,17 @@ std::unique_ptr<torch::optim::Optimizer> make_one_group(const Experiment& e, dou
 }  // namespace
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const Experiment& e, double lr,
-                                                        const std::vector<at::Tensor>& params) {
+                                                        const std::vector<at::Tensor>& params,
+                                                        const std::vector<bool>& matrices) {
   const OptimizerImpl impl = resolve_optimizer_impl(e.optim.name, e.optim.impl, params);
   if (e.optim.decay == DecayScope::all || e.optim.weight_decay == 0) return make_one_group(e, lr, params, impl);
   // optim.decay = "matrices": group 0 decays the parameters of two or more dimensions, group 1
   // holds the rest (biases, norm scales) without decay: nanoGPT's configure_optimizers.
   std::vector<at::Tensor> decayed, kept;
-  for (const at::Tensor& p : params) (p.dim() >= 2 ? decayed : kept).push_back(p);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const bool matrix = matrices.empty() ? params[i].dim() >= 2 : bool(matrices[i]);
+    (matrix ? decayed : kept).push_back(params[i]);
+  }
   std::unique_ptr<torch::optim::Optimizer> optimizer = make_one_group(e, lr, decayed, impl);
   switch (e.optim.name) {
     case OptimizerName::sgd: add_undecayed_group<torch::optim::SGDOptions>(*optimizer, kept); break;

@@ -12,7 +12,6 @@
 #include "checkpoint/checkpoint.h"
 #include "data/from_experiment.h"
 #include "distributed/collectives.h"
-#include "distributed/data_parallel.h"
 #include "distributed/device_collective.h"
 #include "optim/fused_optimizers.h"
 #include "optim/optimizers.h"
@@ -21,9 +20,7 @@
 #include "run/data_splits.h"
 #include "run/device_offload.h"
 #include "run/device_settings.h"
-#include "strategy/ddp_strategy.h"
-#include "strategy/dp_strategy.h"
-#include "strategy/single_device.h"
+#include "run/build_strategy.h"
 #include "train/callbacks/checkpoint_saver.h"
 #include "train/callbacks/console_log.h"
 #include "train/callbacks/early_stopping.h"
@@ -114,26 +111,6 @@ std::shared_ptr<Model> build_image_model(const RegisteredModel& entry, const std
 
 namespace {
 
-// dp: `model` is replica 0; the factory builds the others, one per further device.
-std::unique_ptr<DataParallel> make_replicas(const RegisteredModel& entry, const ModelDescription& description,
-                                            const Experiment& e, std::shared_ptr<Model> model, const RunPlan& plan,
-                                            at::MemoryFormat format, std::ostream& log) {
-  std::vector<std::shared_ptr<Model>> replicas{std::move(model)};
-  std::vector<c10::Device> devices{plan.device};
-  std::string names = plan.device.str();
-  for (std::size_t i = 1; i < plan.devices.devices.size(); ++i) {
-    devices.push_back(device_of(plan.capabilities.device_type, plan.devices.devices[i]));
-    std::shared_ptr<Model> replica = build_model(entry, description, e);
-    replica->to(devices.back());
-    convert_memory_format(*replica, format);
-    replicas.push_back(std::move(replica));
-    names += ", " + devices.back().str();
-  }
-  log << "dp: " << replicas.size() << " replicas in this process on " << names << "; gradients summed on "
-      << devices[0].str() << "\n";
-  return std::make_unique<DataParallel>(std::move(replicas), std::move(devices));
-}
-
 std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const RunPlan& plan, const Task& task,
                                                       bool has_val, const RunOutputs* outputs, std::ostream& log) {
   const std::vector<MetricSpec>& training = task.metrics(Pass::training);
@@ -158,6 +135,10 @@ std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const
   if (outputs && !outputs->checkpoints.empty())
     callbacks.push_back(
         std::make_unique<CheckpointSaver>(outputs->checkpoints, e, monitor(e.checkpoint.monitor, e.checkpoint.mode)));
+  else if (plan.shard && plan.rank != 0 && e.checkpoint.save != CheckpointSave::none)
+    // fsdp gathers each checkpoint from every rank's shards: the others take part, writing nothing.
+    callbacks.push_back(std::make_unique<CheckpointSaver>(std::filesystem::path(), e,
+                                                          monitor(e.checkpoint.monitor, e.checkpoint.mode)));
   if (outputs && e.train.profile)
     callbacks.push_back(std::make_unique<ProfilerCallback>(outputs->run_folder / "profile", e.train.profile_warmup,
                                                            e.train.profile_steps, plan.capabilities.profiler_activity, log));
@@ -228,18 +209,6 @@ DeviceSettings place_model(const ValidatedRun& run, const RunPlan& plan, const M
   return settings;
 }
 
-std::unique_ptr<TrainingStrategy> make_strategy(const ValidatedRun& run, const RunPlan& plan,
-                                                const ModelDescription& description, const DeviceSettings& settings,
-                                                Collectives* collectives, BuiltRun& built, std::ostream& log) {
-  const Experiment& e = run.experiment;
-  if (plan.strategy == Strategy::dp)
-    return std::make_unique<DpStrategy>(
-        *built.model, make_replicas(*run.model, description, e, built.model, plan, settings.memory_format, log));
-  if (collectives)
-    return std::make_unique<DdpStrategy>(*built.model, *collectives, e.distributed.bucket_mb * 1024 * 1024);
-  return std::make_unique<SingleDevice>(*built.model);
-}
-
 // The device as the loop sees it: where batches go, its memory, and its count of host waits.
 DeviceContext device_context(const RunPlan& plan, const DeviceSettings& settings) {
   BackendHandle& backend = *plan.choice.backend;
@@ -279,9 +248,10 @@ std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan
   parts.lr = plan.batch.lr;
   parts.model = built->model;
   parts.task = task;
-  parts.strategy = make_strategy(run, plan, description, device_settings, collectives, *built, log);
-  const std::vector<at::Tensor> parameters = built->model->parameters();
-  parts.optimizer = make_optimizer(e, plan.batch.lr, parameters);
+  parts.strategy = make_strategy(run, plan, description, device_settings.memory_format, collectives, built->model, log);
+  const SteppedParameters stepped = parts.strategy->stepped_parameters(built->model->parameters());
+  const std::vector<at::Tensor>& parameters = stepped.tensors;
+  parts.optimizer = make_optimizer(e, plan.batch.lr, parameters, stepped.matrices);
   log << "model: " << e.model.name << " (" << run.model->plugin << "), " << built->parameters << " parameters; optimizer "
       << word_of(e.optim.name) << " (" << to_string(resolve_optimizer_impl(e.optim.name, e.optim.impl, parameters))
       << ") lr " << e.optim.lr << ", schedule " << word_of(e.schedule.name) << ", precision "

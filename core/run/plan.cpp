@@ -74,7 +74,7 @@ void check_device_count(const ValidatedRun& run, BackendHandle& backend) {
 // with enough devices for dp.
 void check_dp_reads_the_data_set(const ValidatedRun& run) {
   const Experiment& e = run.experiment;
-  if (e.backend.strategy != Strategy::dp || e.backend.devices.value_or(2) <= 1) return;
+  if (e.backend.strategy != RunStrategy::dp || e.backend.devices.value_or(2) <= 1) return;
   if (!run.dataset || !run.dataset->has_fields()) return;
   throw ConfigError(key_location(run.file, "backend.strategy") + ": strategy dp splits only the input over its replicas; "
                     "data set '" + run.dataset->spec.name + "' gives named fields: use ddp");
@@ -98,10 +98,10 @@ void check_precision(const ValidatedRun& run, BackendHandle& backend) {
 MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const std::optional<World>& world) {
   if (world) {
     // Under a launcher: one device per process, the one of this local rank.
-    if (e.backend.strategy == Strategy::single || e.backend.strategy == Strategy::dp)
+    if (e.backend.strategy == RunStrategy::single || e.backend.strategy == RunStrategy::dp)
       throw DistributedError(std::string("backend.strategy = \"") + word_of(*e.backend.strategy) + "\" but " + world->source + " started " +
                              std::to_string(world->world_size) + (world->world_size == 1 ? " process" : " processes") +
-                             "; use \"ddp\" or \"auto\"");
+                             "; use \"ddp\", \"fsdp\" or \"auto\"");
     MultiDevicePlan plan = backend.plan_multi_device({{world->local_rank}, Strategy::ddp});
     if (plan.strategy != Strategy::ddp && world->world_size > 1)
       throw DistributedError("backend '" + backend.name() + "' cannot train one process per device (ddp)" +
@@ -114,7 +114,7 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
                              "; start at most that many processes per node");
     return plan;
   }
-  const Strategy asked = e.backend.strategy.value_or(Strategy::ddp);
+  const Strategy asked = process_layout(e.backend.strategy.value_or(RunStrategy::ddp));
   // "auto": every device the backend lists (the host CPU lists one).
   const std::int64_t n = e.backend.devices ? *e.backend.devices : std::max<std::int64_t>(1, std::int64_t(backend.probe().devices.size()));
   MultiDevicePlan plan = backend.plan_multi_device({first_devices(n), n > 1 || e.backend.strategy ? asked : Strategy::single});
@@ -186,6 +186,8 @@ RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::op
   p.devices = plan_devices(backend, e, world);
   const bool several = p.devices.devices.size() > 1;
   p.strategy = world ? Strategy::ddp : several ? p.devices.strategy : Strategy::single;
+  if (e.backend.strategy == RunStrategy::fsdp && p.strategy == Strategy::ddp)
+    p.shard = e.distributed.shard.value_or(ShardLevel::full);
   p.launches_workers = !world && p.strategy == Strategy::ddp;
   p.processes = world ? world->world_size : p.launches_workers ? int(p.devices.devices.size()) : 1;
   p.devices_used = p.strategy == Strategy::dp ? std::int64_t(p.devices.devices.size()) : p.processes;

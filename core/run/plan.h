@@ -40,6 +40,7 @@ struct RunPlan {
   Capabilities capabilities;      // what the host knows about its devices
   MultiDevicePlan devices;        // the backend's plan: strategy, device indices, collective, warnings
   Strategy strategy = Strategy::single;  // single, dp (replicas here) or ddp (one process per device)
+  std::optional<ShardLevel> shard;       // fsdp: ddp's processes, the model's state sharded over them
   std::optional<World> world;     // set when a launcher started this process as one rank
   bool launches_workers = false;  // ddp without a launcher: this process starts `processes` workers
   int processes = 1;              // ranks that train together

@@ -28,12 +28,33 @@ void check_monitor_split(const ExperimentFile& file, const Experiment& e, const 
                       validation_source(e, dataset) + ": use '" + "val_" + monitor->substr(5) + "'");
 }
 
+// fsdp's keys with fsdp, and what it cannot combine with yet.
+void check_sharding(const ExperimentFile& file, const Experiment& e) {
+  const bool fsdp = e.backend.strategy == RunStrategy::fsdp;
+  if (e.distributed.shard && !fsdp)
+    throw ConfigError(key_location(file, "distributed.shard") + ": distributed.shard shards the model's state over "
+                      "fsdp's processes, but backend.strategy is \"" + word_or_auto(e.backend.strategy) +
+                      "\"; set backend.strategy = \"fsdp\" or remove distributed.shard");
+  if (!fsdp) return;
+  if (e.train.graphs == true)
+    throw ConfigError(key_location(file, "train.graphs") + ": fsdp gathers and releases parameters during the step, "
+                      "which a recorded graph cannot hold; use train.graphs = \"auto\" or false");
+  if (e.train.precision == PrecisionMode::fp16)
+    throw ConfigError(key_location(file, "train.precision") + ": fp16's loss scaling decides on each rank's own "
+                      "gradients whether to skip a step, and fsdp's ranks hold different shards; use \"bf16\"");
+  for (const char* key : {"train.ema_decay", "train.swa_start"})
+    if ((std::string(key) == "train.ema_decay" ? e.train.ema_decay > 0 : e.train.swa_start > 0))
+      throw ConfigError(key_location(file, key) + ": " + key + " averages whole weights, which fsdp keeps only in "
+                        "shards; use ddp for weight averaging");
+}
+
 }  // namespace
 
 void check_recipe(const ExperimentFile& file, const Experiment& e, const TaskDefinition& task,
                   const RegisteredDataset* dataset) {
   check_monitor_split(file, e, dataset, "checkpoint.monitor", e.checkpoint.monitor);
   check_monitor_split(file, e, dataset, "early_stopping.monitor", e.early_stopping.monitor);
+  check_sharding(file, e);
   if (e.train.test_every > 0 && !has_validation_split(e, dataset))
     throw ConfigError(key_location(file, "train.test_every") +
                       ": train.test_every needs a validation split (data.val_fraction, or a data set's own); without "

@@ -83,6 +83,9 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
                       {"samples_per_second", r.summary.samples_per_second},
                       {"plugtrain", PLUGTRAIN_VERSION},
                       {"world_size", r.world_size},
+                      {"strategy", r.summary.strategy},
+                      {"state_bytes", r.summary.state_bytes},
+                      {"peak_gathered_bytes", r.summary.peak_gathered_bytes},
                       {"epochs", epochs}};
   if (r.summary.selection_split == "val") {
     // true: the data set has no test labels, and final_test_* are on the val split that chose.

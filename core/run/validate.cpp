@@ -120,7 +120,7 @@ void check_normalization(const ExperimentFile& file, const Experiment& e) {
 // RunRequest::use_trained.
 void keep_to_using_trained_weights(Experiment& e) {
   e.backend.devices = 1;
-  e.backend.strategy = Strategy::single;
+  e.backend.strategy = RunStrategy::single;
   e.backend.select = BackendSelect::priority;
   e.train.graphs = false;
   e.train.profile = false;

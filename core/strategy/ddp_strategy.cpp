@@ -1,37 +1,11 @@
 #include "strategy/ddp_strategy.h"
 
 #include <ATen/ATen.h>
-#include <c10/util/Exception.h>
-#include <gloo/common/error.h>
-
-#include "util/text.h"
 
 namespace plugtrain {
 
-namespace {
-
-// Runs a part of the step that waits on the other processes. A failure of the collective
-// itself — c10d's distributed errors (store, network, NCCL), Gloo's own exceptions — becomes a
-// CollectiveError, which the run answers by asking which rank is at fault. Anything else (this
-// rank's own autograd, device or plugin error) passes unchanged: this rank then tells the
-// others why it stops.
-template <class Fn>
-auto collectively(const char* what, Fn&& fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const CollectiveError&) {
-    throw;
-  } catch (const c10::DistError& error) {
-    throw CollectiveError(std::string(what) + ": " + first_line(error.what()));
-  } catch (const ::gloo::Exception& error) {
-    throw CollectiveError(std::string(what) + ": " + first_line(error.what()));
-  }
-}
-
-}  // namespace
-
 DdpStrategy::DdpStrategy(Model& model, Collectives& collectives, std::int64_t bucket_bytes)
-    : model_(model), collectives_(collectives), bucket_bytes_(bucket_bytes) {}
+    : RanksStrategy(collectives), model_(model), bucket_bytes_(bucket_bytes) {}
 
 DdpStrategy::~DdpStrategy() = default;
 
@@ -88,19 +62,5 @@ void DdpStrategy::average_gradients(const std::vector<at::Tensor>& parameters) {
     offset += g.numel();
   }
 }
-
-std::vector<double> DdpStrategy::sum(std::vector<double> values) {
-  // One round trip on the CPU, where Gloo is fastest for a few numbers.
-  std::vector<at::Tensor> t{at::tensor(values, at::TensorOptions().dtype(at::kDouble))};
-  collectives_.all_reduce_sum(t);
-  const double* p = t[0].data_ptr<double>();
-  return std::vector<double>(p, p + values.size());
-}
-
-void DdpStrategy::note_step(std::int64_t step) {
-  collectively("reporting the step to the rendezvous store", [&] { collectives_.note_step(step); });
-}
-
-bool DdpStrategy::agree_to_stop(bool this_process_wants) { return sum({this_process_wants ? 1.0 : 0.0})[0] > 0; }
 
 }  // namespace plugtrain

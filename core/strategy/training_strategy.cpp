@@ -1,5 +1,7 @@
 #include "strategy/training_strategy.h"
 
+#include <ATen/ATen.h>
+
 #include "util/error.h"
 #include "util/format.h"
 
@@ -22,6 +24,17 @@ TensorMap TrainingStrategy::outputs(const data::Batch& batch, bool training, at:
                   " for a batch of " + std::to_string(batch.inputs.size(0)) + " (integers, one per sample)");
   }
   return out;
+}
+
+SteppedParameters TrainingStrategy::stepped_parameters(const std::vector<at::Tensor>& model_parameters) const {
+  SteppedParameters stepped{model_parameters, {}};
+  for (const at::Tensor& p : model_parameters) stepped.matrices.push_back(p.dim() >= 2);
+  return stepped;
+}
+
+at::Tensor TrainingStrategy::gradient_norm(const std::vector<at::Tensor>& gradients) {
+  const std::vector<at::Tensor> norms = at::_foreach_norm(gradients, 2);
+  return at::linalg_vector_norm(at::stack(norms), 2);
 }
 
 }  // namespace plugtrain

@@ -13,7 +13,18 @@
 #include "data/batch_loader.h"
 #include "plugtrain/model.h"
 
+namespace torch::optim {
+class Optimizer;
+}
+
 namespace plugtrain {
+
+// What the optimizer steps: the model's parameters, or (fsdp) this rank's flat shards of them;
+// for each, whether it holds matrices (optim.decay = "matrices" decays only those).
+struct SteppedParameters {
+  std::vector<at::Tensor> tensors;
+  std::vector<bool> matrices;
+};
 
 class TrainingStrategy {
  public:
@@ -56,6 +67,25 @@ class TrainingStrategy {
   virtual at::Tensor model_forward(const at::Tensor& inputs) { return forward(inputs); }
   virtual void before_unsynced_forward() {}
   virtual void average_gradients(const std::vector<at::Tensor>& parameters) { (void)parameters; }
+
+  // What the optimizer steps (the model's parameters unless the strategy shards them).
+  virtual SteppedParameters stepped_parameters(const std::vector<at::Tensor>& model_parameters) const;
+  // After each optimizer step (fsdp: the updated shards to the parameters kept whole).
+  virtual void after_optimizer_step() {}
+  // The norm of the step's whole gradient, from the gradients of the stepped parameters (fsdp:
+  // this rank's shards, so the squares are summed over the ranks). On the device, not read.
+  virtual at::Tensor gradient_norm(const std::vector<at::Tensor>& gradients);
+  // Saving and loading a checkpoint sees the model whole and an optimizer of its parameters,
+  // as a run of one process has (fsdp gathers them from the shards, and every rank takes part;
+  // `write` runs on rank 0 only).
+  virtual void save_through(torch::optim::Optimizer& optimizer, const std::function<void(torch::optim::Optimizer&)>& write) {
+    write(optimizer);
+  }
+  virtual void load_through(torch::optim::Optimizer& optimizer, const std::function<void(torch::optim::Optimizer&)>& read) {
+    read(optimizer);
+  }
+  // The most parameter bytes gathered at once so far (fsdp), or -1 where the model is kept whole.
+  virtual std::int64_t peak_gathered_bytes() const { return -1; }
 
   // Element-wise sums of per-process figures over all processes (a world of one: unchanged).
   virtual std::vector<double> sum(std::vector<double> values) = 0;

@@ -84,13 +84,18 @@ void LossScaler::restore(double scale, std::int64_t growth_tracker, std::int64_t
   skipped_on_device_.zero_();
 }
 
-void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm) {
+void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm, const GradientNorm& norm) {
   std::vector<at::Tensor> grads;
   for (const auto& p : parameters)
     if (p.grad().defined()) grads.push_back(p.grad());
   if (grads.empty()) return;
-  const std::vector<at::Tensor> norms = at::_foreach_norm(grads, 2);
-  const at::Tensor total = at::linalg_vector_norm(at::stack(norms), 2);
+  at::Tensor total;
+  if (norm) {
+    total = norm(grads);
+  } else {
+    const std::vector<at::Tensor> norms = at::_foreach_norm(grads, 2);
+    total = at::linalg_vector_norm(at::stack(norms), 2);
+  }
   const at::Tensor coefficient = at::clamp_max((total + 1e-6).reciprocal() * max_norm, 1.0);
   at::_foreach_mul_(grads, coefficient);
 }
@@ -100,17 +105,18 @@ Precision::Precision(PrecisionMode mode, c10::Device device)
 
 void Precision::backward(const at::Tensor& loss) { scaler_.scale(loss).backward(); }
 
-bool Precision::step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double grad_clip) {
+bool Precision::step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double grad_clip,
+                     const GradientNorm& norm) {
   if (skips_on_device_) {
     scaler_.unscale_on_device(parameters);
-    if (grad_clip > 0) clip_grad_norm(parameters, grad_clip);  // a skipped step's (inf) gradients are not used
+    if (grad_clip > 0) clip_grad_norm(parameters, grad_clip, norm);  // a skipped step's (inf) gradients are not used
     optimizer.step();                                         // skips by itself where found_inf is set
     scaler_.update();
     return true;
   }
   const bool finite = scaler_.unscale(parameters);  // false: fp16 gradients overflowed
   if (finite) {
-    if (grad_clip > 0) clip_grad_norm(parameters, grad_clip);
+    if (grad_clip > 0) clip_grad_norm(parameters, grad_clip, norm);
     optimizer.step();
   }
   scaler_.update();

@@ -3,6 +3,7 @@
 // training step uses (Lightning's Precision plugin).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "checkpoint/state_section.h"
@@ -68,7 +69,10 @@ class ReplayableOptimizer;
 // Scales the gradients so that their joint 2-norm is at most `max_norm`, as PyTorch's
 // clip_grad_norm_ (foreach form) does, without reading the norm back: nothing waits for the
 // device, so a step that clips can be replayed from a graph.
-void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm);
+// `norm`: the whole gradient's norm from these gradients (fsdp's shards: summed over the
+// ranks); unset, theirs alone.
+using GradientNorm = std::function<at::Tensor(const std::vector<at::Tensor>& gradients)>;
+void clip_grad_norm(const std::vector<at::Tensor>& parameters, double max_norm, const GradientNorm& norm = {});
 
 // fp32, bf16 or fp16 for a run on `device`.
 class Precision : public Stateful {
@@ -86,7 +90,8 @@ class Precision : public Stateful {
   // Unscales, clips the gradient norm to `grad_clip` (0: off) and steps, unless fp16
   // gradients overflowed: then the step is skipped. Returns whether it stepped (always true
   // once skips are decided on the device: the host does not know).
-  bool step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double grad_clip);
+  bool step(torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& parameters, double grad_clip,
+            const GradientNorm& norm = {});
   // fp16 from now on decides on the device whether a step is skipped (the overflow check is
   // not read back, the optimizer skips by itself): what a step replayed from a graph needs.
   // Nothing changes for fp32 and bf16, which never skip.

@@ -105,7 +105,10 @@ StepOutput TrainStep::forward_backward_unsynced(const data::Batch& batch) {
 
 void TrainStep::optimizer_step() {
   try {
-    precision_.step(optimizer_, parameters_, grad_clip_);
+    const bool stepped = precision_.step(optimizer_, parameters_, grad_clip_, [this](const std::vector<at::Tensor>& g) {
+      return strategy_.gradient_norm(g);
+    });
+    if (stepped) strategy_.after_optimizer_step();
   } catch (const c10::OutOfMemoryError& error) {
     // Unlike forward and backward, a step that failed half-way has changed some parameters
     // (and optimizer state): it cannot be tried again with a smaller batch.

@@ -23,6 +23,7 @@
 #include "train/evaluate.h"
 #include "train/graph_step.h"
 #include "train/model_ema.h"
+#include "train/state_bytes.h"
 #include "train/swa.h"
 #include "train/train_step.h"
 #include "util/clock.h"
@@ -93,7 +94,7 @@ std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size)
 }
 
 std::unique_ptr<TrainStep> Trainer::make_step(bool skip_nonfinite) {
-  const std::vector<at::Tensor> parameters = parts_.model->parameters();
+  const std::vector<at::Tensor> parameters = parts_.strategy->stepped_parameters(parts_.model->parameters()).tensors;
   const double grad_clip = parts_.loop.grad_clip;
   step_fallback_.clear();
   if (parts_.make_graph_capture) {
@@ -231,6 +232,11 @@ void Trainer::summarize_the_end(const TrainStep& step, Clock::time_point run_sta
   summary_.best_epoch = best_selected_.epoch();
   summary_.total_seconds = seconds_since(run_start);
   summary_.samples_per_second = train_seconds_ > 0 ? double(train_samples_) / train_seconds_ : 0;
+  const std::vector<at::Tensor> parameters = parts_.model->parameters();
+  summary_.strategy = parts_.strategy->name();
+  summary_.state_bytes = training_state_bytes(parameters, parts_.strategy->stepped_parameters(parameters).tensors,
+                                              *parts_.optimizer);
+  summary_.peak_gathered_bytes = parts_.strategy->peak_gathered_bytes();
 }
 
 // Every reason to stop, in one place. The epoch loop requests the ones that come mid-epoch

@@ -79,6 +79,9 @@ struct TrainSummary {
   double final_headline() const { return final_test.empty() ? 0 : final_test.front().value; }
   double total_seconds = 0;
   double samples_per_second = 0;  // all training samples over all training time
+  std::string strategy;           // single, dp, ddp or fsdp
+  std::int64_t state_bytes = 0;   // this process's parameters, gradients and optimizer state at the end
+  std::int64_t peak_gathered_bytes = -1;  // fsdp: the most parameter bytes gathered at once (-1: kept whole)
 };
 
 struct TrainerParts {

@@ -10,6 +10,7 @@
 #include "train/epoch_record.h"
 #include "train/model_ema.h"
 #include "train/swa.h"
+#include "strategy/training_strategy.h"
 #include "train/trainer.h"
 
 namespace plugtrain {
@@ -25,7 +26,10 @@ std::vector<Stateful*> Trainer::stateful_parts() {
 void Trainer::restore() {
   const std::filesystem::path& from = parts_.resume_from;
   if (from.empty()) return;
-  const CheckpointContent content = load_checkpoint(from, *parts_.model, *parts_.optimizer, parts_.device.device);
+  CheckpointContent content;
+  parts_.strategy->load_through(*parts_.optimizer, [&](torch::optim::Optimizer& optimizer) {
+    content = load_checkpoint(from, *parts_.model, optimizer, parts_.device.device);
+  });
   const CheckpointState& saved = content.state;
   // An average the checkpoint lacks (its run had none) starts again from the weights it holds.
   auto restore_average = [&](WeightAverage& average, const char* record) {
@@ -81,10 +85,13 @@ void Trainer::save_checkpoint(const std::filesystem::path& path) {
   if (swa_) averages["swa"] = swa_->average().named_weights();
   // Steps replayed from a graph or skipped on the device moved only the device's step counts.
   if (Result<ReplayableOptimizer*> r = replayable(*parts_.optimizer)) r.value()->sync_host_steps();
-  with_optimizer_state_on_host(*parts_.optimizer, [&] {
-    plugtrain::save_checkpoint(path, *parts_.model, *parts_.optimizer,
-                               {sections, parts_.experiment_record, parts_.loop.model_name, "", "", averages},
-                               parts_.device.device);
+  // fsdp: the model and the optimizer's state gathered whole (every rank takes part), written by rank 0.
+  parts_.strategy->save_through(*parts_.optimizer, [&](torch::optim::Optimizer& optimizer) {
+    with_optimizer_state_on_host(optimizer, [&] {
+      plugtrain::save_checkpoint(path, *parts_.model, optimizer,
+                                 {sections, parts_.experiment_record, parts_.loop.model_name, "", "", averages},
+                                 parts_.device.device);
+    });
   });
 }
 

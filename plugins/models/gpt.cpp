@@ -9,6 +9,7 @@
 #include <torch/nn/modules/embedding.h>
 
 #include "models.h"
+#include "plugtrain/units.h"
 #include "transformer.h"
 
 namespace plugtrain::models {
@@ -44,6 +45,7 @@ class Gpt final : public TensorModel {
     if (!s.tied)
       lm_head = register_module("lm_head", torch::nn::Linear(torch::nn::LinearOptions(s.block.width, s.vocabulary).bias(false)));
     init_like_gpt2(*this, s.layers);
+    for (std::int64_t i = 0; i < s.layers; ++i) units_.add("transformer.h." + std::to_string(i));
   }
 
   torch::Tensor forward(torch::Tensor idx) override {
@@ -54,13 +56,20 @@ class Gpt final : public TensorModel {
     const torch::Tensor positions = torch::arange(t, idx.options());
     torch::Tensor x = transformer->wte->forward(idx) + transformer->wpe->forward(positions);
     x = dropped(x, shape_.block.dropout, is_training());
-    for (const auto& block : *transformer->h) x = block->as<TransformerBlock>()->forward(x);
+    for (std::size_t i = 0; i < transformer->h->size(); ++i) {
+      TransformerBlockImpl* block = transformer->h[i]->as<TransformerBlock>();
+      x = units_.run(i, x, [block](const torch::Tensor& in) { return block->forward(in); });
+    }
     x = transformer->ln_f->forward(x);
     return shape_.tied ? at::linear(x, transformer->wte->weight) : lm_head->forward(x);
   }
 
+  // The blocks are the units (plugtrain/units.h): sharded and checkpointed one by one.
+  void* extension(const char* name, std::uint32_t version) override { return units_.extension(name, version); }
+
  private:
   GptShape shape_;
+  Units units_;
 
  public:
   TransformerTrunk transformer;

@@ -14,6 +14,7 @@
 #include <torch/nn/modules/dropout.h>
 
 #include "blocks.h"
+#include "plugtrain/units.h"
 
 namespace plugtrain::models {
 
@@ -51,6 +52,7 @@ class ResNet final : public TensorModel {
         }
         layer->push_back(block);
         blocks_.push_back(block);
+        units_.add("layer" + std::to_string(stage + 1) + "." + std::to_string(i));
       }
       register_module("layer" + std::to_string(stage + 1), layer);
     }
@@ -66,17 +68,24 @@ class ResNet final : public TensorModel {
   torch::Tensor forward(torch::Tensor x) override {
     x = bn1_->forward(conv1_->forward(x)).relu_();
     if (!cifar_) x = torch::max_pool2d(x, {3, 3}, {2, 2}, {1, 1});
-    for (const auto& b : blocks_) x = b->forward(x);
+    for (std::size_t i = 0; i < blocks_.size(); ++i) {
+      ResidualBlock* block = blocks_[i].get();
+      x = units_.run(i, x, [block](const torch::Tensor& in) { return block->forward(in); });
+    }
     x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
     if (dropout_) x = dropout_->forward(x);
     return fc_->forward(x);
   }
+
+  // The residual blocks are the units (plugtrain/units.h): sharded and checkpointed one by one.
+  void* extension(const char* name, std::uint32_t version) override { return units_.extension(name, version); }
 
  private:
   bool cifar_;
   torch::nn::Conv2d conv1_{nullptr};
   torch::nn::BatchNorm2d bn1_{nullptr};
   std::vector<std::shared_ptr<ResidualBlock>> blocks_;
+  Units units_;
   torch::nn::Dropout dropout_{nullptr};
   torch::nn::Linear fc_{nullptr};
 };

@@ -7,6 +7,7 @@
 #include <torch/nn/modules/conv.h>
 
 #include "models.h"
+#include "plugtrain/units.h"
 #include "transformer.h"
 
 namespace plugtrain::models {
@@ -42,6 +43,7 @@ class Vit final : public TensorModel {
     pos_embed = register_parameter("pos_embed", torch::zeros({1, tokens, s.block.width}));
     for (std::int64_t i = 0; i < s.depth; ++i) blocks->push_back(TransformerBlock(s.block));
     init_like_gpt2(*this, s.depth);
+    for (std::int64_t i = 0; i < s.depth; ++i) units_.add("blocks." + std::to_string(i));
   }
 
   torch::Tensor forward(torch::Tensor images) override {
@@ -49,13 +51,20 @@ class Vit final : public TensorModel {
     if (shape_.class_token) x = torch::cat({cls_token.expand({x.size(0), 1, x.size(2)}), x}, 1);
     x = x + pos_embed;
     x = dropped(x, shape_.block.dropout, is_training());
-    for (const auto& block : *blocks) x = block->as<TransformerBlock>()->forward(x);
+    for (std::size_t i = 0; i < blocks->size(); ++i) {
+      TransformerBlockImpl* block = blocks[i]->as<TransformerBlock>();
+      x = units_.run(i, x, [block](const torch::Tensor& in) { return block->forward(in); });
+    }
     x = norm->forward(x);
     return head->forward(shape_.class_token ? x.select(1, 0) : x.mean(1));
   }
 
+  // The blocks are the units (plugtrain/units.h): sharded and checkpointed one by one.
+  void* extension(const char* name, std::uint32_t version) override { return units_.extension(name, version); }
+
  private:
   VitShape shape_;
+  Units units_;
 
  public:
   PatchEmbed patch_embed;

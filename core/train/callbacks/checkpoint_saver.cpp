@@ -41,7 +41,7 @@ void CheckpointSaver::save_state(StateSection& out) const { best_.save(out); }
 void CheckpointSaver::load_state(const StateSection& in) { best_.load(in); }
 
 void CheckpointSaver::keep_newest_epoch_files(const std::filesystem::path& folder, std::int64_t keep) {
-  if (keep <= 0) return;
+  if (keep <= 0 || folder.empty()) return;  // empty: a rank that takes part in saving and writes nothing
   std::vector<std::filesystem::path> files;
   for (const auto& f : std::filesystem::directory_iterator(folder))
     if (f.path().filename().string().rfind("epoch-", 0) == 0 && f.path().extension() == ".ckpt")

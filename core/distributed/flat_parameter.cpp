@@ -1,0 +1,85 @@
+#include "distributed/flat_parameter.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/StorageImpl.h>
+
+#include "util/error.h"
+
+namespace plugtrain {
+
+FlatParameter::FlatParameter(std::vector<at::Tensor> parameters, int rank, int world_size, bool shard_in_full)
+    : parameters_(std::move(parameters)), rank_(rank), world_size_(world_size) {
+  if (parameters_.empty()) throw Error("internal: a flat parameter of no parameters");
+  for (const at::Tensor& p : parameters_) {
+    offsets_.push_back(numel_);
+    numel_ += p.numel();
+  }
+  shard_numel_ = (numel_ + world_size - 1) / world_size;
+  const at::Tensor& first = parameters_.front();
+  full_ = at::zeros({shard_numel_ * world_size}, first.options().requires_grad(false));
+  at::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    at::Tensor& p = parameters_[i];
+    at::Tensor part = full_.narrow(0, offsets_[i], p.numel()).view(p.sizes());
+    part.copy_(p.detach());
+    // The parameter keeps its identity (autograd, the model's reference) and now lives in the
+    // full buffer's memory, so gathering into that buffer is gathering the parameter.
+    p.set_data(part);
+  }
+  shard_ = full_.narrow(0, shard_numel_ * rank, shard_numel_);
+  shard_in_full_ = shard_in_full && full_.scalar_type() == at::kFloat;
+  if (!shard_in_full_) shard_ = shard_.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  shard_.requires_grad_(true);
+}
+
+std::int64_t FlatParameter::bytes_per_element() const { return static_cast<std::int64_t>(full_.element_size()); }
+
+bool FlatParameter::allocated() const { return full_.storage().nbytes() > 0; }
+
+void FlatParameter::allocate() {
+  if (allocated()) return;
+  c10::StorageImpl* storage = full_.storage().unsafeGetStorageImpl();
+  const std::size_t bytes = static_cast<std::size_t>(full_.numel()) * full_.element_size();
+  storage->set_data_ptr_noswap(storage->allocator()->allocate(bytes));
+  storage->set_nbytes(bytes);
+}
+
+void FlatParameter::release() {
+  if (shard_in_full_) throw Error("internal: releasing a flat parameter whose shard lives in it");
+  // The parameters share this storage object: they keep their shapes and lose their memory
+  // until the next allocate(). Nothing may read them meanwhile.
+  full_.storage().unsafeGetStorageImpl()->reset();
+}
+
+void FlatParameter::take_shard_from_full() {
+  if (shard_in_full_) return;
+  at::NoGradGuard no_grad;
+  shard_.copy_(full_.narrow(0, shard_numel_ * rank_, shard_numel_));
+}
+
+at::Tensor FlatParameter::take_flat_gradients() {
+  bool any = false;
+  for (const at::Tensor& p : parameters_) any = any || p.grad().defined();
+  if (!any) return {};
+  at::Tensor flat = at::zeros({shard_numel_ * world_size_}, parameters_.front().grad().defined()
+                                                                 ? parameters_.front().grad().options()
+                                                                 : full_.options());
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    at::Tensor& p = parameters_[i];
+    if (!p.grad().defined()) continue;
+    flat.narrow(0, offsets_[i], p.numel()).copy_(p.grad().reshape(-1));
+    p.mutable_grad() = at::Tensor();
+  }
+  // Divided before the sum, as ddp's reducer does, so both round alike.
+  return flat.div_(world_size_);
+}
+
+void FlatParameter::add_shard_gradient(const at::Tensor& averaged) {
+  at::Tensor average = averaged.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  if (shard_.grad().defined())
+    shard_.mutable_grad().add_(average);
+  else
+    shard_.mutable_grad() = average;
+}
+
+}  // namespace plugtrain

@@ -1,0 +1,61 @@
+// One unit's parameters as one flat vector split evenly over the ranks (PyTorch FSDP's
+// FlatParameter): this rank keeps its shard, in float32, which the optimizer steps, and the
+// model's parameter tensors are views into a full buffer whose memory is allocated while the
+// unit is gathered and released after. Gradients go the other way: the parameters' full
+// gradients are flattened and summed into each rank's shard.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace plugtrain {
+
+class FlatParameter {
+ public:
+  // `parameters`: the model's own parameter tensors, on one device, of one floating dtype.
+  // Their values are copied into the full buffer, and each is pointed at its part of it.
+  // `shard_in_full`: the full buffer is never released, and the shard is this rank's part of it
+  // (the optimizer updates it in place: no second copy); else the shard has memory of its own.
+  FlatParameter(std::vector<at::Tensor> parameters, int rank, int world_size, bool shard_in_full);
+  FlatParameter(const FlatParameter&) = delete;
+  FlatParameter& operator=(const FlatParameter&) = delete;
+
+  std::int64_t numel() const { return numel_; }              // the parameters' elements
+  std::int64_t shard_numel() const { return shard_numel_; }  // each rank's, padding included
+  std::int64_t bytes_per_element() const;
+  const std::vector<at::Tensor>& parameters() const { return parameters_; }
+  // Where parameters()[i] starts in the full vector.
+  const std::vector<std::int64_t>& offsets() const { return offsets_; }
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+
+  // This rank's part, a leaf that the optimizer steps and whose grad() the sync fills.
+  at::Tensor& shard() { return shard_; }
+  // The padded full vector (world size x shard), which the parameters view.
+  at::Tensor& full() { return full_; }
+  // The full buffer's memory: allocated (gathered or about to be), or released.
+  bool allocated() const;
+  void allocate();
+  void release();
+  // The shard from the full buffer (after rank 0's values were broadcast into it).
+  void take_shard_from_full();
+
+  // The parameters' gradients (zeros for one without), flattened and padded like full() and
+  // divided by the world size, ready to be summed over the ranks; the parameters' gradients are
+  // dropped. Undefined when no parameter has a gradient.
+  at::Tensor take_flat_gradients();
+  // Adds `averaged` (this rank's part of the sum over ranks) to the shard's gradient.
+  void add_shard_gradient(const at::Tensor& averaged);
+
+ private:
+  std::vector<at::Tensor> parameters_;
+  std::vector<std::int64_t> offsets_;
+  std::int64_t numel_ = 0, shard_numel_ = 0;
+  int rank_ = 0, world_size_ = 1;
+  bool shard_in_full_ = false;
+  at::Tensor full_, shard_;
+};
+
+}  // namespace plugtrain

@@ -1,0 +1,120 @@
+// fsdp's checkpoints (FsdpStrategy::save_through, load_through): the model whole and an
+// optimizer of its own parameters, as a run of one process writes them (PyTorch FSDP's full
+// state dict, written by rank 0), so a checkpoint resumes at any number of processes, under
+// ddp or on one device, and `plugtrain export` reads it as any other. The shards' optimizer
+// state is gathered into each parameter's on saving, and cut back into this rank's shard on
+// loading.
+#include <map>
+
+#include <ATen/ATen.h>
+#include <torch/optim/optimizer.h>
+
+#include "optim/state_tensors.h"
+#include "strategy/fsdp_strategy.h"
+
+namespace plugtrain {
+
+namespace {
+
+// The options of each group (learning rate, decay, betas) as the run has them now.
+void copy_group_options(torch::optim::Optimizer& from, torch::optim::Optimizer& to) {
+  for (std::size_t g = 0; g < from.param_groups().size() && g < to.param_groups().size(); ++g)
+    to.param_groups()[g].set_options(from.param_groups()[g].options().clone());
+}
+
+torch::optim::OptimizerParamState* state_of(torch::optim::Optimizer& optimizer, const at::Tensor& parameter) {
+  const auto found = optimizer.state().find(parameter.unsafeGetTensorImpl());
+  return found == optimizer.state().end() ? nullptr : found->second.get();
+}
+
+// One flat parameter's shard state, gathered over the ranks and cut into each parameter's.
+void gather_state(FlatParameter& flat, torch::optim::Optimizer& shards, torch::optim::Optimizer& whole,
+                  Collectives& collectives) {
+  torch::optim::OptimizerParamState* shard_state = state_of(shards, flat.shard());
+  if (!shard_state) return;  // no step yet
+  std::map<std::string, at::Tensor> full;
+  for_each_state_tensor(*shard_state, [&](const std::string& name, const at::Tensor& field, const auto&) {
+    if (!field.defined()) return;
+    std::vector<at::Tensor> out{at::empty({flat.shard_numel() * flat.world_size()}, field.options())};
+    std::vector<at::Tensor> in{field.contiguous()};
+    collectives.all_gather_into(out, in).wait();
+    full[name] = out[0];
+  });
+  for (std::size_t i = 0; i < flat.parameters().size(); ++i) {
+    const at::Tensor& p = flat.parameters()[i];
+    std::unique_ptr<torch::optim::OptimizerParamState> state = shard_state->clone();
+    for_each_state_tensor(*state, [&](const std::string& name, const at::Tensor& field, const auto& set) {
+      if (field.defined()) set(full.at(name).narrow(0, flat.offsets()[i], p.numel()).view(p.sizes()).clone());
+    });
+    whole.state()[p.unsafeGetTensorImpl()] = std::move(state);
+  }
+}
+
+// Each parameter's state (loaded from a checkpoint) flattened, and this rank's part of it kept.
+void scatter_state(FlatParameter& flat, torch::optim::Optimizer& whole, torch::optim::Optimizer& shards) {
+  torch::optim::OptimizerParamState* first = state_of(whole, flat.parameters().front());
+  if (!first) return;  // the checkpoint's run had not stepped
+  std::unique_ptr<torch::optim::OptimizerParamState> state = first->clone();
+  for_each_state_tensor(*state, [&](const std::string& name, const at::Tensor& field, const auto& set) {
+    if (!field.defined()) return;
+    at::Tensor flat_field = at::zeros({flat.shard_numel() * flat.world_size()}, field.options());
+    for (std::size_t i = 0; i < flat.parameters().size(); ++i) {
+      torch::optim::OptimizerParamState* own = state_of(whole, flat.parameters()[i]);
+      if (!own) continue;
+      for_each_state_tensor(*own, [&](const std::string& own_name, const at::Tensor& own_field, const auto&) {
+        if (own_name == name && own_field.defined())
+          flat_field.narrow(0, flat.offsets()[i], own_field.numel()).copy_(own_field.reshape(-1));
+      });
+    }
+    set(flat_field.narrow(0, flat.shard_numel() * flat.rank(), flat.shard_numel()).clone());
+  });
+  shards.state()[flat.shard().unsafeGetTensorImpl()] = std::move(state);
+}
+
+}  // namespace
+
+void FsdpStrategy::gather_all(const std::string& why) {
+  collectively(why, [&] {
+    for (auto& unit : units_) unit->start_gather(collectives_);
+    note_gathered();
+    for (auto& unit : units_) unit->finish_gather();
+  });
+}
+
+void FsdpStrategy::release_after_checkpoint() {
+  if (releases_parameters())
+    for (auto& unit : units_) unit->release();
+}
+
+void FsdpStrategy::save_through(torch::optim::Optimizer& optimizer,
+                                const std::function<void(torch::optim::Optimizer&)>& write) {
+  whole_for_checkpoint_ = true;
+  gather_all("gathering the weights for a checkpoint");
+  at::NoGradGuard no_grad;
+  std::unique_ptr<torch::optim::Optimizer> whole = options_.whole_optimizer(model_.parameters());
+  copy_group_options(optimizer, *whole);
+  collectively("gathering the optimizer's state for a checkpoint", [&] {
+    for (auto& unit : units_)
+      for (const auto& flat : unit->flats()) gather_state(*flat, optimizer, *whole, collectives_);
+  });
+  if (is_rank_zero()) write(*whole);
+  release_after_checkpoint();
+  whole_for_checkpoint_ = false;
+}
+
+void FsdpStrategy::load_through(torch::optim::Optimizer& optimizer,
+                                const std::function<void(torch::optim::Optimizer&)>& read) {
+  for (auto& unit : units_) unit->allocate_as_gathered();  // not counted: the checkpoint's values go in
+  std::unique_ptr<torch::optim::Optimizer> whole = options_.whole_optimizer(model_.parameters());
+  read(*whole);  // every rank reads the checkpoint: the weights into the full buffers
+  at::NoGradGuard no_grad;
+  copy_group_options(*whole, optimizer);
+  for (auto& unit : units_)
+    for (const auto& flat : unit->flats()) {
+      flat->take_shard_from_full();
+      scatter_state(*flat, *whole, optimizer);
+    }
+  release_after_checkpoint();
+}
+
+}  // namespace plugtrain
