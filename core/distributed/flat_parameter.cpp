@@ -1,6 +1,7 @@
 #include "distributed/flat_parameter.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/core/StorageImpl.h>
 
 #include "util/error.h"
@@ -38,6 +39,8 @@ bool FlatParameter::allocated() const { return full_.storage().nbytes() > 0; }
 
 void FlatParameter::allocate() {
   if (allocated()) return;
+  // Allocators allocate on the current device: make it the buffer's (rank 1's is not device 0).
+  const c10::OptionalDeviceGuard on_its_device(full_.device());
   c10::StorageImpl* storage = full_.storage().unsafeGetStorageImpl();
   const std::size_t bytes = static_cast<std::size_t>(full_.numel()) * full_.element_size();
   storage->set_data_ptr_noswap(storage->allocator()->allocate(bytes));

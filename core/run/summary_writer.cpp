@@ -33,6 +33,16 @@ nlohmann::json resume_json(const ResumePoint& p) {
 }
 
 // {"accuracy": 0.91, "top5_accuracy": 0.99}
+// fsdp's figures; null for a run that keeps the model whole.
+nlohmann::json sharding_json(const std::optional<ShardingFigures>& s) {
+  if (!s) return nullptr;
+  return {{"shard", s->shard},
+          {"units", s->units},
+          {"largest_unit_bytes", s->largest_unit_bytes},
+          {"root_bytes", s->root_bytes},
+          {"peak_gathered_bytes", s->peak_gathered_bytes}};
+}
+
 nlohmann::json metrics_json(const std::vector<MetricValue>& values) {
   nlohmann::json object = nlohmann::json::object();
   for (const MetricValue& v : values) object[v.name] = v.value;
@@ -85,7 +95,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
                       {"world_size", r.world_size},
                       {"strategy", r.summary.strategy},
                       {"state_bytes", r.summary.state_bytes},
-                      {"peak_gathered_bytes", r.summary.peak_gathered_bytes},
+                      {"sharding", sharding_json(r.summary.sharding)},
                       {"epochs", epochs}};
   if (r.summary.selection_split == "val") {
     // true: the data set has no test labels, and final_test_* are on the val split that chose.

@@ -229,6 +229,16 @@ void FsdpStrategy::after_optimizer_step() {
   });
 }
 
+std::optional<ShardingFigures> FsdpStrategy::sharding() const {
+  ShardingFigures f;
+  f.shard = word_of(options_.level);
+  f.units = static_cast<std::int64_t>(layout_.root());
+  for (std::size_t i = 0; i < layout_.root(); ++i) f.largest_unit_bytes = std::max(f.largest_unit_bytes, units_[i]->full_bytes());
+  f.root_bytes = units_.back()->full_bytes();
+  f.peak_gathered_bytes = peak_gathered_bytes_;
+  return f;
+}
+
 at::Tensor FsdpStrategy::gradient_norm(const std::vector<at::Tensor>& gradients) {
   const std::vector<at::Tensor> norms = at::_foreach_norm(gradients, 2);
   std::vector<at::Tensor> squares{at::stack(norms).square().sum().reshape({1})};

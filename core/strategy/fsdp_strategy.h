@@ -53,7 +53,7 @@ class FsdpStrategy final : public RanksStrategy, public UnitRunner {
   at::Tensor gradient_norm(const std::vector<at::Tensor>& gradients) override;
   void save_through(torch::optim::Optimizer& optimizer, const std::function<void(torch::optim::Optimizer&)>& write) override;
   void load_through(torch::optim::Optimizer& optimizer, const std::function<void(torch::optim::Optimizer&)>& read) override;
-  std::int64_t peak_gathered_bytes() const override { return peak_gathered_bytes_; }
+  std::optional<ShardingFigures> sharding() const override;
 
   // UnitRunner: unit `unit`'s forward with its parameters gathered (and, in training, the
   // autograd hooks that gather it again for backward and sum its gradients after).

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -21,6 +23,16 @@ namespace plugtrain {
 
 // What the optimizer steps: the model's parameters, or (fsdp) this rank's flat shards of them;
 // for each, whether it holds matrices (optim.decay = "matrices" decays only those).
+// What summary.json says of a sharded run: the level, the units, and the most parameter bytes
+// gathered at once in the steps (a checkpoint gathers the whole model: not counted).
+struct ShardingFigures {
+  std::string shard;  // optimizer, gradients, full
+  std::int64_t units = 0;
+  std::int64_t largest_unit_bytes = 0;  // of the declared units
+  std::int64_t root_bytes = 0;
+  std::int64_t peak_gathered_bytes = 0;
+};
+
 struct SteppedParameters {
   std::vector<at::Tensor> tensors;
   std::vector<bool> matrices;
@@ -84,8 +96,8 @@ class TrainingStrategy {
   virtual void load_through(torch::optim::Optimizer& optimizer, const std::function<void(torch::optim::Optimizer&)>& read) {
     read(optimizer);
   }
-  // The most parameter bytes gathered at once so far (fsdp), or -1 where the model is kept whole.
-  virtual std::int64_t peak_gathered_bytes() const { return -1; }
+  // fsdp's units and what was gathered at once; nullopt where the model is kept whole.
+  virtual std::optional<ShardingFigures> sharding() const { return std::nullopt; }
 
   // Element-wise sums of per-process figures over all processes (a world of one: unchanged).
   virtual std::vector<double> sum(std::vector<double> values) = 0;

@@ -236,7 +236,7 @@ void Trainer::summarize_the_end(const TrainStep& step, Clock::time_point run_sta
   summary_.strategy = parts_.strategy->name();
   summary_.state_bytes = training_state_bytes(parameters, parts_.strategy->stepped_parameters(parameters).tensors,
                                               *parts_.optimizer);
-  summary_.peak_gathered_bytes = parts_.strategy->peak_gathered_bytes();
+  summary_.sharding = parts_.strategy->sharding();
 }
 
 // Every reason to stop, in one place. The epoch loop requests the ones that come mid-epoch

@@ -81,7 +81,7 @@ struct TrainSummary {
   double samples_per_second = 0;  // all training samples over all training time
   std::string strategy;           // single, dp, ddp or fsdp
   std::int64_t state_bytes = 0;   // this process's parameters, gradients and optimizer state at the end
-  std::int64_t peak_gathered_bytes = -1;  // fsdp: the most parameter bytes gathered at once (-1: kept whole)
+  std::optional<ShardingFigures> sharding;  // fsdp's units and the most gathered at once
 };
 
 struct TrainerParts {

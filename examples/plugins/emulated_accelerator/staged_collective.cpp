@@ -88,6 +88,26 @@ class StagedGloo final : public c10d::Backend {
     return c10::make_intrusive<CompletedWork>(flat);
   }
 
+  // Sharded training's two (backend.strategy = "fsdp"): each full[i] gathers every rank's
+  // shard[i]; each shard[i] gets its rank's part of the sum of every rank's full[i].
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& full,
+                                                                 std::vector<at::Tensor>& shards,
+                                                                 const c10d::AllgatherOptions& opts) override {
+    std::vector<at::Tensor> host_full = on_host(full), host_shards = on_host(shards);
+    gloo_->allgather_into_tensor_coalesced(host_full, host_shards, opts)->wait();
+    copy_back(full, host_full);
+    return c10::make_intrusive<CompletedWork>(full);
+  }
+
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& shards,
+                                                                 std::vector<at::Tensor>& full,
+                                                                 const c10d::ReduceScatterOptions& opts) override {
+    std::vector<at::Tensor> host_shards = on_host(shards), host_full = on_host(full);
+    gloo_->reduce_scatter_tensor_coalesced(host_shards, host_full, opts)->wait();
+    copy_back(shards, host_shards);
+    return c10::make_intrusive<CompletedWork>(shards);
+  }
+
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override {
     gloo_->barrier(opts)->wait();
     return c10::make_intrusive<CompletedWork>(std::vector<at::Tensor>{});

@@ -1,4 +1,4 @@
-// ddp's collective for the emulated device (the extension "plugtrain.collective"): Gloo on host
+// ddp's and fsdp's collective for the emulated device (the extension "plugtrain.collective"): Gloo on host
 // copies of the tensors (staged_collective.cpp).
 #pragma once
 

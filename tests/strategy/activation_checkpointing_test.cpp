@@ -1,0 +1,139 @@
+// Activation checkpointing (train.activation_checkpointing = "blocks") as a user runs it: the same
+// losses, bit for bit, with dropout on, in single, ddp and fsdp runs, and less memory; and the
+// keys of units and sharding refused in one line where they cannot apply.
+// ctest-label: e2e
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/experiment_folder.h"
+#include "support/metrics_csv.h"
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace activation_checkpointing_test {
+
+namespace fs = std::filesystem;
+using testing::ProcessResult;
+
+// Eight blocks, dropout on (so the recomputation must draw the same numbers as the first pass).
+const std::string kExperiment = R"(
+[experiment]
+name = "gpt"
+seed = 3
+[backend]
+name = "cpu"
+[model]
+name = "gpt"
+layers = 8
+heads = 4
+width = 128
+dropout = 0.1
+[task]
+name = "language_model"
+[data]
+dataset = "text"
+path = "/usr/share/doc/jargon-text/jargon.txt.gz"
+batch_size = 32
+test_batch_size = 64
+[dataset]
+context = 128
+vocabulary = "char"
+val_fraction = 0.01
+[train]
+epochs = 1
+steps_per_epoch = 3
+log_interval = 1
+threads = 1
+)";
+
+class ActivationCheckpointingTest : public testing::ExperimentFolderTest {
+ protected:
+  ActivationCheckpointingTest() : ExperimentFolderTest("checkpointing", kExperiment) {}
+
+  // The run's folder, from the log's "run folder: ..." line.
+  fs::path train(const std::string& more) {
+    const ProcessResult r = plugtrain("run exp.toml " + more);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const std::string key = "run folder: ";
+    const auto at = r.out.find(key);
+    if (at == std::string::npos) return {};
+    return dir_ / r.out.substr(at + key.size(), r.out.find('\n', at) - at - key.size());
+  }
+  static std::vector<std::string> losses(const fs::path& run) {
+    std::vector<std::string> out;
+    for (const auto& row : testing::metrics_rows(run / "metrics.csv", "step")) out.push_back(row.at(3));
+    return out;
+  }
+  static nlohmann::json summary(const fs::path& run) { return nlohmann::json::parse(testing::slurp(run / "summary.json")); }
+};
+
+const std::string kBlocks = "--set train.activation_checkpointing='\"blocks\"' ";
+
+// The same arithmetic in the same order: the recomputed forward sees the weights, the random
+// state and the autocast it first ran with, so each loss is the same to the last digit.
+//
+// Memory, derived: a block of this GPT keeps for backward at least 12 tensors of B x T x C
+// floats (ln_1's output, the three of qkv, attention's output and its copy, c_proj's, ln_2's,
+// c_fc's four, GELU's four, ...: nearer 17), B x T x C = 32 x 128 x 128 x 4 bytes = 2 MiB. Eight
+// blocks keep at least 8 x 12 x 2 = 192 MiB; checkpointed they keep 8 inputs (16 MiB) and
+// recompute one block at a time (at most 17 x 2 = 34 MiB more). So the peak falls by at least
+// 192 - 16 - 34 = 142 MiB, of which half is asked (the process's peak also counts the heap's
+// rounding and what the allocator keeps).
+TEST_F(ActivationCheckpointingTest, SameLossesBitForBitWithLessMemory) {
+  const fs::path plain = train("");
+  const fs::path checkpointed = train(kBlocks);
+  ASSERT_EQ(losses(plain).size(), 3u);
+  EXPECT_EQ(losses(checkpointed), losses(plain));
+  const std::int64_t peak_plain = summary(plain)["epochs"][0]["memory"]["peak_bytes"];
+  const std::int64_t peak_checkpointed = summary(checkpointed)["epochs"][0]["memory"]["peak_bytes"];
+  EXPECT_LE(peak_checkpointed, peak_plain - 71 * (std::int64_t(1) << 20)) << peak_plain << " -> " << peak_checkpointed;
+}
+
+TEST_F(ActivationCheckpointingTest, DdpAndFsdpRunsCheckpointToTheSameLosses) {
+  const std::string small = "--set model.layers=2 --set backend.devices=2 ";
+  for (const char* strategy : {"ddp", "fsdp"}) {
+    const std::string with = small + "--set backend.strategy='\"" + strategy + "\"' ";
+    EXPECT_EQ(losses(train(with + kBlocks)), losses(train(with))) << strategy;
+  }
+}
+
+// One line each, before any training, naming the key.
+TEST_F(ActivationCheckpointingTest, KeysThatCannotApplyAreRefusedInOneLine) {
+  struct Case {
+    std::string set, key, says;
+  };
+  const std::vector<Case> cases = {
+      {"--set distributed.shard='\"gradients\"'", "distributed.shard", "backend.strategy = \"fsdp\""},
+      {"--set backend.strategy='\"fsdp\"' --set backend.devices=2 --set train.graphs=true", "train.graphs",
+       "recorded graph"},
+      {"--set backend.strategy='\"fsdp\"' --set backend.devices=2 --set train.ema_decay=0.99", "train.ema_decay",
+       "use ddp"},
+      {"--set backend.strategy='\"fsdp\"' --set backend.devices=2 --set train.precision='\"fp16\"'",
+       "train.precision", "bf16"},
+  };
+  for (const Case& c : cases) {
+    const ProcessResult r = plugtrain("run exp.toml " + c.set);
+    EXPECT_EQ(r.exit_code, 2) << c.set << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.key), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("epoch 1"), std::string::npos) << "nothing trained: " << r.out;
+    EXPECT_FALSE(fs::exists(dir_ / "runs" / "gpt" / "version_0" / "summary.json")) << c.set;
+  }
+  // A model that declares no units has nothing to checkpoint.
+  write_experiment("[experiment]\nname = \"mlp\"\n[model]\nname = \"mlp\"\nhidden = [8]\n[data]\n"
+                   "dataset = \"synthetic\"\nsynthetic_shape = [1, 4, 4]\nbatch_size = 16\n[train]\nepochs = 1\n"
+                   "activation_checkpointing = \"blocks\"\n");
+  const ProcessResult mlp = plugtrain("run exp.toml");
+  EXPECT_EQ(mlp.exit_code, 2) << mlp.out;
+  EXPECT_NE(mlp.out.find("train.activation_checkpointing"), std::string::npos) << mlp.out;
+  EXPECT_NE(mlp.out.find("declares no units"), std::string::npos) << mlp.out;
+  EXPECT_FALSE(fs::exists(dir_ / "runs" / "mlp" / "version_0" / "summary.json"));
+}
+
+}  // namespace activation_checkpointing_test
+}  // namespace plugtrain

@@ -1,0 +1,199 @@
+// Sharded training (backend.strategy = "fsdp") as a user runs it: nanoGPT's GPT on the real
+// Jargon File over c10d Gloo, at each shard level, against ddp at the same world size; the
+// state each rank keeps, read from summary.json; checkpoints that resume at other world sizes
+// and under ddp; the emulated vendor device through its own collective.
+// ctest-label: slow
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/emulated_runs.h"
+#include "support/metrics_csv.h"
+#include "support/run_folder.h"
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace fsdp_test {
+
+namespace fs = std::filesystem;
+using testing::ProcessResult;
+
+// No dropout (each rank would draw its own), no gradient clipping unless a test sets it. The
+// global batch is fixed, so a checkpoint resumes at 1, 2 or 4 processes.
+const std::string kExperiment = R"(
+[experiment]
+name = "gpt"
+seed = 7
+[backend]
+name = "cpu"
+[model]
+name = "gpt"
+layers = 4
+heads = 2
+width = 64
+dropout = 0.0
+[task]
+name = "language_model"
+[data]
+dataset = "text"
+path = "/usr/share/doc/jargon-text/jargon.txt.gz"
+global_batch_size = 16
+test_batch_size = 64
+[dataset]
+context = 32
+vocabulary = "char"
+val_fraction = 0.02
+[optim]
+name = "adamw"
+lr = 1e-3
+weight_decay = 0.1
+decay = "matrices"
+[train]
+epochs = 2
+steps_per_epoch = 10
+log_interval = 1
+)";
+
+class FsdpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::scratch_dir("fsdp");
+    std::ofstream(dir_ / "exp.toml") << kExperiment;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // `plugtrain run exp.toml` on `devices` processes with `strategy`; the run's folder.
+  fs::path train(int devices, const std::string& strategy, const std::string& more = "") {
+    const ProcessResult r = run(devices, strategy, more);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return fs::path(run_folder_line(r.out));
+  }
+  ProcessResult run(int devices, const std::string& strategy, const std::string& more) {
+    const std::string args = "run exp.toml --set backend.devices=" + std::to_string(devices) +
+                             " --set backend.strategy='\"" + strategy + "\"' " + more;
+    return testing::run_process(testing::plugtrain_command(args, "", dir_));
+  }
+  // The run folder the log names ("run folder: runs/gpt/version_3").
+  std::string run_folder_line(const std::string& out) const {
+    const std::string key = "run folder: ";
+    const auto at = out.find(key);
+    if (at == std::string::npos) return "";
+    const std::string folder = out.substr(at + key.size(), out.find('\n', at) - at - key.size());
+    return (dir_ / folder).string();
+  }
+  static std::vector<std::string> losses(const fs::path& run) {
+    std::vector<std::string> out;
+    for (const auto& row : testing::metrics_rows(run / "metrics.csv", "step")) out.push_back(row.at(3));
+    return out;
+  }
+  static nlohmann::json summary(const fs::path& run) { return nlohmann::json::parse(testing::slurp(run / "summary.json")); }
+
+  fs::path dir_;
+};
+
+// Two ranks: every element of a gradient is the sum of two numbers, which is the same whichever
+// rank adds first (addition is commutative in IEEE arithmetic), and both strategies divide by the
+// world size before summing. The forward pass sees the same weights, bit for bit, and AdamW steps
+// each element alike whether it sits in a parameter or in a flat shard. So every logged loss is
+// the same to the last printed digit.
+TEST_F(FsdpTest, EachShardLevelLogsDdpsLossesAtTwoProcesses) {
+  const std::vector<std::string> ddp = losses(train(2, "ddp"));
+  ASSERT_EQ(ddp.size(), 20u);
+  for (const char* level : {"optimizer", "gradients", "full"}) {
+    const fs::path run = train(2, "fsdp", std::string("--set distributed.shard='\"") + level + "\"'");
+    EXPECT_EQ(losses(run), ddp) << level;
+    EXPECT_EQ(summary(run)["strategy"], "fsdp");
+    EXPECT_EQ(summary(run)["sharding"]["shard"], level);
+    EXPECT_EQ(summary(run)["sharding"]["units"], 4);  // the GPT's blocks
+  }
+}
+
+// Four ranks sum each gradient element's four terms in another order than ddp's buckets do:
+// each sum may differ by one rounding, u = 2^-24 relative to the sum of the magnitudes. AdamW
+// normalises the update, so such a difference moves a weight by about lr * u * c, where c (the
+// magnitudes over the sum) stays below 8 for these gradients; over the 20 steps the loss can
+// drift by 20 * 8 * u = 1e-5 relative at most. Clipping is on: fsdp's norm is summed over the
+// shards of every rank (a rank's own shards alone would clip differently, far beyond that).
+TEST_F(FsdpTest, FourProcessesFollowDdpWithinTheReductionOrder) {
+  const std::string clip = "--set train.grad_clip=0.5 ";
+  const std::vector<std::string> ddp = losses(train(4, "ddp", clip));
+  const fs::path full = train(4, "fsdp", clip);
+  const std::vector<std::string> fsdp = losses(full);
+  ASSERT_EQ(fsdp.size(), ddp.size());
+  const double tolerance = 20 * 8 * std::ldexp(1.0, -24);
+  for (std::size_t i = 0; i < ddp.size(); ++i)
+    EXPECT_NEAR(std::stod(fsdp[i]), std::stod(ddp[i]), tolerance * std::stod(ddp[i])) << "step " << i + 1;
+}
+
+// Per rank, "full" keeps a 1/N shard of the parameters, gradients and AdamW's two moments (each
+// shard padded to a multiple of N elements: at most N - 1 elements more per flat parameter, two
+// per unit), and at most the root and the two largest units gathered at once (the unit running
+// and the next one travelling).
+TEST_F(FsdpTest, FullShardingKeepsOneNthOfDdpsStatePlusTheGatheredUnits) {
+  for (int n : {2, 4}) {
+    const nlohmann::json ddp = summary(train(n, "ddp"));
+    const nlohmann::json full = summary(train(n, "fsdp"));
+    const std::int64_t ddp_bytes = ddp["state_bytes"], full_bytes = full["state_bytes"];
+    const nlohmann::json& units = full["sharding"];
+    const std::int64_t largest = units["largest_unit_bytes"], root = units["root_bytes"];
+    const std::int64_t padding = 4 * (2 * (units["units"].get<std::int64_t>() + 1)) * (n - 1) * 4;
+    EXPECT_LE(full_bytes, ddp_bytes / n + padding + 2 * largest) << n << " processes";
+    EXPECT_LT(full_bytes, ddp_bytes) << n;
+    EXPECT_LE(units["peak_gathered_bytes"].get<std::int64_t>(), root + 2 * largest) << n;
+    EXPECT_GT(units["peak_gathered_bytes"].get<std::int64_t>(), 0) << n;
+  }
+}
+
+// A checkpoint of 4 fsdp processes holds the model whole and each parameter's optimizer state,
+// as ddp's does: resumed on 2 processes with fsdp and with ddp, the two continue with the same
+// losses, bit for bit (two ranks: see above); and on one process it trains on.
+TEST_F(FsdpTest, AFourProcessCheckpointResumesOnTwoProcessesAndOne) {
+  const fs::path first = train(4, "fsdp", "--set train.epochs=1");
+  fs::copy_file(first / "checkpoints" / "last.ckpt", dir_ / "four.ckpt");
+  auto resume = [&](int devices, const std::string& strategy) {
+    fs::copy_file(dir_ / "four.ckpt", dir_ / "resume.ckpt", fs::copy_options::overwrite_existing);
+    return train(devices, strategy, "--resume resume.ckpt");
+  };
+  const std::vector<std::string> fsdp2 = losses(resume(2, "fsdp"));
+  const std::vector<std::string> ddp2 = losses(resume(2, "ddp"));
+  ASSERT_EQ(ddp2.size(), 10u);  // epoch 2's steps
+  EXPECT_EQ(fsdp2, ddp2);
+  const fs::path single = resume(1, "single");
+  EXPECT_EQ(summary(single)["resumed_from"]["epochs_done"], 1);
+  EXPECT_EQ(losses(single).size(), 10u);
+}
+
+// And back: a ddp checkpoint resumed under fsdp continues exactly as ddp does.
+TEST_F(FsdpTest, ADdpCheckpointResumesUnderFsdp) {
+  const fs::path first = train(2, "ddp", "--set train.epochs=1");
+  fs::copy_file(first / "checkpoints" / "last.ckpt", dir_ / "ddp.ckpt");
+  auto resume = [&](const std::string& strategy) {
+    fs::copy_file(dir_ / "ddp.ckpt", dir_ / "resume.ckpt", fs::copy_options::overwrite_existing);
+    return losses(train(2, strategy, "--resume resume.ckpt"));
+  };
+  EXPECT_EQ(resume("fsdp"), resume("ddp"));
+}
+
+// A vendor's device shards through the collective its plugin brings: the emulated accelerator's
+// staged Gloo. It computes on the host's kernels, so its losses are the CPU's ddp losses.
+TEST_F(FsdpTest, TheEmulatedDeviceShardsThroughItsOwnCollective) {
+  const std::string args = " --set backend.name='\"emulated\"' --set backend.devices=2 --set train.epochs=1";
+  const ProcessResult ddp = testing::run_process(
+      testing::emulated_command(dir_, "run exp.toml --set backend.strategy='\"ddp\"'" + args, "PLUGTRAIN_EMU_DEVICES=2"));
+  ASSERT_EQ(ddp.exit_code, 0) << ddp.out;
+  const ProcessResult fsdp = testing::run_process(
+      testing::emulated_command(dir_, "run exp.toml --set backend.strategy='\"fsdp\"'" + args, "PLUGTRAIN_EMU_DEVICES=2"));
+  ASSERT_EQ(fsdp.exit_code, 0) << fsdp.out;
+  EXPECT_NE(fsdp.out.find("fsdp: 4 units"), std::string::npos) << fsdp.out;
+  EXPECT_EQ(losses(run_folder_line(fsdp.out)), losses(run_folder_line(ddp.out)));
+  EXPECT_EQ(summary(run_folder_line(fsdp.out))["device"], summary(run_folder_line(ddp.out))["device"]);
+}
+
+}  // namespace fsdp_test
+}  // namespace plugtrain
