@@ -110,9 +110,7 @@ void PendingCollective::wait() {
   const std::shared_ptr<Work> work = std::move(work_);
   try {
     work->work->wait(timeout_);
-  } catch (const std::exception& e) {
-    throw CollectiveError(what_ + ": " + first_line(e.what()));
-  }
+  } catch (const std::exception& e) { throw CollectiveError(what_ + ": " + first_line(e.what())); }
 }
 
 void Collectives::broadcast_from_rank_zero(std::vector<at::Tensor>& tensors) {
@@ -122,9 +120,7 @@ void Collectives::broadcast_from_rank_zero(std::vector<at::Tensor>& tensors) {
       std::vector<at::Tensor> one{t};
       impl_->group->broadcast(one)->wait(timeout_);
     }
-  } catch (const std::exception& e) {
-    throw CollectiveError("broadcast: " + first_line(e.what()));
-  }
+  } catch (const std::exception& e) { throw CollectiveError("broadcast: " + first_line(e.what())); }
 }
 
 PendingCollective Collectives::all_gather_into(std::vector<at::Tensor>& full, std::vector<at::Tensor>& shards) {
@@ -132,9 +128,7 @@ PendingCollective Collectives::all_gather_into(std::vector<at::Tensor>& full, st
     auto work = std::make_shared<PendingCollective::Work>();
     work->work = impl_->group->allgather_into_tensor_coalesced(full, shards);
     return PendingCollective(std::move(work), "all-gather", timeout_);
-  } catch (const std::exception& e) {
-    throw CollectiveError("all-gather: " + first_line(e.what()));
-  }
+  } catch (const std::exception& e) { throw CollectiveError("all-gather: " + first_line(e.what())); }
 }
 
 PendingCollective Collectives::reduce_scatter_sum(std::vector<at::Tensor>& shards, std::vector<at::Tensor>& full) {
@@ -142,9 +136,7 @@ PendingCollective Collectives::reduce_scatter_sum(std::vector<at::Tensor>& shard
     auto work = std::make_shared<PendingCollective::Work>();
     work->work = impl_->group->reduce_scatter_tensor_coalesced(shards, full);
     return PendingCollective(std::move(work), "reduce-scatter", timeout_);
-  } catch (const std::exception& e) {
-    throw CollectiveError("reduce-scatter: " + first_line(e.what()));
-  }
+  } catch (const std::exception& e) { throw CollectiveError("reduce-scatter: " + first_line(e.what())); }
 }
 
 void Collectives::note_step(std::int64_t step) {

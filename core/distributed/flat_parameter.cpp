@@ -64,9 +64,9 @@ at::Tensor FlatParameter::take_flat_gradients() {
   bool any = false;
   for (const at::Tensor& p : parameters_) any = any || p.grad().defined();
   if (!any) return {};
-  at::Tensor flat = at::zeros({shard_numel_ * world_size_}, parameters_.front().grad().defined()
-                                                                 ? parameters_.front().grad().options()
-                                                                 : full_.options());
+  at::Tensor flat =
+      at::zeros({shard_numel_ * world_size_},
+                parameters_.front().grad().defined() ? parameters_.front().grad().options() : full_.options());
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     at::Tensor& p = parameters_[i];
     if (!p.grad().defined()) continue;

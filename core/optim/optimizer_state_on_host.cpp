@@ -35,9 +35,8 @@ void with_optimizer_state_on_host(torch::optim::Optimizer& optimizer, const std:
   try {
     for (auto& [key, state] : optimizer.state())
       if (state)
-        for_each_state_tensor(*state, [&](const std::string&, const at::Tensor& field, const auto& set) {
-          copies.swap(field, set);
-        });
+        for_each_state_tensor(
+            *state, [&](const std::string&, const at::Tensor& field, const auto& set) { copies.swap(field, set); });
     save();
   } catch (...) {
     copies.restore();

@@ -15,8 +15,8 @@ namespace plugtrain {
 
 // `visit(name, field, set)`: the field's name ("exp_avg"), its tensor (undefined where the
 // state has none), and a setter that replaces it.
-using StateTensorVisitor =
-    std::function<void(const std::string& name, const at::Tensor& field, const std::function<void(const at::Tensor&)>& set)>;
+using StateTensorVisitor = std::function<void(const std::string& name, const at::Tensor& field,
+                                              const std::function<void(const at::Tensor&)>& set)>;
 void for_each_state_tensor(torch::optim::OptimizerParamState& state, const StateTensorVisitor& visit);
 
 }  // namespace plugtrain

@@ -46,8 +46,8 @@ void check_units_to_checkpoint(const ValidatedRun& run, Model& model, bool set_r
   const UnitLayout layout = unit_layout(model);
   if (!layout.declared || layout.root() == 0)
     throw ConfigError(key_location(run.file, "train.activation_checkpointing") +
-                      ": train.activation_checkpointing = \"blocks\" but model '" +
-                      run.experiment.model.name + "' declares no units (blocks) to checkpoint; set it to \"none\"");
+                      ": train.activation_checkpointing = \"blocks\" but model '" + run.experiment.model.name +
+                      "' declares no units (blocks) to checkpoint; set it to \"none\"");
   if (!set_runner) return;
   static CheckpointingRunner checkpointing;
   layout.declared->set_runner(&checkpointing);

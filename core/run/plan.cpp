@@ -99,8 +99,9 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
   if (world) {
     // Under a launcher: one device per process, the one of this local rank.
     if (e.backend.strategy == RunStrategy::single || e.backend.strategy == RunStrategy::dp)
-      throw DistributedError(std::string("backend.strategy = \"") + word_of(*e.backend.strategy) + "\" but " + world->source + " started " +
-                             std::to_string(world->world_size) + (world->world_size == 1 ? " process" : " processes") +
+      throw DistributedError(std::string("backend.strategy = \"") + word_of(*e.backend.strategy) + "\" but " +
+                             world->source + " started " + std::to_string(world->world_size) +
+                             (world->world_size == 1 ? " process" : " processes") +
                              "; use \"ddp\", \"fsdp\" or \"auto\"");
     MultiDevicePlan plan = backend.plan_multi_device({{world->local_rank}, Strategy::ddp});
     if (plan.strategy != Strategy::ddp && world->world_size > 1)

@@ -32,19 +32,24 @@ void check_monitor_split(const ExperimentFile& file, const Experiment& e, const 
 void check_sharding(const ExperimentFile& file, const Experiment& e) {
   const bool fsdp = e.backend.strategy == RunStrategy::fsdp;
   if (e.distributed.shard && !fsdp)
-    throw ConfigError(key_location(file, "distributed.shard") + ": distributed.shard shards the model's state over "
-                      "fsdp's processes, but backend.strategy is \"" + word_or_auto(e.backend.strategy) +
+    throw ConfigError(key_location(file, "distributed.shard") +
+                      ": distributed.shard shards the model's state over "
+                      "fsdp's processes, but backend.strategy is \"" +
+                      word_or_auto(e.backend.strategy) +
                       "\"; set backend.strategy = \"fsdp\" or remove distributed.shard");
   if (!fsdp) return;
   if (e.train.graphs == true)
-    throw ConfigError(key_location(file, "train.graphs") + ": fsdp gathers and releases parameters during the step, "
+    throw ConfigError(key_location(file, "train.graphs") +
+                      ": fsdp gathers and releases parameters during the step, "
                       "which a recorded graph cannot hold; use train.graphs = \"auto\" or false");
   if (e.train.precision == PrecisionMode::fp16)
-    throw ConfigError(key_location(file, "train.precision") + ": fp16's loss scaling decides on each rank's own "
+    throw ConfigError(key_location(file, "train.precision") +
+                      ": fp16's loss scaling decides on each rank's own "
                       "gradients whether to skip a step, and fsdp's ranks hold different shards; use \"bf16\"");
   for (const char* key : {"train.ema_decay", "train.swa_start"})
     if ((std::string(key) == "train.ema_decay" ? e.train.ema_decay > 0 : e.train.swa_start > 0))
-      throw ConfigError(key_location(file, key) + ": " + key + " averages whole weights, which fsdp keeps only in "
+      throw ConfigError(key_location(file, key) + ": " + key +
+                        " averages whole weights, which fsdp keeps only in "
                         "shards; use ddp for weight averaging");
 }
 

@@ -3,10 +3,10 @@
 #include <mutex>
 #include <optional>
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/core/Generator.h>
-#include <ATen/Context.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ops/empty.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>

@@ -78,8 +78,9 @@ FsdpStrategy::FsdpStrategy(Model& model, Collectives& collectives, const FsdpOpt
     for (auto& unit : units_) unit->release();
   note_gathered();
   log << "fsdp: " << units_line(layout_) << "; shard = \"" << word_of(options.level) << "\": each of "
-      << collectives.size() << " ranks keeps " << format_bytes(std::uint64_t(shard_bytes)) << " of the " << format_bytes(std::uint64_t(full_bytes))
-      << " of parameters" << (options.checkpoint_units ? "; units checkpointed" : "") << "\n";
+      << collectives.size() << " ranks keeps " << format_bytes(std::uint64_t(shard_bytes)) << " of the "
+      << format_bytes(std::uint64_t(full_bytes)) << " of parameters"
+      << (options.checkpoint_units ? "; units checkpointed" : "") << "\n";
 }
 
 FsdpStrategy::~FsdpStrategy() {
@@ -233,7 +234,8 @@ std::optional<ShardingFigures> FsdpStrategy::sharding() const {
   ShardingFigures f;
   f.shard = word_of(options_.level);
   f.units = static_cast<std::int64_t>(layout_.root());
-  for (std::size_t i = 0; i < layout_.root(); ++i) f.largest_unit_bytes = std::max(f.largest_unit_bytes, units_[i]->full_bytes());
+  for (std::size_t i = 0; i < layout_.root(); ++i)
+    f.largest_unit_bytes = std::max(f.largest_unit_bytes, units_[i]->full_bytes());
   f.root_bytes = units_.back()->full_bytes();
   f.peak_gathered_bytes = peak_gathered_bytes_;
   return f;

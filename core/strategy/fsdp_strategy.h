@@ -51,8 +51,10 @@ class FsdpStrategy final : public RanksStrategy, public UnitRunner {
   SteppedParameters stepped_parameters(const std::vector<at::Tensor>& model_parameters) const override;
   void after_optimizer_step() override;
   at::Tensor gradient_norm(const std::vector<at::Tensor>& gradients) override;
-  void save_through(torch::optim::Optimizer& optimizer, const std::function<void(torch::optim::Optimizer&)>& write) override;
-  void load_through(torch::optim::Optimizer& optimizer, const std::function<void(torch::optim::Optimizer&)>& read) override;
+  void save_through(torch::optim::Optimizer& optimizer,
+                    const std::function<void(torch::optim::Optimizer&)>& write) override;
+  void load_through(torch::optim::Optimizer& optimizer,
+                    const std::function<void(torch::optim::Optimizer&)>& read) override;
   std::optional<ShardingFigures> sharding() const override;
 
   // UnitRunner: unit `unit`'s forward with its parameters gathered (and, in training, the
@@ -82,7 +84,7 @@ class FsdpStrategy final : public RanksStrategy, public UnitRunner {
   std::vector<std::unique_ptr<ShardedUnit>> units_;  // as layout_.units: the declared ones, then the root
   std::vector<at::Tensor> buffers_;
   bool whole_for_checkpoint_ = false;  // the whole model is gathered for a checkpoint
-  bool syncing_ = true;  // this backward sums the gradients (the last micro-batch's)
+  bool syncing_ = true;                // this backward sums the gradients (the last micro-batch's)
   std::int64_t peak_gathered_bytes_ = 0;
 };
 

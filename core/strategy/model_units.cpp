@@ -10,9 +10,7 @@ namespace plugtrain {
 
 namespace {
 
-ModelUnits* declared_units(Model& model) {
-  return static_cast<ModelUnits*>(model.extension(kUnitsExtension, 1));
-}
+ModelUnits* declared_units(Model& model) { return static_cast<ModelUnits*>(model.extension(kUnitsExtension, 1)); }
 
 std::string millions(std::int64_t n) {
   char text[32];
@@ -36,8 +34,7 @@ UnitLayout unit_layout(Model& model) {
   if (layout.declared) {
     for (const std::string& name : layout.declared->names()) {
       const auto found = modules.find(name);
-      if (found == modules.end())
-        throw Error("the model declares a unit '" + name + "', which is none of its modules");
+      if (found == modules.end()) throw Error("the model declares a unit '" + name + "', which is none of its modules");
       UnitParameters unit{name, {}, 0};
       for (const at::Tensor& p : found->second->parameters()) add(unit, p);
       if (unit.parameters.empty()) throw Error("the model's unit '" + name + "' has no parameters of its own");

@@ -15,13 +15,13 @@
 namespace plugtrain {
 
 struct UnitParameters {
-  std::string name;                  // the module's name; "(root)" for the rest
+  std::string name;                    // the module's name; "(root)" for the rest
   std::vector<at::Tensor> parameters;  // in the model's parameter order
   std::int64_t elements = 0;
 };
 
 struct UnitLayout {
-  ModelUnits* declared = nullptr;    // null: the model declares none
+  ModelUnits* declared = nullptr;     // null: the model declares none
   std::vector<UnitParameters> units;  // the declared units in forward order, then the root
   std::size_t root() const { return units.size() - 1; }
 };

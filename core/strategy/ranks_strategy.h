@@ -25,13 +25,9 @@ template <class Fn>
 auto collectively(const std::string& what, Fn&& fn) -> decltype(fn()) {
   try {
     return fn();
-  } catch (const CollectiveError&) {
-    throw;
-  } catch (const c10::DistError& error) {
+  } catch (const CollectiveError&) { throw; } catch (const c10::DistError& error) {
     throw CollectiveError(what + ": " + first_line(error.what()));
-  } catch (const ::gloo::Exception& error) {
-    throw CollectiveError(what + ": " + first_line(error.what()));
-  }
+  } catch (const ::gloo::Exception& error) { throw CollectiveError(what + ": " + first_line(error.what())); }
 }
 
 class RanksStrategy : public TrainingStrategy {

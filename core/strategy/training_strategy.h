@@ -90,10 +90,12 @@ class TrainingStrategy {
   // Saving and loading a checkpoint sees the model whole and an optimizer of its parameters,
   // as a run of one process has (fsdp gathers them from the shards, and every rank takes part;
   // `write` runs on rank 0 only).
-  virtual void save_through(torch::optim::Optimizer& optimizer, const std::function<void(torch::optim::Optimizer&)>& write) {
+  virtual void save_through(torch::optim::Optimizer& optimizer,
+                            const std::function<void(torch::optim::Optimizer&)>& write) {
     write(optimizer);
   }
-  virtual void load_through(torch::optim::Optimizer& optimizer, const std::function<void(torch::optim::Optimizer&)>& read) {
+  virtual void load_through(torch::optim::Optimizer& optimizer,
+                            const std::function<void(torch::optim::Optimizer&)>& read) {
     read(optimizer);
   }
   // fsdp's units and what was gathered at once; nullopt where the model is kept whole.

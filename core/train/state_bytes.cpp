@@ -9,7 +9,8 @@
 namespace plugtrain {
 
 std::int64_t training_state_bytes(const std::vector<at::Tensor>& model_parameters,
-                                  const std::vector<at::Tensor>& stepped_parameters, torch::optim::Optimizer& optimizer) {
+                                  const std::vector<at::Tensor>& stepped_parameters,
+                                  torch::optim::Optimizer& optimizer) {
   std::set<const void*> counted;
   std::int64_t bytes = 0;
   auto count = [&](const at::Tensor& t) {
@@ -23,7 +24,8 @@ std::int64_t training_state_bytes(const std::vector<at::Tensor>& model_parameter
       count(p.grad());
     }
   for (auto& [key, state] : optimizer.state())
-    if (state) for_each_state_tensor(*state, [&](const std::string&, const at::Tensor& field, const auto&) { count(field); });
+    if (state)
+      for_each_state_tensor(*state, [&](const std::string&, const at::Tensor& field, const auto&) { count(field); });
   return bytes;
 }
 

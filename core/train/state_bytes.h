@@ -15,6 +15,7 @@ class Optimizer;
 namespace plugtrain {
 
 std::int64_t training_state_bytes(const std::vector<at::Tensor>& model_parameters,
-                                  const std::vector<at::Tensor>& stepped_parameters, torch::optim::Optimizer& optimizer);
+                                  const std::vector<at::Tensor>& stepped_parameters,
+                                  torch::optim::Optimizer& optimizer);
 
 }  // namespace plugtrain

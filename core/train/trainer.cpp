@@ -234,8 +234,8 @@ void Trainer::summarize_the_end(const TrainStep& step, Clock::time_point run_sta
   summary_.samples_per_second = train_seconds_ > 0 ? double(train_samples_) / train_seconds_ : 0;
   const std::vector<at::Tensor> parameters = parts_.model->parameters();
   summary_.strategy = parts_.strategy->name();
-  summary_.state_bytes = training_state_bytes(parameters, parts_.strategy->stepped_parameters(parameters).tensors,
-                                              *parts_.optimizer);
+  summary_.state_bytes =
+      training_state_bytes(parameters, parts_.strategy->stepped_parameters(parameters).tensors, *parts_.optimizer);
   summary_.sharding = parts_.strategy->sharding();
 }
 

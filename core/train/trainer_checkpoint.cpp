@@ -7,10 +7,10 @@
 #include "optim/fused_optimizers.h"
 #include "optim/optimizer_state_on_host.h"
 #include "optim/optimizers.h"
+#include "strategy/training_strategy.h"
 #include "train/epoch_record.h"
 #include "train/model_ema.h"
 #include "train/swa.h"
-#include "strategy/training_strategy.h"
 #include "train/trainer.h"
 
 namespace plugtrain {

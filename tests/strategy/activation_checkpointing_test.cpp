@@ -69,7 +69,9 @@ class ActivationCheckpointingTest : public testing::ExperimentFolderTest {
     for (const auto& row : testing::metrics_rows(run / "metrics.csv", "step")) out.push_back(row.at(3));
     return out;
   }
-  static nlohmann::json summary(const fs::path& run) { return nlohmann::json::parse(testing::slurp(run / "summary.json")); }
+  static nlohmann::json summary(const fs::path& run) {
+    return nlohmann::json::parse(testing::slurp(run / "summary.json"));
+  }
 };
 
 const std::string kBlocks = "--set train.activation_checkpointing='\"blocks\"' ";
@@ -113,8 +115,8 @@ TEST_F(ActivationCheckpointingTest, KeysThatCannotApplyAreRefusedInOneLine) {
        "recorded graph"},
       {"--set backend.strategy='\"fsdp\"' --set backend.devices=2 --set train.ema_decay=0.99", "train.ema_decay",
        "use ddp"},
-      {"--set backend.strategy='\"fsdp\"' --set backend.devices=2 --set train.precision='\"fp16\"'",
-       "train.precision", "bf16"},
+      {"--set backend.strategy='\"fsdp\"' --set backend.devices=2 --set train.precision='\"fp16\"'", "train.precision",
+       "bf16"},
   };
   for (const Case& c : cases) {
     const ProcessResult r = plugtrain("run exp.toml " + c.set);
@@ -125,9 +127,10 @@ TEST_F(ActivationCheckpointingTest, KeysThatCannotApplyAreRefusedInOneLine) {
     EXPECT_FALSE(fs::exists(dir_ / "runs" / "gpt" / "version_0" / "summary.json")) << c.set;
   }
   // A model that declares no units has nothing to checkpoint.
-  write_experiment("[experiment]\nname = \"mlp\"\n[model]\nname = \"mlp\"\nhidden = [8]\n[data]\n"
-                   "dataset = \"synthetic\"\nsynthetic_shape = [1, 4, 4]\nbatch_size = 16\n[train]\nepochs = 1\n"
-                   "activation_checkpointing = \"blocks\"\n");
+  write_experiment(
+      "[experiment]\nname = \"mlp\"\n[model]\nname = \"mlp\"\nhidden = [8]\n[data]\n"
+      "dataset = \"synthetic\"\nsynthetic_shape = [1, 4, 4]\nbatch_size = 16\n[train]\nepochs = 1\n"
+      "activation_checkpointing = \"blocks\"\n");
   const ProcessResult mlp = plugtrain("run exp.toml");
   EXPECT_EQ(mlp.exit_code, 2) << mlp.out;
   EXPECT_NE(mlp.out.find("train.activation_checkpointing"), std::string::npos) << mlp.out;

@@ -92,7 +92,9 @@ class FsdpTest : public ::testing::Test {
     for (const auto& row : testing::metrics_rows(run / "metrics.csv", "step")) out.push_back(row.at(3));
     return out;
   }
-  static nlohmann::json summary(const fs::path& run) { return nlohmann::json::parse(testing::slurp(run / "summary.json")); }
+  static nlohmann::json summary(const fs::path& run) {
+    return nlohmann::json::parse(testing::slurp(run / "summary.json"));
+  }
 
   fs::path dir_;
 };
@@ -184,11 +186,11 @@ TEST_F(FsdpTest, ADdpCheckpointResumesUnderFsdp) {
 // staged Gloo. It computes on the host's kernels, so its losses are the CPU's ddp losses.
 TEST_F(FsdpTest, TheEmulatedDeviceShardsThroughItsOwnCollective) {
   const std::string args = " --set backend.name='\"emulated\"' --set backend.devices=2 --set train.epochs=1";
-  const ProcessResult ddp = testing::run_process(
-      testing::emulated_command(dir_, "run exp.toml --set backend.strategy='\"ddp\"'" + args, "PLUGTRAIN_EMU_DEVICES=2"));
+  const ProcessResult ddp = testing::run_process(testing::emulated_command(
+      dir_, "run exp.toml --set backend.strategy='\"ddp\"'" + args, "PLUGTRAIN_EMU_DEVICES=2"));
   ASSERT_EQ(ddp.exit_code, 0) << ddp.out;
-  const ProcessResult fsdp = testing::run_process(
-      testing::emulated_command(dir_, "run exp.toml --set backend.strategy='\"fsdp\"'" + args, "PLUGTRAIN_EMU_DEVICES=2"));
+  const ProcessResult fsdp = testing::run_process(testing::emulated_command(
+      dir_, "run exp.toml --set backend.strategy='\"fsdp\"'" + args, "PLUGTRAIN_EMU_DEVICES=2"));
   ASSERT_EQ(fsdp.exit_code, 0) << fsdp.out;
   EXPECT_NE(fsdp.out.find("fsdp: 4 units"), std::string::npos) << fsdp.out;
   EXPECT_EQ(losses(run_folder_line(fsdp.out)), losses(run_folder_line(ddp.out)));
