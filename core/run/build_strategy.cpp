@@ -6,6 +6,7 @@
 #include "config/experiment_loader.h"
 #include "distributed/data_parallel.h"
 #include "optim/optimizers.h"
+#include "plugins/backend_handle.h"
 #include "run/build.h"
 #include "run/device_settings.h"
 #include "strategy/activation_checkpoint.h"
@@ -14,6 +15,7 @@
 #include "strategy/fsdp_strategy.h"
 #include "strategy/model_units.h"
 #include "strategy/single_device.h"
+#include "util/format.h"
 
 namespace plugtrain {
 
@@ -54,6 +56,19 @@ void check_units_to_checkpoint(const ValidatedRun& run, Model& model, bool set_r
   log << "activation checkpointing: " << units_line(layout) << "; each unit runs again in backward\n";
 }
 
+// fsdp gathers the root and a unit at once (and the next unit meanwhile): a unit that cannot fit
+// beside the root in the device's memory cannot train, however many ranks share the rest.
+void check_units_fit(const ValidatedRun& run, const RunPlan& plan, const TrainingStrategy& fsdp) {
+  const std::optional<ShardingFigures> figures = fsdp.sharding();
+  const MemoryInfo memory = plan.choice.backend->memory(plan.devices.devices.at(0));
+  if (!figures || !memory.total_bytes) return;
+  const auto needed = static_cast<std::uint64_t>(figures->root_bytes + figures->largest_unit_bytes);
+  if (needed <= *memory.total_bytes) return;
+  throw ConfigError(key_location(run.file, "backend.strategy") + ": fsdp gathers a unit beside the root, " +
+                    format_bytes(needed) + " of parameters at once, more than the " + format_bytes(*memory.total_bytes) +
+                    " of " + plan.device.str() + "; declare smaller units in the model or use devices with more memory");
+}
+
 }  // namespace
 
 std::unique_ptr<TrainingStrategy> make_strategy(const ValidatedRun& run, const RunPlan& plan,
@@ -72,7 +87,9 @@ std::unique_ptr<TrainingStrategy> make_strategy(const ValidatedRun& run, const R
     options.whole_optimizer = [e, lr = plan.batch.lr](const std::vector<at::Tensor>& parameters) {
       return make_optimizer(e, lr, parameters);
     };
-    return std::make_unique<FsdpStrategy>(*model, *collectives, options, log);
+    auto fsdp = std::make_unique<FsdpStrategy>(*model, *collectives, options, log);
+    check_units_fit(run, plan, *fsdp);
+    return fsdp;
   }
   if (e.backend.strategy == RunStrategy::fsdp)
     log << "fsdp: one process, nothing to shard: it trains as a single device\n";
