@@ -99,8 +99,8 @@ void fsdp2_row(const std::string& row) {
                               "/fsdp2_peer.py' --processes 2 --vocab " + std::to_string(g_vocabulary) + " --context " +
                               std::to_string(kContext) + " --layers " + std::to_string(kLayers) + " --heads " +
                               std::to_string(kHeads) + " --width " + std::to_string(kWidth) + " --batch " +
-                              std::to_string(kBatch) + " --steps " + std::to_string(g_steps) +
-                              " --warmup 5 --twins '" + PLUGTRAIN_TWINS_DIR + "' 2>/dev/null";
+                              std::to_string(kBatch) + " --steps " + std::to_string(g_steps) + " --warmup 5 --twins '" +
+                              PLUGTRAIN_TWINS_DIR + "' 2>/dev/null";
   std::FILE* pipe = ::popen(command.c_str(), "r");
   std::string out;
   char buffer[4096];
@@ -123,15 +123,16 @@ void fsdp2_row(const std::string& row) {
 }
 
 void register_row(const std::string& row, std::function<void()> run) {
-  benchmark::RegisterBenchmark(("fsdp/" + row).c_str(),
-                               [row, run](benchmark::State& state) {
-                                 for (auto _ : state) {
-                                   run();
-                                   const auto& t = g_rows[row].tokens_per_second;
-                                   state.SetIterationTime(t.empty() ? 0.0 : double(g_steps) * kBatch * kContext / t.back());
-                                   if (!t.empty()) state.counters["tokens_per_s"] = t.back();
-                                 }
-                               })
+  benchmark::RegisterBenchmark(
+      ("fsdp/" + row).c_str(),
+      [row, run](benchmark::State& state) {
+        for (auto _ : state) {
+          run();
+          const auto& t = g_rows[row].tokens_per_second;
+          state.SetIterationTime(t.empty() ? 0.0 : double(g_steps) * kBatch * kContext / t.back());
+          if (!t.empty()) state.counters["tokens_per_s"] = t.back();
+        }
+      })
       ->Iterations(1)
       ->UseManualTime()
       ->Unit(benchmark::kMillisecond);

@@ -65,8 +65,9 @@ void check_units_fit(const ValidatedRun& run, const RunPlan& plan, const Trainin
   const auto needed = static_cast<std::uint64_t>(figures->root_bytes + figures->largest_unit_bytes);
   if (needed <= *memory.total_bytes) return;
   throw ConfigError(key_location(run.file, "backend.strategy") + ": fsdp gathers a unit beside the root, " +
-                    format_bytes(needed) + " of parameters at once, more than the " + format_bytes(*memory.total_bytes) +
-                    " of " + plan.device.str() + "; declare smaller units in the model or use devices with more memory");
+                    format_bytes(needed) + " of parameters at once, more than the " +
+                    format_bytes(*memory.total_bytes) + " of " + plan.device.str() +
+                    "; declare smaller units in the model or use devices with more memory");
 }
 
 }  // namespace

@@ -33,6 +33,12 @@ Status recipe_replayable(const Experiment& e, int processes) {
                   "micro-batch's backward, which a recording cannot hold)"};
   if (e.data.mixup_alpha > 0 || e.data.cutmix_alpha > 0)
     return WhyNot{"mixup/CutMix give mixed batches targets of another type than unmixed ones"};
+  if (e.backend.strategy == RunStrategy::fsdp && processes > 1)
+    return WhyNot{"fsdp gathers and releases parameters during the step, which a recording cannot hold"};
+  if (e.train.activation_checkpointing != ActivationCheckpointing::none)
+    return WhyNot{
+        "activation checkpointing puts the random state back and runs backward again inside backward, "
+        "which a recording cannot replay"};
   return Status::fine();
 }
 

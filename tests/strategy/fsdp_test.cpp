@@ -182,6 +182,38 @@ TEST_F(FsdpTest, ADdpCheckpointResumesUnderFsdp) {
   EXPECT_EQ(resume("fsdp"), resume("ddp"));
 }
 
+#ifdef PLUGTRAIN_PYTHON
+// A model exported from Python (python/export_model.py) is one unit: its gradients and optimizer
+// state are sharded, its parameters gathered for the whole step. Two ranks: ddp's losses, bit for
+// bit. (nanoGPT's GPT with its head untied: torch.export lifts a tied weight as one input.)
+TEST_F(FsdpTest, AnExportedGptShardsAsOneUnit) {
+  std::ofstream(dir_ / "twin.py")
+      << "import sys\nimport torch.nn as nn\nsys.path.insert(0, '" PLUGTRAIN_SOURCE_DIR
+         "/python')\nfrom transformer_twins import GPT as Twin\n"
+         "class GPT(Twin):\n    def __init__(self, vocab):\n"
+         "        super().__init__(vocab, 32, 2, 2, 32)\n"
+         "        self.lm_head.weight = nn.Parameter(self.lm_head.weight.detach().clone())\n";
+  // The Jargon File's characters, as the text data set counts them (the log says).
+  const ProcessResult first = run(1, "single", "--set train.epochs=1 --set train.steps_per_epoch=1");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const auto at = first.out.find("vocabulary: ");
+  ASSERT_NE(at, std::string::npos) << first.out;
+  const std::string vocab = std::to_string(std::stoi(first.out.substr(at + 12)));
+  const ProcessResult exported = testing::run_process(
+      "cd " + testing::shell_quote(dir_.string()) + " && " + PLUGTRAIN_PYTHON +
+      " " PLUGTRAIN_SOURCE_DIR "/python/export_model.py twin.py:GPT --input 32 --dtype int64 --vocab " + vocab +
+      " --args '{\"vocab\": " + vocab + "}' --out gpt.pt2");
+  ASSERT_EQ(exported.exit_code, 0) << exported.out;
+  std::string experiment = kExperiment;
+  const std::string zoo = "name = \"gpt\"\nlayers = 4\nheads = 2\nwidth = 64\ndropout = 0.0\n";
+  experiment.replace(experiment.find(zoo), zoo.size(), "name = \"exported\"\nfile = \"gpt.pt2\"\n");
+  std::ofstream(dir_ / "exp.toml") << experiment;
+  const fs::path fsdp = train(2, "fsdp");
+  EXPECT_EQ(losses(fsdp), losses(train(2, "ddp")));
+  EXPECT_EQ(summary(fsdp)["sharding"]["units"], 0);
+}
+#endif
+
 // A vendor's device shards through the collective its plugin brings: the emulated accelerator's
 // staged Gloo. It computes on the host's kernels, so its losses are the CPU's ddp losses.
 TEST_F(FsdpTest, TheEmulatedDeviceShardsThroughItsOwnCollective) {
