@@ -21,6 +21,8 @@ enum class BackendSelect { priority, fastest };
 enum class RunStrategy { single, dp, ddp, fsdp };
 // distributed.shard: what fsdp shards (DeepSpeed ZeRO's stages 1, 2 and 3).
 enum class ShardLevel { optimizer, gradients, full };
+// distributed.param_dtype and reduce_dtype: fsdp's gathered parameters and gradient sums.
+enum class ShardDtype { fp32, bf16 };
 // train.activation_checkpointing: none, or every unit the model declares (plugtrain/units.h).
 enum class ActivationCheckpointing { none, blocks };
 enum class CifarLabels { fine, coarse };
@@ -62,6 +64,7 @@ PLUGTRAIN_CHOICE_WORDS(RunStrategy, {RunStrategy::single, "single"}, {RunStrateg
                        {RunStrategy::fsdp, "fsdp"});
 PLUGTRAIN_CHOICE_WORDS(ShardLevel, {ShardLevel::optimizer, "optimizer"}, {ShardLevel::gradients, "gradients"},
                        {ShardLevel::full, "full"});
+PLUGTRAIN_CHOICE_WORDS(ShardDtype, {ShardDtype::fp32, "fp32"}, {ShardDtype::bf16, "bf16"});
 PLUGTRAIN_CHOICE_WORDS(ActivationCheckpointing, {ActivationCheckpointing::none, "none"},
                        {ActivationCheckpointing::blocks, "blocks"});
 PLUGTRAIN_CHOICE_WORDS(CifarLabels, {CifarLabels::fine, "fine"}, {CifarLabels::coarse, "coarse"});

@@ -103,6 +103,13 @@ std::vector<ConfigKey> training_keys() {
           "fsdp: what each rank keeps only its shard of: optimizer (its state; ZeRO-1), gradients (and the "
           "gradients; ZeRO-2), full (and the parameters, each unit gathered for its forward and backward; ZeRO-3); "
           "auto: full")),
+      resumable(choice_key<ShardDtype>(
+          "distributed.param_dtype", field(&E::distributed, &DistributedConfig::param_dtype),
+          "fsdp: the type the parameters are gathered in and the model computes in: fp32, or bf16 (half the "
+          "traffic and the gathered memory; the shards and the optimizer's state stay fp32)")),
+      resumable(choice_key<ShardDtype>(
+          "distributed.reduce_dtype", field(&E::distributed, &DistributedConfig::reduce_dtype),
+          "fsdp: the type the gradients are summed over the ranks in: fp32 (also under bf16 parameters), or bf16")),
 
       resumable(key("train.epochs", field(&E::train, &TrainConfig::epochs), "number of epochs", greater_than(0))),
       key("train.max_steps", field(&E::train, &TrainConfig::max_steps),

@@ -8,29 +8,32 @@
 
 namespace plugtrain {
 
-FlatParameter::FlatParameter(std::vector<at::Tensor> parameters, int rank, int world_size, bool shard_in_full)
-    : parameters_(std::move(parameters)), rank_(rank), world_size_(world_size) {
+FlatParameter::FlatParameter(std::vector<at::Tensor> parameters, int rank, int world_size, const FlatDtypes& dtypes)
+    : parameters_(std::move(parameters)), rank_(rank), world_size_(world_size), reduce_dtype_(dtypes.reduce) {
   if (parameters_.empty()) throw Error("internal: a flat parameter of no parameters");
   for (const at::Tensor& p : parameters_) {
     offsets_.push_back(numel_);
     numel_ += p.numel();
   }
   shard_numel_ = (numel_ + world_size - 1) / world_size;
-  const at::Tensor& first = parameters_.front();
-  full_ = at::zeros({shard_numel_ * world_size}, first.options().requires_grad(false));
   at::NoGradGuard no_grad;
-  for (std::size_t i = 0; i < parameters_.size(); ++i) {
-    at::Tensor& p = parameters_[i];
-    at::Tensor part = full_.narrow(0, offsets_[i], p.numel()).view(p.sizes());
-    part.copy_(p.detach());
-    // The parameter keeps its identity (autograd, the model's reference) and now lives in the
-    // full buffer's memory, so gathering into that buffer is gathering the parameter.
-    p.set_data(part);
-  }
-  shard_ = full_.narrow(0, shard_numel_ * rank, shard_numel_);
-  shard_in_full_ = shard_in_full && full_.scalar_type() == at::kFloat;
+  // The parameters' own values, flat, from which this rank's float32 shard is cut.
+  at::Tensor values = at::zeros({shard_numel_ * world_size}, parameters_.front().options().requires_grad(false));
+  for (std::size_t i = 0; i < parameters_.size(); ++i)
+    values.narrow(0, offsets_[i], parameters_[i].numel()).copy_(parameters_[i].detach().reshape(-1));
+  full_ = dtypes.parameters == values.scalar_type() ? values : values.to(dtypes.parameters);
+  // The parameters keep their identity (autograd, the model's references) and now live in the
+  // full buffer's memory, so gathering into that buffer is gathering the parameters.
+  point_parameters_at(full_);
+  shard_ = values.narrow(0, shard_numel_ * rank, shard_numel_);
+  shard_in_full_ = dtypes.shard_in_full && full_.scalar_type() == at::kFloat;
   if (!shard_in_full_) shard_ = shard_.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
   shard_.requires_grad_(true);
+}
+
+void FlatParameter::point_parameters_at(const at::Tensor& flat) {
+  for (std::size_t i = 0; i < parameters_.size(); ++i)
+    parameters_[i].set_data(flat.narrow(0, offsets_[i], parameters_[i].numel()).view(parameters_[i].sizes()));
 }
 
 std::int64_t FlatParameter::bytes_per_element() const { return static_cast<std::int64_t>(full_.element_size()); }
@@ -54,10 +57,12 @@ void FlatParameter::release() {
   full_.storage().unsafeGetStorageImpl()->reset();
 }
 
-void FlatParameter::take_shard_from_full() {
-  if (shard_in_full_) return;
+void FlatParameter::take_shard_from_full() { take_shard_from(full_); }
+
+void FlatParameter::take_shard_from(const at::Tensor& flat) {
+  if (shard_in_full_ && flat.is_same(full_)) return;
   at::NoGradGuard no_grad;
-  shard_.copy_(full_.narrow(0, shard_numel_ * rank_, shard_numel_));
+  shard_.copy_(flat.narrow(0, shard_numel_ * rank_, shard_numel_));
 }
 
 at::Tensor FlatParameter::take_flat_gradients() {

@@ -12,13 +12,23 @@
 
 namespace plugtrain {
 
+// The types of a flat parameter: its parameters' while gathered (bf16 halves the traffic and the
+// gathered memory; the shard stays float32, as does the optimizer's state) and its gradients'
+// sum over the ranks.
+struct FlatDtypes {
+  at::ScalarType parameters = at::kFloat;
+  at::ScalarType reduce = at::kFloat;
+  // The full buffer is never released and the shard, when float32, is this rank's part of it
+  // (the optimizer updates it in place: no second copy).
+  bool shard_in_full = false;
+};
+
 class FlatParameter {
  public:
   // `parameters`: the model's own parameter tensors, on one device, of one floating dtype.
-  // Their values are copied into the full buffer, and each is pointed at its part of it.
-  // `shard_in_full`: the full buffer is never released, and the shard is this rank's part of it
-  // (the optimizer updates it in place: no second copy); else the shard has memory of its own.
-  FlatParameter(std::vector<at::Tensor> parameters, int rank, int world_size, bool shard_in_full);
+  // Their values are copied into the full buffer (in dtypes.parameters), and each is pointed at
+  // its part of it.
+  FlatParameter(std::vector<at::Tensor> parameters, int rank, int world_size, const FlatDtypes& dtypes);
   FlatParameter(const FlatParameter&) = delete;
   FlatParameter& operator=(const FlatParameter&) = delete;
 
@@ -41,6 +51,10 @@ class FlatParameter {
   void release();
   // The shard from the full buffer (after rank 0's values were broadcast into it).
   void take_shard_from_full();
+  void take_shard_from(const at::Tensor& flat);  // `flat` laid out as full()
+  // The parameters as views of `flat` (laid out as full()): of a float32 copy while a
+  // checkpoint is written or read under bf16 parameters, then of full() again.
+  void point_parameters_at(const at::Tensor& flat);
 
   // The parameters' gradients (zeros for one without), flattened and padded like full() and
   // divided by the world size, ready to be summed over the ranks; the parameters' gradients are
@@ -55,6 +69,7 @@ class FlatParameter {
   std::int64_t numel_ = 0, shard_numel_ = 0;
   int rank_ = 0, world_size_ = 1;
   bool shard_in_full_ = false;
+  at::ScalarType reduce_dtype_ = at::kFloat;
   at::Tensor full_, shard_;
 };
 

@@ -85,6 +85,8 @@ std::unique_ptr<TrainingStrategy> make_strategy(const ValidatedRun& run, const R
     FsdpOptions options;
     options.level = *plan.shard;
     options.checkpoint_units = e.train.activation_checkpointing == ActivationCheckpointing::blocks;
+    options.param_dtype = e.distributed.param_dtype == ShardDtype::bf16 ? at::kBFloat16 : at::kFloat;
+    options.reduce_dtype = e.distributed.reduce_dtype == ShardDtype::bf16 ? at::kBFloat16 : at::kFloat;
     options.whole_optimizer = [e, lr = plan.batch.lr](const std::vector<at::Tensor>& parameters) {
       return make_optimizer(e, lr, parameters);
     };

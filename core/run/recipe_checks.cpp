@@ -37,6 +37,11 @@ void check_sharding(const ExperimentFile& file, const Experiment& e) {
                       "fsdp's processes, but backend.strategy is \"" +
                       word_or_auto(e.backend.strategy) +
                       "\"; set backend.strategy = \"fsdp\" or remove distributed.shard");
+  for (const char* key : {"distributed.param_dtype", "distributed.reduce_dtype"})
+    if (!fsdp && (std::string(key) == "distributed.param_dtype" ? e.distributed.param_dtype
+                                                                : e.distributed.reduce_dtype) != ShardDtype::fp32)
+      throw ConfigError(key_location(file, key) + ": " + key + " is fsdp's, but backend.strategy is \"" +
+                        word_or_auto(e.backend.strategy) + "\"; set backend.strategy = \"fsdp\" or remove it");
   if (!fsdp) return;
   if (e.train.graphs == true)
     throw ConfigError(key_location(file, "train.graphs") +

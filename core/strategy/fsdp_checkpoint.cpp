@@ -86,10 +86,38 @@ void FsdpStrategy::release_after_checkpoint() {
     for (auto& unit : units_) unit->release();
 }
 
+std::vector<at::Tensor> FsdpStrategy::point_parameters_at_float32() {
+  std::vector<at::Tensor> flats;
+  collectively("gathering the float32 weights for a checkpoint", [&] {
+    for (auto& unit : units_)
+      for (const auto& flat : unit->flats()) {
+        std::vector<at::Tensor> out{at::empty({flat->full().numel()}, flat->shard().options().requires_grad(false))};
+        std::vector<at::Tensor> in{flat->shard().detach().clone()};
+        collectives_.all_gather_into(out, in).wait();
+        flat->point_parameters_at(out[0]);
+        flats.push_back(out[0]);
+      }
+  });
+  return flats;
+}
+
+void FsdpStrategy::point_parameters_back() {
+  for (auto& unit : units_) {
+    unit->allocate_as_gathered();  // the views need the memory; released again with the unit
+    for (const auto& flat : unit->flats()) flat->point_parameters_at(flat->full());
+  }
+}
+
 void FsdpStrategy::save_through(torch::optim::Optimizer& optimizer,
                                 const std::function<void(torch::optim::Optimizer&)>& write) {
   whole_for_checkpoint_ = true;
-  gather_all("gathering the weights for a checkpoint");
+  // Under bf16 parameters the checkpoint holds the float32 weights the shards keep.
+  const bool float32_copies = options_.param_dtype != at::kFloat;
+  std::vector<at::Tensor> float32;
+  if (float32_copies)
+    float32 = point_parameters_at_float32();
+  else
+    gather_all("gathering the weights for a checkpoint");
   at::NoGradGuard no_grad;
   std::unique_ptr<torch::optim::Optimizer> whole = options_.whole_optimizer(model_.parameters());
   copy_group_options(optimizer, *whole);
@@ -98,21 +126,39 @@ void FsdpStrategy::save_through(torch::optim::Optimizer& optimizer,
       for (const auto& flat : unit->flats()) gather_state(*flat, optimizer, *whole, collectives_);
   });
   if (is_rank_zero()) write(*whole);
+  if (float32_copies) point_parameters_back();
   release_after_checkpoint();
   whole_for_checkpoint_ = false;
 }
 
 void FsdpStrategy::load_through(torch::optim::Optimizer& optimizer,
                                 const std::function<void(torch::optim::Optimizer&)>& read) {
-  for (auto& unit : units_) unit->allocate_as_gathered();  // not counted: the checkpoint's values go in
+  // Every rank reads the checkpoint: the weights into the parameters, viewing float32 buffers
+  // laid out as the full ones (the full buffers themselves for float32 parameters).
+  std::vector<at::Tensor> float32;
+  for (auto& unit : units_) {
+    unit->allocate_as_gathered();  // not counted as gathered: the checkpoint's values go in
+    for (const auto& flat : unit->flats()) {
+      float32.push_back(flat->full().scalar_type() == at::kFloat
+                            ? flat->full()
+                            : at::zeros({flat->full().numel()}, flat->shard().options().requires_grad(false)));
+      flat->point_parameters_at(float32.back());
+    }
+  }
   std::unique_ptr<torch::optim::Optimizer> whole = options_.whole_optimizer(model_.parameters());
-  read(*whole);  // every rank reads the checkpoint: the weights into the full buffers
+  read(*whole);
   at::NoGradGuard no_grad;
   copy_group_options(*whole, optimizer);
+  std::size_t i = 0;
   for (auto& unit : units_)
     for (const auto& flat : unit->flats()) {
-      flat->take_shard_from_full();
+      const at::Tensor& values = float32[i++];
+      flat->take_shard_from(values);
       scatter_state(*flat, *whole, optimizer);
+      if (!values.is_same(flat->full())) {
+        flat->full().copy_(values);
+        flat->point_parameters_at(flat->full());
+      }
     }
   release_after_checkpoint();
 }

@@ -68,8 +68,9 @@ FsdpStrategy::FsdpStrategy(Model& model, Collectives& collectives, const FsdpOpt
   });
   std::int64_t full_bytes = 0, shard_bytes = 0;
   for (const UnitParameters& unit : layout_.units) {
-    units_.push_back(std::make_unique<ShardedUnit>(unit.name, unit.parameters, collectives.rank(), collectives.size(),
-                                                   /*kept_whole=*/!releases_parameters()));
+    units_.push_back(std::make_unique<ShardedUnit>(
+        unit.name, unit.parameters, collectives.rank(), collectives.size(),
+        FlatDtypes{options.param_dtype, options.reduce_dtype, /*shard_in_full=*/!releases_parameters()}));
     full_bytes += units_.back()->full_bytes();
     shard_bytes += units_.back()->shard_bytes();
   }
@@ -80,6 +81,12 @@ FsdpStrategy::FsdpStrategy(Model& model, Collectives& collectives, const FsdpOpt
   log << "fsdp: " << units_line(layout_) << "; shard = \"" << word_of(options.level) << "\": each of "
       << collectives.size() << " ranks keeps " << format_bytes(std::uint64_t(shard_bytes)) << " of the "
       << format_bytes(std::uint64_t(full_bytes)) << " of parameters"
+      << (options.param_dtype != at::kFloat
+              ? " (float32 shards, gathered in " + std::string(c10::toString(options.param_dtype)) + ")"
+              : std::string())
+      << (options.reduce_dtype != at::kFloat
+              ? ", gradients summed in " + std::string(c10::toString(options.reduce_dtype))
+              : std::string())
       << (options.checkpoint_units ? "; units checkpointed" : "") << "\n";
 }
 
@@ -128,25 +135,34 @@ void FsdpStrategy::before_forward() {
   if (layout_.root() > 0) prefetch(0);
 }
 
-at::Tensor FsdpStrategy::forward(const at::Tensor& inputs) {
-  before_forward();
-  return forward_input(model_, inputs);
+at::Tensor FsdpStrategy::cast_input(const at::Tensor& t) const {
+  return options_.param_dtype != at::kFloat && t.defined() && t.is_floating_point() ? t.to(options_.param_dtype) : t;
 }
 
-at::Tensor FsdpStrategy::evaluate(const at::Tensor& inputs) {
-  before_forward();
-  return forward_input(model_, inputs);
+at::Tensor FsdpStrategy::cast_output(const at::Tensor& t) const {
+  return options_.param_dtype != at::kFloat && t.defined() && t.is_floating_point() ? t.to(at::kFloat) : t;
 }
+
+TensorMap FsdpStrategy::cast_fields(const TensorMap& fields, bool in) const {
+  if (options_.param_dtype == at::kFloat) return fields;
+  TensorMap cast;
+  for (const auto& [name, t] : fields) cast[name] = in ? cast_input(t) : cast_output(t);
+  return cast;
+}
+
+at::Tensor FsdpStrategy::forward(const at::Tensor& inputs) {
+  before_forward();
+  return cast_output(forward_input(model_, cast_input(inputs)));
+}
+
+at::Tensor FsdpStrategy::evaluate(const at::Tensor& inputs) { return forward(inputs); }
 
 TensorMap FsdpStrategy::forward_fields(const TensorMap& batch) {
   before_forward();
-  return model_.forward_batch(batch);
+  return cast_fields(model_.forward_batch(cast_fields(batch, /*in=*/true)), /*in=*/false);
 }
 
-TensorMap FsdpStrategy::evaluate_fields(const TensorMap& batch) {
-  before_forward();
-  return model_.forward_batch(batch);
-}
+TensorMap FsdpStrategy::evaluate_fields(const TensorMap& batch) { return forward_fields(batch); }
 
 void FsdpStrategy::before_evaluation() { share_buffers(); }
 

@@ -26,6 +26,11 @@ namespace plugtrain {
 struct FsdpOptions {
   ShardLevel level = ShardLevel::full;
   bool checkpoint_units = false;  // train.activation_checkpointing = "blocks"
+  // distributed.param_dtype and reduce_dtype: the gathered parameters' type (the model computes
+  // in it; floating inputs are cast to it and outputs back to float32, as FSDP2's
+  // MixedPrecisionPolicy does) and the gradients' sum's.
+  at::ScalarType param_dtype = at::kFloat;
+  at::ScalarType reduce_dtype = at::kFloat;
   // The run's optimizer over the model's own parameters (its groups as a one-process run has
   // them): the form of its state in a checkpoint.
   std::function<std::unique_ptr<torch::optim::Optimizer>(const std::vector<at::Tensor>&)> whole_optimizer;
@@ -76,6 +81,12 @@ class FsdpStrategy final : public RanksStrategy, public UnitRunner {
   void gather_all(const std::string& why);  // every unit, their gatherings travelling together
   void release_after_checkpoint();
   void share_buffers();
+  at::Tensor cast_input(const at::Tensor& t) const;
+  at::Tensor cast_output(const at::Tensor& t) const;
+  TensorMap cast_fields(const TensorMap& fields, bool in) const;
+  // Checkpoints under bf16 parameters: the parameters pointed at float32 copies meanwhile.
+  std::vector<at::Tensor> point_parameters_at_float32();
+  void point_parameters_back();
   bool releases_parameters() const { return options_.level == ShardLevel::full; }
 
   Model& model_;

@@ -5,12 +5,12 @@
 namespace plugtrain {
 
 ShardedUnit::ShardedUnit(std::string name, const std::vector<at::Tensor>& parameters, int rank, int world_size,
-                         bool kept_whole)
+                         const FlatDtypes& dtypes)
     : name_(std::move(name)), rank_(rank), gathered_(true) {
   std::vector<at::Tensor> matrices, rest;
   for (const at::Tensor& p : parameters) (p.dim() >= 2 ? matrices : rest).push_back(p);
-  if (!matrices.empty()) flats_.push_back(std::make_unique<FlatParameter>(matrices, rank, world_size, kept_whole));
-  if (!rest.empty()) flats_.push_back(std::make_unique<FlatParameter>(rest, rank, world_size, kept_whole));
+  if (!matrices.empty()) flats_.push_back(std::make_unique<FlatParameter>(matrices, rank, world_size, dtypes));
+  if (!rest.empty()) flats_.push_back(std::make_unique<FlatParameter>(rest, rank, world_size, dtypes));
 }
 
 std::int64_t ShardedUnit::full_bytes() const {

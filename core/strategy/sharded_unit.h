@@ -14,8 +14,9 @@ namespace plugtrain {
 
 class ShardedUnit {
  public:
-  // `kept_whole`: the parameters are never released (the shards live in them).
-  ShardedUnit(std::string name, const std::vector<at::Tensor>& parameters, int rank, int world_size, bool kept_whole);
+  // dtypes.shard_in_full: the parameters are never released (float32 shards live in them).
+  ShardedUnit(std::string name, const std::vector<at::Tensor>& parameters, int rank, int world_size,
+              const FlatDtypes& dtypes);
 
   const std::string& name() const { return name_; }
   const std::vector<std::unique_ptr<FlatParameter>>& flats() const { return flats_; }
