@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 
 #include <torch/nn/module.h>
@@ -78,6 +79,58 @@ ExportedModel::ExportedModel(std::shared_ptr<const LoadedProgram> loaded, const 
   bind_weights();
   bind_outputs(target);
   bind_inputs(batch);
+  find_units();
+}
+
+void ExportedModel::find_units() {
+  std::set<int> bound, results{output_slot_};
+  for (const auto& [slot, tensor] : weights_) bound.insert(slot);
+  for (const auto& [slot, tensor] : constants_) bound.insert(slot);
+  for (const auto& [slot, value] : constant_inputs_) bound.insert(slot);
+  for (const auto& [slot, buffer] : mutated_buffers_) results.insert(slot);
+  std::map<int, const at::Tensor*> parameter_at;
+  for (const auto& [slot, tensor] : weights_)
+    if (tensor.requires_grad()) parameter_at[slot] = &tensor;
+  std::map<std::string, std::shared_ptr<torch::nn::Module>> modules;
+  for (const auto& item : named_modules("", /*include_self=*/false)) modules[item.key()] = item.value();
+  for (GraphUnit& unit : find_graph_units(loaded_->graph, bound, results)) {
+    // A unit's parameters are its module's: those its nodes read, no more and no fewer.
+    const auto module = modules.find(unit.module);
+    if (module == modules.end()) continue;
+    std::set<const void*> own, read;
+    for (const at::Tensor& p : module->second->parameters()) own.insert(p.unsafeGetTensorImpl());
+    for (int slot : unit.weights)
+      if (const auto p = parameter_at.find(slot); p != parameter_at.end())
+        read.insert(p->second->unsafeGetTensorImpl());
+    if (own.empty() || own != read) continue;
+    units_.add(unit.module);
+    graph_units_.push_back(std::move(unit));
+  }
+}
+
+void ExportedModel::run_with_units(std::vector<c10::IValue>& values, const c10::Device& device) {
+  const GraphProgram& graph = loaded_->graph;
+  const bool training = is_training();
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < graph_units_.size(); ++i) {
+    const GraphUnit& u = graph_units_[i];
+    graph.run_nodes(values, next, u.begin, training, device);
+    // What the unit reads, held by the forward itself: a checkpointed unit runs it again in
+    // backward, after this call has returned.
+    std::vector<std::pair<int, c10::IValue>> reads;
+    for (int slot : u.reads) reads.emplace_back(slot, values[slot]);
+    const UnitForward forward = [loaded = loaded_, reads = std::move(reads), begin = u.begin, end = u.end,
+                                 input = u.input, output = u.output, training, device](const at::Tensor& x) {
+      std::vector<c10::IValue> local(loaded->graph.slot_count());
+      for (const auto& [slot, value] : reads) local[slot] = value;
+      local[input] = x;
+      loaded->graph.run_nodes(local, begin, end, training, device);
+      return local[output].toTensor();
+    };
+    values[u.output] = units_.run(i, values[u.input].toTensor(), forward);
+    next = u.end;
+  }
+  graph.run_nodes(values, next, graph.nodes().size(), training, device);
 }
 
 void ExportedModel::bind_weights() {
@@ -190,7 +243,10 @@ TensorMap ExportedModel::forward_batch(const TensorMap& batch) {
   for (const auto& [slot, tensor] : weights_) values[slot] = tensor;
   for (auto& [slot, tensor] : constants_) values[slot] = on_device(tensor, device);
   for (const auto& [slot, value] : constant_inputs_) values[slot] = value;
-  graph.run(values, is_training(), device);
+  if (graph_units_.empty())
+    graph.run(values, is_training(), device);
+  else
+    run_with_units(values, device);
   if (!mutated_buffers_.empty()) {
     torch::NoGradGuard no_grad;
     for (auto& [slot, buffer] : mutated_buffers_) buffer.copy_(values[slot].toTensor());

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "graph_program.h"
+#include "graph_units.h"
 #include "plugtrain/model.h"
+#include "plugtrain/units.h"
 
 namespace plugtrain::exported {
 
@@ -32,6 +34,11 @@ class ExportedModel final : public Model {
   ExportedModel(std::shared_ptr<const LoadedProgram> loaded, const BatchDescription& batch,
                 const TargetDescription& target);
   TensorMap forward_batch(const TensorMap& batch) override;
+  // Its units (plugtrain/units.h): the calls of top-level submodules that can run as one
+  // (graph_units.h), when there are any.
+  void* extension(const char* name, std::uint32_t version) override {
+    return graph_units_.empty() ? nullptr : units_.extension(name, version);
+  }
 
  private:
   struct UserInput {
@@ -48,10 +55,15 @@ class ExportedModel final : public Model {
   std::vector<std::pair<int, at::Tensor>> mutated_buffers_;  // a functional graph's new buffer values
   int output_slot_ = -1;
   std::optional<c10::Device> checked_device_;
+  std::vector<GraphUnit> graph_units_;
+  Units units_;
 
   void bind_weights();
   void bind_outputs(const TargetDescription& target);  // checks the output's size against the task
   void bind_inputs(const BatchDescription& batch);
+  void find_units();  // after the weights and outputs are bound
+  // The graph over `values`, each unit through units_ (its runner gathers, checkpoints, ...).
+  void run_with_units(std::vector<c10::IValue>& values, const c10::Device& device);
   // Registers a copy of `saved` under its Python name, in child modules for each dotted part.
   at::Tensor register_weight(const std::string& name, const at::Tensor& saved, bool parameter);
   void check_batch(const UserInput& in, const at::Tensor& value) const;

@@ -49,6 +49,21 @@ at::Tensor wrapped_number(const c10::Scalar& value) {
   return t;
 }
 
+// The top-level submodule a node runs in, from its nn_module_stack ("key,path,type;..." from
+// the root inward): the second entry's path; "" for the root's own nodes.
+std::string top_module(const json& node) {
+  if (!node.contains("metadata") || !node.at("metadata").is_object()) return "";
+  const json& metadata = node.at("metadata");
+  if (!metadata.contains("nn_module_stack") || !metadata.at("nn_module_stack").is_string()) return "";
+  const std::string stack = metadata.at("nn_module_stack").get<std::string>();
+  const auto first_end = stack.find(';');
+  if (first_end == std::string::npos) return "";
+  const std::string second = stack.substr(first_end + 1, stack.find(';', first_end + 1) - first_end - 1);
+  const auto comma = second.find(',');
+  if (comma == std::string::npos) return "";
+  return second.substr(comma + 1, second.find(',', comma + 1) - comma - 1);
+}
+
 const std::set<std::string> kIntArithmetic = {"_operator.add", "_operator.sub", "_operator.mul",
                                               "_operator.floordiv", "_operator.mod", "_operator.neg"};
 
@@ -88,6 +103,7 @@ CompiledNode GraphProgram::compile(const json& node, const std::set<std::string>
   CompiledNode c;
   c.target = node.at("target").get<std::string>();
   c.name = node.contains("name") && node.at("name").is_string() ? node.at("name").get<std::string>() : c.target;
+  c.module = top_module(node);
   const json& inputs = node.at("inputs");
   if (kIntArithmetic.count(c.target) || c.target == "torch.ops.aten.sym_size.int" ||
       c.target == "torch.ops.aten.sym_numel.default") {

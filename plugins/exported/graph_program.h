@@ -50,6 +50,7 @@ struct CompiledNode {
   std::vector<int> outputs;                  // per return: a slot, or -1 (unused)
   std::vector<std::vector<int>> list_outputs;  // per return that is Tensor[]: its slots
   bool training_only = false;                // eval() skips it (num_batches_tracked += 1)
+  std::string module;                        // the top-level submodule it runs in ("": the root's own)
 };
 
 class GraphProgram {
@@ -63,7 +64,12 @@ class GraphProgram {
   // Throws ProgramError naming the first node whose operator has no kernel for `device`'s backend.
   void check_kernels(const c10::Device& device) const;
   // Runs every node over `values` (the inputs' slots filled in).
-  void run(std::vector<c10::IValue>& values, bool training, const c10::Device& device) const;
+  void run(std::vector<c10::IValue>& values, bool training, const c10::Device& device) const {
+    run_nodes(values, 0, nodes_.size(), training, device);
+  }
+  // Runs nodes [begin, end).
+  void run_nodes(std::vector<c10::IValue>& values, std::size_t begin, std::size_t end, bool training,
+                 const c10::Device& device) const;
   const std::vector<CompiledNode>& nodes() const { return nodes_; }
 
  private:

@@ -71,9 +71,11 @@ void run_size_node(const CompiledNode& node, std::vector<c10::IValue>& values) {
 
 }  // namespace
 
-void GraphProgram::run(std::vector<c10::IValue>& values, bool training, const c10::Device& device) const {
+void GraphProgram::run_nodes(std::vector<c10::IValue>& values, std::size_t begin, std::size_t end, bool training,
+                             const c10::Device& device) const {
   torch::jit::Stack stack;
-  for (const CompiledNode& node : nodes_) {
+  for (std::size_t n = begin; n < end && n < nodes_.size(); ++n) {
+    const CompiledNode& node = nodes_[n];
     if (node.training_only && !training) continue;
     if (node.kind != NodeKind::op) {
       run_size_node(node, values);

@@ -204,10 +204,11 @@ TEST_F(FsdpTest, ADdpCheckpointResumesUnderFsdp) {
 }
 
 #ifdef PLUGTRAIN_PYTHON
-// A model exported from Python (python/export_model.py) is one unit: its gradients and optimizer
-// state are sharded, its parameters gathered for the whole step. Two ranks: ddp's losses, bit for
-// bit. (nanoGPT's GPT with its head untied: torch.export lifts a tied weight as one input.)
-TEST_F(FsdpTest, AnExportedGptShardsAsOneUnit) {
+// A model exported from Python (python/export_model.py) is sharded by the calls of its top-level
+// submodules that its graph records (nn_module_stack): the embeddings, each block, the final norm
+// and the head. Two ranks: ddp's losses, bit for bit. (nanoGPT's GPT with its head untied; tied,
+// the embedding and the head share one weight and stay in the root.)
+TEST_F(FsdpTest, AnExportedGptShardsByItsTopLevelSubmodules) {
   std::ofstream(dir_ / "twin.py")
       << "import sys\nimport torch.nn as nn\nsys.path.insert(0, '" PLUGTRAIN_SOURCE_DIR
          "/python')\nfrom transformer_twins import GPT as Twin\n"
@@ -231,7 +232,7 @@ TEST_F(FsdpTest, AnExportedGptShardsAsOneUnit) {
   std::ofstream(dir_ / "exp.toml") << experiment;
   const fs::path fsdp = train(2, "fsdp");
   EXPECT_EQ(losses(fsdp), losses(train(2, "ddp")));
-  EXPECT_EQ(summary(fsdp)["sharding"]["units"], 0);
+  EXPECT_EQ(summary(fsdp)["sharding"]["units"], 6);  // wte, wpe, h.0, h.1, ln_f, lm_head
 }
 #endif
 
