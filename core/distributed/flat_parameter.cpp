@@ -66,12 +66,9 @@ void FlatParameter::take_shard_from(const at::Tensor& flat) {
 }
 
 at::Tensor FlatParameter::take_flat_gradients() {
-  bool any = false;
-  for (const at::Tensor& p : parameters_) any = any || p.grad().defined();
-  if (!any) return {};
-  at::Tensor flat =
-      at::zeros({shard_numel_ * world_size_},
-                parameters_.front().grad().defined() ? parameters_.front().grad().options() : full_.options());
+  // Summed in the reduction's type (float32 under bf16 parameters: fp32 reductions); zeros
+  // where a parameter got no gradient (or none did: every rank takes part in the sum).
+  at::Tensor flat = at::zeros({shard_numel_ * world_size_}, full_.options().dtype(reduce_dtype_));
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     at::Tensor& p = parameters_[i];
     if (!p.grad().defined()) continue;

@@ -58,7 +58,7 @@ class FlatParameter {
 
   // The parameters' gradients (zeros for one without), flattened and padded like full() and
   // divided by the world size, ready to be summed over the ranks; the parameters' gradients are
-  // dropped. Undefined when no parameter has a gradient.
+  // dropped.
   at::Tensor take_flat_gradients();
   // Adds `averaged` (this rank's part of the sum over ranks) to the shard's gradient.
   void add_shard_gradient(const at::Tensor& averaged);

@@ -61,32 +61,24 @@ void ShardedUnit::allocate_as_gathered() {
   gathered_ = true;
 }
 
-void ShardedUnit::start_reduce_scatter(Collectives& collectives) {
-  if (reduced_) return;
+bool ShardedUnit::take_gradients() {
+  if (reduced_) return false;
   reduced_ = true;
-  if (flats_.empty()) return;
   gradients_.clear();
   gradient_shards_.clear();
-  for (const auto& f : flats_) {
-    at::Tensor flat = f->take_flat_gradients();
-    if (!flat.defined()) flat = at::zeros({f->full().numel()}, f->shard().options().requires_grad(false));
-    gradient_shards_.push_back(at::empty({f->shard_numel()}, flat.options()));
-    gradients_.push_back(std::move(flat));
-  }
+  for (const auto& f : flats_) gradients_.push_back(f->take_flat_gradients());
+  return !flats_.empty();
+}
+
+void ShardedUnit::start_reduce_scatter(Collectives& collectives) {
+  if (!take_gradients()) return;
+  for (std::size_t i = 0; i < flats_.size(); ++i)
+    gradient_shards_.push_back(at::empty({flats_[i]->shard_numel()}, gradients_[i].options()));
   reducing_ = collectives.reduce_scatter_sum(gradient_shards_, gradients_);
 }
 
 void ShardedUnit::all_reduce_gradients(Collectives& collectives) {
-  if (reduced_) return;
-  reduced_ = true;
-  if (flats_.empty()) return;
-  gradients_.clear();
-  gradient_shards_.clear();
-  for (const auto& f : flats_) {
-    at::Tensor flat = f->take_flat_gradients();
-    if (!flat.defined()) flat = at::zeros({f->full().numel()}, f->shard().options().requires_grad(false));
-    gradients_.push_back(std::move(flat));
-  }
+  if (!take_gradients()) return;
   collectives.all_reduce_sum(gradients_);
   for (std::size_t i = 0; i < flats_.size(); ++i)
     gradient_shards_.push_back(gradients_[i].narrow(0, flats_[i]->shard_numel() * rank_, flats_[i]->shard_numel()));

@@ -45,6 +45,10 @@ class ShardedUnit {
   void reset_reduced() { reduced_ = false; }
 
  private:
+  // The flat parameters' gradients into gradients_, once per step; false when there is nothing
+  // (more) to sum.
+  bool take_gradients();
+
   std::string name_;
   std::vector<std::unique_ptr<FlatParameter>> flats_;
   int rank_ = 0;

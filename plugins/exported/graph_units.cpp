@@ -25,7 +25,7 @@ std::vector<int> slots_written(const CompiledNode& node) {
 }
 
 struct Uses {
-  std::map<int, std::size_t> producer;           // slot -> the node writing it
+  std::map<int, std::size_t> producer;              // slot -> the node writing it
   std::map<int, std::vector<std::size_t>> readers;  // slot -> the nodes reading it
 };
 
@@ -48,7 +48,8 @@ GraphUnit try_unit(const std::vector<CompiledNode>& nodes, const Uses& uses, std
     for (int s : slots_read(nodes[i])) {
       const auto made = uses.producer.find(s);
       if (made != uses.producer.end() && inside(made->second)) continue;
-      const bool tensor = made != uses.producer.end() ? nodes[made->second].kind == NodeKind::op : !weight_slots.count(s);
+      const bool tensor =
+          made != uses.producer.end() ? nodes[made->second].kind == NodeKind::op : !weight_slots.count(s);
       if (weight_slots.count(s)) unit.weights.insert(s);
       (tensor && !weight_slots.count(s) ? inputs : reads).insert(s);
     }

@@ -12,6 +12,7 @@
 
 #include "support/experiment_folder.h"
 #include "support/metrics_csv.h"
+#include "support/run_folder.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -55,23 +56,13 @@ class ActivationCheckpointingTest : public testing::ExperimentFolderTest {
  protected:
   ActivationCheckpointingTest() : ExperimentFolderTest("checkpointing", kExperiment) {}
 
-  // The run's folder, from the log's "run folder: ..." line.
   fs::path train(const std::string& more) {
     const ProcessResult r = plugtrain("run exp.toml " + more);
     EXPECT_EQ(r.exit_code, 0) << r.out;
-    const std::string key = "run folder: ";
-    const auto at = r.out.find(key);
-    if (at == std::string::npos) return {};
-    return dir_ / r.out.substr(at + key.size(), r.out.find('\n', at) - at - key.size());
+    return testing::run_folder_in_log(r.out, dir_);
   }
-  static std::vector<std::string> losses(const fs::path& run) {
-    std::vector<std::string> out;
-    for (const auto& row : testing::metrics_rows(run / "metrics.csv", "step")) out.push_back(row.at(3));
-    return out;
-  }
-  static nlohmann::json summary(const fs::path& run) {
-    return nlohmann::json::parse(testing::slurp(run / "summary.json"));
-  }
+  static std::vector<std::string> losses(const fs::path& run) { return testing::step_loss_texts(run); }
+  static nlohmann::json summary(const fs::path& run) { return testing::summary_of(run); }
 };
 
 const std::string kBlocks = "--set train.activation_checkpointing='\"blocks\"' ";

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/emulated_runs.h"
+#include "support/experiment_folder.h"
 #include "support/metrics_csv.h"
 #include "support/run_folder.h"
 #include "support/run_process.h"
@@ -60,43 +61,23 @@ steps_per_epoch = 10
 log_interval = 1
 )";
 
-class FsdpTest : public ::testing::Test {
+class FsdpTest : public testing::ExperimentFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = testing::scratch_dir("fsdp");
-    std::ofstream(dir_ / "exp.toml") << kExperiment;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  FsdpTest() : ExperimentFolderTest("fsdp", kExperiment) {}
 
   // `plugtrain run exp.toml` on `devices` processes with `strategy`; the run's folder.
   fs::path train(int devices, const std::string& strategy, const std::string& more = "") {
     const ProcessResult r = run(devices, strategy, more);
     EXPECT_EQ(r.exit_code, 0) << r.out;
-    return fs::path(run_folder_line(r.out));
+    return testing::run_folder_in_log(r.out, dir_);
   }
   ProcessResult run(int devices, const std::string& strategy, const std::string& more) {
     const std::string args = "run exp.toml --set backend.devices=" + std::to_string(devices) +
                              " --set backend.strategy='\"" + strategy + "\"' " + more;
-    return testing::run_process(testing::plugtrain_command(args, "", dir_));
+    return plugtrain(args);
   }
-  // The run folder the log names ("run folder: runs/gpt/version_3").
-  std::string run_folder_line(const std::string& out) const {
-    const std::string key = "run folder: ";
-    const auto at = out.find(key);
-    if (at == std::string::npos) return "";
-    const std::string folder = out.substr(at + key.size(), out.find('\n', at) - at - key.size());
-    return (dir_ / folder).string();
-  }
-  static std::vector<std::string> losses(const fs::path& run) {
-    std::vector<std::string> out;
-    for (const auto& row : testing::metrics_rows(run / "metrics.csv", "step")) out.push_back(row.at(3));
-    return out;
-  }
-  static nlohmann::json summary(const fs::path& run) {
-    return nlohmann::json::parse(testing::slurp(run / "summary.json"));
-  }
-
-  fs::path dir_;
+  static std::vector<std::string> losses(const fs::path& run) { return testing::step_loss_texts(run); }
+  static nlohmann::json summary(const fs::path& run) { return testing::summary_of(run); }
 };
 
 // Two ranks: every element of a gradient is the sum of two numbers, which is the same whichever
@@ -113,6 +94,25 @@ TEST_F(FsdpTest, EachShardLevelLogsDdpsLossesAtTwoProcesses) {
     EXPECT_EQ(summary(run)["strategy"], "fsdp");
     EXPECT_EQ(summary(run)["sharding"]["shard"], level);
     EXPECT_EQ(summary(run)["sharding"]["units"], 4);  // the GPT's blocks
+  }
+}
+
+// Every optimizer steps the flat shards as it steps the parameters, in each of its forms, and an
+// accumulated step sums the gradients once, in its last micro-batch: ddp's losses, bit for bit.
+TEST_F(FsdpTest, EveryOptimizerAndAccumulationMatchDdpAtTwoProcesses) {
+  const std::vector<std::string> recipes = {
+      "--set optim.name='\"sgd\"' --set optim.momentum=0.9 --set optim.lr=0.1",
+      "--set optim.name='\"adam\"' --set optim.impl='\"loop\"'",
+      "--set optim.impl='\"foreach\"'",
+      "--set optim.name='\"rmsprop\"' --set optim.momentum=0.5",
+      "--set optim.name='\"lion\"' --set optim.lr=1e-4",
+      "--set train.accumulate_steps=2",
+  };
+  for (const std::string& recipe : recipes) {
+    const std::string short_run = "--set train.epochs=1 --set train.steps_per_epoch=6 " + recipe;
+    const std::vector<std::string> ddp = losses(train(2, "ddp", short_run));
+    ASSERT_FALSE(ddp.empty()) << recipe;
+    EXPECT_EQ(losses(train(2, "fsdp", short_run)), ddp) << recipe;
   }
 }
 
@@ -229,7 +229,7 @@ TEST_F(FsdpTest, AnExportedGptShardsByItsTopLevelSubmodules) {
   std::string experiment = kExperiment;
   const std::string zoo = "name = \"gpt\"\nlayers = 4\nheads = 2\nwidth = 64\ndropout = 0.0\n";
   experiment.replace(experiment.find(zoo), zoo.size(), "name = \"exported\"\nfile = \"gpt.pt2\"\n");
-  std::ofstream(dir_ / "exp.toml") << experiment;
+  write_experiment(experiment);
   const fs::path fsdp = train(2, "fsdp");
   EXPECT_EQ(losses(fsdp), losses(train(2, "ddp")));
   EXPECT_EQ(summary(fsdp)["sharding"]["units"], 6);  // wte, wpe, h.0, h.1, ln_f, lm_head
@@ -247,8 +247,9 @@ TEST_F(FsdpTest, TheEmulatedDeviceShardsThroughItsOwnCollective) {
       dir_, "run exp.toml --set backend.strategy='\"fsdp\"'" + args, "PLUGTRAIN_EMU_DEVICES=2"));
   ASSERT_EQ(fsdp.exit_code, 0) << fsdp.out;
   EXPECT_NE(fsdp.out.find("fsdp: 4 units"), std::string::npos) << fsdp.out;
-  EXPECT_EQ(losses(run_folder_line(fsdp.out)), losses(run_folder_line(ddp.out)));
-  EXPECT_EQ(summary(run_folder_line(fsdp.out))["device"], summary(run_folder_line(ddp.out))["device"]);
+  EXPECT_EQ(losses(testing::run_folder_in_log(fsdp.out, dir_)), losses(testing::run_folder_in_log(ddp.out, dir_)));
+  EXPECT_EQ(summary(testing::run_folder_in_log(fsdp.out, dir_))["device"],
+            summary(testing::run_folder_in_log(ddp.out, dir_))["device"]);
 }
 
 }  // namespace fsdp_test

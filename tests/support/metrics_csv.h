@@ -32,4 +32,11 @@ inline std::vector<double> step_losses(const std::filesystem::path& run_folder) 
   return losses;
 }
 
+// The same as written, digit for digit: two runs meant to be bitwise alike compare equal.
+inline std::vector<std::string> step_loss_texts(const std::filesystem::path& run_folder) {
+  std::vector<std::string> losses;
+  for (const auto& row : metrics_rows(run_folder / "metrics.csv", "step")) losses.push_back(row.at(3));
+  return losses;
+}
+
 }  // namespace plugtrain::testing

@@ -21,4 +21,18 @@ inline nlohmann::json run_summary(const std::filesystem::path& dir, const std::s
   return nlohmann::json::parse(slurp(run_folder(dir, name, n) / "summary.json"));
 }
 
+// The run folder a run's log names ("run folder: runs/gpt/version_3"), under `dir`, where the run
+// started; empty when the log names none.
+inline std::filesystem::path run_folder_in_log(const std::string& log, const std::filesystem::path& dir) {
+  const std::string key = "run folder: ";
+  const auto at = log.find(key);
+  if (at == std::string::npos) return {};
+  return dir / log.substr(at + key.size(), log.find('\n', at) - at - key.size());
+}
+
+// A run folder's summary.json.
+inline nlohmann::json summary_of(const std::filesystem::path& run_folder) {
+  return nlohmann::json::parse(slurp(run_folder / "summary.json"));
+}
+
 }  // namespace plugtrain::testing
