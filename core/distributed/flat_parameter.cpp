@@ -8,8 +8,8 @@
 
 namespace plugtrain {
 
-FlatParameter::FlatParameter(std::vector<at::Tensor> parameters, int rank, int world_size, const FlatDtypes& dtypes)
-    : parameters_(std::move(parameters)), rank_(rank), world_size_(world_size), reduce_dtype_(dtypes.reduce) {
+FlatParameter::FlatParameter(std::vector<at::Tensor> parameters, int rank, int world_size, const FlatOptions& options)
+    : parameters_(std::move(parameters)), rank_(rank), world_size_(world_size), reduce_dtype_(options.reduce) {
   if (parameters_.empty()) throw Error("internal: a flat parameter of no parameters");
   for (const at::Tensor& p : parameters_) {
     offsets_.push_back(numel_);
@@ -21,13 +21,14 @@ FlatParameter::FlatParameter(std::vector<at::Tensor> parameters, int rank, int w
   at::Tensor values = at::zeros({shard_numel_ * world_size}, parameters_.front().options().requires_grad(false));
   for (std::size_t i = 0; i < parameters_.size(); ++i)
     values.narrow(0, offsets_[i], parameters_[i].numel()).copy_(parameters_[i].detach().reshape(-1));
-  full_ = dtypes.parameters == values.scalar_type() ? values : values.to(dtypes.parameters);
+  full_ = values.to(options.device, options.parameters);
   // The parameters keep their identity (autograd, the model's references) and now live in the
   // full buffer's memory, so gathering into that buffer is gathering the parameters.
   point_parameters_at(full_);
-  shard_ = values.narrow(0, shard_numel_ * rank, shard_numel_);
-  shard_in_full_ = dtypes.shard_in_full && full_.scalar_type() == at::kFloat;
-  if (!shard_in_full_) shard_ = shard_.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+  shard_in_full_ = options.shard_in_full && full_.scalar_type() == at::kFloat;
+  shard_ = shard_in_full_ ? full_.narrow(0, shard_numel_ * rank, shard_numel_)
+                          : values.narrow(0, shard_numel_ * rank, shard_numel_)
+                                .to(options.device, at::kFloat, /*non_blocking=*/false, /*copy=*/true);
   shard_.requires_grad_(true);
 }
 

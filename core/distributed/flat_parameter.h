@@ -9,13 +9,16 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 namespace plugtrain {
 
-// The types of a flat parameter: its parameters' while gathered (bf16 halves the traffic and the
-// gathered memory; the shard stays float32, as does the optimizer's state) and its gradients'
-// sum over the ranks.
-struct FlatDtypes {
+// How a flat parameter is kept: the device its shard and full buffer live on (the parameters it
+// is made from may still be on the host), its parameters' type while gathered (bf16 halves the
+// traffic and the gathered memory; the shard stays float32, as does the optimizer's state) and
+// its gradients' sum's over the ranks.
+struct FlatOptions {
+  c10::Device device = c10::kCPU;
   at::ScalarType parameters = at::kFloat;
   at::ScalarType reduce = at::kFloat;
   // The full buffer is never released and the shard, when float32, is this rank's part of it
@@ -26,9 +29,9 @@ struct FlatDtypes {
 class FlatParameter {
  public:
   // `parameters`: the model's own parameter tensors, on one device, of one floating dtype.
-  // Their values are copied into the full buffer (in dtypes.parameters), and each is pointed at
-  // its part of it.
-  FlatParameter(std::vector<at::Tensor> parameters, int rank, int world_size, const FlatDtypes& dtypes);
+  // Their values are copied into the full buffer (on options.device, in options.parameters), and
+  // each is pointed at its part of it.
+  FlatParameter(std::vector<at::Tensor> parameters, int rank, int world_size, const FlatOptions& options);
   FlatParameter(const FlatParameter&) = delete;
   FlatParameter& operator=(const FlatParameter&) = delete;
 

@@ -202,7 +202,15 @@ DeviceSettings place_model(const ValidatedRun& run, const RunPlan& plan, const M
     load_python_state_dict(e.model.init, *built.model);
     log << "model: initialised from " << e.model.init << "\n";
   }
-  built.model->to(plan.device);
+  if (plan.shard) {
+    // fsdp: the parameters stay on the host until the strategy shards them, one unit at a time:
+    // each rank's shard reaches the device, and a unit only while gathered. So a model larger
+    // than one device is built (as FSDP2 builds one on the meta device or the CPU).
+    at::NoGradGuard no_grad;
+    for (at::Tensor& buffer : built.model->buffers()) buffer.set_data(buffer.to(plan.device));
+  } else {
+    built.model->to(plan.device);
+  }
   const DeviceSettings settings = apply_device_settings(e, !plan.capabilities.host_cpu, *built.model);
   if (!settings.line.empty()) log << "device: " << settings.line << "\n";
   for (const auto& p : built.model->parameters()) built.parameters += p.numel();

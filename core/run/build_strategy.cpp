@@ -83,6 +83,7 @@ std::unique_ptr<TrainingStrategy> make_strategy(const ValidatedRun& run, const R
     return std::make_unique<DpStrategy>(*model, make_replicas(*run.model, description, e, model, plan, format, log));
   if (sharded) {
     FsdpOptions options;
+    options.device = plan.device;
     options.level = *plan.shard;
     options.checkpoint_units = e.train.activation_checkpointing == ActivationCheckpointing::blocks;
     options.param_dtype = e.distributed.param_dtype == ShardDtype::bf16 ? at::kBFloat16 : at::kFloat;

@@ -1,9 +1,9 @@
 // fsdp's checkpoints (FsdpStrategy::save_through, load_through): the model whole and an
 // optimizer of its own parameters, as a run of one process writes them (PyTorch FSDP's full
-// state dict, written by rank 0), so a checkpoint resumes at any number of processes, under
-// ddp or on one device, and `plugtrain export` reads it as any other. The shards' optimizer
-// state is gathered into each parameter's on saving, and cut back into this rank's shard on
-// loading.
+// state dict, offloaded to the CPU and written by rank 0), so a checkpoint resumes at any
+// number of processes, under ddp or on one device, and `plugtrain export` reads it as any
+// other. The shards' weights and optimizer state are gathered into host copies one flat
+// parameter at a time on saving, and cut back into this rank's shard on loading.
 #include <map>
 
 #include <ATen/ATen.h>
@@ -44,7 +44,7 @@ void gather_state(FlatParameter& flat, torch::optim::Optimizer& shards, torch::o
     const at::Tensor& p = flat.parameters()[i];
     std::unique_ptr<torch::optim::OptimizerParamState> state = shard_state->clone();
     for_each_state_tensor(*state, [&](const std::string& name, const at::Tensor& field, const auto& set) {
-      if (field.defined()) set(full.at(name).narrow(0, flat.offsets()[i], p.numel()).view(p.sizes()).clone());
+      if (field.defined()) set(full.at(name).narrow(0, flat.offsets()[i], p.numel()).view(p.sizes()).to(at::kCPU));
     });
     whole.state()[p.unsafeGetTensorImpl()] = std::move(state);
   }
@@ -73,52 +73,41 @@ void scatter_state(FlatParameter& flat, torch::optim::Optimizer& whole, torch::o
 
 }  // namespace
 
-void FsdpStrategy::gather_all(const std::string& why) {
-  collectively(why, [&] {
-    for (auto& unit : units_) unit->start_gather(collectives_);
-    note_gathered();
-    for (auto& unit : units_) unit->finish_gather();
-  });
-}
-
-void FsdpStrategy::release_after_checkpoint() {
-  if (releases_parameters())
-    for (auto& unit : units_) unit->release();
-}
-
-std::vector<at::Tensor> FsdpStrategy::point_parameters_at_float32() {
-  std::vector<at::Tensor> flats;
-  collectively("gathering the float32 weights for a checkpoint", [&] {
+std::vector<at::Tensor> FsdpStrategy::point_parameters_at_host_copies() {
+  std::vector<at::Tensor> copies;
+  collectively("gathering the weights for a checkpoint", [&] {
     for (auto& unit : units_)
       for (const auto& flat : unit->flats()) {
         std::vector<at::Tensor> out{at::empty({flat->full().numel()}, flat->shard().options().requires_grad(false))};
         std::vector<at::Tensor> in{flat->shard().detach().clone()};
         collectives_.all_gather_into(out, in).wait();
-        flat->point_parameters_at(out[0]);
-        flats.push_back(out[0]);
+        copies.push_back(out[0].to(at::kCPU));
+        flat->point_parameters_at(copies.back());
       }
   });
-  return flats;
+  return copies;
 }
 
-void FsdpStrategy::point_parameters_back() {
+void FsdpStrategy::point_parameters_back(const std::vector<at::Tensor>& values) {
+  std::size_t i = 0;
   for (auto& unit : units_) {
-    unit->allocate_as_gathered();  // the views need the memory; released again with the unit
-    for (const auto& flat : unit->flats()) flat->point_parameters_at(flat->full());
+    unit->allocate_as_gathered();  // the views need the memory: one unit at a time
+    for (const auto& flat : unit->flats()) {
+      if (!values.empty()) flat->full().copy_(values.at(i++));
+      flat->point_parameters_at(flat->full());
+    }
+    if (releases_parameters()) unit->release();
   }
 }
 
 void FsdpStrategy::save_through(torch::optim::Optimizer& optimizer,
                                 const std::function<void(torch::optim::Optimizer&)>& write) {
-  whole_for_checkpoint_ = true;
-  // Under bf16 parameters the checkpoint holds the float32 weights the shards keep.
-  const bool float32_copies = options_.param_dtype != at::kFloat;
-  std::vector<at::Tensor> float32;
-  if (float32_copies)
-    float32 = point_parameters_at_float32();
-  else
-    gather_all("gathering the weights for a checkpoint");
+  // The checkpoint is written from the host: the float32 weights the shards keep (under bf16
+  // parameters too) and each parameter's optimizer state, gathered one flat parameter at a time,
+  // so the device holds at most one flat parameter's more meanwhile (FSDP's full state dict with
+  // offload to the CPU).
   at::NoGradGuard no_grad;
+  const std::vector<at::Tensor> host = point_parameters_at_host_copies();
   std::unique_ptr<torch::optim::Optimizer> whole = options_.whole_optimizer(model_.parameters());
   copy_group_options(optimizer, *whole);
   collectively("gathering the optimizer's state for a checkpoint", [&] {
@@ -126,25 +115,20 @@ void FsdpStrategy::save_through(torch::optim::Optimizer& optimizer,
       for (const auto& flat : unit->flats()) gather_state(*flat, optimizer, *whole, collectives_);
   });
   if (is_rank_zero()) write(*whole);
-  if (float32_copies) point_parameters_back();
-  release_after_checkpoint();
-  whole_for_checkpoint_ = false;
+  whole.reset();
+  point_parameters_back({});  // their values are unchanged where they were kept
 }
 
 void FsdpStrategy::load_through(torch::optim::Optimizer& optimizer,
                                 const std::function<void(torch::optim::Optimizer&)>& read) {
-  // Every rank reads the checkpoint: the weights into the parameters, viewing float32 buffers
-  // laid out as the full ones (the full buffers themselves for float32 parameters).
-  std::vector<at::Tensor> float32;
-  for (auto& unit : units_) {
-    unit->allocate_as_gathered();  // not counted as gathered: the checkpoint's values go in
+  // Every rank reads the checkpoint: the weights into host buffers laid out as the full ones,
+  // which the parameters view meanwhile; then each rank keeps its shard of them.
+  std::vector<at::Tensor> host;
+  for (auto& unit : units_)
     for (const auto& flat : unit->flats()) {
-      float32.push_back(flat->full().scalar_type() == at::kFloat
-                            ? flat->full()
-                            : at::zeros({flat->full().numel()}, flat->shard().options().requires_grad(false)));
-      flat->point_parameters_at(float32.back());
+      host.push_back(at::zeros({flat->full().numel()}, flat->shard().options().requires_grad(false).device(at::kCPU)));
+      flat->point_parameters_at(host.back());
     }
-  }
   std::unique_ptr<torch::optim::Optimizer> whole = options_.whole_optimizer(model_.parameters());
   read(*whole);
   at::NoGradGuard no_grad;
@@ -152,15 +136,11 @@ void FsdpStrategy::load_through(torch::optim::Optimizer& optimizer,
   std::size_t i = 0;
   for (auto& unit : units_)
     for (const auto& flat : unit->flats()) {
-      const at::Tensor& values = float32[i++];
-      flat->take_shard_from(values);
+      flat->take_shard_from(host[i++]);
       scatter_state(*flat, *whole, optimizer);
-      if (!values.is_same(flat->full())) {
-        flat->full().copy_(values);
-        flat->point_parameters_at(flat->full());
-      }
     }
-  release_after_checkpoint();
+  whole.reset();
+  point_parameters_back(host);
 }
 
 }  // namespace plugtrain

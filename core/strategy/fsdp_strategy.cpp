@@ -57,8 +57,7 @@ void check_reduce_scatter(Collectives& collectives, c10::Device device) {
 FsdpStrategy::FsdpStrategy(Model& model, Collectives& collectives, const FsdpOptions& options, std::ostream& log)
     : RanksStrategy(collectives), model_(model), options_(options), layout_(unit_layout(model)) {
   const std::vector<at::Tensor> parameters = model.parameters();
-  const c10::Device device = parameters.empty() ? c10::Device(c10::kCPU) : parameters.front().device();
-  check_reduce_scatter(collectives, device);
+  check_reduce_scatter(collectives, options.device);
   buffers_ = model.buffers();
   collectively("sharing rank 0's weights", [&] {
     at::NoGradGuard no_grad;
@@ -68,15 +67,15 @@ FsdpStrategy::FsdpStrategy(Model& model, Collectives& collectives, const FsdpOpt
   });
   std::int64_t full_bytes = 0, shard_bytes = 0;
   for (const UnitParameters& unit : layout_.units) {
-    units_.push_back(std::make_unique<ShardedUnit>(
-        unit.name, unit.parameters, collectives.rank(), collectives.size(),
-        FlatDtypes{options.param_dtype, options.reduce_dtype, /*shard_in_full=*/!releases_parameters()}));
+    units_.push_back(
+        std::make_unique<ShardedUnit>(unit.name, unit.parameters, collectives.rank(), collectives.size(),
+                                      FlatOptions{options.device, options.param_dtype, options.reduce_dtype,
+                                                  /*shard_in_full=*/!releases_parameters()}));
     full_bytes += units_.back()->full_bytes();
     shard_bytes += units_.back()->shard_bytes();
+    if (releases_parameters()) units_.back()->release();  // one unit at a time on the device
   }
   if (layout_.declared) layout_.declared->set_runner(this);
-  if (releases_parameters())
-    for (auto& unit : units_) unit->release();
   note_gathered();
   log << "fsdp: " << units_line(layout_) << "; shard = \"" << word_of(options.level) << "\": each of "
       << collectives.size() << " ranks keeps " << format_bytes(std::uint64_t(shard_bytes)) << " of the "
@@ -95,7 +94,6 @@ FsdpStrategy::~FsdpStrategy() {
 }
 
 void FsdpStrategy::note_gathered() {
-  if (whole_for_checkpoint_) return;  // a checkpoint gathers the whole model: not the step's peak
   std::int64_t bytes = 0;
   for (const auto& unit : units_)
     if (unit->gathered() || unit->gathering()) bytes += unit->full_bytes();
@@ -189,11 +187,17 @@ void FsdpStrategy::after_unit_backward(std::size_t unit) {
 
 void FsdpStrategy::sum_gradients(std::size_t unit) {
   ShardedUnit& u = *units_.at(unit);
+  if (u.reduced()) return;
   collectively("summing the gradients of unit '" + u.name() + "'", [&] {
-    if (options_.level == ShardLevel::optimizer)
+    if (options_.level == ShardLevel::optimizer) {
       u.all_reduce_gradients(collectives_);  // the whole gradient everywhere, as ddp has it (ZeRO-1)
-    else
-      u.start_reduce_scatter(collectives_);
+      return;
+    }
+    u.start_reduce_scatter(collectives_);
+    // One sum in flight behind this one: the one before is done with by now (it started a
+    // unit's backward earlier), and its full-size gradient buffers go before more come.
+    if (reducing_ && reducing_ != &u) reducing_->finish_reduce();
+    reducing_ = &u;
   });
 }
 
@@ -220,6 +224,7 @@ void FsdpStrategy::finish_backward(bool synced) {
         unit->reset_reduced();
       }
     });
+    reducing_ = nullptr;
   }
   if (releases_parameters())
     for (auto& unit : units_) unit->release();

@@ -24,6 +24,7 @@
 namespace plugtrain {
 
 struct FsdpOptions {
+  c10::Device device = c10::kCPU;  // this rank's; the model's parameters may still be on the host
   ShardLevel level = ShardLevel::full;
   bool checkpoint_units = false;  // train.activation_checkpointing = "blocks"
   // distributed.param_dtype and reduce_dtype: the gathered parameters' type (the model computes
@@ -78,15 +79,15 @@ class FsdpStrategy final : public RanksStrategy, public UnitRunner {
   void before_forward();
   void finish_backward(bool synced);
   void note_gathered();
-  void gather_all(const std::string& why);  // every unit, their gatherings travelling together
-  void release_after_checkpoint();
+
   void share_buffers();
   at::Tensor cast_input(const at::Tensor& t) const;
   at::Tensor cast_output(const at::Tensor& t) const;
   TensorMap cast_fields(const TensorMap& fields, bool in) const;
-  // Checkpoints under bf16 parameters: the parameters pointed at float32 copies meanwhile.
-  std::vector<at::Tensor> point_parameters_at_float32();
-  void point_parameters_back();
+  // Checkpoints: the parameters pointed at host copies of the float32 weights meanwhile, and
+  // back at their full buffers after (given `values`, copied into them first).
+  std::vector<at::Tensor> point_parameters_at_host_copies();
+  void point_parameters_back(const std::vector<at::Tensor>& values);
   bool releases_parameters() const { return options_.level == ShardLevel::full; }
 
   Model& model_;
@@ -94,8 +95,8 @@ class FsdpStrategy final : public RanksStrategy, public UnitRunner {
   UnitLayout layout_;
   std::vector<std::unique_ptr<ShardedUnit>> units_;  // as layout_.units: the declared ones, then the root
   std::vector<at::Tensor> buffers_;
-  bool whole_for_checkpoint_ = false;  // the whole model is gathered for a checkpoint
-  bool syncing_ = true;                // this backward sums the gradients (the last micro-batch's)
+  ShardedUnit* reducing_ = nullptr;  // the unit whose gradient sum was started last
+  bool syncing_ = true;              // this backward sums the gradients (the last micro-batch's)
   std::int64_t peak_gathered_bytes_ = 0;
 };
 

@@ -5,12 +5,12 @@
 namespace plugtrain {
 
 ShardedUnit::ShardedUnit(std::string name, const std::vector<at::Tensor>& parameters, int rank, int world_size,
-                         const FlatDtypes& dtypes)
+                         const FlatOptions& options)
     : name_(std::move(name)), rank_(rank), gathered_(true) {
   std::vector<at::Tensor> matrices, rest;
   for (const at::Tensor& p : parameters) (p.dim() >= 2 ? matrices : rest).push_back(p);
-  if (!matrices.empty()) flats_.push_back(std::make_unique<FlatParameter>(matrices, rank, world_size, dtypes));
-  if (!rest.empty()) flats_.push_back(std::make_unique<FlatParameter>(rest, rank, world_size, dtypes));
+  if (!matrices.empty()) flats_.push_back(std::make_unique<FlatParameter>(matrices, rank, world_size, options));
+  if (!rest.empty()) flats_.push_back(std::make_unique<FlatParameter>(rest, rank, world_size, options));
 }
 
 std::int64_t ShardedUnit::full_bytes() const {
@@ -85,6 +85,7 @@ void ShardedUnit::all_reduce_gradients(Collectives& collectives) {
 }
 
 void ShardedUnit::finish_reduce() {
+  if (gradient_shards_.empty()) return;  // nothing started, or finished already
   reducing_.wait();
   for (std::size_t i = 0; i < gradient_shards_.size(); ++i) flats_[i]->add_shard_gradient(gradient_shards_[i]);
   gradients_.clear();

@@ -14,9 +14,9 @@ namespace plugtrain {
 
 class ShardedUnit {
  public:
-  // dtypes.shard_in_full: the parameters are never released (float32 shards live in them).
+  // options.shard_in_full: the parameters are never released (float32 shards live in them).
   ShardedUnit(std::string name, const std::vector<at::Tensor>& parameters, int rank, int world_size,
-              const FlatDtypes& dtypes);
+              const FlatOptions& options);
 
   const std::string& name() const { return name_; }
   const std::vector<std::unique_ptr<FlatParameter>>& flats() const { return flats_; }

@@ -24,7 +24,7 @@ namespace plugtrain {
 // What the optimizer steps: the model's parameters, or (fsdp) this rank's flat shards of them;
 // for each, whether it holds matrices (optim.decay = "matrices" decays only those).
 // What summary.json says of a sharded run: the level, the units, and the most parameter bytes
-// gathered at once in the steps (a checkpoint gathers the whole model: not counted).
+// gathered at once.
 struct ShardingFigures {
   std::string shard;  // optimizer, gradients, full
   std::int64_t units = 0;

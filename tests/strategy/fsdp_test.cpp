@@ -252,5 +252,28 @@ TEST_F(FsdpTest, TheEmulatedDeviceShardsThroughItsOwnCollective) {
             summary(testing::run_folder_in_log(ddp.out, dir_))["device"]);
 }
 
+// What sharding is for: a model whose training state does not fit a device. The emulated device
+// with 72 MiB each: this GPT (width 256: 3.2 M parameters) keeps 4 x 3.2 M x 4 bytes = 51 MiB of
+// parameters, gradients and AdamW moments under ddp, and its optimizer step needs temporaries of
+// the parameters' size besides (at least 2 x 12.8 MiB): more than 72 MiB, out of memory. Under
+// fsdp at 2 processes each rank keeps half the state (25.7 MiB), at most the root and two blocks
+// gathered (6.5 MiB) and temporaries of its shard's size: about 45 MiB, which fits.
+TEST_F(FsdpTest, AModelWhoseStateDoesNotFitOneDeviceTrainsSharded) {
+  const std::string args =
+      " --set backend.name='\"emulated\"' --set backend.devices=2 --set train.epochs=1 --set model.width=256 "
+      "--set model.heads=4 --set data.global_batch_size=8";
+  const std::string env = "PLUGTRAIN_EMU_DEVICES=2 PLUGTRAIN_EMU_MEMORY=72M";
+  const ProcessResult ddp = testing::run_process(
+      testing::emulated_command(dir_, "run exp.toml --set backend.strategy='\"ddp\"'" + args, env));
+  EXPECT_NE(ddp.exit_code, 0) << ddp.out;
+  EXPECT_NE(ddp.out.find("out of memory"), std::string::npos) << ddp.out;
+  const ProcessResult fsdp = testing::run_process(
+      testing::emulated_command(dir_, "run exp.toml --set backend.strategy='\"fsdp\"'" + args, env));
+  ASSERT_EQ(fsdp.exit_code, 0) << fsdp.out;
+  const nlohmann::json s = summary(testing::run_folder_in_log(fsdp.out, dir_));
+  EXPECT_LE(s["epochs"][0]["memory"]["peak_bytes"].get<std::int64_t>(), 72 << 20);
+  EXPECT_EQ(losses(testing::run_folder_in_log(fsdp.out, dir_)).size(), 10u);
+}
+
 }  // namespace fsdp_test
 }  // namespace plugtrain
