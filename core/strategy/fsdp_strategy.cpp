@@ -1,5 +1,6 @@
 #include "strategy/fsdp_strategy.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include <ATen/ATen.h>
@@ -163,6 +164,28 @@ TensorMap FsdpStrategy::forward_fields(const TensorMap& batch) {
 TensorMap FsdpStrategy::evaluate_fields(const TensorMap& batch) { return forward_fields(batch); }
 
 void FsdpStrategy::before_evaluation() { share_buffers(); }
+
+void FsdpStrategy::evaluation_passes(std::int64_t passes) {
+  std::vector<double> each(static_cast<std::size_t>(processes()), 0.0);
+  each[static_cast<std::size_t>(collectives_.rank())] = double(passes);
+  each = sum(each);
+  missing_passes_ = static_cast<std::int64_t>(*std::max_element(each.begin(), each.end())) - passes;
+}
+
+void FsdpStrategy::after_evaluation() {
+  // A shard of the evaluation data may hold a batch fewer than another: this rank then makes
+  // the passes it lacks as the collectives of a forward pass alone (the buffers shared, the root
+  // gathered, each unit gathered and released in order), while the others make their last real
+  // ones, so every gather finds its peers.
+  for (; missing_passes_ > 0; --missing_passes_) {
+    before_forward();
+    for (std::size_t unit = 0; unit < layout_.root(); ++unit) {
+      gather(unit);
+      if (unit + 1 < layout_.root()) prefetch(unit + 1);
+      if (releases_parameters()) release(unit);
+    }
+  }
+}
 
 at::Tensor FsdpStrategy::run(std::size_t unit, const at::Tensor& input, const UnitForward& forward) {
   gather(unit);

@@ -51,6 +51,8 @@ class FsdpStrategy final : public RanksStrategy, public UnitRunner {
   TensorMap forward_fields(const TensorMap& batch) override;
   TensorMap evaluate_fields(const TensorMap& batch) override;
   void before_evaluation() override;
+  void evaluation_passes(std::int64_t passes) override;
+  void after_evaluation() override;
   void backward(const std::function<void()>& backward) override;
   void backward_unsynced(const std::function<void()>& backward) override;
 
@@ -96,6 +98,7 @@ class FsdpStrategy final : public RanksStrategy, public UnitRunner {
   std::vector<std::unique_ptr<ShardedUnit>> units_;  // as layout_.units: the declared ones, then the root
   std::vector<at::Tensor> buffers_;
   ShardedUnit* reducing_ = nullptr;  // the unit whose gradient sum was started last
+  std::int64_t missing_passes_ = 0;  // this evaluation's: other ranks make this many more
   bool syncing_ = true;              // this backward sums the gradients (the last micro-batch's)
   std::int64_t peak_gathered_bytes_ = 0;
 };

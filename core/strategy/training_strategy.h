@@ -54,6 +54,11 @@ class TrainingStrategy {
   // The same in evaluation, after before_evaluation().
   virtual at::Tensor evaluate(const at::Tensor& inputs) = 0;
   virtual void before_evaluation() {}
+  // Before the evaluation's batches: this process will make `passes` forward passes; and after
+  // them, before the figures are summed: by its return every process has made as many (fsdp's
+  // gathers are collectives: a process with fewer batches makes passes that only gather).
+  virtual void evaluation_passes(std::int64_t passes) { (void)passes; }
+  virtual void after_evaluation() {}
   // The same for a batch with named fields (Model::forward_batch): the model's named
   // outputs. dp splits only the input over its replicas: validation refuses it such data first.
   virtual TensorMap forward_fields(const TensorMap& batch) = 0;

@@ -70,6 +70,7 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, 
   data::BatchLoader batches(dataset, batch_size, /*shuffle=*/false, data::AugmentOptions{}, device.loader, device.device,
                             0, strategy.shard(/*pad=*/false), device.memory_format, device.test_on_device);
   batches.start_epoch(0);
+  strategy.evaluation_passes(batches.batches_per_epoch() * (options.flip ? 2 : 1));
   const at::ScalarType sum_type = device.float64 ? at::kDouble : at::kFloat;
   const auto sums = at::TensorOptions().dtype(sum_type).device(device.device);
   at::Tensor loss_sum = at::zeros({}, sums);
@@ -90,6 +91,7 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, 
     if (options.on_batch) options.on_batch(outputs, batch->targets);
     seen += n;
   }
+  strategy.after_evaluation();
   std::vector<double> local = {loss_sum.item<double>(), double(seen)};
   const at::Tensor host = statistics.to(at::kCPU, at::kDouble);
   local.insert(local.end(), host.data_ptr<double>(), host.data_ptr<double>() + host.numel());

@@ -97,6 +97,25 @@ TEST_F(FsdpTest, EachShardLevelLogsDdpsLossesAtTwoProcesses) {
   }
 }
 
+// The Jargon File's own val split, 5,058 windows, over 4 ranks: ranks 0 and 1 evaluate 1,265
+// windows, ranks 2 and 3 1,264; in batches of 1,264, two batches against one. Under fsdp every
+// forward pass gathers (a collective): ranks 2 and 3 make the pass they lack as gathers alone,
+// so the ranks meet in every collective (else they would wait for each other until the timeout)
+// and the figures are ddp's, within the reduction order's rounding (see below).
+TEST_F(FsdpTest, AnUnevenEvaluationShardStillMeetsItsPeers) {
+  std::string experiment = kExperiment;
+  const std::string val = "val_fraction = 0.02\n";
+  experiment.erase(experiment.find(val), val.size());
+  write_experiment(experiment);
+  const std::string uneven = "--set data.test_batch_size=1264 --set distributed.timeout=30 --set train.epochs=1 ";
+  const ProcessResult r = run(4, "fsdp", uneven);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_NE(r.out.find("5058 val samples"), std::string::npos) << "the split this test counts on: " << r.out;
+  const double ddp = summary(train(4, "ddp", uneven))["final_test_loss"];
+  const double fsdp = summary(testing::run_folder_in_log(r.out, dir_))["final_test_loss"];
+  EXPECT_NEAR(fsdp, ddp, 10 * 8 * std::ldexp(1.0, -24) * ddp);
+}
+
 // Every optimizer steps the flat shards as it steps the parameters, in each of its forms, and an
 // accumulated step sums the gradients once, in its last micro-batch: ddp's losses, bit for bit.
 TEST_F(FsdpTest, EveryOptimizerAndAccumulationMatchDdpAtTwoProcesses) {
