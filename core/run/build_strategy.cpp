@@ -1,5 +1,6 @@
 #include "run/build_strategy.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include "config/config_error.h"
@@ -58,11 +59,14 @@ void check_units_to_checkpoint(const ValidatedRun& run, Model& model, bool set_r
 
 // fsdp gathers the root and a unit at once (and the next unit meanwhile): a unit that cannot fit
 // beside the root in the device's memory cannot train, however many ranks share the rest.
-void check_units_fit(const ValidatedRun& run, const RunPlan& plan, const TrainingStrategy& fsdp) {
-  const std::optional<ShardingFigures> figures = fsdp.sharding();
+void check_units_fit(const ValidatedRun& run, const RunPlan& plan, Model& model, at::ScalarType param_dtype) {
   const MemoryInfo memory = plan.choice.backend->memory(plan.devices.devices.at(0));
-  if (!figures || !memory.total_bytes) return;
-  const auto needed = static_cast<std::uint64_t>(figures->root_bytes + figures->largest_unit_bytes);
+  if (!memory.total_bytes) return;
+  const UnitLayout layout = unit_layout(model);
+  std::int64_t largest = 0;
+  for (std::size_t i = 0; i < layout.root(); ++i) largest = std::max(largest, layout.units[i].elements);
+  const auto needed = static_cast<std::uint64_t>((layout.units.back().elements + largest) *
+                                                 std::int64_t(c10::elementSize(param_dtype)));
   if (needed <= *memory.total_bytes) return;
   throw ConfigError(key_location(run.file, "backend.strategy") + ": fsdp gathers a unit beside the root, " +
                     format_bytes(needed) + " of parameters at once, more than the " +
@@ -91,9 +95,8 @@ std::unique_ptr<TrainingStrategy> make_strategy(const ValidatedRun& run, const R
     options.whole_optimizer = [e, lr = plan.batch.lr](const std::vector<at::Tensor>& parameters) {
       return make_optimizer(e, lr, parameters);
     };
-    auto fsdp = std::make_unique<FsdpStrategy>(*model, *collectives, options, log);
-    check_units_fit(run, plan, *fsdp);
-    return fsdp;
+    check_units_fit(run, plan, *model, options.param_dtype);  // before any of it reaches the device
+    return std::make_unique<FsdpStrategy>(*model, *collectives, options, log);
   }
   if (e.backend.strategy == RunStrategy::fsdp)
     log << "fsdp: one process, nothing to shard: it trains as a single device\n";

@@ -292,6 +292,13 @@ TEST_F(FsdpTest, AModelWhoseStateDoesNotFitOneDeviceTrainsSharded) {
   const nlohmann::json s = summary(testing::run_folder_in_log(fsdp.out, dir_));
   EXPECT_LE(s["epochs"][0]["memory"]["peak_bytes"].get<std::int64_t>(), 72 << 20);
   EXPECT_EQ(losses(testing::run_folder_in_log(fsdp.out, dir_)).size(), 10u);
+  // With 2 MiB a device, not even a block (3.2 MiB) fits beside the root: said before training.
+  const ProcessResult tiny =
+      testing::run_process(testing::emulated_command(dir_, "run exp.toml --set backend.strategy='\"fsdp\"'" + args,
+                                                     "PLUGTRAIN_EMU_DEVICES=2 PLUGTRAIN_EMU_MEMORY=2M"));
+  EXPECT_NE(tiny.exit_code, 0) << tiny.out;
+  EXPECT_NE(tiny.out.find("backend.strategy: fsdp gathers a unit beside the root"), std::string::npos) << tiny.out;
+  EXPECT_EQ(tiny.out.find("epoch 1"), std::string::npos) << tiny.out;
 }
 
 }  // namespace fsdp_test
