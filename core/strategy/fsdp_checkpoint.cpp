@@ -52,7 +52,9 @@ void gather_state(FlatParameter& flat, torch::optim::Optimizer& shards, torch::o
 
 // Each parameter's state (loaded from a checkpoint) flattened, and this rank's part of it kept.
 void scatter_state(FlatParameter& flat, torch::optim::Optimizer& whole, torch::optim::Optimizer& shards) {
-  torch::optim::OptimizerParamState* first = state_of(whole, flat.parameters().front());
+  torch::optim::OptimizerParamState* first = nullptr;
+  for (const at::Tensor& p : flat.parameters())
+    if (!first) first = state_of(whole, p);
   if (!first) return;  // the checkpoint's run had not stepped
   std::unique_ptr<torch::optim::OptimizerParamState> state = first->clone();
   for_each_state_tensor(*state, [&](const std::string& name, const at::Tensor& field, const auto& set) {
@@ -114,7 +116,12 @@ void FsdpStrategy::save_through(torch::optim::Optimizer& optimizer,
     for (auto& unit : units_)
       for (const auto& flat : unit->flats()) gather_state(*flat, optimizer, *whole, collectives_);
   });
-  if (is_rank_zero()) write(*whole);
+  try {
+    if (is_rank_zero()) write(*whole);
+  } catch (...) {
+    point_parameters_back({});  // the parameters are the full buffers' again, whatever failed
+    throw;
+  }
   whole.reset();
   point_parameters_back({});  // their values are unchanged where they were kept
 }

@@ -25,7 +25,13 @@ UnitLayout unit_layout(Model& model) {
   layout.declared = declared_units(model);
   std::map<std::string, std::shared_ptr<torch::nn::Module>> modules;
   for (const auto& item : model.named_modules("", /*include_self=*/false)) modules[item.key()] = item.value();
+  // A parameter registered under two names (a tied weight) is used in two places: it stays in
+  // the root, gathered for the whole step, whichever unit declares it.
+  std::map<const void*, int> names;
+  for (const auto& item : model.named_parameters(/*recurse=*/true)) ++names[item.value().unsafeGetTensorImpl()];
   std::set<const void*> taken;
+  for (const auto& [impl, count] : names)
+    if (count > 1) taken.insert(impl);
   auto add = [&](UnitParameters& unit, const at::Tensor& p) {
     if (!taken.insert(p.unsafeGetTensorImpl()).second) return;
     unit.parameters.push_back(p);
@@ -42,6 +48,8 @@ UnitLayout unit_layout(Model& model) {
     }
   }
   UnitParameters root{"(root)", {}, 0};
+  for (const auto& [impl, count] : names)
+    if (count > 1) taken.erase(impl);
   for (const at::Tensor& p : model.parameters()) add(root, p);
   layout.units.push_back(std::move(root));
   return layout;

@@ -51,6 +51,7 @@ void ShardedUnit::finish_gather() {
 
 void ShardedUnit::release() {
   if (gathering_.started()) gathering_.wait();  // the collective still writes into the memory
+  gather_inputs_.clear();
   for (const auto& f : flats_) f->release();
   gathered_ = false;
 }

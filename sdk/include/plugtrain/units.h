@@ -19,7 +19,10 @@
 //   };
 //
 // A unit takes one tensor and gives one; parameters outside every unit (embeddings, a head)
-// form the model's root unit. A unit's forward must not change its input in place.
+// form the model's root unit. A unit's forward must not change its input in place, nor read a
+// tensor that needs a gradient other than its input and its own parameters (a mask computed
+// from the root's parameters): checkpointing's second backward would reach beyond the unit. A
+// parameter registered in two places (a tied weight) stays in the root.
 #pragma once
 
 #include <cstddef>
