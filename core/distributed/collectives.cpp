@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <csignal>
+#include <map>
 #include <thread>
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/comm.hpp>
 
 #include "distributed/c10d_access.h"
 #include "util/text.h"
@@ -115,11 +117,13 @@ void PendingCollective::wait() {
 
 void Collectives::broadcast_from_rank_zero(std::vector<at::Tensor>& tensors) {
   if (tensors.empty()) return;
+  // c10d's coalesced broadcast (as GradientSync shares rank 0's state): one round trip per
+  // bucket, not per tensor; one call per device, since fsdp shares host parameters and device
+  // buffers together.
+  std::map<std::string, std::vector<at::Tensor>> by_device;
+  for (const at::Tensor& t : tensors) by_device[t.device().str()].push_back(t);
   try {
-    for (at::Tensor& t : tensors) {
-      std::vector<at::Tensor> one{t};
-      impl_->group->broadcast(one)->wait(timeout_);
-    }
+    for (auto& [device, group] : by_device) c10d::broadcast_coalesced(impl_->group, group, 250 * 1024 * 1024, 0);
   } catch (const std::exception& e) { throw CollectiveError("broadcast: " + first_line(e.what())); }
 }
 

@@ -58,8 +58,6 @@ void FlatParameter::release() {
   full_.storage().unsafeGetStorageImpl()->reset();
 }
 
-void FlatParameter::take_shard_from_full() { take_shard_from(full_); }
-
 void FlatParameter::take_shard_from(const at::Tensor& flat) {
   if (shard_in_full_ && flat.is_same(full_)) return;
   at::NoGradGuard no_grad;

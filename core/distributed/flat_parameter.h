@@ -52,9 +52,8 @@ class FlatParameter {
   bool allocated() const;
   void allocate();
   void release();
-  // The shard from the full buffer (after rank 0's values were broadcast into it).
-  void take_shard_from_full();
-  void take_shard_from(const at::Tensor& flat);  // `flat` laid out as full()
+  // The shard from `flat`, laid out as full() (a checkpoint's values).
+  void take_shard_from(const at::Tensor& flat);
   // The parameters as views of `flat` (laid out as full()): of a float32 copy while a
   // checkpoint is written or read under bf16 parameters, then of full() again.
   void point_parameters_at(const at::Tensor& flat);
