@@ -26,7 +26,7 @@ void add_evaluate_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 
-// Adds --plugin-path (repeatable) to a subcommand.
+// Adds --plugin-path (repeatable) and --allow-insecure-plugins to a subcommand that loads plugins.
 void add_plugin_path_option(CLI::App& command, std::vector<std::filesystem::path>& paths);
 
 // This program's command line as main received it (ddp workers are started with it).

@@ -1,8 +1,9 @@
 #include <iostream>
 
 #include "commands.h"
-#include "plugins/plugin_host.h"
 #include "describe/plugins_report.h"
+#include "plugins/plugin_host.h"
+#include "plugins/plugin_permissions.h"
 
 namespace plugtrain::cli {
 
@@ -23,6 +24,14 @@ void add_plugin_path_option(CLI::App& command, std::vector<std::filesystem::path
                   "Plugin file or folder searched before PLUGTRAIN_PLUGIN_PATH and the "
                   "folder beside the executable (repeatable)")
       ->check(CLI::ExistingPath);
+  // Set while the command line is read, before the command's callback makes any PluginHost.
+  command.add_flag_callback(
+      "--allow-insecure-plugins",
+      [] {
+        allow_insecure_plugins([](const std::string& line) { std::cerr << "plugtrain: warning: " << line << "\n"; });
+      },
+      "Load a plugin that a user other than root and you could change (a group- or world-writable file or "
+      "folder, or one owned by another user), with a warning, instead of refusing it");
 }
 
 void add_plugins_command(CLI::App& app) {

@@ -64,9 +64,10 @@ std::string plugins_table(PluginHost& host) {
   std::ostringstream out;
   out << "Plugin search order (first plugin of a name wins):\n";
   int i = 1;
-  for (const auto& root : host.search_roots())
-    out << "  " << i++ << ". " << root.path.string() << "  (" << root.origin
-        << (root.exists ? "" : ", not found") << ")\n";
+  for (const auto& root : host.search_roots()) {
+    const std::string note = !root.ignored.empty() ? ", ignored: " + root.ignored : root.exists ? "" : ", not found";
+    out << "  " << i++ << ". " << root.path.string() << "  (" << root.origin << note << ")\n";
+  }
   out << "\n";
   if (host.plugins().empty()) {
     out << "No plugin files found.\n";
@@ -80,6 +81,7 @@ std::string plugins_table(PluginHost& host) {
         << pad(record.has_handshake ? record.handshake.version : "-", wver) << status.word;
     if (!status.reason.empty()) out << ": " << status.reason;
     out << "\n      file " << record.path.string() << "\n";
+    if (!record.warning.empty()) out << "      warning: loaded although " << record.warning << "\n";
     if (status.word == "usable" || status.word == "unusable") {
       BackendHandle* backend = host.backend(record.handshake.name);
       std::string type = backend->name();
@@ -112,7 +114,8 @@ nlohmann::json plugins_json(PluginHost& host) {
   j["sdk_abi"] = std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." + std::to_string(PLUGTRAIN_SDK_ABI_MINOR);
   j["search_path"] = nlohmann::json::array();
   for (const auto& root : host.search_roots())
-    j["search_path"].push_back({{"path", root.path.string()}, {"origin", root.origin}, {"exists", root.exists}});
+    j["search_path"].push_back(
+        {{"path", root.path.string()}, {"origin", root.origin}, {"exists", root.exists}, {"ignored", root.ignored}});
   j["plugins"] = nlohmann::json::array();
   for (const auto& record : host.plugins()) {
     StatusLine status = status_of(host, record);
@@ -121,6 +124,7 @@ nlohmann::json plugins_json(PluginHost& host) {
     p["origin"] = record.origin;
     p["status"] = status.word;
     p["reason"] = status.reason;
+    if (!record.warning.empty()) p["warning"] = record.warning;
     p["name"] = record.display_name();
     if (record.has_handshake) {
       const auto& h = record.handshake;

@@ -131,6 +131,11 @@ DoctorReport run_doctor(const DoctorRequest& request) {
     for (const std::string& name : automatic_order(*host, Experiment{}))
       if (BackendHandle* b = host->backend(name); b && b->probe().usable()) targets.push_back(name);
   }
+  const TrustedIds me = this_user();
+  for (const SearchRoot& root : host->search_roots())
+    report.search_path.push_back(
+        {root.origin, root.ignored,
+         root.ignored.empty() ? search_entry_ownership(root.path, me) : PathOwnership{root.path}});
   report.plugins_table = plugins_table(*host);
   report.plugins_json = plugins_json(*host);
 
@@ -175,6 +180,18 @@ void print_doctor(const DoctorReport& report, std::ostream& out) {
   };
   block("versions", report.versions);
   block("system", report.system);
+  out << "plugin search path (owner:group mode; a path others can change has its plugins refused)\n";
+  for (const SearchPathCheck& c : report.search_path) {
+    const PathOwnership& o = c.ownership;
+    out << "  " << o.path.string() << "  (" << c.origin << ")  ";
+    if (!c.ignored.empty())
+      out << "ignored: " << c.ignored << "\n";
+    else if (!o.exists)
+      out << "not found\n";
+    else
+      out << o.owner << ":" << o.group << " " << o.mode << (o.problem.empty() ? "  ok" : "  INSECURE: " + o.problem)
+          << "\n";
+  }
   out << "\n" << report.plugins_table << "\nsmoke tests (mlp [32] on one batch of 64 synthetic samples, 2 epochs: the loss must fall)\n";
   for (const auto& t : report.smoke_tests) {
     char line[256];
@@ -194,6 +211,19 @@ nlohmann::json doctor_json(const DoctorReport& report) {
   nlohmann::json j;
   for (const auto& [k, v] : report.versions) j["versions"][k] = v;
   for (const auto& [k, v] : report.system) j["system"][k] = v;
+  j["search_path"] = nlohmann::json::array();
+  for (const SearchPathCheck& c : report.search_path) {
+    const PathOwnership& o = c.ownership;
+    j["search_path"].push_back({{"path", o.path.string()},
+                                {"origin", c.origin},
+                                {"ignored", c.ignored},
+                                {"exists", o.exists},
+                                {"owner", o.owner},
+                                {"group", o.group},
+                                {"mode", o.mode},
+                                {"secure", o.problem.empty()},
+                                {"problem", o.problem}});
+  }
   j["plugins"] = report.plugins_json["plugins"];
   j["smoke_tests"] = nlohmann::json::array();
   for (const auto& t : report.smoke_tests) {

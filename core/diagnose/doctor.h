@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugins/plugin_permissions.h"
+
 namespace plugtrain {
 
 struct DoctorRequest {
@@ -32,8 +34,17 @@ struct SmokeTest {
   std::map<std::string, std::uint64_t> cpu_fallbacks;  // operators it ran on the CPU, with calls
 };
 
+// One entry of the plugin search path and who could change it (a problem: its plugins are refused
+// unless --allow-insecure-plugins).
+struct SearchPathCheck {
+  std::string origin;
+  std::string ignored;  // why it is not searched at all
+  PathOwnership ownership;
+};
+
 struct DoctorReport {
   std::vector<std::pair<std::string, std::string>> versions, system;
+  std::vector<SearchPathCheck> search_path;
   std::string plugins_table;
   nlohmann::json plugins_json;
   std::vector<SmokeTest> smoke_tests;

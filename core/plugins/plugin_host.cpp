@@ -11,6 +11,7 @@
 #include "plugins/plugin_error.h"
 #include "plugins/plugin_kinds.h"
 #include "plugins/plugin_loader.h"
+#include "plugins/plugin_permissions.h"
 #include "plugins/staging_registrar.h"
 #include "util/result.h"
 #include "util/stage_counts.h"
@@ -22,8 +23,11 @@ PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_root
   count_stage(Stage::plugin_host);
   std::map<std::string, std::string> first_by_name;  // plugin name -> file that won
   for (const auto& candidate : find_plugin_candidates(roots_)) {
-    OpenedPlugin opened = open_plugin(candidate);
+    OpenedPlugin opened = open_plugin(candidate, options.allow_insecure);
     PluginRecord& record = records_.emplace_back(std::move(opened.record));
+    if (!record.warning.empty())
+      warn_insecure_plugin(record.path,
+                           "--allow-insecure-plugins: loading " + record.path.string() + " although " + record.warning);
     if (opened.library.is_loaded()) retain_until_exit(opened.library);
     if (record.status != PluginStatus::loaded) continue;
 
@@ -176,8 +180,8 @@ std::vector<std::string> PluginHost::load_failures(const std::string& kind, cons
     if (r.status == PluginStatus::refused && r.has_handshake && has_kind_named(r, kind) &&
         (name.empty() || r.handshake.name == name))
       failures.push_back("plugin '" + r.display_name() + "' (" + r.path.string() + ") did not load: " + r.reason);
-  // A file refused before its handshake could be read (a missing library, a world-writable
-  // file) has no name yet: plugtrain_add_plugin names it plugtrain_<kind>_<name>, so go by that.
+  // A file refused before its handshake could be read (a missing library, a file others
+  // could write) has no name yet: plugtrain_add_plugin names it plugtrain_<kind>_<name>, so go by that.
   if (!name.empty())
     for (const PluginRecord& r : records_)
       if (r.status == PluginStatus::refused && !r.has_handshake &&

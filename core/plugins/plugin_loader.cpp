@@ -1,11 +1,11 @@
 #include "plugins/plugin_loader.h"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
 
 #include <torch/version.h>
 
 #include "plugins/plugin_kinds.h"
+#include "plugins/plugin_permissions.h"
 #include "plugtrain/abi.h"
 #include "util/result.h"
 
@@ -15,19 +15,6 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string safe(const char* s) { return s ? std::string(s) : std::string(); }
-
-// Whether the file may be loaded. Anyone able to write a plugin file or its folder could run
-// code inside every training job, so such files are refused.
-Status safe_to_load(const fs::path& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return WhyNot{"cannot stat " + path.string()};
-  if (st.st_mode & S_IWOTH) return WhyNot{"file is world-writable (chmod o-w " + path.string() + ")"};
-  fs::path dir = path.parent_path();
-  if (dir.empty()) dir = ".";
-  if (::stat(dir.c_str(), &st) == 0 && (st.st_mode & S_IWOTH))
-    return WhyNot{"folder " + dir.string() + " is world-writable (chmod o-w " + dir.string() + ")"};
-  return Status::fine();
-}
 
 // One line for a plugin of another SDK: what it was built against, what this host speaks, what
 // to do. A 3.x plugin is refused before any of its C++ is touched (its layouts are not 4.0's).
@@ -72,13 +59,17 @@ void retain_until_exit(boost::dll::shared_library library) {
   retained->push_back(std::move(library));
 }
 
-OpenedPlugin open_plugin(const PluginCandidate& candidate) {
+OpenedPlugin open_plugin(const PluginCandidate& candidate, bool allow_insecure) {
   OpenedPlugin opened;
   opened.record.path = candidate.path;
   opened.record.origin = candidate.origin;
 
-  if (const Status safe = safe_to_load(candidate.path); !safe)
-    return refused(std::move(opened), safe.why_not());
+  // Anyone able to change a plugin file or its folder could run code inside every training job.
+  static const TrustedIds me = this_user();
+  if (const Status safe = plugin_permissions(candidate.path, candidate.named, me); !safe) {
+    if (!allow_insecure) return refused(std::move(opened), safe.why_not() + " (or --allow-insecure-plugins)");
+    opened.record.warning = safe.why_not();
+  }
 
   // Boost.DLL reports only a generic error code; the loader's own message (which library
   // is missing, which symbol is undefined) is still waiting in dlerror(), so read it.

@@ -14,7 +14,9 @@ struct OpenedPlugin {
   boost::dll::shared_library library;  // loaded when the file could be loaded at all
 };
 
-OpenedPlugin open_plugin(const PluginCandidate& candidate);
+// A plugin that others could change (plugin_permissions.h) is refused, or with allow_insecure
+// loaded with the problem in record.warning.
+OpenedPlugin open_plugin(const PluginCandidate& candidate, bool allow_insecure = false);
 
 // Keeps a library mapped for the life of the process: GPU runtimes crash when unloaded,
 // and objects created by a plugin must never outlive its code.

@@ -39,7 +39,8 @@ struct PluginRecord {
   std::filesystem::path path;
   std::string origin;  // the search-path entry that found it
   PluginStatus status = PluginStatus::refused;
-  std::string reason;  // why refused / shadowed
+  std::string reason;   // why refused / shadowed
+  std::string warning;  // loaded although others could change it (--allow-insecure-plugins): why
   bool has_handshake = false;
   PluginHandshake handshake;
 

@@ -23,9 +23,17 @@ bool looks_like_shared_library(const fs::path& p) {
 #endif
 }
 
-void add_root(std::vector<SearchRoot>& roots, const fs::path& path, const std::string& origin) {
+// relative_ok: the command line names it, for the working directory it runs in.
+void add_root(std::vector<SearchRoot>& roots, const fs::path& path, const std::string& origin,
+              bool relative_ok = false) {
   if (path.empty()) return;
   std::error_code ec;
+  // A file or the environment says it once for every working directory it will meet: a relative
+  // path there would load whatever lies in the one a command happens to start in.
+  if (path.is_relative() && !relative_ok) {
+    roots.push_back({path, origin, false, "a relative path would depend on the working directory: write it absolute"});
+    return;
+  }
   fs::path absolute = fs::absolute(path, ec);
   if (ec) absolute = path;
   roots.push_back({absolute.lexically_normal(), origin, fs::exists(absolute, ec)});
@@ -47,7 +55,7 @@ fs::path default_plugin_dir() {
 
 std::vector<SearchRoot> plugin_search_roots(const SearchOptions& options) {
   std::vector<SearchRoot> roots;
-  for (const auto& p : options.cli_paths) add_root(roots, p, "--plugin-path");
+  for (const auto& p : options.cli_paths) add_root(roots, p, "--plugin-path", true);
   for (const auto& p : options.experiment_paths) add_root(roots, p, "experiment");
   if (options.use_environment) {
     if (const char* env = std::getenv("PLUGTRAIN_PLUGIN_PATH")) {
@@ -69,16 +77,17 @@ std::vector<SearchRoot> plugin_search_roots(const SearchOptions& options) {
 std::vector<PluginCandidate> find_plugin_candidates(const std::vector<SearchRoot>& roots) {
   std::vector<PluginCandidate> out;
   std::set<fs::path> seen;  // the same file reached twice is one candidate
-  auto add = [&](const fs::path& p, const std::string& origin) {
+  auto add = [&](const fs::path& p, const std::string& origin, bool named) {
     std::error_code ec;
     fs::path key = fs::weakly_canonical(p, ec);
     if (ec) key = p;
-    if (seen.insert(key).second) out.push_back({p, origin});
+    if (seen.insert(key).second) out.push_back({p, origin, named});
   };
   for (const auto& root : roots) {
+    if (!root.ignored.empty()) continue;
     std::error_code ec;
     if (fs::is_regular_file(root.path, ec)) {
-      add(root.path, root.origin);  // an explicitly named file is tried whatever its suffix
+      add(root.path, root.origin, true);  // an explicitly named file is tried whatever its suffix
       continue;
     }
     if (!fs::is_directory(root.path, ec)) continue;
@@ -89,7 +98,7 @@ std::vector<PluginCandidate> find_plugin_candidates(const std::vector<SearchRoot
         files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) add(f, root.origin);
+    for (const auto& f : files) add(f, root.origin, false);
   }
   return out;
 }

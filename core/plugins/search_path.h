@@ -2,12 +2,16 @@
 //   1. paths given explicitly (command line --plugin-path, then the experiment's list)
 //   2. PLUGTRAIN_PLUGIN_PATH, ':'-separated
 //   3. <executable dir>/../lib/plugtrain/plugins (same in the build and install trees)
-// Never the working directory. Inside a folder, files are taken in byte order of their names.
+// Never the working directory, and nothing relative to it but what this command line names: a
+// relative entry of PLUGTRAIN_PLUGIN_PATH or of the experiment's plugins.paths is listed, ignored,
+// with the reason. Inside a folder, files are taken in byte order of their names.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "plugins/plugin_permissions.h"
 
 namespace plugtrain {
 
@@ -15,11 +19,13 @@ struct SearchRoot {
   std::filesystem::path path;
   std::string origin;  // "--plugin-path", "experiment", "PLUGTRAIN_PLUGIN_PATH", "beside executable"
   bool exists = false;
+  std::string ignored;  // why it is not searched (a relative path from a file or the environment); "" if it is
 };
 
 struct PluginCandidate {
   std::filesystem::path path;
   std::string origin;
+  bool named = false;  // the entry named this file (not a folder searched)
 };
 
 struct SearchOptions {
@@ -27,6 +33,8 @@ struct SearchOptions {
   std::vector<std::filesystem::path> experiment_paths;
   bool use_environment = true;  // read PLUGTRAIN_PLUGIN_PATH
   bool use_default = true;      // the folder beside the executable
+  // Load a plugin that others could change (plugin_permissions.h) with a warning instead of refusing it.
+  bool allow_insecure = insecure_plugins_allowed();
 };
 
 std::filesystem::path default_plugin_dir();

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "plugins/plugin_permissions.h"
 #include "sweep/rung_report.h"
 #include "sweep/slurm_commands.h"
 #include "sweep/sweep_report.h"
@@ -49,6 +50,7 @@ std::vector<std::string> follow_up_command(const SweepRequest& r) {
                                 "--continue"};
   for (const auto& o : r.overrides) argv.insert(argv.end(), {"--set", o});
   for (const auto& p : r.plugin_paths) argv.insert(argv.end(), {"--plugin-path", fs::absolute(p).string()});
+  if (insecure_plugins_allowed()) argv.push_back("--allow-insecure-plugins");
   if (r.host_cpu_only) argv.push_back("--no-gpu");
   if (!r.partition.empty()) argv.insert(argv.end(), {"--partition", r.partition});
   if (!r.time_limit.empty()) argv.insert(argv.end(), {"--time", r.time_limit});

@@ -11,6 +11,7 @@
 #include "config/config_error.h"
 #include "config/experiment_loader.h"
 #include "config/toml_text.h"
+#include "plugins/plugin_permissions.h"
 #include "run/plan.h"
 #include "run/validate.h"
 #include "util/atomic_file.h"
@@ -146,6 +147,7 @@ std::vector<std::string> trial_command(const SweepRequest& request, const SweepS
   std::vector<std::string> argv{request.executable.string(), "run", r.experiment_file.string(), "--sweep-trial"};
   for (const auto& o : r.overrides) argv.insert(argv.end(), {"--set", o});
   for (const auto& p : r.plugin_paths) argv.insert(argv.end(), {"--plugin-path", p.string()});
+  if (insecure_plugins_allowed()) argv.push_back("--allow-insecure-plugins");
   if (r.host_cpu_only) argv.push_back("--no-gpu");
   argv.insert(argv.end(), {"--resume", "auto"});
   if (work.until_epoch > 0 && work.until_epoch < setup.schedule.max_epochs)

@@ -1,8 +1,11 @@
 // Search order: command line, experiment, PLUGTRAIN_PLUGIN_PATH, beside the executable;
-// never the working directory; files in a folder in name order.
+// never the working directory (nor a relative path from the environment or an experiment);
+// files in a folder in name order.
 // ctest-label: unit
 #include <cstdlib>
 #include <fstream>
+
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -52,6 +55,50 @@ TEST(SearchPath, SameFileReachedTwiceIsOneCandidate) {
   fs::remove_all(dir);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].origin, "one");
+}
+
+// PLUGTRAIN_PLUGIN_PATH=. or plugins.paths = ["plugins"] would load whatever lies in the folder a
+// command starts in: listed with the reason, never searched. A relative --plugin-path is what this
+// command line names, for the folder it runs in.
+TEST(SearchPath, RelativeEntriesOfTheEnvironmentAndTheExperimentAreIgnored) {
+  const fs::path dir = fs::temp_directory_path() / ("plugtrain-relative-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "plugins");
+  std::ofstream(dir / "here.so") << "x";
+  std::ofstream(dir / "plugins" / "there.so") << "x";
+  const fs::path before = fs::current_path();
+  fs::current_path(dir);
+  ::setenv("PLUGTRAIN_PLUGIN_PATH", ".:plugins", 1);
+  SearchOptions o;
+  o.experiment_paths = {"plugins", "here.so"};
+  o.use_default = false;
+  const auto roots = plugin_search_roots(o);
+  const auto found = find_plugin_candidates(roots);
+  o.cli_paths = {"plugins"};
+  const auto with_cli = find_plugin_candidates(plugin_search_roots(o));
+  ::unsetenv("PLUGTRAIN_PLUGIN_PATH");
+  fs::current_path(before);
+  fs::remove_all(dir);
+
+  ASSERT_EQ(roots.size(), 4u);
+  for (const auto& r : roots) EXPECT_NE(r.ignored.find("relative path"), std::string::npos) << r.path;
+  EXPECT_TRUE(found.empty()) << found[0].path;
+  ASSERT_EQ(with_cli.size(), 1u);
+  EXPECT_EQ(with_cli[0].path, dir / "plugins" / "there.so");
+  EXPECT_EQ(with_cli[0].origin, "--plugin-path");
+}
+
+TEST(SearchPath, AFileNamedOnItsOwnIsMarkedNamed) {
+  fs::path dir = fs::temp_directory_path() / ("plugtrain-named-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "a.so") << "x";
+  std::ofstream(dir / "b.so") << "x";
+  auto found = find_plugin_candidates({{dir / "b.so", "file", true}, {dir, "folder", true}});
+  fs::remove_all(dir);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].path.filename(), "b.so");
+  EXPECT_TRUE(found[0].named);
+  EXPECT_EQ(found[1].path.filename(), "a.so");
+  EXPECT_FALSE(found[1].named);
 }
 
 }  // namespace search_path_test
