@@ -22,9 +22,11 @@ PLUGTRAIN_APT_PACKAGES=(
   clang-format  # scripts/check-format (scripts/test runs it)
 )
 
-# For the tests only: a real one-node Slurm (tests/slurm/local_slurm.sh). Where these cannot be
-# installed, the Slurm tests skip and say why; nothing else needs them.
-PLUGTRAIN_TEST_APT_PACKAGES=(munge slurmctld slurmd slurm-client)
+# For the tests only: a real one-node Slurm (tests/slurm/local_slurm.sh), and a TLS terminator
+# with the certificate tool for the MLflow server of tests/loggers/mlflow_secure_test.cpp. Where
+# these cannot be installed, the tests that need them skip and say why; nothing else needs them.
+PLUGTRAIN_TEST_APT_PACKAGES=(munge slurmctld slurmd slurm-client
+  stunnel4 openssl)
 
 # ccache keyed on paths relative to the clone, so a fresh clone reuses earlier compiles.
 export CCACHE_BASEDIR=$PLUGTRAIN_ROOT
@@ -56,20 +58,21 @@ install_test_packages() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  log "installing Debian packages for the Slurm tests: ${missing[*]}"
+  log "installing Debian packages for the Slurm and MLflow tests: ${missing[*]}"
   { as_root apt-get update -qq &&
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
-    log "could not install ${missing[*]}: the Slurm tests will skip"
+    log "could not install ${missing[*]}: the tests that need them will skip"
 }
 
 # For the tests only: a real MLflow server (tests/support/mlflow_server.h) and its Python client,
 # which read back what the mlflow logger sent. 3.17.2: 3.18.0 is listed on PyPI before the
-# mlflow-skinny it needs, so an unpinned install fails to resolve.
+# mlflow-skinny it needs, so an unpinned install fails to resolve. Flask-WTF: the server's login
+# app (`mlflow server --app-name basic-auth`) will not start without it.
 PLUGTRAIN_MLFLOW_VERSION=3.17.2
 install_test_python_tools() {
-  if ! "$PLUGTRAIN_VENV/bin/python" -c 'import mlflow.server, sqlalchemy' 2>/dev/null; then
-    log "installing mlflow==$PLUGTRAIN_MLFLOW_VERSION into $PLUGTRAIN_VENV (for the tests, ~850 MB)"
-    "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir "mlflow==$PLUGTRAIN_MLFLOW_VERSION"
+  if ! "$PLUGTRAIN_VENV/bin/python" -c 'import mlflow.server, sqlalchemy, flask_wtf' 2>/dev/null; then
+    log "installing mlflow==$PLUGTRAIN_MLFLOW_VERSION and Flask-WTF into $PLUGTRAIN_VENV (for the tests, ~850 MB)"
+    "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir "mlflow==$PLUGTRAIN_MLFLOW_VERSION" flask-wtf==1.3.0
   fi
 }
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 
@@ -43,6 +42,19 @@ std::string server_reason(long status, const std::string& body) {
   return "HTTP " + std::to_string(status) + ": " + message;
 }
 
+// "https://host:port" of a URL: the server, for a line about it.
+std::string origin_of(const std::string& url) {
+  const std::size_t host = url.find("://");
+  const std::size_t path = host == std::string::npos ? std::string::npos : url.find('/', host + 3);
+  return path == std::string::npos ? url : url.substr(0, path);
+}
+
+// A TLS failure that no retry changes: the server's certificate, or our CA file.
+bool certificate_problem(CURLcode code) {
+  return code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE || code == CURLE_SSL_ISSUER_ERROR ||
+         code == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+}
+
 struct CurlHeaders {
   curl_slist* list = nullptr;
   ~CurlHeaders() { curl_slist_free_all(list); }
@@ -51,8 +63,14 @@ struct CurlHeaders {
 
 }  // namespace
 
-HttpClient::HttpClient(double timeout_seconds, const std::atomic<bool>* abort)
-    : timeout_ms_(std::lround(timeout_seconds * 1000)), abort_(abort) {
+std::string Login::who() const {
+  if (!token.empty()) return "the token in MLFLOW_TRACKING_TOKEN";
+  if (!user.empty()) return "user \"" + user + "\"";
+  return "no login";
+}
+
+HttpClient::HttpClient(HttpSettings settings, const std::atomic<bool>* abort)
+    : settings_(std::move(settings)), timeout_ms_(std::lround(settings_.timeout_seconds * 1000)), abort_(abort) {
   static std::once_flag curl_ready;
   std::call_once(curl_ready, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   curl_ = curl_easy_init();
@@ -75,19 +93,47 @@ void HttpClient::prepare(const std::string& url) {
   curl_easy_setopt(curl_, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(curl_, CURLOPT_XFERINFOFUNCTION, abort_when_asked);
   curl_easy_setopt(curl_, CURLOPT_XFERINFODATA, abort_);
-  const char* user = std::getenv("MLFLOW_TRACKING_USERNAME");
-  const char* password = std::getenv("MLFLOW_TRACKING_PASSWORD");
-  const char* token = std::getenv("MLFLOW_TRACKING_TOKEN");
-  if ((token == nullptr || *token == '\0') && user != nullptr && password != nullptr) {
+  if (!settings_.ca_file.empty()) curl_easy_setopt(curl_, CURLOPT_CAINFO, settings_.ca_file.c_str());
+  if (settings_.login.basic()) {
     curl_easy_setopt(curl_, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-    curl_easy_setopt(curl_, CURLOPT_USERNAME, user);
-    curl_easy_setopt(curl_, CURLOPT_PASSWORD, password);
+    curl_easy_setopt(curl_, CURLOPT_USERNAME, settings_.login.user.c_str());
+    curl_easy_setopt(curl_, CURLOPT_PASSWORD, settings_.login.password.c_str());
   }
+}
+
+// Why the server would not have us: a login it did not accept (401) or one without the
+// permission (403). Names who, never the secret.
+std::string HttpClient::login_refused(long status, const std::string& body) const {
+  const Login& login = settings_.login;
+  if (status == 401 && login.token.empty() && login.user.empty()) {
+    return "HTTP 401: the server asks for a login (MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, or "
+           "MLFLOW_TRACKING_TOKEN)";
+  }
+  if (status == 401) return "HTTP 401: the login of " + login.who() + " was not accepted";
+  return server_reason(status, body) + " (" + login.who() + " lacks the permission)";
+}
+
+// A certificate problem, in one line that names the server and what to do.
+std::string HttpClient::certificate_refused(int curl_code) const {
+  const auto code = static_cast<CURLcode>(curl_code);
+  char* url = nullptr;
+  curl_easy_getinfo(curl_, CURLINFO_EFFECTIVE_URL, &url);
+  const std::string server = origin_of(url != nullptr ? url : "");
+  const std::string words = error_[0] != '\0' ? error_ : curl_easy_strerror(code);
+  if (code == CURLE_SSL_CACERT_BADFILE) {
+    return "ca_file " + settings_.ca_file + " cannot be used to check " + server + " (" + words + ")";
+  }
+  const std::string hint = settings_.ca_file.empty() ? "set [logging.mlflow] ca_file to the certificate that signed it"
+                                                     : "ca_file " + settings_.ca_file + " does not vouch for it";
+  return server + ": its certificate is not trusted (" + words + "); " + hint;
 }
 
 Outcome HttpClient::perform() {
   const CURLcode code = curl_easy_perform(curl_);
   Outcome out;
+  if (code != CURLE_OK && certificate_problem(code)) {
+    return Outcome::failed(Outcome::Kind::permanent, certificate_refused(code));
+  }
   if (code != CURLE_OK) {
     out.kind = Outcome::Kind::transient;
     out.why = error_[0] != '\0' ? error_ : curl_easy_strerror(code);
@@ -99,15 +145,15 @@ Outcome HttpClient::perform() {
   // As MLflow's own client: 408, 429 and 5xx may pass; any other answer will not change.
   const bool retry = out.status == 408 || out.status == 429 || out.status >= 500;
   out.kind = retry ? Outcome::Kind::transient : Outcome::Kind::permanent;
-  out.why = server_reason(out.status, out.body);
+  out.why = out.status == 401 || out.status == 403 ? login_refused(out.status, out.body)
+                                                   : server_reason(out.status, out.body);
   return out;
 }
 
 namespace {
 
-void add_auth_header(CurlHeaders& headers) {
-  const char* token = std::getenv("MLFLOW_TRACKING_TOKEN");
-  if (token != nullptr && *token != '\0') headers.add(std::string("Authorization: Bearer ") + token);
+void add_auth_header(CurlHeaders& headers, const Login& login) {
+  if (!login.token.empty()) headers.add("Authorization: Bearer " + login.token);
 }
 
 }  // namespace
@@ -115,7 +161,7 @@ void add_auth_header(CurlHeaders& headers) {
 Outcome HttpClient::get(const std::string& url) {
   prepare(url);
   CurlHeaders headers;
-  add_auth_header(headers);
+  add_auth_header(headers, settings_.login);
   curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers.list);
   return perform();
 }
@@ -124,7 +170,7 @@ Outcome HttpClient::post_json(const std::string& url, const std::string& body) {
   prepare(url);
   CurlHeaders headers;
   headers.add("Content-Type: application/json");  // MLflow answers 400 without it
-  add_auth_header(headers);
+  add_auth_header(headers, settings_.login);
   curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers.list);
   curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, body.data());
   curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
@@ -141,7 +187,7 @@ Outcome HttpClient::put_file(const std::string& url, const std::string& path) {
   CurlHeaders headers;
   headers.add("Content-Type: application/octet-stream");
   headers.add("Expect:");  // send the body at once, without waiting for "100 Continue"
-  add_auth_header(headers);
+  add_auth_header(headers, settings_.login);
   curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers.list);
   curl_easy_setopt(curl_, CURLOPT_UPLOAD, 1L);
   curl_easy_setopt(curl_, CURLOPT_READFUNCTION, read_from_file);

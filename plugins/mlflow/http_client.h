@@ -26,11 +26,31 @@ struct Outcome {
   }
 };
 
+// Who the requests go as (MLflow's own variables, read by register_mlflow.cpp): a bearer token
+// (MLFLOW_TRACKING_TOKEN), else a user and password (MLFLOW_TRACKING_USERNAME and
+// MLFLOW_TRACKING_PASSWORD, HTTP basic auth), else no one.
+struct Login {
+  std::string token;
+  std::string user;
+  std::string password;
+
+  bool basic() const { return token.empty() && !user.empty(); }
+  // Who, for an error line, never the secret: `user "alice"`, `the token in MLFLOW_TRACKING_TOKEN`.
+  std::string who() const;
+};
+
+struct HttpSettings {
+  // Limits connecting and each request; a streamed upload is limited by progress instead (no
+  // byte sent for that long).
+  double timeout_seconds = 5;
+  std::string ca_file;  // PEM certificates an https server's must chain to; "": the system's
+  Login login;
+};
+
 class HttpClient {
  public:
-  // `timeout_seconds` limits connecting and each request; a streamed upload is limited by
-  // progress instead (no byte sent for that long). `abort`, when set, ends a request at once.
-  HttpClient(double timeout_seconds, const std::atomic<bool>* abort);
+  // `abort`, when set, ends a request at once.
+  HttpClient(HttpSettings settings, const std::atomic<bool>* abort);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
@@ -43,8 +63,11 @@ class HttpClient {
  private:
   void prepare(const std::string& url);
   Outcome perform();
+  std::string login_refused(long status, const std::string& body) const;
+  std::string certificate_refused(int curl_code) const;
 
   void* curl_ = nullptr;  // CURL*
+  HttpSettings settings_;
   long timeout_ms_;
   const std::atomic<bool>* abort_;
   std::string response_;

@@ -46,8 +46,8 @@ json key_values_json(const KeyValues& pairs, std::size_t first, std::size_t coun
 
 }  // namespace
 
-MlflowClient::MlflowClient(std::string uri, double timeout_seconds, const std::atomic<bool>* abort)
-    : uri_(std::move(uri)), http_(timeout_seconds, abort) {
+MlflowClient::MlflowClient(std::string uri, HttpSettings http, const std::atomic<bool>* abort)
+    : uri_(std::move(uri)), http_(std::move(http), abort) {
   while (!uri_.empty() && uri_.back() == '/') uri_.pop_back();
 }
 

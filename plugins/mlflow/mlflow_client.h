@@ -32,7 +32,7 @@ struct ServerRun {
 
 class MlflowClient {
  public:
-  MlflowClient(std::string uri, double timeout_seconds, const std::atomic<bool>* abort);
+  MlflowClient(std::string uri, HttpSettings http, const std::atomic<bool>* abort);
 
   const std::string& uri() const { return uri_; }
   // The UI's page of a run.

@@ -1,6 +1,7 @@
 // The MLflow plugin's text rules (mlflow_format.h).
 #include "mlflow_format.h"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -83,6 +84,20 @@ std::string percent_encode(const std::string& text) {
       out += '%';
       out += hex[c >> 4];
       out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string percent_decode(const std::string& text) {
+  const auto hex_digit = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '%' && i + 2 < text.size() && hex_digit(text[i + 1]) && hex_digit(text[i + 2])) {
+      out += static_cast<char>(std::stoi(text.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += text[i];
     }
   }
   return out;

@@ -37,6 +37,9 @@ std::string json_text(const nlohmann::json& value);
 // Every byte outside A-Z a-z 0-9 - . _ ~ as %XX.
 std::string percent_encode(const std::string& text);
 
+// %XX escapes back to their bytes; a "%" without two hex digits stays as it is.
+std::string percent_decode(const std::string& text);
+
 // `name` (a path relative to the run folder) for a URL: each segment percent-encoded, empty,
 // "." and ".." segments left out, so an upload stays inside the run. "" when nothing is left.
 std::string url_path(const std::string& name);

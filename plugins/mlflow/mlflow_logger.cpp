@@ -187,7 +187,7 @@ void MlflowLogger::open_journal() {
 }
 
 std::unique_ptr<Sender> MlflowLogger::make_sender(SendPlan plan) {
-  return std::make_unique<Sender>(*files_, std::move(plan), options_.timeout_seconds,
+  return std::make_unique<Sender>(*files_, std::move(plan), options_.http,
                                   [this](const std::string& line) { say(line); });
 }
 
@@ -266,8 +266,9 @@ void MlflowLogger::report(bool everything_sent) const {
   const std::string what = figures == 0 && files == 0 && sender_->end_unsent()
                                ? std::string("the run's end status")
                                : count_of(figures, "figure") + " and " + count_of(files, "file");
-  const std::string why =
-      sender_->refused() ? state.uri + " refused " + sender_->failure() : state.uri + " unreachable";
+  const std::string why = !sender_->refused()           ? state.uri + " unreachable"
+                          : sender_->answered_refusal() ? state.uri + " refused " + sender_->failure()
+                                                        : sender_->failure();
   say(what + " not sent (" + why + "); kept in " + files_->folder().string() + "; plugtrain send-logs " +
       files_->folder().parent_path().string() + " sends them");
 }

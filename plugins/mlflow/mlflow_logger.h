@@ -22,7 +22,7 @@ struct MlflowOptions {
   std::string uri;         // http(s)://..., no trailing "/"
   std::string experiment;  // "": the run's experiment
   std::string run_name;    // "": the run's name
-  double timeout_seconds = 5;
+  HttpSettings http;       // timeout, ca_file, login
   double flush_seconds = 10;
   bool artifacts = true;
 };

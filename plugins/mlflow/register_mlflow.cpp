@@ -1,13 +1,17 @@
 // The bundled MLflow plugin: registers the "mlflow" logger, switched on by an experiment's
 // [logging.mlflow] table. Its factory checks the options and touches no network.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "plugtrain/logger.h"
 
+#include "mlflow_format.h"
 #include "mlflow_logger.h"
 
 namespace {
@@ -42,12 +46,65 @@ std::string tracking_uri(const plugtrain::Options& options) {
   return uri;
 }
 
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+// "https://me:secret@host" is taken apart: the URI without its user (it is kept in state.json
+// and said in lines), the user and password for the login.
+plugtrain::mlflow::Login take_user_from(std::string& uri) {
+  plugtrain::mlflow::Login login;
+  const std::size_t host = uri.find("://") + 3;
+  const std::size_t end = std::min(uri.find('/', host), uri.size());
+  const std::size_t at = uri.rfind('@', end - 1);
+  if (at == std::string::npos || at < host) return login;
+  const std::string user = uri.substr(host, at - host);
+  const std::size_t colon = user.find(':');
+  login.user = plugtrain::mlflow::percent_decode(user.substr(0, colon));
+  if (colon != std::string::npos) login.password = plugtrain::mlflow::percent_decode(user.substr(colon + 1));
+  uri.erase(host, at + 1 - host);
+  return login;
+}
+
+// Who the requests go as: MLflow's own variables, else the URI's user.
+plugtrain::mlflow::Login login_for(plugtrain::mlflow::Login from_uri) {
+  plugtrain::mlflow::Login login;
+  login.token = environment("MLFLOW_TRACKING_TOKEN");
+  login.user = environment("MLFLOW_TRACKING_USERNAME");
+  login.password = environment("MLFLOW_TRACKING_PASSWORD");
+  if (login.token.empty() && login.user.empty()) return from_uri;
+  return login;
+}
+
+// The certificates to trust: the option, else MLFLOW_TRACKING_SERVER_CERT_PATH (as MLflow's own
+// clients); a file that cannot be read is an error before any work.
+std::string ca_file(const plugtrain::Options& options) {
+  std::string file = options.string("ca_file");
+  std::string named = "logging.mlflow.ca_file: \"" + file + "\"";
+  if (file.empty()) {
+    file = environment("MLFLOW_TRACKING_SERVER_CERT_PATH");
+    named = "MLFLOW_TRACKING_SERVER_CERT_PATH \"" + file + "\"";
+  }
+  if (file.empty()) return file;
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(file, error);
+  if (!std::filesystem::is_regular_file(absolute, error) || !std::ifstream(absolute)) {
+    throw std::invalid_argument(named +
+                                " is not a readable file (the PEM certificate of the server or of the "
+                                "authority that signed it)");
+  }
+  return absolute.string();
+}
+
 std::unique_ptr<plugtrain::Logger> make_mlflow_logger(const plugtrain::Options& options) {
   plugtrain::mlflow::MlflowOptions resolved;
   resolved.uri = tracking_uri(options);
+  resolved.http.login = login_for(take_user_from(resolved.uri));
+  resolved.http.ca_file = ca_file(options);
   resolved.experiment = options.string("experiment");
   resolved.run_name = options.string("run_name");
-  resolved.timeout_seconds = options.real("timeout_seconds");
+  resolved.http.timeout_seconds = options.real("timeout_seconds");
   resolved.flush_seconds = options.real("flush_seconds");
   resolved.artifacts = options.boolean("artifacts");
   return std::make_unique<plugtrain::mlflow::MlflowLogger>(std::move(resolved));
@@ -60,10 +117,15 @@ plugtrain::LoggerSpec mlflow_spec() {
             "the tracking server, http(s)://host:port; \"\": the environment's MLFLOW_TRACKING_URI"},
            {"experiment", OptionType::string, std::string(), "the MLflow experiment; \"\": the run's experiment name"},
            {"run_name", OptionType::string, std::string(), "the MLflow run's name; \"\": the run's name"},
+           {"ca_file", OptionType::string, std::string(),
+            "PEM certificate(s) to trust for an https server (its own, or its authority's); \"\": "
+            "MLFLOW_TRACKING_SERVER_CERT_PATH, else the system's"},
            {"timeout_seconds", OptionType::real, 5.0, "one request's limit, connecting included"},
            {"flush_seconds", OptionType::real, 10.0,
             "how long the run's end waits for what is queued to be sent (the rest: plugtrain send-logs)"},
-           {"artifacts", OptionType::boolean, true, "upload the run's files (summary, metrics, exported weights)"}},
+           {"artifacts", OptionType::boolean, true,
+            "upload the run's files (summary, metrics, exported weights), or write them where the run's artifact "
+            "URI is a folder"}},
           make_mlflow_logger};
 }
 

@@ -25,7 +25,7 @@ struct KeptState {
   std::string run_name;
   std::int64_t start_time = 0;
   bool params_sent = false;
-  bool artifacts_unserved = false;  // the server has no artifact store for the run: files dropped
+  bool artifacts_unserved = false;  // the run's files can go nowhere (said once): dropped
   std::string end;                  // "" (still running, or killed), FINISHED, FAILED or KILLED
   std::int64_t end_time = 0;        // ms; 0 while there is no end
 };

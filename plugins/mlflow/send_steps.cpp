@@ -1,8 +1,11 @@
 // The steps of the MLflow sender's pass (sender.h): each sends what is left of its kind and
 // records in the run folder what the server acknowledged.
 #include <filesystem>
+#include <optional>
 
 #include "journal.h"
+#include "local_artifacts.h"
+#include "mlflow_format.h"
 #include "sender.h"
 
 namespace plugtrain::mlflow {
@@ -14,9 +17,10 @@ constexpr std::size_t kBatchBytes = 900 * 1024;  // under the 1 MB some servers 
 constexpr std::size_t kParamsPerBatch = 100;
 
 // A refusal with what was refused, for the line that reports it. (A failure that may pass is
-// reported as the server being unreachable, which says enough.)
+// reported as the server being unreachable, which says enough; one with no answer, such as an
+// untrusted certificate, is about the server, not what was sent.)
 Outcome while_sending(Outcome outcome, const std::string& what) {
-  if (outcome.kind == Outcome::Kind::permanent) outcome.why = what + " (" + outcome.why + ")";
+  if (outcome.kind == Outcome::Kind::permanent && outcome.status != 0) outcome.why = what + " (" + outcome.why + ")";
   return outcome;
 }
 
@@ -114,22 +118,56 @@ Outcome Sender::send_artifacts() {
       std::lock_guard<std::mutex> lock(mutex_);
       state_.artifact_uri = state.artifact_uri = run.artifact_uri;
     }
-    if (state.artifacts_unserved || !served_by_tracking_server(state.artifact_uri)) {
-      if (!said_unserved_ && !state.artifacts_unserved) {
-        say_(client_.uri() + " does not serve artifacts (artifact_uri " + state.artifact_uri +
-             "; `mlflow server` without --no-serve-artifacts does): the run's files are not uploaded");
-      }
-      said_unserved_ = true;
-      std::lock_guard<std::mutex> lock(mutex_);
-      state_.artifacts_unserved = true;
-      artifacts_.clear();
-      files_.write_state(state_);
-      files_.write_artifacts(artifacts_);
-      return Outcome();
+    if (state.artifacts_unserved) return drop_artifacts("");
+    if (served_by_tracking_server(state.artifact_uri)) {
+      Outcome reply = upload(next);
+      if (!reply.ok()) return reply;
+      continue;
     }
-    Outcome reply = upload(next);
-    if (!reply.ok()) return reply;
+    const std::optional<std::filesystem::path> folder = local_artifact_folder(state.artifact_uri);
+    if (!folder) {
+      return drop_artifacts("artifact_uri " + state.artifact_uri + " is neither served by " + client_.uri() +
+                            " (`mlflow server` without --no-serve-artifacts) nor a folder on this machine: the "
+                            "run's files are not uploaded");
+    }
+    const std::string failed = write_local(next, *folder);
+    if (!failed.empty()) {
+      return drop_artifacts("artifact_uri " + state.artifact_uri + " is a folder this machine cannot write (" + failed +
+                            "): the run's files are not uploaded");
+    }
   }
+}
+
+// Where the run's artifact URI is a folder here: the file written there, as MLflow's client does.
+std::string Sender::write_local(const PendingArtifact& artifact, const std::filesystem::path& folder) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(artifact.path, error)) {
+    say_(artifact.path + " is gone: not uploaded");
+    drop_artifact(artifact);
+    return "";
+  }
+  if (url_path(artifact.name).empty()) {
+    say_("\"" + artifact.name + "\" names no file inside the run: not uploaded");
+    drop_artifact(artifact);
+    return "";
+  }
+  const std::string failed = write_local_artifact(folder, artifact.name, artifact.path);
+  if (!failed.empty()) return failed;
+  drop_artifact(artifact);
+  ++files_sent_;
+  return "";
+}
+
+// The run's files can go nowhere: said once (`line`, "" once said), dropped, and remembered.
+Outcome Sender::drop_artifacts(const std::string& line) {
+  if (!said_unserved_ && !line.empty()) say_(line);
+  said_unserved_ = true;
+  std::lock_guard<std::mutex> lock(mutex_);
+  state_.artifacts_unserved = true;
+  artifacts_.clear();
+  files_.write_state(state_);
+  files_.write_artifacts(artifacts_);
+  return Outcome();
 }
 
 Outcome Sender::upload(const PendingArtifact& artifact) {

@@ -8,9 +8,9 @@
 
 namespace plugtrain::mlflow {
 
-Sender::Sender(const RunFiles& files, SendPlan plan, double timeout_seconds, Say say)
+Sender::Sender(const RunFiles& files, SendPlan plan, HttpSettings http, Say say)
     : files_(files),
-      client_(plan.state.uri, timeout_seconds, &abort_),
+      client_(plan.state.uri, std::move(http), &abort_),
       say_(std::move(say)),
       setup_(std::move(plan.setup)),
       resending_(plan.resending),
@@ -167,6 +167,7 @@ std::string Sender::after_pass_locked(const Outcome& outcome) {
     failing_ = false;
   } else if (!outcome.transient()) {
     failure_ = outcome.why;
+    failure_status_ = outcome.status;
     drained_ = false;
     halted_ = true;
     if (!stopping_) {
@@ -222,6 +223,11 @@ std::string Sender::failure() const {
 bool Sender::refused() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return halted_;
+}
+
+bool Sender::answered_refusal() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return halted_ && failure_status_ != 0;
 }
 
 }  // namespace plugtrain::mlflow

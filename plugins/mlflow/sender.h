@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -37,7 +38,7 @@ class Sender {
   using Say = std::function<void(const std::string&)>;
   using Clock = std::chrono::steady_clock;
 
-  Sender(const RunFiles& files, SendPlan plan, double timeout_seconds, Say say);
+  Sender(const RunFiles& files, SendPlan plan, HttpSettings http, Say say);
   ~Sender();
   Sender(const Sender&) = delete;
   Sender& operator=(const Sender&) = delete;
@@ -68,9 +69,11 @@ class Sender {
   std::size_t figures_unsent() const;
   std::size_t files_unsent() const;
   bool end_unsent() const;
-  // Why the last pass failed ("" when it did not), and whether the server refused.
+  // Why the last pass failed ("" when it did not), and whether sending stopped for good: the
+  // server refused (answered_refusal) or this end would not go on (a certificate, a kept file).
   std::string failure() const;
   bool refused() const;
+  bool answered_refusal() const;
 
  private:
   using Step = Outcome (Sender::*)();
@@ -86,6 +89,8 @@ class Sender {
   Outcome send_metrics();
   Outcome send_artifacts();
   Outcome upload(const PendingArtifact& artifact);
+  std::string write_local(const PendingArtifact& artifact, const std::filesystem::path& folder);
+  Outcome drop_artifacts(const std::string& line);
   Outcome send_end();
   void drop_artifact(const PendingArtifact& artifact);
 
@@ -117,6 +122,7 @@ class Sender {
   bool failing_ = false;
   std::size_t figures_at_failure_ = 0;
   std::string failure_;
+  long failure_status_ = 0;  // the HTTP status of the failure; 0: no answer
   Clock::time_point retry_at_{};
   Clock::duration backoff_ = std::chrono::milliseconds(500);
   std::atomic<std::size_t> figures_sent_{0};

@@ -5,10 +5,10 @@
 // and the one-line errors of a bad [logging] table.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <map>
+#include <algorithm>
 #include <set>
 
+#include "loggers/mlflow_checks.h"
 #include "support/background_run.h"
 #include "support/experiment_folder.h"
 #include "support/metrics_csv.h"
@@ -21,66 +21,6 @@ namespace {
 using namespace plugtrain::testing;
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-// The key a metrics.csv column of a row of `kind` is logged under (core/train/callbacks/plugin_loggers.cpp).
-std::string logged_key(const std::string& kind, const std::string& column, std::size_t index) {
-  if (kind == "step") return "train/" + std::string(column == "loss" ? "loss_step" : column);
-  if (column == "loss") return "epoch/train_loss";
-  if (index == 4) return "epoch/train_" + column;  // the training headline's column is its bare name
-  return "epoch/" + column;
-}
-
-// metrics.csv as (key, step) -> value: the last row of each step and kind stands (a late test
-// rewrites its epoch's row).
-std::map<std::pair<std::string, std::int64_t>, double> csv_figures(const fs::path& csv) {
-  std::istringstream lines(slurp(csv));
-  std::string header_line;
-  std::getline(lines, header_line);
-  std::vector<std::string> header;
-  std::istringstream h(header_line);
-  for (std::string c; std::getline(h, c, ',');) header.push_back(c);
-  std::map<std::pair<std::string, std::int64_t>, double> figures;
-  for (const std::string kind : {"step", "epoch"})
-    for (const auto& row : metrics_rows(csv, kind))
-      for (std::size_t i = 3; i < row.size() && i < header.size(); ++i)
-        if (!row[i].empty()) figures[{logged_key(kind, header[i], i), std::stoll(row[2])}] = std::stod(row[i]);
-  return figures;
-}
-
-bool is_timing(const std::string& key) {
-  return key.find("samples_per_second") != std::string::npos || key == "epoch/seconds";
-}
-
-// Every figure of metrics.csv is in the run's history at its step with its value, and no key has
-// a step twice. metrics.csv prints 9 significant digits, so the two agree to 5e-9 of the value.
-// `timings`: compare the timings' values too (a replay after a resume measures its own, and the
-// server keeps those of the first attempt).
-void expect_metrics_equal_csv(const json& run, const fs::path& csv, bool timings = true) {
-  const auto figures = csv_figures(csv);
-  ASSERT_FALSE(figures.empty());
-  std::map<std::pair<std::string, std::int64_t>, double> logged;
-  for (const auto& [key, history] : run["metrics"].items()) {
-    std::set<std::int64_t> steps;
-    for (const auto& point : history) {
-      EXPECT_TRUE(steps.insert(point[0].get<std::int64_t>()).second) << key << " has step " << point[0] << " twice";
-      if (point[1].is_number()) logged[{key, point[0].get<std::int64_t>()}] = point[1].get<double>();
-    }
-  }
-  for (const auto& [at, value] : figures) {
-    const auto it = logged.find(at);
-    ASSERT_NE(it, logged.end()) << at.first << " at step " << at.second << " was not logged";
-    if (!timings && is_timing(at.first)) continue;
-    EXPECT_NEAR(it->second, value, 5e-9 * std::abs(value) + 1e-300) << at.first << " at step " << at.second;
-  }
-  for (const auto& [at, value] : logged)  // nothing beyond the rows, for the keys metrics.csv has
-    if (at.first.rfind("train/", 0) == 0 || at.first.rfind("epoch/train", 0) == 0 ||
-        at.first.rfind("epoch/test", 0) == 0)
-      EXPECT_TRUE(figures.count(at)) << at.first << " at step " << at.second << " is not a row of metrics.csv";
-}
-
-std::string mlflow_table(const std::string& uri, const std::string& experiment, const std::string& extra = "") {
-  return "\n[logging.mlflow]\nuri = \"" + uri + "\"\nexperiment = \"" + experiment + "\"\n" + extra;
-}
 
 class MlflowTest : public ExperimentFolderTest {
  protected:
@@ -243,6 +183,11 @@ class LoggingBadInputTest : public ExperimentFolderTest {
 TEST_F(LoggingBadInputTest, AUriThatIsNotHttpIsOneLine) {
   expect_refused("\n[logging.mlflow]\nuri = \"file:///tmp/mlruns\"\n",
                  "exp.toml:28:7: logging.mlflow.uri: \"file:///tmp/mlruns\" is not an http(s) URL");
+}
+
+TEST_F(LoggingBadInputTest, ACaFileThatCannotBeReadIsOneLine) {
+  expect_refused("\n[logging.mlflow]\nuri = \"https://127.0.0.1:5000\"\nca_file = \"missing.pem\"\n",
+                 "logging.mlflow.ca_file: \"missing.pem\" is not a readable file");
 }
 
 TEST_F(LoggingBadInputTest, AnUnknownLoggerIsOneLine) {
