@@ -82,6 +82,15 @@ Check one_of(std::vector<std::string> allowed) {
     return Status::fine();
   };
 }
+Check absolute_paths() {
+  return [](const ConfigValue& v) -> Status {
+    if (auto list = std::get_if<std::vector<std::string>>(&v))
+      for (const auto& p : *list)
+        if (p.empty() || p.front() != '/')
+          return WhyNot{"\"" + p + "\" is not an absolute path: a relative one would depend on the working directory"};
+    return Status::fine();
+  };
+}
 Check all_positive() {
   return [](const ConfigValue& v) -> Status {
     if (auto list = std::get_if<std::vector<std::int64_t>>(&v))

@@ -25,6 +25,7 @@ Check at_least(double bound);
 Check between(double lo, double hi);
 Check at_least_below(double lo, double hi);  // [lo, hi)
 Check folder_name();  // one folder name: not empty, no separator, not "." or ".."
+Check absolute_paths();  // every entry of a list of paths starts at / (none depends on the working directory)
 Check one_of(std::vector<std::string> allowed);
 Check all_positive();
 Check betas_check();

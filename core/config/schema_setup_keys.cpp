@@ -42,7 +42,7 @@ std::vector<ConfigKey> setup_keys() {
           "device), fsdp (ddp's processes, each keeping only its shard of the model's state: distributed.shard)")),
 
       resumable(key("plugins.paths", field(&E::plugins, &PluginsConfig::paths),
-                    "extra plugin files or folders, searched after --plugin-path")),
+                    "extra plugin files or folders, absolute paths, searched after --plugin-path", absolute_paths())),
 
       key("model.name", field(&E::model, &ModelConfig::name),
           "architecture name (see `plugtrain models`); other [model] keys are its options"),

@@ -2,6 +2,7 @@
 // never the working directory (nor a relative path from the environment or an experiment);
 // files in a folder in name order.
 // ctest-label: unit
+// ctest-label SearchPathCli: e2e
 #include <cstdlib>
 #include <fstream>
 
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "plugins/search_path.h"
+#include "support/run_process.h"
 
 namespace plugtrain {
 namespace search_path_test {
@@ -99,6 +101,16 @@ TEST(SearchPath, AFileNamedOnItsOwnIsMarkedNamed) {
   EXPECT_TRUE(found[0].named);
   EXPECT_EQ(found[1].path.filename(), "a.so");
   EXPECT_FALSE(found[1].named);
+}
+
+// An experiment that names a relative plugin folder is refused before anything loads, naming the key.
+TEST(SearchPathCli, AnExperimentsRelativePluginPathIsABadInput) {
+  const fs::path dir = testing::scratch_dir("relative-key");
+  std::ofstream(dir / "exp.toml") << "[plugins]\npaths = [\"plugins\"]\n";
+  const auto r = testing::run_process(testing::plugtrain_command("run exp.toml", "", dir));
+  fs::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("exp.toml:2:9: plugins.paths \"plugins\" is not an absolute path"), std::string::npos) << r.out;
 }
 
 }  // namespace search_path_test
