@@ -50,18 +50,20 @@ std::string mode_text(mode_t mode) {
 enum class Role { file, searched, holding };
 
 // "" when only root and `me` can change the path; else what is wrong and the fix, in one line.
+// The names are looked up only for a problem: a name service can be slow, and most paths are fine.
 std::string problem_of(const fs::path& path, const struct stat& st, Role role, const TrustedIds& me) {
+  const bool foreign_owner = st.st_uid != 0 && st.st_uid != me.uid;
+  const bool world = st.st_mode & S_IWOTH;
+  const bool group = (st.st_mode & S_IWGRP) && !(me.private_group && st.st_gid == *me.private_group);
+  const bool sticky = role != Role::file && (st.st_mode & S_ISVTX);
+  if (!foreign_owner && (!(world || group) || (sticky && role == Role::holding))) return "";
+
   const std::string what = (role == Role::file ? "file " : "folder ") + path.string();
   const std::string facts =
       " (" + mode_text(st.st_mode) + " " + user_name(st.st_uid) + ":" + group_name(st.st_gid) + ")";
-  if (st.st_uid != 0 && st.st_uid != me.uid)
+  if (foreign_owner)
     return what + " is owned by " + user_name(st.st_uid) + facts + ", not by you or root: chown root " + path.string() +
            ", or copy the plugin into a folder of your own";
-  const bool world = st.st_mode & S_IWOTH;
-  const bool group = (st.st_mode & S_IWGRP) && !(me.private_group && st.st_gid == *me.private_group);
-  if (!world && !group) return "";
-  const bool sticky = role != Role::file && (st.st_mode & S_ISVTX);
-  if (sticky && role == Role::holding) return "";
   const std::string writable = world ? " is world-writable" : " is group-writable";
   if (sticky)
     return what + writable + facts +
