@@ -2,13 +2,13 @@
 
 #include <ATen/Context.h>
 #include <ATen/core/Generator.h>
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/pickler.h>
+#include <torch/csrc/jit/serialization/pickler_helper.h>
 #include <torch/serialize.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 #include <torch/version.h>
-#include <caffe2/serialize/inline_container.h>
-#include <torch/csrc/jit/serialization/pickler.h>
-#include <torch/csrc/jit/serialization/pickler_helper.h>
 
 #include <fstream>
 #include <map>
@@ -17,9 +17,9 @@
 #include <variant>
 
 #include "checkpoint/checkpoint_format1.h"
-#include "checkpoint/zip_integrity.h"
 #include "util/atomic_file.h"
 #include "util/text.h"
+#include "util/zip_records.h"
 #include "version.h"
 
 namespace plugtrain {
@@ -51,11 +51,16 @@ CheckpointState read_state(torch::serialize::InputArchive& a) {
     const std::string key = full_key.substr(dot + 1);
     c10::IValue v;
     a.read(full_key, v);
-    if (v.isBool()) section.put_flag(key, v.toBool());
-    else if (v.isInt()) section.put_int(key, v.toInt());
-    else if (v.isDouble()) section.put_real(key, v.toDouble());
-    else if (v.isString()) section.put_text(key, v.toStringRef());
-    else throw CheckpointError("'" + full_key + "' holds a " + v.tagKind() + ", not a value a part's state has");
+    if (v.isBool())
+      section.put_flag(key, v.toBool());
+    else if (v.isInt())
+      section.put_int(key, v.toInt());
+    else if (v.isDouble())
+      section.put_real(key, v.toDouble());
+    else if (v.isString())
+      section.put_text(key, v.toStringRef());
+    else
+      throw CheckpointError("'" + full_key + "' holds a " + v.tagKind() + ", not a value a part's state has");
   }
   return state;
 }
@@ -76,10 +81,13 @@ int format_of(torch::serialize::InputArchive& archive) {
 
 // Opens a checkpoint, turning every LibTorch complaint into one line naming the file.
 void open_archive(const std::filesystem::path& path, torch::serialize::InputArchive& archive, c10::Device device) {
-  if (!std::filesystem::is_regular_file(path))
-    throw CheckpointError(path.string() + ": no such checkpoint file");
+  if (!std::filesystem::is_regular_file(path)) throw CheckpointError(path.string() + ": no such checkpoint file");
   // LibTorch reads a damaged tensor without a word: every record's CRC-32 is checked first.
-  verify_zip_records(path);
+  try {
+    scan_zip_records(path);
+  } catch (const ZipError& e) {
+    throw CheckpointError(path.string() + ": not a readable checkpoint (corrupt or truncated?): " + e.what());
+  }
   try {
     archive.load_from(path.string(), device);
   } catch (const std::exception& e) {
@@ -88,7 +96,8 @@ void open_archive(const std::filesystem::path& path, torch::serialize::InputArch
     throw CheckpointError(path.string() + ": not a readable checkpoint (corrupt or truncated?): " + why);
   }
   if (format_of(archive) == 0)
-    throw CheckpointError(path.string() + ": not a plugtrain checkpoint (no '" + std::string(kFormat) + "' or '" + kFormat1 + "' marker)");
+    throw CheckpointError(path.string() + ": not a plugtrain checkpoint (no '" + std::string(kFormat) + "' or '" +
+                          kFormat1 + "' marker)");
 }
 
 CheckpointContent read_content(torch::serialize::InputArchive& a, const std::filesystem::path& path) {
@@ -223,7 +232,8 @@ std::string weights_record(const std::filesystem::path& checkpoint, torch::seria
   return "ema";
 }
 
-CheckpointContent load_checkpoint_weights(const std::filesystem::path& path, Model& model, c10::Device device, bool ema) {
+CheckpointContent load_checkpoint_weights(const std::filesystem::path& path, Model& model, c10::Device device,
+                                          bool ema) {
   torch::serialize::InputArchive archive;
   open_archive(path, archive, device);
   CheckpointContent content = read_content(archive, path);
@@ -232,8 +242,8 @@ CheckpointContent load_checkpoint_weights(const std::filesystem::path& path, Mod
     read_weights(archive, model, record);
   } catch (const std::exception& e) {
     std::string why = e.what();
-    throw CheckpointError(path.string() + ": does not fit the model '" + content.model_name + "' built for it: " +
-                          first_line(why));
+    throw CheckpointError(path.string() + ": does not fit the model '" + content.model_name +
+                          "' built for it: " + first_line(why));
   }
   return content;
 }

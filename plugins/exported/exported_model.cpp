@@ -28,7 +28,10 @@ std::string shape_text(const std::vector<std::optional<std::int64_t>>& sizes, si
   out << "(";
   for (size_t d = from; d < sizes.size(); ++d) {
     if (d > from) out << ", ";
-    if (sizes[d]) out << *sizes[d]; else out << "any";
+    if (sizes[d])
+      out << *sizes[d];
+    else
+      out << "any";
   }
   out << ")";
   return out.str();
@@ -68,8 +71,9 @@ std::shared_ptr<const LoadedProgram> load_program(const std::filesystem::path& f
 std::shared_ptr<Model> make_exported_model(const std::filesystem::path& file, const BatchDescription& batch,
                                            const TargetDescription& target) {
   if (file.empty())
-    throw ProgramError("model.file is not set: name the .pt2 file torch.export.save wrote (python/export_model.py "
-                       "writes one)");
+    throw ProgramError(
+        "model.file is not set: name the .pt2 file torch.export.save wrote (python/export_model.py "
+        "writes one)");
   return std::make_shared<ExportedModel>(load_program(file), batch, target);
 }
 
@@ -151,9 +155,16 @@ void ExportedModel::bind_weights() {
 
 void ExportedModel::bind_outputs(const TargetDescription& target) {
   const Program& p = loaded_->program;
+  const auto buffers = named_buffers();
   for (const GraphOutput& out : p.outputs) {
-    if (out.kind == OutputKind::buffer_mutation)
-      mutated_buffers_.emplace_back(loaded_->graph.slot_of(out.value), named_buffers()[out.target]);
+    if (out.kind == OutputKind::buffer_mutation) {
+      const int slot = loaded_->graph.slot_of(out.value);
+      const at::Tensor* buffer = buffers.find(out.target);
+      if (slot < 0 || !buffer)
+        throw ProgramError(p.file.string() + ": the graph's update of buffer '" + out.target + "' names " +
+                           (slot < 0 ? "no value the graph computes" : "no buffer of the model"));
+      mutated_buffers_.emplace_back(slot, *buffer);
+    }
     if (out.kind != OutputKind::user_output || output_slot_ >= 0 || out.value.empty()) continue;
     output_slot_ = loaded_->graph.slot_of(out.value);
     // The output's last dimension against what the task needs (classes, the blank, ...).
@@ -192,14 +203,16 @@ void ExportedModel::bind_inputs(const BatchDescription& batch) {
   const Program& p = loaded_->program;
   for (const GraphInput& in : p.inputs) {
     if (in.kind != InputKind::user_input) continue;
-    UserInput u{loaded_->graph.slot_of(in.value), in.value, "", p.shapes.count(in.value) ? &p.shapes.at(in.value) : nullptr};
+    UserInput u{loaded_->graph.slot_of(in.value), in.value, "",
+                p.shapes.count(in.value) ? &p.shapes.at(in.value) : nullptr};
     u.field = batch.has(in.value) ? in.value : user_inputs_.empty() ? "input" : "";
     if (u.field.empty() || !batch.has(u.field))
       throw ProgramError(p.file.string() + ": input " + in.value + " matches no field of the data set's batches");
     if (u.shape) {
       const std::vector<std::int64_t> sample = batch.shape(u.field);
       bool same = sample.size() + 1 == u.shape->sizes.size();
-      for (size_t d = 0; same && d < sample.size(); ++d) same = !u.shape->sizes[d + 1] || *u.shape->sizes[d + 1] == sample[d];
+      for (size_t d = 0; same && d < sample.size(); ++d)
+        same = !u.shape->sizes[d + 1] || *u.shape->sizes[d + 1] == sample[d];
       if (!same)
         throw ProgramError(p.file.string() + ": input " + in.value + " is " + shape_text(u.shape->sizes, 1) +
                            " per sample in the export, the data set gives " + shape_text(sample));
@@ -215,9 +228,10 @@ void ExportedModel::check_batch(const UserInput& in, const at::Tensor& value) co
   if (!in.shape) return;
   const auto& sizes = in.shape->sizes;
   if (!sizes.empty() && sizes[0] && value.dim() > 0 && *sizes[0] != value.size(0))
-    throw ProgramError(loaded_->program.file.string() + ": input " + in.graph_name + " was exported with a fixed batch of " +
-                       std::to_string(*sizes[0]) + " (dimension 0) and this batch has " +
-                       std::to_string(value.size(0)) + ": export it with a dynamic batch, dynamic_shapes={0: "
+    throw ProgramError(loaded_->program.file.string() + ": input " + in.graph_name +
+                       " was exported with a fixed batch of " + std::to_string(*sizes[0]) +
+                       " (dimension 0) and this batch has " + std::to_string(value.size(0)) +
+                       ": export it with a dynamic batch, dynamic_shapes={0: "
                        "torch.export.Dim(\"batch\")} (python/export_model.py does)");
 }
 

@@ -64,7 +64,7 @@ std::string top_module(const json& node) {
   return second.substr(comma + 1, second.find(',', comma + 1) - comma - 1);
 }
 
-const std::set<std::string> kIntArithmetic = {"_operator.add", "_operator.sub", "_operator.mul",
+const std::set<std::string> kIntArithmetic = {"_operator.add",      "_operator.sub", "_operator.mul",
                                               "_operator.floordiv", "_operator.mod", "_operator.neg"};
 
 }  // namespace
@@ -78,7 +78,19 @@ GraphProgram::GraphProgram(const Program& program) : file_(program.file.string()
         in.target.compare(in.target.size() - suffix.size(), suffix.size(), suffix) == 0)
       train_only_buffers.insert(in.value);
   }
-  for (const json& node : program.nodes) nodes_.push_back(compile(node, train_only_buffers));
+  for (const json& node : program.nodes) {
+    try {
+      nodes_.push_back(compile(node, train_only_buffers));
+    } catch (const json::exception& e) {
+      throw ProgramError(file_ + ": node " + std::to_string(nodes_.size()) +
+                         " does not follow torch.export's schema: " + e.what());
+    } catch (const SchemaError& e) {
+      throw ProgramError(file_ + ": node " + std::to_string(nodes_.size()) +
+                         " does not follow torch.export's schema: " + e.what());
+    } catch (const c10::Error& e) {
+      throw ProgramError(file_ + ": node " + std::to_string(nodes_.size()) + ": " + e.what_without_backtrace());
+    }
+  }
   for (const GraphOutput& out : program.outputs)
     if (!out.value.empty() && !slots_.count(out.value))
       throw ProgramError(file_ + ": output " + out.value + " is produced by no node");
@@ -88,6 +100,33 @@ int GraphProgram::slot(const std::string& value) {
   const auto [it, added] = slots_.emplace(value, slot_count_);
   if (added) ++slot_count_;
   return it->second;
+}
+
+// Slots are made only where a value is defined (the graph's inputs, a node's outputs), so a
+// node reading anything else reads a value no earlier node defined: refused, not run.
+int GraphProgram::use(const std::string& value, const CompiledNode& node) const {
+  const auto it = slots_.find(value);
+  if (it == slots_.end()) fail(node, "reads " + value + ", which no graph input or earlier node defines");
+  return it->second;
+}
+
+// What the interpreter's size nodes take (graph_run.cpp): the argument count and kinds, and no
+// division by a constant zero.
+void GraphProgram::check_size_node(const CompiledNode& node) const {
+  const std::size_t wanted =
+      node.kind == NodeKind::sym_numel || (node.kind == NodeKind::int_arith && node.target == "_operator.neg") ? 1 : 2;
+  if (node.args.size() != wanted)
+    fail(node, "takes " + std::to_string(wanted) + " arguments, the graph gives " + std::to_string(node.args.size()));
+  const bool of_tensor = node.kind != NodeKind::int_arith;
+  if (of_tensor && node.args[0].source != ArgSource::value) fail(node, "its first argument is not a tensor");
+  for (std::size_t i = of_tensor ? 1 : 0; i < node.args.size(); ++i) {
+    const CompiledArg& a = node.args[i];
+    if (a.source != ArgSource::value && !(a.source == ArgSource::constant && a.constant.isInt()))
+      fail(node, "argument " + std::to_string(i) + " is not an integer");
+  }
+  const bool divides = node.target == "_operator.floordiv" || node.target == "_operator.mod";
+  if (divides && node.args[1].source == ArgSource::constant && node.args[1].constant.toInt() == 0)
+    fail(node, "divides by zero");
 }
 
 int GraphProgram::slot_of(const std::string& value) const {
@@ -107,15 +146,17 @@ CompiledNode GraphProgram::compile(const json& node, const std::set<std::string>
   const json& inputs = node.at("inputs");
   if (kIntArithmetic.count(c.target) || c.target == "torch.ops.aten.sym_size.int" ||
       c.target == "torch.ops.aten.sym_numel.default") {
-    c.kind = kIntArithmetic.count(c.target) ? NodeKind::int_arith
+    c.kind = kIntArithmetic.count(c.target)                   ? NodeKind::int_arith
              : c.target == "torch.ops.aten.sym_numel.default" ? NodeKind::sym_numel
                                                               : NodeKind::sym_size;
     for (const json& in : inputs) c.args.push_back(compile_arg(in.at("arg"), nullptr, c));
+    check_size_node(c);
     compile_outputs(node.at("outputs"), c);
     return c;
   }
   const auto name = operator_name(c.target);
-  if (!name) fail(c, "not an operator plugtrain can run (higher-order operators and Python functions are not supported)");
+  if (!name)
+    fail(c, "not an operator plugtrain can run (higher-order operators and Python functions are not supported)");
   c.target = name->name + (name->overload_name.empty() ? "" : "." + name->overload_name);
   c.op = c10::Dispatcher::singleton().findSchema(*name);
   if (!c.op) fail(c, "unknown operator: this LibTorch has no such operator");
@@ -142,28 +183,31 @@ CompiledNode GraphProgram::compile(const json& node, const std::set<std::string>
   return c;
 }
 
-CompiledArg GraphProgram::compile_arg(const json& arg, const c10::Argument* schema, const CompiledNode& node) {
-  if (!arg.is_object() || arg.empty()) fail(node, "an argument that is not torch.export's Argument: " + arg.dump());
+CompiledArg GraphProgram::compile_arg(const json& arg, const c10::Argument* schema, const CompiledNode& node) const {
+  if (!arg.is_object() || arg.empty()) fail(node, "an argument that is not torch.export's Argument: " + brief(arg));
   const auto [kind, v_ptr] = union_entry(arg);
   const nlohmann::json& v = *v_ptr;
   const std::string name = schema ? schema->name() : "";
   CompiledArg a;
   auto symbolic = [&](const json& sym, const char* fixed_key) {
-    if (sym.contains("as_name")) return CompiledArg{ArgSource::value, {}, slot(sym.at("as_name").get<std::string>())};
+    if (sym.contains("as_name"))
+      return CompiledArg{ArgSource::value, {}, use(sym.at("as_name").get<std::string>(), node)};
     const json& fixed = sym.at(fixed_key);
-    return CompiledArg{ArgSource::constant, fixed.is_boolean() ? c10::IValue(fixed.get<bool>())
+    return CompiledArg{ArgSource::constant, fixed.is_boolean()          ? c10::IValue(fixed.get<bool>())
                                             : fixed.is_number_integer() ? c10::IValue(fixed.get<std::int64_t>())
-                                                                       : c10::IValue(fixed.get<double>())};
+                                                                        : c10::IValue(fixed.get<double>())};
   };
   if (kind == "as_none") return a;
-  if (kind == "as_tensor") return {ArgSource::value, {}, slot(v.at("name").get<std::string>())};
+  if (kind == "as_tensor") return {ArgSource::value, {}, use(v.at("name").get<std::string>(), node)};
   if (kind == "as_optional_tensor")
-    return v.contains("as_tensor") ? CompiledArg{ArgSource::value, {}, slot(v.at("as_tensor").at("name"))} : a;
+    return v.contains("as_tensor")
+               ? CompiledArg{ArgSource::value, {}, use(v.at("as_tensor").at("name").get<std::string>(), node)}
+               : a;
   if (kind == "as_tensors" || kind == "as_optional_tensors") {
     a.source = kind == "as_tensors" ? ArgSource::tensor_list : ArgSource::optional_tensor_list;
     for (const json& t : v) {
       const json* tensor = kind == "as_tensors" ? &t : t.contains("as_tensor") ? &t.at("as_tensor") : nullptr;
-      a.slots.push_back(tensor ? slot(tensor->at("name").get<std::string>()) : -1);
+      a.slots.push_back(tensor ? use(tensor->at("name").get<std::string>(), node) : -1);
     }
     return a;
   }
@@ -196,19 +240,19 @@ CompiledArg GraphProgram::compile_arg(const json& arg, const c10::Argument* sche
   if (kind == "as_sym_ints") {
     a.source = ArgSource::int_list;
     for (const json& s : v) {
-      a.slots.push_back(s.contains("as_name") ? slot(s.at("as_name").get<std::string>()) : -1);
+      a.slots.push_back(s.contains("as_name") ? use(s.at("as_name").get<std::string>(), node) : -1);
       a.ints.push_back(s.contains("as_int") ? s.at("as_int").get<std::int64_t>() : 0);
     }
     return a;
   }
   if (kind == "as_scalar_type") {
     const auto type = scalar_type_of(v.get<std::int64_t>());
-    if (!type) fail(node, "argument " + name + " names dtype code " + v.dump() + ", which plugtrain does not know");
+    if (!type) fail(node, "argument " + name + " names dtype code " + brief(v) + ", which plugtrain does not know");
     return {ArgSource::constant, static_cast<std::int64_t>(*type)};
   }
   if (kind == "as_memory_format") {
     c10::IValue format = memory_format_of(v.get<std::int64_t>());
-    if (format.isNone()) fail(node, "argument " + name + " names memory format code " + v.dump());
+    if (format.isNone()) fail(node, "argument " + name + " names memory format code " + brief(v));
     return {ArgSource::constant, format};
   }
   if (kind == "as_layout") {
@@ -225,7 +269,7 @@ CompiledArg GraphProgram::compile_arg(const json& arg, const c10::Argument* sche
 void GraphProgram::compile_outputs(const json& outputs, CompiledNode& node) {
   for (const json& out : outputs) {
     const auto [kind, v_ptr] = union_entry(out);
-  const nlohmann::json& v = *v_ptr;
+    const nlohmann::json& v = *v_ptr;
     node.list_outputs.emplace_back();
     if (kind == "as_tensor") {
       node.outputs.push_back(slot(v.at("name").get<std::string>()));

@@ -20,14 +20,14 @@ namespace plugtrain::exported {
 
 // How a node's argument gets its value when the node runs.
 enum class ArgSource {
-  constant,               // fixed at compile time
-  value,                  // a slot: a tensor or a symbolic size
-  tensor_list,            // slots, as Tensor[]
-  optional_tensor_list,   // slots (-1: None), as Tensor?[]
-  int_list,               // slots (-1: the fixed value in `ints`), as int[]/SymInt[]
-  device,                 // the device the user's input is on (exported graphs name the CPU)
-  training,               // batch_norm's `training`, dropout's `train`: the module's mode
-  dropout_p,              // attention's dropout_p: `constant` in train(), 0 in eval()
+  constant,              // fixed at compile time
+  value,                 // a slot: a tensor or a symbolic size
+  tensor_list,           // slots, as Tensor[]
+  optional_tensor_list,  // slots (-1: None), as Tensor?[]
+  int_list,              // slots (-1: the fixed value in `ints`), as int[]/SymInt[]
+  device,                // the device the user's input is on (exported graphs name the CPU)
+  training,              // batch_norm's `training`, dropout's `train`: the module's mode
+  dropout_p,             // attention's dropout_p: `constant` in train(), 0 in eval()
 };
 
 struct CompiledArg {
@@ -47,10 +47,10 @@ struct CompiledNode {
   NodeKind kind = NodeKind::op;
   std::optional<c10::OperatorHandle> op;
   std::vector<CompiledArg> args;
-  std::vector<int> outputs;                  // per return: a slot, or -1 (unused)
+  std::vector<int> outputs;                    // per return: a slot, or -1 (unused)
   std::vector<std::vector<int>> list_outputs;  // per return that is Tensor[]: its slots
-  bool training_only = false;                // eval() skips it (num_batches_tracked += 1)
-  std::string module;                        // the top-level submodule it runs in ("": the root's own)
+  bool training_only = false;                  // eval() skips it (num_batches_tracked += 1)
+  std::string module;                          // the top-level submodule it runs in ("": the root's own)
 };
 
 class GraphProgram {
@@ -78,9 +78,11 @@ class GraphProgram {
   int slot_count_ = 0;
   std::vector<CompiledNode> nodes_;
 
-  int slot(const std::string& value);
+  int slot(const std::string& value);                                 // a value defined here
+  int use(const std::string& value, const CompiledNode& node) const;  // one defined before
+  void check_size_node(const CompiledNode& node) const;
   CompiledNode compile(const nlohmann::json& node, const std::set<std::string>& train_only_buffers);
-  CompiledArg compile_arg(const nlohmann::json& arg, const c10::Argument* schema, const CompiledNode& node);
+  CompiledArg compile_arg(const nlohmann::json& arg, const c10::Argument* schema, const CompiledNode& node) const;
   void compile_outputs(const nlohmann::json& outputs, CompiledNode& node);
   [[noreturn]] void fail(const CompiledNode& node, const std::string& why) const;
 };

@@ -2,6 +2,9 @@
 // autograd formulas) eager PyTorch calls.
 #include <c10/core/Layout.h>
 
+#include <limits>
+#include <stdexcept>
+
 #include "graph_program.h"
 
 namespace plugtrain::exported {
@@ -33,7 +36,8 @@ void push_argument(const CompiledArg& a, const std::vector<c10::IValue>& values,
     case ArgSource::int_list: {
       c10::List<std::int64_t> list;
       list.reserve(a.slots.size());
-      for (size_t i = 0; i < a.slots.size(); ++i) list.push_back(a.slots[i] < 0 ? a.ints[i] : values[a.slots[i]].toInt());
+      for (size_t i = 0; i < a.slots.size(); ++i)
+        list.push_back(a.slots[i] < 0 ? a.ints[i] : values[a.slots[i]].toInt());
       stack.emplace_back(std::move(list));
       return;
     }
@@ -45,15 +49,28 @@ std::int64_t int_of(const CompiledArg& a, const std::vector<c10::IValue>& values
 }
 
 // Python's integer operators on sizes (floor division and modulo round toward minus infinity).
+// A hostile graph reaches here with any operands: a zero divisor or INT64_MIN / -1 would raise
+// SIGFPE and kill the host, and an overflow is undefined, so each is an exception instead.
 std::int64_t arithmetic(const std::string& op, std::int64_t x, std::int64_t y) {
-  if (op == "_operator.add") return x + y;
-  if (op == "_operator.sub") return x - y;
-  if (op == "_operator.mul") return x * y;
-  if (op == "_operator.neg") return -x;
-  const std::int64_t q = x / y, r = x % y;
-  const bool adjust = r != 0 && ((r < 0) != (y < 0));
-  if (op == "_operator.floordiv") return adjust ? q - 1 : q;
-  return adjust ? r + y : r;  // _operator.mod
+  std::int64_t out = 0;
+  bool overflow = false;
+  if (op == "_operator.add") {
+    overflow = __builtin_add_overflow(x, y, &out);
+  } else if (op == "_operator.sub") {
+    overflow = __builtin_sub_overflow(x, y, &out);
+  } else if (op == "_operator.mul") {
+    overflow = __builtin_mul_overflow(x, y, &out);
+  } else if (op == "_operator.neg") {
+    overflow = __builtin_sub_overflow(std::int64_t{0}, x, &out);
+  } else {
+    if (y == 0) throw std::domain_error("divides " + std::to_string(x) + " by zero");
+    if (x == std::numeric_limits<std::int64_t>::min() && y == -1) throw std::overflow_error("overflows 64 bits");
+    const std::int64_t q = x / y, r = x % y;
+    const bool adjust = r != 0 && ((r < 0) != (y < 0));
+    out = op == "_operator.floordiv" ? (adjust ? q - 1 : q) : (adjust ? r + y : r);  // or _operator.mod
+  }
+  if (overflow) throw std::overflow_error("overflows 64 bits");
+  return out;
 }
 
 void run_size_node(const CompiledNode& node, std::vector<c10::IValue>& values) {
@@ -78,7 +95,13 @@ void GraphProgram::run_nodes(std::vector<c10::IValue>& values, std::size_t begin
     const CompiledNode& node = nodes_[n];
     if (node.training_only && !training) continue;
     if (node.kind != NodeKind::op) {
-      run_size_node(node, values);
+      // Said in one line naming the node (an operator's own errors pass through untouched: the
+      // host tells an out-of-memory error by its type).
+      try {
+        run_size_node(node, values);
+      } catch (const c10::Error& e) { fail(node, e.what_without_backtrace()); } catch (const std::exception& e) {
+        fail(node, e.what());
+      }
       continue;
     }
     stack.clear();

@@ -18,11 +18,31 @@
 
 namespace plugtrain::exported {
 
-// One line naming the file (and the node and operator where there is one), for the user.
+// One line naming the file (and the node and operator where there is one), for the user. The
+// names in it come from the archive: control characters are replaced and a long line is cut, so
+// that a hostile file cannot write several lines or megabytes of message.
+std::string one_line(const std::string& message);
+
 class ProgramError : public std::runtime_error {
+ public:
+  explicit ProgramError(const std::string& message) : std::runtime_error(one_line(message)) {}
+};
+
+// What does not follow torch.export's schema, without the file's name: the reader and the
+// compiler catch it and say which file.
+class SchemaError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// What an archive may claim, each checked before anything is allocated for it: an archive made
+// to exhaust memory (a zip bomb, a billion nodes, JSON nested to overflow a stack) is refused in
+// one line. Real programs stay far inside them (a GPT-2 XL export: ~600 weights, ~6,000 nodes).
+inline constexpr std::uint64_t kMaxRecords = 100'000;
+inline constexpr std::size_t kMaxNodes = 1'000'000;
+inline constexpr std::size_t kMaxWeights = 100'000;
+inline constexpr int kMaxJsonDepth = 256;
+inline constexpr std::size_t kMaxDimensions = 64;
 
 // A graph value's shape as exported: a fixed size, or nullopt for a symbolic one (a dynamic
 // dimension such as the batch).
@@ -66,12 +86,18 @@ struct Program {
 inline constexpr int kSchemaMajor = 8;
 
 // Throws ProgramError: a file that is missing, truncated, not a .pt2 archive, of another schema
-// version, or with a missing, misshapen or pickled weight.
+// version, over a limit above, or with a missing, misshapen or pickled weight.
 Program read_program(const std::filesystem::path& file);
+
+// A JSON value as a message quotes it: short, and any invalid UTF-8 replaced (dump() would throw).
+inline std::string brief(const nlohmann::json& value) {
+  const std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return text.size() <= 120 ? text : text.substr(0, 117) + "...";
+}
 
 // A union of torch.export's schema ({"as_tensor": {...}}): its one key and value.
 inline std::pair<std::string, const nlohmann::json*> union_entry(const nlohmann::json& value) {
-  if (!value.is_object() || value.size() != 1) throw ProgramError("not a torch.export union: " + value.dump());
+  if (!value.is_object() || value.size() != 1) throw SchemaError("not a torch.export union: " + brief(value));
   const auto it = value.begin();
   return {it.key(), &it.value()};
 }

@@ -109,7 +109,8 @@ std::int64_t eval_stride(const Options& options, std::int64_t context, std::int6
 }
 
 // Both splits as windows; the val split must hold one window and its next token.
-DatasetRead windows_read(const at::Tensor& train, const at::Tensor& val, const Options& options, const std::string& where) {
+DatasetRead windows_read(const at::Tensor& train, const at::Tensor& val, const Options& options,
+                         const std::string& where) {
   const std::int64_t context = options.integer("context");
   for (const auto& [split, stream] : {std::pair{"training", train}, std::pair{"val", val}})
     if (stream.numel() < context + 1)
@@ -164,7 +165,8 @@ DatasetRead read_text(const DatasetQuery& query, const Options& options) {
   std::string vocabulary_note;
   if (by_byte) {
     const std::size_t cut = split_point(bytes.size(), val_fraction);
-    for (std::size_t i = 0; i < bytes.size(); ++i) (i < cut ? train : val).push_back(std::int64_t(static_cast<unsigned char>(bytes[i])));
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+      (i < cut ? train : val).push_back(std::int64_t(static_cast<unsigned char>(bytes[i])));
     names = byte_vocabulary();
     vocabulary_note = "vocabulary: 256 bytes";
   } else {
@@ -189,8 +191,8 @@ DatasetRead read_text(const DatasetQuery& query, const Options& options) {
   DatasetRead read = windows_read(ids_tensor(train), ids_tensor(val), options, "'" + path + "'");
   read.num_classes = std::int64_t(names.size());
   read.class_names = names;
-  read.source = "text from " + path + " (" + std::to_string(train.size()) + " training and " + std::to_string(val.size()) +
-                " val tokens)";
+  read.source = "text from " + path + " (" + std::to_string(train.size()) + " training and " +
+                std::to_string(val.size()) + " val tokens)";
   read.notes.push_back(vocabulary_note);
   return read;
 }
@@ -227,18 +229,21 @@ DatasetRead read_tokens(const DatasetQuery& query, const Options& options) {
   nlohmann::json meta;
   try {
     meta = nlohmann::json::parse(meta_in);
-  } catch (const std::exception& e) {
-    fail("'" + meta_file.string() + "': not JSON (" + std::string(e.what()) + ")");
-  }
-  if (!meta.contains("vocab_size") || !meta["vocab_size"].is_number_integer() || meta["vocab_size"].get<std::int64_t>() < 1 ||
-      meta["vocab_size"].get<std::int64_t>() > 65536)
+  } catch (const std::exception& e) { fail("'" + meta_file.string() + "': not JSON (" + std::string(e.what()) + ")"); }
+  if (!meta.contains("vocab_size") || !meta["vocab_size"].is_number_integer() ||
+      meta["vocab_size"].get<std::int64_t>() < 1 || meta["vocab_size"].get<std::int64_t>() > 65536)
     fail("'" + meta_file.string() + "': vocab_size must be an integer from 1 to 65536 (uint16 token ids)");
   const std::int64_t vocabulary = meta["vocab_size"].get<std::int64_t>();
   std::vector<std::string> names;
   if (meta.contains("itos")) {
     if (!meta["itos"].is_array() || std::int64_t(meta["itos"].size()) != vocabulary)
       fail("'" + meta_file.string() + "': itos must list one string per token id (" + std::to_string(vocabulary) + ")");
-    for (const auto& s : meta["itos"]) names.push_back(s.get<std::string>());
+    for (const auto& s : meta["itos"]) {
+      if (!s.is_string())
+        fail("'" + meta_file.string() + "': itos must list strings (token " + std::to_string(names.size()) +
+             " is not one)");
+      names.push_back(s.get<std::string>());
+    }
   }
   const at::Tensor train = read_token_file(folder / "train.bin", vocabulary);
   const at::Tensor val = read_token_file(folder / "val.bin", vocabulary);
@@ -261,7 +266,8 @@ void check_tokens_path(const DatasetQuery& query) {
   std::error_code ec;
   for (const char* file : {"train.bin", "val.bin", "meta.json"})
     if (!fs::is_regular_file(folder / file, ec))
-      fail("data.path '" + folder.string() + "' has no " + file + " (the tokens data set reads nanoGPT's layout: "
+      fail("data.path '" + folder.string() + "' has no " + file +
+           " (the tokens data set reads nanoGPT's layout: "
            "train.bin and val.bin of uint16 token ids, and meta.json)");
 }
 
