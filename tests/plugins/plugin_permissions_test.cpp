@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -229,6 +230,25 @@ TEST_F(InsecurePluginsCli, DoctorListsTheSearchPathWithOwnersAndModes) {
   const auto text = run_process(plugtrain("doctor"));
   EXPECT_NE(text.out.find(dir_.string() + "  (--plugin-path)  "), std::string::npos) << text.out;
   EXPECT_NE(text.out.find(" drwxrwxrwx  INSECURE: folder " + dir_.string()), std::string::npos) << text.out;
+}
+
+// A sweep's trials are processes of their own: each gets the flag, or the task its plugin gives is unknown there.
+TEST_F(InsecurePluginsCli, ASweepPassesTheFlagToItsTrials) {
+  fs::copy_file(fs::path(PLUGTRAIN_TEST_PLUGIN_DIR) / "focal_loss" / "focal_loss.so", dir_ / "focal_loss.so");
+  ::chmod((dir_ / "focal_loss.so").c_str(), 0755);
+  ::chmod(dir_.c_str(), 0777);
+  const fs::path work = dir_ / "work";
+  fs::create_directory(work);
+  std::ofstream(work / "exp.toml") << "[experiment]\nname = \"insecure\"\n[backend]\nname = \"cpu\"\n"
+                                      "[model]\nname = \"mlp\"\nhidden = [8]\n"
+                                      "[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 4, 4]\n"
+                                      "synthetic_classes = 2\nsynthetic_train_size = 32\nsynthetic_test_size = 16\n"
+                                      "batch_size = 16\n[task]\nname = \"focal\"\n"
+                                      "[train]\nepochs = 1\nlog_interval = 0\n[sweep]\n\"experiment.seed\" = [1]\n";
+  const auto r = run_process(testing::plugtrain_command(
+      "sweep exp.toml --allow-insecure-plugins --plugin-path " + shell_quote(dir_.string()), "", work));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 of 1 trials finished, 0 failed"), std::string::npos) << r.out;
 }
 
 }  // namespace plugin_permissions_test
