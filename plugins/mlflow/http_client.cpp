@@ -106,11 +106,17 @@ void HttpClient::prepare(const std::string& url) {
 std::string HttpClient::login_refused(long status, const std::string& body) const {
   const Login& login = settings_.login;
   if (status == 401 && login.token.empty() && login.user.empty()) {
-    return "HTTP 401: the server asks for a login (MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, or "
-           "MLFLOW_TRACKING_TOKEN)";
+    return "HTTP 401: the server asks for a login; set MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD, "
+           "or MLFLOW_TRACKING_TOKEN";
   }
-  if (status == 401) return "HTTP 401: the login of " + login.who() + " was not accepted";
-  return server_reason(status, body) + " (" + login.who() + " lacks the permission)";
+  if (status == 401) return "HTTP 401: " + login.who() + " not accepted";
+  // MLflow's login app answers a 403 in plain text ("Permission denied"), not its JSON.
+  std::string said = server_reason(status, body);
+  const std::string line = body.substr(0, std::min(body.find('\n'), std::size_t(200)));
+  if (said.find("not an MLflow server's answer") != std::string::npos && !line.empty() &&
+      line.find('<') == std::string::npos)
+    said = "HTTP 403: " + line;
+  return said + ", for " + login.who();
 }
 
 // A certificate problem, in one line that names the server and what to do.

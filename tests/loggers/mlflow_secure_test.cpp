@@ -189,4 +189,36 @@ TEST_F(MlflowSecureTest, FilesForAnArtifactFolderThatCannotBeWrittenAreSaidOnceA
   expect_metrics_equal_csv(runs[0], run_folder(dir_, "elsewhere", 0) / "metrics.csv");
 }
 
+// An artifact store of another kind (s3://, which MLflow's client here cannot list): said once,
+// naming the URI; the run and its figures are on the server all the same (its REST API says).
+TEST_F(MlflowSecureTest, FilesForAnS3ArtifactUriAreSaidOnceAndTheRunEndsOnTheServer) {
+  const json made = server_->post_as(kUser, kPassword, "experiments/create",
+                                     {{"name", "on-s3"}, {"artifact_location", "s3://plugtrain-nowhere/store"}});
+  write_experiment(synthetic_experiment("on-s3") + secure_table("on-s3", /*trusted=*/true));
+  const ProcessResult r = plugtrain_as(kPassword, "run exp.toml");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<std::string> said = lines_with(r.out, "not uploaded");
+  ASSERT_EQ(said.size(), 1u) << r.out;
+  EXPECT_NE(said[0].find("s3://plugtrain-nowhere/store/"), std::string::npos) << said[0];
+  const json found = server_->post_as(kUser, kPassword, "runs/search",
+                                      {{"experiment_ids", {made["experiment_id"]}}, {"max_results", 10}});
+  ASSERT_EQ(found["runs"].size(), 1u) << found.dump();
+  EXPECT_EQ(found["runs"][0]["info"]["status"], "FINISHED");
+  EXPECT_FALSE(found["runs"][0]["data"]["metrics"].empty()) << found.dump();
+}
+
+// A login the server knows, without the permission for the experiment (the admin's; the
+// server's default permission is READ): one line naming 403 and the user; training goes on.
+TEST_F(MlflowSecureTest, ALoginWithoutPermissionIsOneLineNamingTheUserAndTrainingGoesOn) {
+  server_->post_as(kMlflowAdmin, kMlflowAdminPassword, "experiments/create", {{"name", "admins-only"}});
+  write_experiment(synthetic_experiment("forbidden") + secure_table("admins-only", /*trusted=*/true));
+  const ProcessResult r = plugtrain_as(kPassword, "run exp.toml");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<std::string> said = lines_with(r.out, "HTTP 403");
+  ASSERT_FALSE(said.empty()) << r.out;
+  EXPECT_NE(said[0].find("user \"trainer\""), std::string::npos) << said[0];
+  EXPECT_NE(said[0].find("Permission denied"), std::string::npos) << said[0];
+  EXPECT_TRUE(fs::exists(run_folder(dir_, "forbidden", 0) / "summary.json"));
+}
+
 }  // namespace
