@@ -25,6 +25,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUser = "trainer";
 constexpr const char* kPassword = "trainer-secret-6174";
+constexpr const char* kToken = "trainer-token-90210";
 
 fs::path server_folder() {
   return fs::temp_directory_path() / ("plugtrain-mlflow-secure-" + std::to_string(::getpid()));
@@ -59,6 +60,7 @@ class MlflowSecureTest : public ExperimentFolderTest {
     try {
       server_ = new MlflowServer(server_folder(), 0, {/*basic_auth=*/true, /*serve_artifacts=*/false});
       server_->add_user(kUser, kPassword);
+      server_->add_token(kToken, kUser);
       tls_ = new TlsFront(server_folder() / "tls", server_->port());
     } catch (const std::exception& e) { broken_ = e.what(); }
   }
@@ -172,6 +174,29 @@ TEST_F(MlflowSecureTest, AWrongPasswordIsOneLineAndSendLogsWithTheRightOneDelive
     expect_nowhere(run, r.out + sent.out, secret);
     EXPECT_EQ(runs[0].dump().find(secret), std::string::npos) << "the server's params and tags hold " << secret;
   }
+}
+
+// MLFLOW_TRACKING_TOKEN goes as a bearer token (which the server takes as the user's login); a
+// token it does not know is one line naming the variable, never the token.
+TEST_F(MlflowSecureTest, ATokenFromMlflowTrackingTokenLogsInAndAWrongOneIsOneLine) {
+  const std::string no_user = "-u MLFLOW_TRACKING_USERNAME -u MLFLOW_TRACKING_PASSWORD ";
+  write_experiment(synthetic_experiment("token") + secure_table("token", /*trusted=*/true));
+  const ProcessResult r =
+      run_process(plugtrain_command("run exp.toml", no_user + "MLFLOW_TRACKING_TOKEN=" + kToken, dir_));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json runs = read_back("token");
+  ASSERT_EQ(runs.size(), 1u) << runs.dump();
+  EXPECT_EQ(runs[0]["status"], "FINISHED");
+  expect_metrics_equal_csv(runs[0], run_folder(dir_, "token", 0) / "metrics.csv");
+  expect_nowhere(run_folder(dir_, "token", 0), r.out, kToken);
+
+  const ProcessResult wrong =
+      run_process(plugtrain_command("run exp.toml", no_user + "MLFLOW_TRACKING_TOKEN=not-a-token-31337", dir_));
+  ASSERT_EQ(wrong.exit_code, 0) << wrong.out;
+  const std::vector<std::string> said = lines_with(wrong.out, "HTTP 401");
+  ASSERT_FALSE(said.empty()) << wrong.out;
+  EXPECT_NE(said[0].find("MLFLOW_TRACKING_TOKEN"), std::string::npos) << said[0];
+  expect_nowhere(run_folder(dir_, "token", 1), wrong.out, "not-a-token-31337");
 }
 
 // A user in the URI (https://user:password@host) logs in too; the plugin keeps and says the URI

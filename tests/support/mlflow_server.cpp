@@ -29,14 +29,36 @@ using Clock = std::chrono::steady_clock;
 // The `mlflow` beside the tests' Python (the project's venv).
 std::string mlflow_program() { return (fs::path(PLUGTRAIN_PYTHON).parent_path() / "mlflow").string(); }
 
+// MLflow's authorization_function for the tests: its own basic auth, and bearer tokens as a
+// team's proxy or single sign-on gives them (the tokens of tokens.json, {"token": "user"}).
+constexpr const char* kTokenAuthModule = R"(import json, os
+from flask import request
+from werkzeug.datastructures import Authorization
+from mlflow.server.auth import authenticate_request_basic_auth, make_basic_auth_response
+
+TOKENS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tokens.json")
+
+
+def token_or_basic():
+    header = request.headers.get("Authorization", "")
+    if not header.startswith("Bearer "):
+        return authenticate_request_basic_auth()
+    try:
+        with open(TOKENS) as f:
+            user = json.load(f).get(header[len("Bearer "):])
+    except OSError:
+        user = None
+    return Authorization("basic", {"username": user}) if user else make_basic_auth_response()
+)";
+
 // MLflow's login app: its users in `folder`, an admin with a known password (MLflow ships none).
 // Its environment is set in the server's process only.
 void write_auth_config(const fs::path& folder) {
+  std::ofstream(folder / "plugtrain_token_auth.py") << kTokenAuthModule;
   std::ofstream(folder / "basic_auth.ini")
       << "[mlflow]\ndefault_permission = READ\ndatabase_uri = sqlite:///" << (folder / "basic_auth.db").string()
       << "\nadmin_username = " << kMlflowAdmin << "\nadmin_password = " << kMlflowAdminPassword
-      << "\nauthorization_function = "
-         "mlflow.server.auth:authenticate_request_basic_auth\n"
+      << "\nauthorization_function = plugtrain_token_auth:token_or_basic\n"
          // Each login's PBKDF2 check once a minute, not on every request (2 cores)
          "auth_cache_ttl_seconds = 60\n";
 }
@@ -44,6 +66,7 @@ void write_auth_config(const fs::path& folder) {
 void set_auth_environment(const fs::path& folder) {
   ::setenv("MLFLOW_AUTH_CONFIG_PATH", (folder / "basic_auth.ini").c_str(), 1);
   ::setenv("MLFLOW_FLASK_SERVER_SECRET_KEY", "plugtrain-tests", 1);  // its CSRF check wants one
+  ::setenv("PYTHONPATH", folder.c_str(), 1);                         // plugtrain_token_auth
 }
 
 // Forks `argv` with its output in `log`, in a process group of its own (one signal stops all).
@@ -214,6 +237,15 @@ nlohmann::json MlflowServer::post_as(const std::string& user, const std::string&
 
 void MlflowServer::add_user(const std::string& user, const std::string& password) const {
   post_as(kMlflowAdmin, kMlflowAdminPassword, "users/create", {{"username", user}, {"password", password}});
+}
+
+void MlflowServer::add_token(const std::string& token, const std::string& user) const {
+  const fs::path file = folder_ / "tokens.json";
+  nlohmann::json tokens = nlohmann::json::parse(slurp(file), nullptr, false);
+  if (!tokens.is_object()) tokens = nlohmann::json::object();
+  tokens[token] = user;
+  std::ofstream(file.string() + ".tmp") << tokens.dump();
+  fs::rename(file.string() + ".tmp", file);
 }
 
 std::string TlsFront::missing_tools() {

@@ -16,8 +16,9 @@
 namespace plugtrain::testing {
 
 struct MlflowServerOptions {
-  // `--app-name basic-auth`: every request needs a login; the admin is kMlflowAdmin with
-  // kMlflowAdminPassword, its users kept in the server's folder.
+  // `--app-name basic-auth`: every request needs a login, MLflow's basic auth or a bearer token
+  // (add_token); the admin is kMlflowAdmin with kMlflowAdminPassword, its users kept in the
+  // server's folder.
   bool basic_auth = false;
   // false: `--no-serve-artifacts --default-artifact-root <folder>/artifacts`; a run's artifact URI
   // is then that folder's path, and clients write the files there themselves.
@@ -47,6 +48,8 @@ class MlflowServer {
                          const nlohmann::json& body) const;
   // A user of a basic-auth server, made by the admin through MLflow's REST API.
   void add_user(const std::string& user, const std::string& password) const;
+  // A bearer token (Authorization: Bearer) a basic-auth server takes as `user`'s login.
+  void add_token(const std::string& token, const std::string& user) const;
 
  private:
   pid_t pid_ = -1;
