@@ -1,6 +1,8 @@
 #include "cuda_runtime_loader.h"
 
 #include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,10 +17,29 @@ std::string default_runtime_path() {
   return (std::filesystem::path(info.dli_fname).parent_path() / "cuda" / "plugtrain_cuda_runtime.so").string();
 }
 
+// The host refuses a plugin that others could change (core/plugins/plugin_permissions.h); the
+// runtime this plugin loads itself is held to it too, or it would be a way around it: an absolute
+// path, and neither the file nor its folder world-writable nor owned by another user than root or
+// this one. (A group-writable one is left to the host's rule, which knows private groups.)
+std::string why_not_trusted(const std::string& path) {
+  if (path.empty()) return "the plugin's own folder cannot be told (dladdr), so neither can its cuda/ runtime";
+  if (path.front() != '/')
+    return "PLUGTRAIN_CUDA_RUNTIME '" + path + "' is not an absolute path (it would depend on the working directory)";
+  for (const std::string& p : {path, std::filesystem::path(path).parent_path().string()}) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) continue;  // dlopen says what is missing
+    if (st.st_mode & S_IWOTH) return p + " is world-writable: chmod o-w " + p;
+    if (st.st_uid != 0 && st.st_uid != ::geteuid()) return p + " is owned by another user than root or you";
+  }
+  return "";
+}
+
 CudaRuntime load() {
   CudaRuntime r;
   const char* override_path = std::getenv("PLUGTRAIN_CUDA_RUNTIME");
   r.path = override_path && *override_path ? override_path : default_runtime_path();
+  r.error = why_not_trusted(r.path);
+  if (!r.error.empty()) return r;
   ::dlerror();
   // Never closed: CUDA libraries must not be unloaded while the process runs.
   void* handle = ::dlopen(r.path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -27,12 +48,11 @@ CudaRuntime load() {
     r.error = why ? why : ("cannot load " + r.path);
     return r;
   }
-  r.runtime_version = reinterpret_cast<plugtrain_cuda_runtime_version_fn>(
-      ::dlsym(handle, PLUGTRAIN_CUDA_RUNTIME_VERSION_SYMBOL));
+  r.runtime_version =
+      reinterpret_cast<plugtrain_cuda_runtime_version_fn>(::dlsym(handle, PLUGTRAIN_CUDA_RUNTIME_VERSION_SYMBOL));
   r.memory_query =
       reinterpret_cast<plugtrain_cuda_memory_query_fn>(::dlsym(handle, PLUGTRAIN_CUDA_MEMORY_QUERY_SYMBOL));
-  r.create_nccl =
-      reinterpret_cast<plugtrain_cuda_create_nccl_fn>(::dlsym(handle, PLUGTRAIN_CUDA_CREATE_NCCL_SYMBOL));
+  r.create_nccl = reinterpret_cast<plugtrain_cuda_create_nccl_fn>(::dlsym(handle, PLUGTRAIN_CUDA_CREATE_NCCL_SYMBOL));
   r.nccl_version =
       reinterpret_cast<plugtrain_cuda_nccl_version_fn>(::dlsym(handle, PLUGTRAIN_CUDA_NCCL_VERSION_SYMBOL));
   r.graph_create =

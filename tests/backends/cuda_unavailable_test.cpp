@@ -53,6 +53,32 @@ TEST(CudaUnavailable, ARuntimePartWithoutItsSymbolsIsNamed) {
   EXPECT_NE((*cuda)["reason"].get<std::string>().find("is not plugtrain's CUDA runtime part"), std::string::npos);
 }
 
+// The runtime part is code the plugin loads itself: held to the host's rule for plugins
+// (docs/plugins.md, "Who may change a plugin"), so that it is no way around it.
+TEST(CudaUnavailable, ARuntimePartOthersCouldChangeOrARelativePathIsNotLoaded) {
+  auto reason = [](const std::string& runtime) {
+    const auto r = run_process(with_broken_cuda_runtime(runtime, "plugins --json"), false);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    const nlohmann::json* cuda = cuda_entry(j);
+    return cuda ? (*cuda)["reason"].get<std::string>() : std::string("no cuda backend");
+  };
+  const std::string relative = reason("cuda/plugtrain_cuda_runtime.so");
+  if (relative == "no cuda backend") GTEST_SKIP() << "built without the cuda backend";
+  EXPECT_NE(relative.find("PLUGTRAIN_CUDA_RUNTIME 'cuda/plugtrain_cuda_runtime.so' is not an absolute path"),
+            std::string::npos)
+      << relative;
+  const fs::path dir = fs::temp_directory_path() / ("plugtrain-cudart-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path copy = dir / "runtime.so";
+  fs::copy_file(std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/not_a_plugin/test_not_a_plugin.so", copy,
+                fs::copy_options::overwrite_existing);
+  fs::permissions(copy, fs::perms::others_write, fs::perm_options::add);
+  const std::string writable = reason(copy.string());
+  EXPECT_NE(writable.find(copy.string() + " is world-writable: chmod o-w " + copy.string()), std::string::npos)
+      << writable;
+  fs::remove_all(dir);
+}
+
 TEST(CudaUnavailable, TrainingStillRunsOnTheCpu) {
   const fs::path dir = fs::temp_directory_path() / ("plugtrain-nocuda-" + std::to_string(::getpid()));
   fs::create_directories(dir);
