@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "dataset_query.h"
+#include "readers/path_query.h"
 #include "readers/text_corpus.h"
 
 namespace {
@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       .write(reinterpret_cast<const char*>(data), std::streamsize(size));
   for (const char* vocabulary : {"char", "byte"}) {
     try {
-      bundled_datasets::read_text(plugtrain::fuzz::Query(path), options(vocabulary));
+      bundled_datasets::read_text(bundled_datasets::PathQuery(path), options(vocabulary));
     } catch (const std::runtime_error&) {}
   }
   return 0;

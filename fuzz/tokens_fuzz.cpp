@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "dataset_query.h"
+#include "readers/path_query.h"
 #include "readers/text_corpus.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                     {"eval_stride", std::int64_t{0}},
                                     {"val_windows", std::int64_t{0}}});
   try {
-    bundled_datasets::read_tokens(plugtrain::fuzz::Query(folder), options);
+    bundled_datasets::read_tokens(bundled_datasets::PathQuery(folder), options);
   } catch (const std::runtime_error&) {}
   return 0;
 }

@@ -12,26 +12,12 @@
 #include <gtest/gtest.h>
 
 #include "data/batch_loader.h"
+#include "readers/path_query.h"
 #include "readers/text_corpus.h"
 #include "support/temp_dir.h"
 
 namespace plugtrain {
 namespace {
-
-class Query final : public DatasetQuery {
- public:
-  explicit Query(std::string path) : path_(std::move(path)) {}
-  std::string path() const override { return path_; }
-  std::uint64_t seed() const override { return 1; }
-  std::int64_t image_size() const override { return 0; }
-  int cache() const override { return -1; }
-  int decode_threads() const override { return 1; }
-  bool skip_bad() const override { return false; }
-  DatasetTargets task_targets() const override { return DatasetTargets::next_token; }
-
- private:
-  std::string path_;
-};
 
 Options text_options(const std::string& vocabulary, std::int64_t context, double val_fraction = 0.1) {
   return Options(std::map<std::string, OptionValue>{{"context", context},
@@ -46,7 +32,7 @@ TEST(TextCorpus, ByteWindowsAreViewsOfOneStreamAndTheirTargetsFollowByOneToken) 
   std::string text;
   for (int i = 0; i < 100; ++i) text += char('a' + i % 26);
   std::ofstream(dir.path() / "t.txt") << text;
-  const DatasetRead read = bundled_datasets::read_text(Query((dir.path() / "t.txt").string()), text_options("byte", 8));
+  const DatasetRead read = bundled_datasets::read_text(bundled_datasets::PathQuery((dir.path() / "t.txt").string()), text_options("byte", 8));
   EXPECT_EQ(read.num_classes, 256);
   EXPECT_EQ(read.class_names[std::size_t('a')], "a");
   EXPECT_EQ(read.class_names[0], "<0x00>");
@@ -71,7 +57,7 @@ TEST(TextCorpus, CharactersAreWholeCodePointsOfTheTrainingSplitInCodePointOrder)
   text += "zzzzzzzzzz";                                              // z only in the val split
   std::ofstream(dir.path() / "t.txt") << text;
   const DatasetRead read =
-      bundled_datasets::read_text(Query((dir.path() / "t.txt").string()), text_options("char", 4, 0.1));
+      bundled_datasets::read_text(bundled_datasets::PathQuery((dir.path() / "t.txt").string()), text_options("char", 4, 0.1));
   const std::vector<std::string> expected = {" ", "a", "c", "f", "\xC3\xA9", "\xE2\x9C\x93"};
   EXPECT_EQ(read.class_names, expected);
   EXPECT_EQ(read.num_classes, 6);
