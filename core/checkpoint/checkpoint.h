@@ -78,8 +78,9 @@ void export_weights(const std::filesystem::path& checkpoint, const std::filesyst
 // which must then be there (else a CheckpointError naming the file and train.ema_decay).
 std::string weights_record(const std::filesystem::path& checkpoint, torch::serialize::InputArchive& archive, bool ema);
 
-// `[model] init`: loads a Python torch.save(model.state_dict()) file into the model; every
-// missing, unexpected or mis-shaped key is listed in the error.
+// `[model] init`: loads a Python torch.save(model.state_dict()) file, or a `.safetensors` file
+// (by its extension; read_safetensors), into the model; every missing, unexpected or mis-shaped
+// key is listed in the error.
 void load_python_state_dict(const std::filesystem::path& file, Model& model);
 
 }  // namespace plugtrain

@@ -1,5 +1,6 @@
 // Weights to and from Python: `plugtrain export` writes what torch.save(model.state_dict())
-// would (or a safetensors file: safetensors_file.h), and `[model] init` reads a torch.save file.
+// would (or a safetensors file: safetensors_file.h), and `[model] init` reads either: both
+// formats become one name -> tensor map, matched against the model in one place.
 #include "checkpoint/checkpoint.h"
 
 #include <torch/serialize.h>
@@ -8,6 +9,8 @@
 #include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/csrc/jit/serialization/pickler_helper.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <set>
@@ -144,7 +147,10 @@ void export_weights(const std::filesystem::path& checkpoint, const std::filesyst
   write_file_atomically(out, torch_save_bytes(c10::IValue(dict)));
 }
 
-void load_python_state_dict(const std::filesystem::path& file, Model& model) {
+namespace {
+
+// A torch.save(model.state_dict()) file's tensors by name.
+std::map<std::string, at::Tensor> read_torch_save_state_dict(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw CheckpointError(file.string() + ": cannot open the state_dict file");
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -156,14 +162,26 @@ void load_python_state_dict(const std::filesystem::path& file, Model& model) {
     throw CheckpointError(file.string() + ": not a torch.save file: " + first_line(why));
   }
   if (!loaded.isGenericDict())
-    throw CheckpointError(file.string() + ": expected a state_dict (a dict of tensors), got " +
-                          loaded.tagKind());
+    throw CheckpointError(file.string() + ": expected a state_dict (a dict of tensors), got " + loaded.tagKind());
   std::map<std::string, at::Tensor> saved;
   for (const auto& item : loaded.toGenericDict()) {
     if (!item.key().isString() || !item.value().isTensor())
       throw CheckpointError(file.string() + ": the state_dict holds something other than name -> tensor");
     saved[item.key().toStringRef()] = item.value().toTensor();
   }
+  return saved;
+}
+
+bool is_safetensors(const std::filesystem::path& file) {
+  std::string extension = file.extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return extension == ".safetensors";
+}
+
+// The file's tensors into the model's parameters and buffers, whichever format they came from;
+// every missing, unexpected or mis-shaped key is listed in one error first.
+void load_named_tensors(const std::filesystem::path& file, std::map<std::string, at::Tensor>& saved, Model& model) {
   std::vector<std::string> problems;
   std::set<std::string> used;
   std::map<std::string, at::Tensor> targets;
@@ -184,7 +202,7 @@ void load_python_state_dict(const std::filesystem::path& file, Model& model) {
   }
   // A key the model lacks is accepted when its tensor is one the model loads under another name:
   // tied weights (nanoGPT's lm_head.weight is transformer.wte.weight), which torch.save keeps as
-  // one storage and a model here registers once.
+  // one storage and a model here registers once (safetensors files hold each as a copy).
   const auto tied_to_a_loaded_key = [&](const at::Tensor& tensor) {
     for (const std::string& name : used) {
       const at::Tensor& loaded = saved[name];
@@ -202,6 +220,14 @@ void load_python_state_dict(const std::filesystem::path& file, Model& model) {
   }
   at::NoGradGuard no_grad;
   for (auto& [name, target] : targets) target.copy_(saved[name]);
+}
+
+}  // namespace
+
+void load_python_state_dict(const std::filesystem::path& file, Model& model) {
+  std::map<std::string, at::Tensor> saved =
+      is_safetensors(file) ? read_safetensors(file) : read_torch_save_state_dict(file);
+  load_named_tensors(file, saved, model);
 }
 
 }  // namespace plugtrain

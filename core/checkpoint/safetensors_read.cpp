@@ -87,7 +87,7 @@ class HeaderReader final : public nlohmann::json_sax<nlohmann::json> {
   bool boolean(bool) override { return scalar("a boolean"); }
   bool number_integer(number_integer_t value) override { return number(value < 0, static_cast<std::uint64_t>(value)); }
   bool number_unsigned(number_unsigned_t value) override { return number(false, value); }
-  bool number_float(number_float_t, const string_t&) override { return scalar("a fraction"); }
+  bool number_float(number_float_t, const string_t&) override { return scalar("a fraction or too large a number"); }
   bool string(string_t& value) override;
   bool binary(binary_t&) override { return scalar("binary"); }
   bool start_object(std::size_t) override { return open(true); }
@@ -181,8 +181,8 @@ bool HeaderReader::scalar(const std::string& what) {
       if (key_ == "dtype" || key_ == "shape" || key_ == "data_offsets")
         fail(tensor() + key_ + " is " + what + (key_ == "dtype" ? ", not a string" : ", not a list of whole numbers"));
       return true;
-    case In::shape: fail(tensor() + "shape holds " + what + ", not a whole number");
-    case In::offsets: fail(tensor() + "data_offsets holds " + what + ", not a whole number");
+    case In::shape: fail(tensor() + "shape holds " + what + " (its entries are whole numbers below 2^63)");
+    case In::offsets: fail(tensor() + "data_offsets holds " + what + " (its entries are whole numbers below 2^64)");
     case In::skipped: return true;
   }
   return true;

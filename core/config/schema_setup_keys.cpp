@@ -48,7 +48,8 @@ std::vector<ConfigKey> setup_keys() {
           "architecture name (see `plugtrain models`); other [model] keys are its options"),
 
       key("model.init", field(&E::model, &ModelConfig::init),
-          "start from this Python state_dict file (torch.save(model.state_dict()))"),
+          "start from these weights: a Python state_dict file (torch.save(model.state_dict())) or a .safetensors "
+          "file (Hugging Face, timm; by the extension)"),
 
       key("task.name", field(&E::task, &TaskConfig::name),
           "what is learnt and measured: classification (default), multilabel, regression, segmentation or sequence "
