@@ -28,15 +28,24 @@ int abort_when_asked(void* flag, curl_off_t, curl_off_t, curl_off_t, curl_off_t)
   return abort != nullptr && abort->load() ? 1 : 0;  // non-zero: CURLE_ABORTED_BY_CALLBACK
 }
 
-// The server's one-line reason: MLflow's JSON "message", else the status.
-std::string server_reason(long status, const std::string& body) {
+// The first line of an answer's message, at most 300 bytes: MLflow's JSON "message", or with
+// `plain_text` a body that is neither JSON nor HTML. "" when there is none.
+std::string message_of(const std::string& body, bool plain_text) {
   std::string message;
   const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
   if (parsed.is_object() && parsed.contains("message") && parsed["message"].is_string()) {
     message = parsed["message"].get<std::string>();
+  } else if (plain_text && parsed.is_discarded() && body.find('<') == std::string::npos) {
+    message = body;
   }
   message = message.substr(0, message.find('\n'));
   if (message.size() > 300) message = message.substr(0, 300) + "...";
+  return message;
+}
+
+// The server's one-line reason: MLflow's JSON "message", else the status.
+std::string server_reason(long status, const std::string& body) {
+  const std::string message = message_of(body, /*plain_text=*/false);
   // No MLflow error JSON: another server, or a proxy, answered (a wrong URL or port).
   if (message.empty()) return "HTTP " + std::to_string(status) + ", not an MLflow server's answer";
   return "HTTP " + std::to_string(status) + ": " + message;
@@ -111,12 +120,8 @@ std::string HttpClient::login_refused(long status, const std::string& body) cons
   }
   if (status == 401) return "HTTP 401: " + login.who() + " not accepted";
   // MLflow's login app answers a 403 in plain text ("Permission denied"), not its JSON.
-  std::string said = server_reason(status, body);
-  const std::string line = body.substr(0, std::min(body.find('\n'), std::size_t(200)));
-  if (said.find("not an MLflow server's answer") != std::string::npos && !line.empty() &&
-      line.find('<') == std::string::npos)
-    said = "HTTP 403: " + line;
-  return said + ", for " + login.who();
+  const std::string message = message_of(body, /*plain_text=*/true);
+  return "HTTP 403: " + (message.empty() ? std::string("no permission") : message) + ", for " + login.who();
 }
 
 // A certificate problem, in one line that names the server and what to do.
