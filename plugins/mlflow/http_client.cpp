@@ -103,6 +103,10 @@ void HttpClient::prepare(const std::string& url) {
   curl_easy_setopt(curl_, CURLOPT_XFERINFOFUNCTION, abort_when_asked);
   curl_easy_setopt(curl_, CURLOPT_XFERINFODATA, abort_);
   if (!settings_.ca_file.empty()) curl_easy_setopt(curl_, CURLOPT_CAINFO, settings_.ca_file.c_str());
+  if (settings_.insecure_tls) {
+    curl_easy_setopt(curl_, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl_, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
   if (settings_.login.basic()) {
     curl_easy_setopt(curl_, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
     curl_easy_setopt(curl_, CURLOPT_USERNAME, settings_.login.user.c_str());

@@ -43,7 +43,8 @@ struct HttpSettings {
   // Limits connecting and each request; a streamed upload is limited by progress instead (no
   // byte sent for that long).
   double timeout_seconds = 5;
-  std::string ca_file;  // PEM certificates an https server's must chain to; "": the system's
+  std::string ca_file;        // PEM certificates an https server's must chain to; "": the system's
+  bool insecure_tls = false;  // MLFLOW_TRACKING_INSECURE_TLS=true: no certificate check, as MLflow's client
   Login login;
 };
 

@@ -102,6 +102,7 @@ std::unique_ptr<plugtrain::Logger> make_mlflow_logger(const plugtrain::Options& 
   resolved.uri = tracking_uri(options);
   resolved.http.login = login_for(take_user_from(resolved.uri));
   resolved.http.ca_file = ca_file(options);
+  resolved.http.insecure_tls = environment("MLFLOW_TRACKING_INSECURE_TLS") == "true";  // MLflow's literal
   resolved.experiment = options.string("experiment");
   resolved.run_name = options.string("run_name");
   resolved.http.timeout_seconds = options.real("timeout_seconds");
