@@ -17,6 +17,7 @@ PLUGTRAIN_APT_PACKAGES=(
   libgloo-dev  # declarations for c10d ProcessGroupGloo.hpp (the wheel lacks gloo headers)
   libgtest-dev libgmock-dev libbenchmark-dev
   libturbojpeg0-dev libspng-dev libarchive-dev  # JPEG/PNG (data/image_codec.cpp); CIFAR .tar.gz reading
+  libsentencepiece-dev  # SentencePiece tokenizers for the text data set (readers/sentencepiece_tokenizer.h)
   dataset-fashion-mnist
   jargon-text
   clang-format  # scripts/check-format (scripts/test runs it)
@@ -73,6 +74,11 @@ install_test_python_tools() {
   if ! "$PLUGTRAIN_VENV/bin/python" -c 'import mlflow.server, sqlalchemy, flask_wtf' 2>/dev/null; then
     log "installing mlflow==$PLUGTRAIN_MLFLOW_VERSION and Flask-WTF into $PLUGTRAIN_VENV (for the tests, ~850 MB)"
     "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir "mlflow==$PLUGTRAIN_MLFLOW_VERSION" flask-wtf==1.3.0
+  fi
+  # The tokenizers' parity tests compare with Python's own on the same model files.
+  if ! "$PLUGTRAIN_VENV/bin/python" -c 'import sentencepiece' 2>/dev/null; then
+    log "installing sentencepiece into $PLUGTRAIN_VENV (for the tokenizer parity tests)"
+    "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir sentencepiece==0.2.3
   fi
 }
 
