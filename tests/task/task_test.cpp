@@ -253,5 +253,21 @@ TEST(Tasks, OutputsThatDoNotFitTheTargetsAreAnErrorNamingBothShapes) {
   }
 }
 
+// Bits per byte: the summed bits over the summed UTF-8 bytes of the target tokens, each token's
+// bytes from its text. Uniform scores over 4 tokens cost log2(4) = 2 bits each; the targets
+// "<0x41>" (a byte piece: 1 byte), "ab" (2), "é" (2) and a control piece "" (0), and one left
+// out (-1): 8 bits over 5 bytes = 1.6 exactly, against 2 bits per token.
+TEST(Tasks, LanguageModelBitsPerByteCountEachTargetTokensBytes) {
+  auto task = task_named("language_model", {4, {}, {"<0x41>", "ab", "\xc3\xa9", ""}});
+  const at::Tensor scores = at::zeros({2, 5, 4});
+  const at::Tensor targets = at::tensor({0, 1, 2, 3, -1, 0, 1, 2, 3, -1}, at::kLong).view({2, 5});
+  const auto metrics = in_two_batches(*task, Pass::evaluation, scores, targets);
+  EXPECT_NEAR(value_of(metrics, "bits_per_token"), 2.0, 1e-6);
+  EXPECT_NEAR(value_of(metrics, "bits_per_byte"), 1.6, 1e-6);
+  // Ids without text (a tokens data set without itos, named by their numbers): no figure.
+  auto numbered = task_named("language_model", {4, {}, {"0", "1", "2", "3"}});
+  EXPECT_TRUE(std::isnan(value_of(in_two_batches(*numbered, Pass::evaluation, scores, targets), "bits_per_byte")));
+}
+
 }  // namespace task_test
 }  // namespace plugtrain
