@@ -32,7 +32,7 @@ std::string read_all(const fs::path& file) {
   return out.str();
 }
 
-class SentencePieceParity : public ::testing::TestWithParam<const char*> {
+class SentencePieceParity : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kJargon)) GTEST_SKIP() << "Debian's jargon-text is not installed";
@@ -45,31 +45,36 @@ class SentencePieceParity : public ::testing::TestWithParam<const char*> {
   plugtrain::testing::TempDir dir_;
   fs::path text_file_;
   std::string text_;
+
+  // Trains a `type` model of 2,000 pieces on the whole file and compares with Python on it.
+  void expect_parity(const std::string& type) {
+    const fs::path model = dir_.path() / (type + ".model");
+    SentencePieceTokenizer::train(text_file_.string(), model.string(), {type, 2000});
+    const SentencePieceTokenizer tokenizer(model.string());
+    EXPECT_EQ(tokenizer.size(), 2000);
+    const std::vector<std::int64_t> ids = tokenizer.encode(text_);
+    EXPECT_EQ(tokenizer.decode(ids), text_);
+    EXPECT_LT(ids.size(), text_.size() / 2) << "a 2,000-piece model should at least halve the bytes";
+    const fs::path python_ids = dir_.path() / "python_ids.json";
+    const auto r = plugtrain::testing::run_process(
+        std::string(PLUGTRAIN_PYTHON) +
+        " -c \"import json, sys, sentencepiece as spm; p = spm.SentencePieceProcessor(model_file=sys.argv[1]); "
+        "text = open(sys.argv[2], encoding='utf-8', newline='').read(); ids = p.encode(text); "
+        "assert p.decode(ids) == text, 'python round trip'; json.dump(ids, open(sys.argv[3], 'w'))\" " +
+        model.string() + " " + text_file_.string() + " " + python_ids.string());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const std::vector<std::int64_t> expected =
+        nlohmann::json::parse(read_all(python_ids)).get<std::vector<std::int64_t>>();
+    ASSERT_EQ(ids.size(), expected.size());
+    EXPECT_EQ(ids, expected);
+  }
 };
 
-TEST_P(SentencePieceParity, IdsEqualPythonsOnTheWholeJargonFileAndDecodeGivesTheTextBack) {
-  const fs::path model = dir_.path() / (std::string(GetParam()) + ".model");
-  SentencePieceTokenizer::train(text_file_.string(), model.string(), {GetParam(), 2000});
-  const SentencePieceTokenizer tokenizer(model.string());
-  EXPECT_EQ(tokenizer.size(), 2000);
-  const std::vector<std::int64_t> ids = tokenizer.encode(text_);
-  EXPECT_EQ(tokenizer.decode(ids), text_);
-  EXPECT_LT(ids.size(), text_.size() / 2) << "a 2,000-piece model should at least halve the bytes";
-  const fs::path python_ids = dir_.path() / "python_ids.json";
-  const auto r = plugtrain::testing::run_process(
-      std::string(PLUGTRAIN_PYTHON) +
-      " -c \"import json, sys, sentencepiece as spm; p = spm.SentencePieceProcessor(model_file=sys.argv[1]); "
-      "text = open(sys.argv[2], encoding='utf-8', newline='').read(); ids = p.encode(text); "
-      "assert p.decode(ids) == text, 'python round trip'; json.dump(ids, open(sys.argv[3], 'w'))\" " +
-      model.string() + " " + text_file_.string() + " " + python_ids.string());
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  const std::vector<std::int64_t> expected =
-      nlohmann::json::parse(read_all(python_ids)).get<std::vector<std::int64_t>>();
-  ASSERT_EQ(ids.size(), expected.size());
-  EXPECT_EQ(ids, expected);
-}
+TEST_F(SentencePieceParity, BpeIdsEqualPythonsOnTheWholeJargonFileAndDecodeGivesTheTextBack) { expect_parity("bpe"); }
 
-INSTANTIATE_TEST_SUITE_P(Jargon, SentencePieceParity, ::testing::Values("bpe", "unigram"));
+TEST_F(SentencePieceParity, UnigramIdsEqualPythonsOnTheWholeJargonFileAndDecodeGivesTheTextBack) {
+  expect_parity("unigram");
+}
 
 TEST(SentencePieceErrors, AFileThatIsNotAModelAndTooManyPiecesAreOneLineEach) {
   plugtrain::testing::TempDir dir;
