@@ -39,7 +39,8 @@ constexpr Dtype kDtypes[] = {{"F32", c10::kFloat}, {"F16", c10::kHalf}, {"BF16",
 // UTF-8 as \xNN, cut after `limit` bytes on a character's boundary.
 std::string printable(const std::string& text, std::size_t limit = 64) {
   std::string out;
-  for (std::size_t i = 0; i < text.size() && out.size() < limit;) {
+  std::size_t i = 0;
+  while (i < text.size() && out.size() < limit) {
     const auto c = static_cast<unsigned char>(text[i]);
     std::size_t length = c < 0x80                ? 1
                          : c >= 0xc2 && c < 0xe0 ? 2
@@ -60,7 +61,7 @@ std::string printable(const std::string& text, std::size_t limit = 64) {
       i += length;
     }
   }
-  return out.size() < limit || out.size() == text.size() ? out : out + "...";
+  return i < text.size() ? out + "..." : out;
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -222,10 +223,14 @@ void HeaderReader::finish_entry() {
   for (const char* field : {"dtype", "shape", "data_offsets"})
     if (!fields_.count(field)) fail(tensor() + "has no " + field);
   if (entry_.offsets.size() != 2) fail(tensor() + "data_offsets is not [begin, end]");
-  std::int64_t elements = 1;
-  for (std::int64_t d : entry_.shape)
-    if (__builtin_mul_overflow(elements, d, &elements))
+  // Counted with the empty dimensions as 1 too, as LibTorch's strides are: [0, 2^40, 2^40] holds
+  // nothing, but a tensor of that shape cannot be made.
+  std::int64_t elements = 1, extent = 1;
+  for (std::int64_t d : entry_.shape) {
+    if (__builtin_mul_overflow(extent, std::max<std::int64_t>(d, 1), &extent))
       fail(tensor() + "shape " + shape_text(entry_.shape) + " has more elements than 64 bits count");
+    elements *= d;
+  }
   std::uint64_t bytes = 0;
   if (__builtin_mul_overflow(std::uint64_t(elements), c10::elementSize(entry_.dtype->type), &bytes))
     fail(tensor() + "shape " + shape_text(entry_.shape) + " of " + entry_.dtype->code +
@@ -299,7 +304,12 @@ std::map<std::string, at::Tensor> read_safetensors(const std::filesystem::path& 
   if (first != 1) throw CheckpointError(file + ": safetensors files are little-endian and this machine is not");
   std::map<std::string, at::Tensor> tensors;
   for (const Entry& e : reader.entries) {
-    at::Tensor t = at::empty(e.shape, at::TensorOptions().dtype(e.dtype->type));
+    at::Tensor t;
+    try {  // bounded above: the tensors hold the data's bytes, no more
+      t = at::empty(e.shape, at::TensorOptions().dtype(e.dtype->type));
+    } catch (const std::exception& error) {
+      reader.fail("tensor '" + printable(e.name) + "' cannot be made: " + printable(error.what(), 160));
+    }
     const std::uint64_t bytes = e.offsets[1] - e.offsets[0];
     if (bytes > 0 &&
         !in.seekg(std::streamoff(8 + n + e.offsets[0])).read(static_cast<char*>(t.data_ptr()), std::streamsize(bytes)))

@@ -165,6 +165,8 @@ TEST(SafetensorsReadTest, EntriesAreCheckedBeforeAnythingIsAllocated) {
                  "tensor 't': shape holds a negative number (-1)");
   EXPECT_REFUSED(entry("elements.safetensors", "F32", "[4294967296,4294967296,4]", "[0,8]", 8),
                  "tensor 't': shape [4294967296, 4294967296, 4] has more elements than 64 bits count");
+  EXPECT_REFUSED(entry("strides.safetensors", "F32", "[0,1099511627776,1099511627776]", "[0,0]", 0),
+                 "tensor 't': shape [0, 1099511627776, 1099511627776] has more elements than 64 bits count");
   EXPECT_REFUSED(entry("bytes.safetensors", "F64", "[4611686018427387904]", "[0,8]", 8),
                  "tensor 't': shape [4611686018427387904] of F64 needs more bytes than 64 bits count");
   EXPECT_REFUSED(entry("dim.safetensors", "F32", "[18446744073709551616]", "[0,8]", 8),
