@@ -82,6 +82,11 @@ install_test_python_tools() {
     log "installing sentencepiece==0.1.98 into $PLUGTRAIN_VENV (for the tokenizer parity tests)"
     "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir sentencepiece==0.1.98
   fi
+  # Hugging Face's tokenizers: trains the byte-level BPE tokenizer.json our reader is checked against.
+  if ! "$PLUGTRAIN_VENV/bin/python" -c 'import tokenizers as t, sys; sys.exit(t.__version__ != "0.23.3")' 2>/dev/null; then
+    log "installing tokenizers==0.23.3 into $PLUGTRAIN_VENV (for the byte-level BPE parity tests)"
+    "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir tokenizers==0.23.3
+  fi
 }
 
 install_torch() {
