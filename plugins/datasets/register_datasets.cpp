@@ -55,19 +55,26 @@ void add_text_datasets(plugtrain::Registrar& host) {
   using namespace bundled_datasets;
   std::vector<OptionSpec> text_options = window_options();
   text_options.push_back({"vocabulary", OptionType::string, std::string("char"),
-                          "char (the training split's characters) or byte (the 256 byte values)"});
+                          "char (the training split's characters), byte (the 256 byte values) or bpe (the "
+                          "tokenizer's byte-level BPE tokens)"});
+  text_options.push_back({"tokenizer", OptionType::string, std::string(""),
+                          "vocabulary bpe: a Hugging Face tokenizer.json of GPT-2's kind (byte-level BPE); a relative "
+                          "path is relative to the working folder"});
   text_options.push_back({"val_fraction", OptionType::real, 0.1, "the last share of the text that is the val split"});
   const std::vector<OptionRule> window_rules = {OptionRule("context").at_least(1), OptionRule("eval_stride").at_least(0),
                                                 OptionRule("val_windows").at_least(0)};
   std::vector<OptionRule> text_rules = window_rules;
-  text_rules.push_back(OptionRule("vocabulary").one_of({"char", "byte"}));
+  text_rules.push_back(OptionRule("vocabulary").one_of({"char", "byte", "bpe"}));
   text_rules.push_back(OptionRule("val_fraction").above(0).below(1));
-  DatasetSpec text = spec("text", "a UTF-8 text file (plain or .gz) in data.path, as windows of characters or bytes "
-                          "and the next token of each: split by [dataset] val_fraction", DatasetTargets::next_token,
-                          text_options);
+  DatasetSpec text = spec("text", "a UTF-8 text file (plain or .gz) in data.path, as windows of characters, bytes "
+                          "or BPE tokens and the next token of each: split by [dataset] val_fraction",
+                          DatasetTargets::next_token, text_options);
   text.validation_split = "val";
   add(host, text, text_rules, [](const DatasetQuery& q, const Options& o) { return read_text(q, o); },
-      [](const DatasetQuery& q, const Options&) { check_text_path(q); });
+      [](const DatasetQuery& q, const Options& o) {
+        check_text_path(q);
+        check_text_tokenizer(o);
+      });
   DatasetSpec tokens = spec("tokens", "nanoGPT's layout in data.path: train.bin and val.bin (uint16 token ids) and "
                             "meta.json (vocab_size, optional itos)", DatasetTargets::next_token, window_options());
   tokens.validation_split = "val";

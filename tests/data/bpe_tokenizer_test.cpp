@@ -107,8 +107,8 @@ void expect_refused(const fs::path& tokenizer_file, const std::string& part) {
 }
 
 TEST_F(BpeParity, OtherTokenizersAndBrokenFilesAreRefusedInOneLineNamingTheFile) {
-  expect_refused(file("wordpiece.json"), "WordPiece, which is not supported");
-  expect_refused(file("unigram.json"), "Unigram, which is not supported");
+  expect_refused(file("wordpiece.json"), "WordPiece is not supported");
+  expect_refused(file("unigram.json"), "Unigram is not supported");
   expect_refused(file("whitespace.json"), "the pre-tokenizer Whitespace is not supported");
   expect_refused(file("bad_merge.json"), "names \"zq\", which is not in the vocab");
   expect_refused(text_file_, "not JSON");

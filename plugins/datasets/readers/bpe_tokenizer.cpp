@@ -94,15 +94,15 @@ BpeTokenizer::BpeTokenizer(const std::string& file) : file_(file) {
   json doc;
   try {
     doc = json::parse(read_bounded(file));
-  } catch (const json::exception& e) {
-    fail(where + ": not JSON, so not a Hugging Face tokenizer.json (" + e.what() + ")");
-  }
+  } catch (const json::parse_error& e) {
+    fail(where + ": not JSON (a syntax error at byte " + std::to_string(e.byte) +
+         "), so not a Hugging Face tokenizer.json");
+  } catch (const json::exception& e) { fail(where + ": not JSON that a tokenizer.json can be (" + e.what() + ")"); }
   if (!doc.is_object() || !doc.contains("model") || !doc["model"].is_object())
     fail(where + ": not a Hugging Face tokenizer.json (no \"model\" object)");
   const json& model = doc["model"];
   const std::string type = type_of(model);
-  if (type != "BPE")
-    fail(where + ": the model is " + type + ", which is not supported (only byte-level BPE, GPT-2's kind)");
+  if (type != "BPE") fail(where + ": " + type + " is not supported (only a BPE model: byte-level, GPT-2's kind)");
   const json& pre = doc.value("pre_tokenizer", json());
   if (type_of(pre) != "ByteLevel")
     fail(where + ": the pre-tokenizer " + (pre.is_null() ? "null" : type_of(pre)) +

@@ -12,6 +12,8 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include "readers/bpe_tokenizer.h"
+
 namespace bundled_datasets {
 
 namespace {
@@ -138,6 +140,50 @@ std::size_t split_point(std::size_t length, double val_fraction) {
   return std::size_t(double(length) * (1.0 - val_fraction));
 }
 
+// A token's bytes as a name classes.json can hold (UTF-8): a byte outside a whole UTF-8 character
+// (a character cut between tokens) is "<0xNN>", which generate prints as its byte.
+std::string token_name(const std::string& bytes) {
+  std::string name;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  for (std::size_t i = 0; i < bytes.size();) {
+    const unsigned char b = p[i];
+    const std::size_t extra = b < 0x80 ? 0 : (b >> 5) == 0x6 ? 1 : (b >> 4) == 0xE ? 2 : (b >> 3) == 0x1E ? 3 : 9;
+    bool whole = extra < 4 && i + extra < bytes.size();
+    for (std::size_t k = 1; whole && k <= extra; ++k) whole = (p[i + k] & 0xC0) == 0x80;
+    if (whole) {
+      name.append(bytes, i, extra + 1);
+      i += extra + 1;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "<0x%02X>", unsigned(b));
+      name += hex;
+      ++i;
+    }
+  }
+  return name;
+}
+
+// vocabulary "bpe": the text is cut at the val_fraction share of its bytes (moved back to a
+// character's start) and each part encoded on its own, as nanoGPT's prepare.py does: no token
+// spans the cut, and the val split's ids never depend on the training text.
+void bpe_streams(const std::string& bytes, const Options& options, std::vector<std::int64_t>& train,
+                 std::vector<std::int64_t>& val, std::vector<std::string>& names, std::string& note) {
+  const BpeTokenizer tokenizer(options.string("tokenizer"));
+  std::size_t cut = split_point(bytes.size(), options.real("val_fraction"));
+  while (cut > 0 && (static_cast<unsigned char>(bytes[cut]) & 0xC0) == 0x80) --cut;
+  train = tokenizer.encode(bytes.substr(0, cut));
+  val = tokenizer.encode(bytes.substr(cut));
+  std::size_t cut_tokens = 0;
+  for (const std::string& token : tokenizer.token_texts()) {
+    names.push_back(token_name(token));
+    cut_tokens += names.back() != token;
+  }
+  note = "vocabulary: " + std::to_string(names.size()) + " byte-level BPE tokens of " + options.string("tokenizer") +
+         " (" + std::to_string(bytes.size()) + " bytes as " + std::to_string(train.size() + val.size()) + " tokens" +
+         (cut_tokens ? "; " + std::to_string(cut_tokens) + " tokens hold part of a character, named with <0xNN>" : "") +
+         ")";
+}
+
 }  // namespace
 
 std::vector<std::string> byte_vocabulary() {
@@ -159,6 +205,7 @@ DatasetRead read_text(const DatasetQuery& query, const Options& options) {
   const std::string bytes = read_file_bytes(path);
   if (bytes.empty()) fail("'" + path + "' is empty: there is no text to learn");
   const bool by_byte = options.string("vocabulary") == "byte";
+  const bool by_bpe = options.string("vocabulary") == "bpe";
   const double val_fraction = options.real("val_fraction");
   std::vector<std::int64_t> train, val;
   std::vector<std::string> names;
@@ -169,6 +216,8 @@ DatasetRead read_text(const DatasetQuery& query, const Options& options) {
       (i < cut ? train : val).push_back(std::int64_t(static_cast<unsigned char>(bytes[i])));
     names = byte_vocabulary();
     vocabulary_note = "vocabulary: 256 bytes";
+  } else if (by_bpe) {
+    bpe_streams(bytes, options, train, val, names, vocabulary_note);
   } else {
     const std::vector<char32_t> text = code_points(bytes, path);
     const std::size_t cut = split_point(text.size(), val_fraction);
@@ -259,6 +308,14 @@ void check_text_path(const DatasetQuery& query) {
   std::error_code ec;
   if (!fs::is_regular_file(query.path(), ec))
     fail("data.path '" + query.path() + "' is not a file (the text data set reads one UTF-8 text file, plain or .gz)");
+}
+
+void check_text_tokenizer(const Options& options) {
+  if (options.string("vocabulary") != "bpe") return;
+  if (options.string("tokenizer").empty())
+    fail("[dataset] vocabulary = \"bpe\" needs [dataset] tokenizer = \"path/tokenizer.json\" (a Hugging Face "
+         "byte-level BPE tokenizer, GPT-2's kind)");
+  BpeTokenizer{options.string("tokenizer")};  // refused here, in one line, before any text is read
 }
 
 void check_tokens_path(const DatasetQuery& query) {

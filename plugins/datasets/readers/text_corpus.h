@@ -1,6 +1,6 @@
 // Text for language models: the `text` data set (a UTF-8 file, plain or gzipped, with a
-// character or byte vocabulary) and the `tokens` data set (nanoGPT's layout: train.bin and
-// val.bin of uint16 token ids, and meta.json with the vocabulary size).
+// character or byte vocabulary, or a byte-level BPE tokenizer's) and the `tokens` data set
+// (nanoGPT's layout: train.bin and val.bin of uint16 token ids, and meta.json with the vocabulary size).
 //
 // Both give windows of `context` tokens and, as targets, the `context` tokens that follow
 // (next_token). The training split has a window at every offset of its stream: a shuffled
@@ -28,5 +28,7 @@ plugtrain::DatasetRead read_tokens(const plugtrain::DatasetQuery& query, const p
 // data.path: a readable file (text) or a folder with train.bin and val.bin (tokens).
 void check_text_path(const plugtrain::DatasetQuery& query);
 void check_tokens_path(const plugtrain::DatasetQuery& query);
+// vocabulary "bpe": [dataset] tokenizer names a byte-level BPE tokenizer.json (readers/bpe_tokenizer.h).
+void check_text_tokenizer(const plugtrain::Options& options);
 
 }  // namespace bundled_datasets
