@@ -94,6 +94,17 @@ TEST_F(BpeParity, GptTwosPatternEdgeCasesEncodeAsPythonsWithBothMergeFormsAndAPr
   EXPECT_EQ(prefix.encode(edge), ids_in(file("edge_prefix_ids.json")));
 }
 
+TEST_F(BpeParity, EveryKindOfCodePointAndAddedTokensThatStripOrMatchWholeWordsEncodeAsPythons) {
+  const std::string mixed = slurp(file("random.txt"));
+  const BpeTokenizer plain(file("tokenizer.json").string());
+  const std::vector<std::int64_t> ids = plain.encode(mixed);
+  EXPECT_EQ(ids, ids_in(file("random_ids.json")));
+  EXPECT_EQ(plain.decode(ids), mixed);
+  const BpeTokenizer added(file("tokenizer_added.json").string());
+  EXPECT_EQ(added.size(), 2001) << "<mask> after the vocab; \"hack\" is the vocab's own id";
+  EXPECT_EQ(added.encode(mixed), ids_in(file("random_added_ids.json")));
+}
+
 void expect_refused(const fs::path& tokenizer_file, const std::string& part) {
   try {
     BpeTokenizer tokenizer(tokenizer_file.string());

@@ -7,15 +7,21 @@ pre-tokenizer and decoder, all 256 bytes in the alphabet, <|endoftext|> added) a
   tokenizer_prefix.json   the same with add_prefix_space = true
   ids.json                Tokenizer.encode(text).ids of the whole TEXT (tokenizer.json)
   edge.txt, edge_ids.json, edge_prefix_ids.json   GPT-2's pattern's edge cases and their ids
+  random.txt, random_ids.json   60,000 draws from every assigned code point, kinds of space,
+                          apostrophes and contractions (a seeded mix), and their ids
+  tokenizer_added.json, random_added_ids.json   with added tokens that strip spaces (<mask>, as
+                          RoBERTa's) or match whole words only ("hack"), and random.txt's ids
   wordpiece.json, unigram.json, whitespace.json, bad_merge.json   tokenizers ours refuses
   seconds.json            Python's encode time of TEXT
 """
 import json
 import os
+import random
 import sys
 import time
+import unicodedata
 
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
 EDGE = ("Hello world! It's 2024; we'll've they'RE don't  two  spaces   three\n\nnew lines\r\n\ttabs\t\t end \n"
         "café naïve Ünïcödé 日本語の文 ١٢٣ ½ Ⅻ 😀🎉 a😀b <|endoftext|>next doc<|endoftext|> 'quoted' ''s"
@@ -58,6 +64,18 @@ def main():
     bad = json.loads(json.dumps(doc))
     bad["model"]["merges"].append(["zq", "qz"])
     json.dump(bad, open(os.path.join(out, "bad_merge.json"), "w", encoding="utf-8"), ensure_ascii=False)
+
+    rng = random.Random(5)
+    pools = [[chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and unicodedata.category(chr(c)) != "Cn"],
+             list(" \t\n\r\u00a0\u2003\u3000\u0085\u2028"), list("'sdmtlrev"), list("abc XYZ 0123 .,;!?-"),
+             ["'s", "'ll", "'re", "'ve", "'d", " '", "  ", "\n\n"]]
+    mixed = "".join(rng.choice(pools[rng.choice([0, 1, 1, 2, 3, 3, 4])]) for _ in range(60000))
+    mixed += " <|endoftext|> <mask>  x <mask>y hack hacker hack_ hack."
+    open(os.path.join(out, "random.txt"), "w", encoding="utf-8", newline="").write(mixed)
+    json.dump(tok.encode(mixed).ids, open(os.path.join(out, "random_ids.json"), "w"))
+    tok.add_tokens([AddedToken("<mask>", lstrip=True, rstrip=True), AddedToken("hack", single_word=True)])
+    tok.save(os.path.join(out, "tokenizer_added.json"))
+    json.dump(tok.encode(mixed).ids, open(os.path.join(out, "random_added_ids.json"), "w"))
 
     # Tokenizers of other kinds, trained on the same text.
     for name, model, trainer in [
