@@ -60,8 +60,10 @@ void run_once(const LoadedProgram& loaded) {
     if (shape == p.shapes.end()) return;
     std::vector<std::int64_t> sizes;
     std::int64_t numel = 1;
-    for (const auto& s : shape->second.sizes) numel *= sizes.emplace_back(s.value_or(2));
-    if (numel > (1 << 16)) return;  // a seed's inputs are small; a mutated shape is not run
+    for (const auto& s : shape->second.sizes) {
+      const std::int64_t n = sizes.emplace_back(s.value_or(2));
+      if (n < 0 || n > (1 << 16) || (numel *= n) > (1 << 16)) return;  // a seed's inputs are small: a mutated shape is not run
+    }
     values[slot] = at::zeros(sizes, at::TensorOptions().dtype(shape->second.dtype));
   }
   torch::NoGradGuard no_grad;

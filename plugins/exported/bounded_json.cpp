@@ -31,7 +31,8 @@ class BoundsCheck final : public nlohmann::json_sax<nlohmann::json> {
 
  private:
   struct Open {
-    std::string path;
+    std::string path;                   // only while it leads to a bounded path: no copies of long keys
+    bool on_a_bound = false;            // the path is a bounded one or leads to one
     std::size_t entries = 0, most = 0;  // most 0: unbounded
   };
   const JsonBounds& bounds_;
@@ -53,14 +54,24 @@ class BoundsCheck final : public nlohmann::json_sax<nlohmann::json> {
     // An object's entry is named by its key; a list's entries all by "[]".
     const bool in_object = !open_.empty() && !key_.empty();
     Open o;
-    o.path = open_.empty()               ? ""
-             : open_.back().path.empty() ? key_
-                                         : open_.back().path + "/" + (in_object ? key_ : "[]");
-    const auto bound = bounds_.max_entries.find(o.path);
+    if (open_.empty()) {
+      o.on_a_bound = true;
+    } else if (open_.back().on_a_bound) {
+      const std::string& parent = open_.back().path;
+      std::string path = parent.empty() ? key_ : parent + "/" + (in_object ? key_ : "[]");
+      if (leads_to_a_bound(path)) o.path = std::move(path), o.on_a_bound = true;
+    }
+    const auto bound = o.on_a_bound ? bounds_.max_entries.find(o.path) : bounds_.max_entries.end();
     if (bound != bounds_.max_entries.end()) o.most = bound->second;
     open_.push_back(std::move(o));
     key_.clear();
     return true;
+  }
+  bool leads_to_a_bound(const std::string& path) const {
+    for (const auto& [bounded, most] : bounds_.max_entries)
+      if (bounded.compare(0, path.size(), path) == 0 && (bounded.size() == path.size() || bounded[path.size()] == '/'))
+        return true;
+    return false;
   }
   bool close() {
     open_.pop_back();

@@ -45,7 +45,7 @@ std::string shape_text(const std::vector<std::int64_t>& sizes) {
 // A constant input of the signature ({"as_int": 3}, ...) as the value the graph gets.
 c10::IValue constant_value(const nlohmann::json& constant) {
   const auto [kind, value] = union_entry(constant);
-  if (kind == "as_int") return value->get<std::int64_t>();
+  if (kind == "as_int") return integer_of(*value);
   if (kind == "as_float") return value->get<double>();
   if (kind == "as_bool") return value->get<bool>();
   if (kind == "as_string") return value->get<std::string>();
@@ -80,10 +80,21 @@ std::shared_ptr<Model> make_exported_model(const std::filesystem::path& file, co
 ExportedModel::ExportedModel(std::shared_ptr<const LoadedProgram> loaded, const BatchDescription& batch,
                              const TargetDescription& target)
     : loaded_(std::move(loaded)) {
-  bind_weights();
-  bind_outputs(target);
-  bind_inputs(batch);
-  find_units();
+  // What the archive holds meets LibTorch's module registry and the data here: their complaints
+  // (a constant input of no known kind, a name a module cannot take) name the file too.
+  const std::string file = loaded_->program.file.string();
+  try {
+    bind_weights();
+    bind_outputs(target);
+    bind_inputs(batch);
+    find_units();
+  } catch (const ProgramError&) {
+    throw;
+  } catch (const c10::Error& e) {
+    throw ProgramError(file + ": " + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw ProgramError(file + ": " + e.what());
+  }
 }
 
 void ExportedModel::find_units() {

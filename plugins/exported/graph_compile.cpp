@@ -64,6 +64,18 @@ std::string top_module(const json& node) {
   return second.substr(comma + 1, second.find(',', comma + 1) - comma - 1);
 }
 
+// Whether `argument` sizes a tensor the operator makes: a factory's size (an operator that takes
+// no tensor: zeros, full, empty_strided...), new_zeros' and its kind's, and repeat's. A view's
+// size makes nothing.
+bool allocates(const c10::FunctionSchema& schema, const c10::Argument& argument) {
+  if (argument.name() == "repeats") return true;
+  if (argument.name() != "size") return false;
+  if (schema.name().rfind("aten::new_", 0) == 0) return true;
+  for (const c10::Argument& a : schema.arguments())
+    if (a.type()->kind() == c10::TypeKind::TensorType) return false;
+  return true;
+}
+
 const std::set<std::string> kIntArithmetic = {"_operator.add",      "_operator.sub", "_operator.mul",
                                               "_operator.floordiv", "_operator.mod", "_operator.neg"};
 
@@ -129,6 +141,18 @@ void GraphProgram::check_size_node(const CompiledNode& node) const {
     fail(node, "divides by zero");
 }
 
+// A size fixed in the graph (zeros([n, n]), x.repeat(...)) makes that many elements when the
+// node runs: bounded, so that a small archive cannot make the process allocate gigabytes.
+void GraphProgram::check_constant_size(const c10::Argument& argument, const CompiledArg& arg,
+                                       const CompiledNode& node) const {
+  if (!arg.constant.isIntList()) return;
+  std::int64_t elements = 1;
+  for (const std::int64_t n : arg.constant.toIntList())
+    if (n < 0 || __builtin_mul_overflow(elements, n, &elements) || elements > kMaxConstantElements)
+      fail(node, "argument " + argument.name() + " asks for more than " + std::to_string(kMaxConstantElements) +
+                     " elements (the limit of a size fixed in the graph)");
+}
+
 int GraphProgram::slot_of(const std::string& value) const {
   const auto it = slots_.find(value);
   return it == slots_.end() ? -1 : it->second;
@@ -158,6 +182,10 @@ CompiledNode GraphProgram::compile(const json& node, const std::set<std::string>
   if (!name)
     fail(c, "not an operator plugtrain can run (higher-order operators and Python functions are not supported)");
   c.target = name->name + (name->overload_name.empty() ? "" : "." + name->overload_name);
+  // A graph from anywhere is a program: it may run ATen's tensor operators, not the others a
+  // process has registered, and not the one that maps files (from_file, shared: it writes them).
+  if (name->name.rfind("aten::", 0) != 0 || name->name == "aten::from_file")
+    fail(c, "not an operator a model's graph may run (ATen's tensor operators only; files are never read or written)");
   c.op = c10::Dispatcher::singleton().findSchema(*name);
   if (!c.op) fail(c, "unknown operator: this LibTorch has no such operator");
   const c10::FunctionSchema& schema = c.op->schema();
@@ -176,6 +204,7 @@ CompiledNode GraphProgram::compile(const json& node, const std::set<std::string>
       continue;
     }
     c.args.push_back(compile_arg(*it->second, &argument, c));
+    if (allocates(schema, argument)) check_constant_size(argument, c.args.back(), c);
     given.erase(it);
   }
   if (!given.empty()) fail(c, "argument " + given.begin()->first + " is not in the operator's schema");
@@ -194,7 +223,7 @@ CompiledArg GraphProgram::compile_arg(const json& arg, const c10::Argument* sche
       return CompiledArg{ArgSource::value, {}, use(sym.at("as_name").get<std::string>(), node)};
     const json& fixed = sym.at(fixed_key);
     return CompiledArg{ArgSource::constant, fixed.is_boolean()          ? c10::IValue(fixed.get<bool>())
-                                            : fixed.is_number_integer() ? c10::IValue(fixed.get<std::int64_t>())
+                                            : fixed.is_number_integer() ? c10::IValue(integer_of(fixed))
                                                                         : c10::IValue(fixed.get<double>())};
   };
   if (kind == "as_none") return a;
@@ -212,9 +241,9 @@ CompiledArg GraphProgram::compile_arg(const json& arg, const c10::Argument* sche
     return a;
   }
   if (kind == "as_int") {
-    if (is_type(schema, c10::TypeKind::TensorType)) return {ArgSource::constant, wrapped_number(v.get<std::int64_t>())};
+    if (is_type(schema, c10::TypeKind::TensorType)) return {ArgSource::constant, wrapped_number(integer_of(v))};
     if (is_type(schema, c10::TypeKind::FloatType)) return {ArgSource::constant, v.get<double>()};
-    return {ArgSource::constant, v.get<std::int64_t>()};
+    return {ArgSource::constant, integer_of(v)};
   }
   if (kind == "as_float") {
     if (name == "dropout_p") return {ArgSource::dropout_p, v.get<double>()};
@@ -225,7 +254,7 @@ CompiledArg GraphProgram::compile_arg(const json& arg, const c10::Argument* sche
     if (name == "training" || name == "train") return {ArgSource::training};
     return {ArgSource::constant, v.get<bool>()};
   }
-  if (kind == "as_ints") return {ArgSource::constant, c10::List<std::int64_t>(v.get<std::vector<std::int64_t>>())};
+  if (kind == "as_ints") return {ArgSource::constant, c10::List<std::int64_t>(integers_of(v))};
   if (kind == "as_floats") return {ArgSource::constant, c10::List<double>(v.get<std::vector<double>>())};
   if (kind == "as_bools") {
     c10::List<bool> bools;
@@ -241,22 +270,24 @@ CompiledArg GraphProgram::compile_arg(const json& arg, const c10::Argument* sche
     a.source = ArgSource::int_list;
     for (const json& s : v) {
       a.slots.push_back(s.contains("as_name") ? use(s.at("as_name").get<std::string>(), node) : -1);
-      a.ints.push_back(s.contains("as_int") ? s.at("as_int").get<std::int64_t>() : 0);
+      if (!s.contains("as_name") && !s.contains("as_int"))
+        fail(node, "argument " + name + " holds a size that is neither a value nor an integer: " + brief(s));
+      a.ints.push_back(s.contains("as_int") ? integer_of(s.at("as_int")) : 0);
     }
     return a;
   }
   if (kind == "as_scalar_type") {
-    const auto type = scalar_type_of(v.get<std::int64_t>());
+    const auto type = scalar_type_of(integer_of(v));
     if (!type) fail(node, "argument " + name + " names dtype code " + brief(v) + ", which plugtrain does not know");
     return {ArgSource::constant, static_cast<std::int64_t>(*type)};
   }
   if (kind == "as_memory_format") {
-    c10::IValue format = memory_format_of(v.get<std::int64_t>());
+    c10::IValue format = memory_format_of(integer_of(v));
     if (format.isNone()) fail(node, "argument " + name + " names memory format code " + brief(v));
     return {ArgSource::constant, format};
   }
   if (kind == "as_layout") {
-    if (v.get<std::int64_t>() != 7) fail(node, "argument " + name + ": only strided tensors are supported");
+    if (integer_of(v) != 7) fail(node, "argument " + name + ": only strided tensors are supported");
     return {ArgSource::constant, static_cast<std::int64_t>(c10::kStrided)};
   }
   if (kind == "as_device") return {ArgSource::device};

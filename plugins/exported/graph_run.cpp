@@ -86,6 +86,23 @@ void run_size_node(const CompiledNode& node, std::vector<c10::IValue>& values) {
   }
 }
 
+void run_op_node(const CompiledNode& node, std::vector<c10::IValue>& values, bool training, const c10::Device& device,
+                 torch::jit::Stack& stack) {
+  stack.clear();
+  stack.reserve(node.args.size());
+  for (const CompiledArg& a : node.args) push_argument(a, values, training, device, stack);
+  node.op->callBoxed(stack);
+  for (size_t i = 0; i < node.outputs.size() && i < stack.size(); ++i) {
+    if (node.outputs[i] >= 0) {
+      values[node.outputs[i]] = std::move(stack[i]);
+    } else if (!node.list_outputs[i].empty()) {
+      const c10::List<at::Tensor> list = stack[i].toTensorList();
+      for (size_t k = 0; k < node.list_outputs[i].size() && k < list.size(); ++k)
+        values[node.list_outputs[i][k]] = list.get(k);
+    }
+  }
+}
+
 }  // namespace
 
 void GraphProgram::run_nodes(std::vector<c10::IValue>& values, std::size_t begin, std::size_t end, bool training,
@@ -104,18 +121,15 @@ void GraphProgram::run_nodes(std::vector<c10::IValue>& values, std::size_t begin
       }
       continue;
     }
-    stack.clear();
-    stack.reserve(node.args.size());
-    for (const CompiledArg& a : node.args) push_argument(a, values, training, device, stack);
-    node.op->callBoxed(stack);
-    for (size_t i = 0; i < node.outputs.size() && i < stack.size(); ++i) {
-      if (node.outputs[i] >= 0) {
-        values[node.outputs[i]] = std::move(stack[i]);
-      } else if (!node.list_outputs[i].empty()) {
-        const c10::List<at::Tensor> list = stack[i].toTensorList();
-        for (size_t k = 0; k < node.list_outputs[i].size() && k < list.size(); ++k)
-          values[node.list_outputs[i][k]] = list.get(k);
-      }
+    // An operator's complaint names the file and the node; running out of memory passes as it
+    // is, since the host tells it by its type (a smaller batch, a clear message).
+    try {
+      run_op_node(node, values, training, device, stack);
+    } catch (const c10::OutOfMemoryError&) {
+      throw;
+    } catch (const c10::Error& e) {
+      const std::string why = e.what_without_backtrace();
+      fail(node, why.substr(0, why.find('\n')));
     }
   }
 }

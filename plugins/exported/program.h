@@ -38,11 +38,17 @@ class SchemaError : public std::runtime_error {
 // What an archive may claim, each checked before anything is allocated for it: an archive made
 // to exhaust memory (a zip bomb, a billion nodes, JSON nested to overflow a stack) is refused in
 // one line. Real programs stay far inside them (a GPT-2 XL export: ~600 weights, ~6,000 nodes).
+// The weights together may claim at most twice the archive's bytes (tied weights may share a
+// record), and no weight may repeat its bytes (a stride of 0): the copies made of the weights
+// would otherwise multiply a small file.
 inline constexpr std::uint64_t kMaxRecords = 100'000;
-inline constexpr std::size_t kMaxNodes = 1'000'000;
+inline constexpr std::size_t kMaxNodes = 250'000;
 inline constexpr std::size_t kMaxWeights = 100'000;
 inline constexpr int kMaxJsonDepth = 256;
 inline constexpr std::size_t kMaxDimensions = 64;
+// A size fixed in the graph (a causal mask's ones([T, T]), a repeat): 2^26 elements, a mask of
+// 8192 x 8192, 256 MB of float.
+inline constexpr std::int64_t kMaxConstantElements = std::int64_t{1} << 26;
 
 // A graph value's shape as exported: a fixed size, or nullopt for a symbolic one (a dynamic
 // dimension such as the batch).
@@ -93,6 +99,23 @@ Program read_program(const std::filesystem::path& file);
 inline std::string brief(const nlohmann::json& value) {
   const std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return text.size() <= 120 ? text : text.substr(0, 117) + "...";
+}
+
+// An integer of the schema, or SchemaError: nlohmann's get<std::int64_t>() would convert a float
+// such as 1e300, which is undefined behaviour.
+inline std::int64_t integer_of(const nlohmann::json& value) {
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() > std::uint64_t(INT64_MAX))
+    throw SchemaError("the integer " + brief(value) + " does not fit 64 bits");
+  if (!value.is_number_integer()) throw SchemaError("expected an integer, got " + brief(value));
+  return value.get<std::int64_t>();
+}
+
+inline std::vector<std::int64_t> integers_of(const nlohmann::json& value) {
+  if (!value.is_array()) throw SchemaError("expected a list of integers, got " + brief(value));
+  std::vector<std::int64_t> out;
+  out.reserve(value.size());
+  for (const nlohmann::json& v : value) out.push_back(integer_of(v));
+  return out;
 }
 
 // A union of torch.export's schema ({"as_tensor": {...}}): its one key and value.

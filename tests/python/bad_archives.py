@@ -115,8 +115,50 @@ def main():
             {"buffer_mutation": {"arg": {"name": ""}, "buffer_name": "fc.weight"}})
     write(out("buffer_mutation_without_value.pt2"), with_model(seed, empty_mutation))
 
+    # Overflow that only shows when it runs: batch * 2^62.
+    write(out("overflow_at_run.pt2"),
+          with_model(conv, size_nodes(BATCH, node("_operator.mul", "mul", [sym("batch"), {"as_sym_int": {"as_int": 1 << 62}}]))))
+
+    def stride_zero(config):  # 4,000 floats viewed in a record of 12
+        config["fc.weight"]["tensor_meta"]["sizes"] = [{"as_int": 1000}, {"as_int": 4}]
+        config["fc.weight"]["tensor_meta"]["strides"] = [{"as_int": 0}, {"as_int": 1}]
+    write(out("stride_zero_weight.pt2"), with_weights_config(seed, stride_zero))
+
+    # 2,000 weights each viewing all of one 1 MiB record: 2 GiB of copies from a 1.6 MB file.
+    def one_record_many_weights(config):
+        config["fc.weight"]["tensor_meta"]["sizes"] = [{"as_int": 1 << 18}]
+        config["fc.weight"]["tensor_meta"]["strides"] = [{"as_int": 1}]
+        config.update({f"copy{i}": config["fc.weight"] for i in range(2000)})
+    big = [(n, bytes(1 << 20) if n.endswith("weights/weight_0") else d) for n, d in seed]
+    write(out("one_record_many_weights.pt2"), with_weights_config(big, one_record_many_weights))
+
+    def reads_files(model):
+        graph(model)["nodes"].append({"target": "torch.ops.aten.from_file.default", "name": "steal", "inputs": [
+            {"name": "filename", "arg": {"as_string": "/etc/passwd"}, "kind": 1}],
+            "outputs": [{"as_tensor": {"name": "stolen"}}], "metadata": {}})
+    write(out("reads_files.pt2"), with_model(seed, reads_files))
+
+    def huge_factory(model):
+        graph(model)["nodes"].append({"target": "torch.ops.aten.zeros.default", "name": "zeros", "inputs": [
+            {"name": "size", "arg": {"as_ints": [1 << 20, 1 << 20]}, "kind": 1}],
+            "outputs": [{"as_tensor": {"name": "big"}}], "metadata": {}})
+    write(out("huge_factory.pt2"), with_model(seed, huge_factory))
+
+    def bad_constant(model):
+        model["graph_module"]["signature"]["input_specs"].append({"constant_input": {"name": "c", "value": 5}})
+    write(out("bad_constant_input.pt2"), with_model(seed, bad_constant))
+
+    def bad_target(model):
+        model["graph_module"]["signature"]["input_specs"][0]["parameter"]["parameter_name"] = "fc..weight"
+    write(out("bad_weight_name.pt2"), with_model(seed, bad_target))
+
+    def newline_name(model):
+        graph(model)["nodes"][1]["name"] = "re\nlu"
+        graph(model)["nodes"][1]["inputs"][0]["arg"] = {"as_tensor": {"name": "nowhere\nelse"}}
+    write(out("newline_in_names.pt2"), with_model(seed, newline_name))
+
     def many_nodes(model):
-        graph(model)["nodes"] = [{}] * 1_000_001
+        graph(model)["nodes"] = [{}] * 250_001
     write(out("too_many_nodes.pt2"), with_model(seed, many_nodes))
 
     def many_weights(config):
