@@ -28,9 +28,11 @@ struct ZipRecords {
   int without_checksum = 0;  // records compressed or written without a CRC-32 (not checked)
 };
 
-// Throws ZipError for a truncated or damaged archive, a record that points past the file or
-// claims more bytes than the whole file has (a zip bomb), more records than the limit, or
-// (check_crc) a stored record whose bytes do not match its CRC-32.
+// Throws ZipError for a truncated or damaged archive, a zip64 directory that disagrees with the
+// 32-bit one (LibTorch's reader would follow the zip64 one), a record that points past the file
+// or claims more bytes than the whole file has (a zip bomb), records that overlap each other or
+// the directory, more records than the limit, or (check_crc) a stored record whose bytes do not
+// match its CRC-32. Record names in its messages are escaped onto one line and cut at 64 bytes.
 ZipRecords scan_zip_records(const std::filesystem::path& path, const ZipLimits& limits = {});
 
 }  // namespace plugtrain
