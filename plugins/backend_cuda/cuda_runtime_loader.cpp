@@ -6,6 +6,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
 
 namespace plugtrain::cuda {
 
@@ -25,7 +28,16 @@ std::string why_not_trusted(const std::string& path) {
   if (path.empty()) return "the plugin's own folder cannot be told (dladdr), so neither can its cuda/ runtime";
   if (path.front() != '/')
     return "PLUGTRAIN_CUDA_RUNTIME '" + path + "' is not an absolute path (it would depend on the working directory)";
-  for (const std::string& p : {path, std::filesystem::path(path).parent_path().string()}) {
+  // A symlink is judged by where it leads: the real file and the real folder holding it (a link
+  // into a world-writable folder is no safer than the file there), and the link's own folder.
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::canonical(path, ec);
+  if (ec) real = std::filesystem::weakly_canonical(path, ec);  // missing: dlopen says so
+  if (ec) real = path;
+  std::vector<std::string> checked{real.string(), real.parent_path().string()};
+  const std::string link_folder = std::filesystem::path(path).parent_path().string();
+  if (link_folder != checked.back()) checked.push_back(link_folder);
+  for (const std::string& p : checked) {
     struct stat st {};
     if (::stat(p.c_str(), &st) != 0) continue;  // dlopen says what is missing
     if (st.st_mode & S_IWOTH) return p + " is world-writable: chmod o-w " + p;

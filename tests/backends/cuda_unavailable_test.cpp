@@ -76,6 +76,19 @@ TEST(CudaUnavailable, ARuntimePartOthersCouldChangeOrARelativePathIsNotLoaded) {
   const std::string writable = reason(copy.string());
   EXPECT_NE(writable.find(copy.string() + " is world-writable: chmod o-w " + copy.string()), std::string::npos)
       << writable;
+  // A link in a private folder to a file others cannot write, in a folder anyone can (0777, not
+  // sticky: anyone may swap the file): judged by where it leads.
+  const fs::path open_dir = dir / "open", private_dir = dir / "private";
+  fs::create_directories(open_dir);
+  fs::create_directories(private_dir);
+  fs::permissions(open_dir, fs::perms::all);
+  fs::permissions(private_dir, fs::perms::owner_all);
+  fs::copy_file(copy, open_dir / "runtime.so");
+  fs::permissions(open_dir / "runtime.so", fs::perms::others_write, fs::perm_options::remove);
+  fs::create_symlink(open_dir / "runtime.so", private_dir / "runtime.so");
+  const std::string linked = reason((private_dir / "runtime.so").string());
+  const std::string real_dir = fs::canonical(open_dir).string();
+  EXPECT_NE(linked.find(real_dir + " is world-writable: chmod o-w " + real_dir), std::string::npos) << linked;
   fs::remove_all(dir);
 }
 
