@@ -55,16 +55,24 @@ void add_text_datasets(plugtrain::Registrar& host) {
   using namespace bundled_datasets;
   std::vector<OptionSpec> text_options = window_options();
   text_options.push_back({"vocabulary", OptionType::string, std::string("char"),
-                          "char (the training split's characters), byte (the 256 byte values) or bpe (the "
-                          "tokenizer's byte-level BPE tokens)"});
+                          "char (the training split's characters), byte (the 256 byte values), bpe (the "
+                          "tokenizer's byte-level BPE tokens) or sentencepiece (a SentencePiece model's pieces)"});
   text_options.push_back({"tokenizer", OptionType::string, std::string(""),
-                          "vocabulary bpe: a Hugging Face tokenizer.json of GPT-2's kind (byte-level BPE); a relative "
-                          "path is relative to the working folder"});
+                          "vocabulary bpe: a Hugging Face tokenizer.json of GPT-2's kind (byte-level BPE); "
+                          "vocabulary sentencepiece: a SentencePiece .model; a relative path is relative to the "
+                          "working folder"});
+  text_options.push_back({"train_tokenizer", OptionType::string, std::string(""),
+                          "vocabulary sentencepiece without a tokenizer: train a bpe or unigram model on the training "
+                          "split (kept in ~/.cache/plugtrain/tokenizers, by the text's and the settings' checksums)"});
+  text_options.push_back({"tokenizer_pieces", OptionType::integer, std::int64_t{2000},
+                          "train_tokenizer: the pieces of the trained model"});
   text_options.push_back({"val_fraction", OptionType::real, 0.1, "the last share of the text that is the val split"});
   const std::vector<OptionRule> window_rules = {OptionRule("context").at_least(1), OptionRule("eval_stride").at_least(0),
                                                 OptionRule("val_windows").at_least(0)};
   std::vector<OptionRule> text_rules = window_rules;
-  text_rules.push_back(OptionRule("vocabulary").one_of({"char", "byte", "bpe"}));
+  text_rules.push_back(OptionRule("vocabulary").one_of({"char", "byte", "bpe", "sentencepiece"}));
+  text_rules.push_back(OptionRule("train_tokenizer").one_of({"", "bpe", "unigram"}));
+  text_rules.push_back(OptionRule("tokenizer_pieces").at_least(16));
   text_rules.push_back(OptionRule("val_fraction").above(0).below(1));
   DatasetSpec text = spec("text", "a UTF-8 text file (plain or .gz) in data.path, as windows of characters, bytes "
                           "or BPE tokens and the next token of each: split by [dataset] val_fraction",

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "readers/bpe_tokenizer.h"
+#include "readers/sentencepiece_text.h"
+#include "readers/sentencepiece_tokenizer.h"
 
 namespace bundled_datasets {
 
@@ -218,6 +220,11 @@ DatasetRead read_text(const DatasetQuery& query, const Options& options) {
     vocabulary_note = "vocabulary: 256 bytes";
   } else if (by_bpe) {
     bpe_streams(bytes, options, train, val, names, vocabulary_note);
+  } else if (options.string("vocabulary") == "sentencepiece") {
+    std::size_t cut = split_point(bytes.size(), val_fraction);  // at a character's start, as for bpe
+    while (cut > 0 && (static_cast<unsigned char>(bytes[cut]) & 0xC0) == 0x80) --cut;
+    TokenStreams s = sentencepiece_streams(path, bytes, cut, options);
+    train = std::move(s.train), val = std::move(s.val), names = std::move(s.names), vocabulary_note = std::move(s.note);
   } else {
     const std::vector<char32_t> text = code_points(bytes, path);
     const std::size_t cut = split_point(text.size(), val_fraction);
@@ -311,6 +318,17 @@ void check_text_path(const DatasetQuery& query) {
 }
 
 void check_text_tokenizer(const Options& options) {
+  if (options.string("vocabulary") == "sentencepiece") {
+    const bool named = !options.string("tokenizer").empty(), trained = !options.string("train_tokenizer").empty();
+    if (named == trained)
+      fail("[dataset] vocabulary = \"sentencepiece\" takes either tokenizer = \"m.model\" (a SentencePiece model) or "
+           "train_tokenizer = \"bpe\" or \"unigram\" (one trained on the training split), " +
+           std::string(named ? "not both" : "and neither is set"));
+    if (named) SentencePieceTokenizer{options.string("tokenizer")};  // refused here, before any text is read
+    return;
+  }
+  if (!options.string("train_tokenizer").empty())
+    fail("[dataset] train_tokenizer trains a SentencePiece model: it needs vocabulary = \"sentencepiece\"");
   if (options.string("vocabulary") != "bpe") return;
   if (options.string("tokenizer").empty())
     fail("[dataset] vocabulary = \"bpe\" needs [dataset] tokenizer = \"path/tokenizer.json\" (a Hugging Face "
