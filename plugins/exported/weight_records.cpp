@@ -121,7 +121,8 @@ at::Tensor WeightReader::record(const std::string& name, c10::ScalarType dtype, 
     return read->second;
   }
   const std::int64_t bytes = std::int64_t(archive_.getRecordSize(name));
-  at::Tensor storage = at::empty({bytes / c10::elementSize(dtype)}, at::TensorOptions().dtype(dtype));
+  const std::int64_t elements = bytes / std::int64_t(c10::elementSize(dtype));
+  at::Tensor storage = at::empty({elements}, at::TensorOptions().dtype(dtype));
   archive_.getRecord(name, storage.data_ptr(), size_t(bytes));
   records_.emplace(name, storage);
   return storage;
