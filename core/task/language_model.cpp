@@ -17,6 +17,7 @@
 #include <ATen/ATen.h>
 
 #include "task/builtin_tasks.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
@@ -25,7 +26,7 @@ namespace {
 class LanguageModel : public SpecifiedTask {
  public:
   LanguageModel(const TaskDefinition& spec, const TaskInputs& inputs, const Options& options)
-      : SpecifiedTask(spec), vocabulary_(inputs.num_classes), token_bytes_(token_bytes(inputs)) {
+      : SpecifiedTask(spec), vocabulary_(inputs.num_classes), token_bytes_(bytes_per_token(inputs)) {
     (void)options;
   }
 
@@ -76,10 +77,10 @@ class LanguageModel : public SpecifiedTask {
   }
 
  private:
-  // Each token's UTF-8 bytes, from its text: a byte piece ("<0x0A>", the byte vocabulary's and
-  // SentencePiece's) is one; a control piece ("") none. Undefined when the vocabulary has no text
+  // Each token's UTF-8 bytes, from its text (util/text.h's token_bytes: "<0x0A>", a byte
+  // vocabulary's or SentencePiece's byte piece, is one byte); a control piece ("") none. Undefined when the vocabulary has no text
   // (no names, or ids named by their numbers).
-  static at::Tensor token_bytes(const TaskInputs& inputs) {
+  static at::Tensor bytes_per_token(const TaskInputs& inputs) {
     const std::vector<std::string>& names = inputs.class_names;
     if (names.empty() || std::int64_t(names.size()) != inputs.num_classes) return {};
     bool numbered = true;
@@ -87,8 +88,7 @@ class LanguageModel : public SpecifiedTask {
     for (std::size_t i = 0; i < names.size(); ++i) {
       const std::string& n = names[i];
       numbered = numbered && n == std::to_string(i);
-      const bool byte_piece = n.size() == 6 && n.compare(0, 3, "<0x") == 0 && n.back() == '>';
-      bytes.push_back(byte_piece ? 1.0f : float(n.size()));
+      bytes.push_back(float(plugtrain::token_bytes(n).size()));
     }
     if (numbered) return {};
     return at::tensor(bytes);

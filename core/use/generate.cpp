@@ -15,6 +15,7 @@
 #include "run/classes_file.h"
 #include "train/precision.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
@@ -27,12 +28,6 @@ bool numbered_vocabulary(const std::vector<std::string>& names) {
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] != std::to_string(i)) return false;
   return true;
-}
-
-// A byte name "<0xNN>": its byte, else -1.
-int byte_of(const std::string& name) {
-  if (name.size() != 6 || name.compare(0, 3, "<0x") != 0 || name[5] != '>') return -1;
-  return std::stoi(name.substr(3, 2), nullptr, 16);
 }
 
 // The run's vocabulary and window, from classes.json; Error when the run is not a language model.
@@ -79,11 +74,7 @@ std::string decode_tokens(const std::vector<std::int64_t>& ids, const std::vecto
     for (std::int64_t id : ids) text += " " + std::to_string(id);
     return text;
   }
-  for (std::int64_t id : ids) {
-    const std::string& name = names.at(std::size_t(id));
-    const int byte = byte_of(name);
-    text += byte >= 0 ? std::string(1, char(byte)) : name;
-  }
+  for (std::int64_t id : ids) text += token_bytes(names.at(std::size_t(id)));
   return text;
 }
 

@@ -1,5 +1,7 @@
 #include "util/text.h"
 
+#include <cctype>
+
 namespace plugtrain {
 
 std::string join(const std::vector<std::string>& items, const std::string& separator, const std::string& if_empty) {
@@ -28,6 +30,22 @@ std::uint64_t fnv1a_64(const std::string& text) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
   return h;
+}
+
+std::string token_bytes(const std::string& name) {
+  std::string bytes;
+  bytes.reserve(name.size());
+  const auto hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t i = 0; i < name.size();) {
+    if (i + 6 <= name.size() && name.compare(i, 3, "<0x") == 0 && hex(name[i + 3]) && hex(name[i + 4]) &&
+        name[i + 5] == '>') {
+      bytes += char(std::stoi(name.substr(i + 3, 2), nullptr, 16));
+      i += 6;
+    } else {
+      bytes += name[i++];
+    }
+  }
+  return bytes;
 }
 
 }  // namespace plugtrain

@@ -24,4 +24,9 @@ std::uint64_t fnv1a_64(const std::string& text);
 // 'text' quoted for a POSIX shell (a generated script's arguments), whatever it holds.
 std::string shell_quoted(const std::string& text);
 
+// A token's name in a vocabulary (classes.json) back to its bytes: each "<0xNN>" in it is the
+// byte NN (a byte vocabulary's names, SentencePiece's byte pieces, the part of a character a BPE
+// token holds); the rest is the name's own text.
+std::string token_bytes(const std::string& name);
+
 }  // namespace plugtrain
