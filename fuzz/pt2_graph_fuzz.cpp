@@ -62,7 +62,8 @@ void run_once(const LoadedProgram& loaded) {
     std::int64_t numel = 1;
     for (const auto& s : shape->second.sizes) {
       const std::int64_t n = sizes.emplace_back(s.value_or(2));
-      if (n < 0 || n > (1 << 16) || (numel *= n) > (1 << 16)) return;  // a seed's inputs are small: a mutated shape is not run
+      if (n < 0 || n > (1 << 16) || (numel *= n) > (1 << 16))
+        return;  // a seed's inputs are small: a mutated shape is not run
     }
     values[slot] = at::zeros(sizes, at::TensorOptions().dtype(shape->second.dtype));
   }

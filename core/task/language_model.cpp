@@ -78,8 +78,8 @@ class LanguageModel : public SpecifiedTask {
 
  private:
   // Each token's UTF-8 bytes, from its text (util/text.h's token_bytes: "<0x0A>", a byte
-  // vocabulary's or SentencePiece's byte piece, is one byte); a control piece ("") none. Undefined when the vocabulary has no text
-  // (no names, or ids named by their numbers).
+  // vocabulary's or SentencePiece's byte piece, is one byte); a control piece ("") none. Undefined when the vocabulary
+  // has no text (no names, or ids named by their numbers).
   static at::Tensor bytes_per_token(const TaskInputs& inputs) {
     const std::vector<std::string>& names = inputs.class_names;
     if (names.empty() || std::int64_t(names.size()) != inputs.num_classes) return {};

@@ -74,11 +74,13 @@ void add_text_datasets(plugtrain::Registrar& host) {
   text_rules.push_back(OptionRule("train_tokenizer").one_of({"", "bpe", "unigram"}));
   text_rules.push_back(OptionRule("tokenizer_pieces").at_least(16));
   text_rules.push_back(OptionRule("val_fraction").above(0).below(1));
-  DatasetSpec text = spec("text", "a UTF-8 text file (plain or .gz) in data.path, as windows of characters, bytes "
+  DatasetSpec text = spec("text",
+                          "a UTF-8 text file (plain or .gz) in data.path, as windows of characters, bytes "
                           "or BPE tokens and the next token of each: split by [dataset] val_fraction",
                           DatasetTargets::next_token, text_options);
   text.validation_split = "val";
-  add(host, text, text_rules, [](const DatasetQuery& q, const Options& o) { return read_text(q, o); },
+  add(
+      host, text, text_rules, [](const DatasetQuery& q, const Options& o) { return read_text(q, o); },
       [](const DatasetQuery& q, const Options& o) {
         check_text_path(q);
         check_text_tokenizer(o);

@@ -88,13 +88,9 @@ ExportedModel::ExportedModel(std::shared_ptr<const LoadedProgram> loaded, const 
     bind_outputs(target);
     bind_inputs(batch);
     find_units();
-  } catch (const ProgramError&) {
-    throw;
-  } catch (const c10::Error& e) {
+  } catch (const ProgramError&) { throw; } catch (const c10::Error& e) {
     throw ProgramError(file + ": " + e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    throw ProgramError(file + ": " + e.what());
-  }
+  } catch (const std::exception& e) { throw ProgramError(file + ": " + e.what()); }
 }
 
 void ExportedModel::find_units() {

@@ -125,9 +125,7 @@ void GraphProgram::run_nodes(std::vector<c10::IValue>& values, std::size_t begin
     // is, since the host tells it by its type (a smaller batch, a clear message).
     try {
       run_op_node(node, values, training, device, stack);
-    } catch (const c10::OutOfMemoryError&) {
-      throw;
-    } catch (const c10::Error& e) {
+    } catch (const c10::OutOfMemoryError&) { throw; } catch (const c10::Error& e) {
       const std::string why = e.what_without_backtrace();
       fail(node, why.substr(0, why.find('\n')));
     }

@@ -29,9 +29,7 @@ json json_record(const std::filesystem::path& file, PyTorchStreamReader& archive
   try {
     const auto [data, size] = archive.getRecord(name);  // no larger than the file (scan_zip_records)
     return parse_bounded(std::string(static_cast<const char*>(data.get()), size), bounds);
-  } catch (const JsonBoundsError& e) {
-    fail(file, name + ": " + e.what());
-  } catch (const json::exception& e) {
+  } catch (const JsonBoundsError& e) { fail(file, name + ": " + e.what()); } catch (const json::exception& e) {
     fail(file, name + " is not valid JSON (" + e.what() + ")");
   }
 }
@@ -47,7 +45,6 @@ std::string text_record(PyTorchStreamReader& archive, const std::string& name) {
   return std::string(static_cast<const char*>(data.get()), size);
 }
 
-
 // The archive's zip structure, checked before LibTorch's reader opens it: every record inside
 // the file and no larger than it, at most kMaxRecords of them, and every CRC-32 right (LibTorch
 // checks none, so a damaged weight would otherwise train).
@@ -56,7 +53,6 @@ void check_archive(const std::filesystem::path& file) {
     scan_zip_records(file, {kMaxRecords, /*check_crc=*/true});
   } catch (const ZipError& e) { fail(file, std::string("not a readable .pt2 archive: ") + e.what()); }
 }
-
 
 GraphInput input_of(const std::filesystem::path& file, const json& spec) {
   GraphInput in;
@@ -121,7 +117,8 @@ void check_inputs(const Program& p) {
   std::set<std::string> targets;
   for (const GraphInput& in : p.inputs) {
     const bool weight = in.kind == InputKind::parameter || in.kind == InputKind::buffer;
-    if ((weight || in.kind == InputKind::tensor_constant) && (!module_name(in.target) || !targets.insert(in.target).second))
+    if ((weight || in.kind == InputKind::tensor_constant) &&
+        (!module_name(in.target) || !targets.insert(in.target).second))
       fail(file, "the signature names weight '" + in.target + "' twice, or by a name that is not a module's");
     if (weight && !p.weights.count(in.target)) fail(file, "weight " + in.target + " is missing");
     if (weight && p.shapes.count(in.value)) {

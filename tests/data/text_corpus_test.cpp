@@ -32,7 +32,8 @@ TEST(TextCorpus, ByteWindowsAreViewsOfOneStreamAndTheirTargetsFollowByOneToken) 
   std::string text;
   for (int i = 0; i < 100; ++i) text += char('a' + i % 26);
   std::ofstream(dir.path() / "t.txt") << text;
-  const DatasetRead read = bundled_datasets::read_text(bundled_datasets::PathQuery((dir.path() / "t.txt").string()), text_options("byte", 8));
+  const DatasetRead read = bundled_datasets::read_text(bundled_datasets::PathQuery((dir.path() / "t.txt").string()),
+                                                       text_options("byte", 8));
   EXPECT_EQ(read.num_classes, 256);
   EXPECT_EQ(read.class_names[std::size_t('a')], "a");
   EXPECT_EQ(read.class_names[0], "<0x00>");
@@ -56,8 +57,8 @@ TEST(TextCorpus, CharactersAreWholeCodePointsOfTheTrainingSplitInCodePointOrder)
   for (int i = 0; i < 20; ++i) text += "caf\xC3\xA9 \xE2\x9C\x93 ";  // "café ✓ ": é is 2 bytes, ✓ 3
   text += "zzzzzzzzzz";                                              // z only in the val split
   std::ofstream(dir.path() / "t.txt") << text;
-  const DatasetRead read =
-      bundled_datasets::read_text(bundled_datasets::PathQuery((dir.path() / "t.txt").string()), text_options("char", 4, 0.1));
+  const DatasetRead read = bundled_datasets::read_text(bundled_datasets::PathQuery((dir.path() / "t.txt").string()),
+                                                       text_options("char", 4, 0.1));
   const std::vector<std::string> expected = {" ", "a", "c", "f", "\xC3\xA9", "\xE2\x9C\x93"};
   EXPECT_EQ(read.class_names, expected);
   EXPECT_EQ(read.num_classes, 6);

@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -85,36 +85,34 @@ TEST_P(HostileArchive, IsRefusedInOneLineWithinASecondAnd100MB) {
 
 INSTANTIATE_TEST_SUITE_P(
     Pt2, HostileArchive,
-    ::testing::Values(Case{"zip_bomb.pt2", "not a readable .pt2 archive: record 'tiny/models/model.json' claims "},
-                      Case{"short_weight.pt2", "weight fc.weight has 20 bytes, its shape needs 48"},
-                      Case{"deep_json.pt2", "models/model.json: it nests deeper than 256 levels (the limit)"},
-                      Case{"missing_input.pt2",
-                           "node relu (aten::relu): reads nothing_defines_this, which no graph input or earlier "
-                           "node defines"},
-                      Case{"divide_by_constant_zero.pt2", "node floordiv (_operator.floordiv): divides by zero"},
-                      Case{"size_node_without_arguments.pt2",
-                           "node size (torch.ops.aten.sym_size.int): takes 2 arguments, the "
-                           "graph gives 0"},
-                      Case{"strides_mismatch.pt2", "weight fc.weight has 2 sizes and 1 strides"},
-                      Case{"shape_overflow.pt2", "weight fc.weight's shape overflows 64 bits"},
-                      Case{"buffer_mutation_without_value.pt2",
-                           "the graph's update of buffer 'fc.weight' names no value the graph "
-                           "computes"},
-                      Case{"too_many_nodes.pt2",
-                           "models/model.json: graph_module/graph/nodes has more than 250000 entries (the limit)"},
-                      Case{"stride_zero_weight.pt2",
-                           "weight fc.weight views 16000 bytes of a record of 48: it repeats bytes"},
-                      Case{"one_record_many_weights.pt2", "the weights claim more than "},
-                      Case{"reads_files.pt2", "node steal (aten::from_file): not an operator a model's graph may run"},
-                      Case{"huge_factory.pt2",
-                           "node zeros (aten::zeros): argument size asks for more than 67108864 elements"},
-                      Case{"bad_constant_input.pt2", "not a torch.export union: 5"},
-                      Case{"bad_weight_name.pt2",
-                           "the signature names weight 'fc..weight' twice, or by a name that is not a module's"},
-                      Case{"newline_in_names.pt2",
-                           "node re?lu (aten::relu): reads nowhere?else, which no graph input"},
-                      Case{"too_many_weights.pt2",
-                           "data/weights/model_weights_config.json: config has more than 100000 entries (the limit)"}),
+    ::testing::Values(
+        Case{"zip_bomb.pt2", "not a readable .pt2 archive: record 'tiny/models/model.json' claims "},
+        Case{"short_weight.pt2", "weight fc.weight has 20 bytes, its shape needs 48"},
+        Case{"deep_json.pt2", "models/model.json: it nests deeper than 256 levels (the limit)"},
+        Case{"missing_input.pt2",
+             "node relu (aten::relu): reads nothing_defines_this, which no graph input or earlier "
+             "node defines"},
+        Case{"divide_by_constant_zero.pt2", "node floordiv (_operator.floordiv): divides by zero"},
+        Case{"size_node_without_arguments.pt2",
+             "node size (torch.ops.aten.sym_size.int): takes 2 arguments, the "
+             "graph gives 0"},
+        Case{"strides_mismatch.pt2", "weight fc.weight has 2 sizes and 1 strides"},
+        Case{"shape_overflow.pt2", "weight fc.weight's shape overflows 64 bits"},
+        Case{"buffer_mutation_without_value.pt2",
+             "the graph's update of buffer 'fc.weight' names no value the graph "
+             "computes"},
+        Case{"too_many_nodes.pt2",
+             "models/model.json: graph_module/graph/nodes has more than 250000 entries (the limit)"},
+        Case{"stride_zero_weight.pt2", "weight fc.weight views 16000 bytes of a record of 48: it repeats bytes"},
+        Case{"one_record_many_weights.pt2", "the weights claim more than "},
+        Case{"reads_files.pt2", "node steal (aten::from_file): not an operator a model's graph may run"},
+        Case{"huge_factory.pt2", "node zeros (aten::zeros): argument size asks for more than 67108864 elements"},
+        Case{"bad_constant_input.pt2", "not a torch.export union: 5"},
+        Case{"bad_weight_name.pt2",
+             "the signature names weight 'fc..weight' twice, or by a name that is not a module's"},
+        Case{"newline_in_names.pt2", "node re?lu (aten::relu): reads nowhere?else, which no graph input"},
+        Case{"too_many_weights.pt2",
+             "data/weights/model_weights_config.json: config has more than 100000 entries (the limit)"}),
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string name = fs::path(info.param.file).stem().string();
       for (char& c : name)
@@ -143,7 +141,8 @@ TEST(HostileArchiveRun, SizeArithmeticFaultsWhileTrainingAreOneLineAndAnExitCode
   std::string experiment = testing::slurp(dir / "exp.toml");
   experiment.replace(experiment.find("divide_by_zero_at_run.pt2"), 25, "overflow_at_run.pt2");
   std::ofstream(dir / "exp.toml") << experiment;
-  const testing::ProcessResult o = testing::run_process("cd " + dir.string() + " && " + PLUGTRAIN_EXE + " run exp.toml");
+  const testing::ProcessResult o =
+      testing::run_process("cd " + dir.string() + " && " + PLUGTRAIN_EXE + " run exp.toml");
   EXPECT_EQ(o.exit_code, 1) << o.out;
   EXPECT_NE(o.out.find("overflow_at_run.pt2: node mul (_operator.mul): overflows 64 bits"), std::string::npos) << o.out;
 }

@@ -321,9 +321,10 @@ void check_text_tokenizer(const Options& options) {
   if (options.string("vocabulary") == "sentencepiece") {
     const bool named = !options.string("tokenizer").empty(), trained = !options.string("train_tokenizer").empty();
     if (named == trained)
-      fail("[dataset] vocabulary = \"sentencepiece\" takes either tokenizer = \"m.model\" (a SentencePiece model) or "
-           "train_tokenizer = \"bpe\" or \"unigram\" (one trained on the training split), " +
-           std::string(named ? "not both" : "and neither is set"));
+      fail(
+          "[dataset] vocabulary = \"sentencepiece\" takes either tokenizer = \"m.model\" (a SentencePiece model) or "
+          "train_tokenizer = \"bpe\" or \"unigram\" (one trained on the training split), " +
+          std::string(named ? "not both" : "and neither is set"));
     if (named) SentencePieceTokenizer{options.string("tokenizer")};  // refused here, before any text is read
     return;
   }
@@ -331,8 +332,9 @@ void check_text_tokenizer(const Options& options) {
     fail("[dataset] train_tokenizer trains a SentencePiece model: it needs vocabulary = \"sentencepiece\"");
   if (options.string("vocabulary") != "bpe") return;
   if (options.string("tokenizer").empty())
-    fail("[dataset] vocabulary = \"bpe\" needs [dataset] tokenizer = \"path/tokenizer.json\" (a Hugging Face "
-         "byte-level BPE tokenizer, GPT-2's kind)");
+    fail(
+        "[dataset] vocabulary = \"bpe\" needs [dataset] tokenizer = \"path/tokenizer.json\" (a Hugging Face "
+        "byte-level BPE tokenizer, GPT-2's kind)");
   BpeTokenizer{options.string("tokenizer")};  // refused here, in one line, before any text is read
 }
 
