@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/jargon_experiment.h"
 #include "support/metrics_csv.h"
 
 namespace plugtrain {
@@ -22,26 +23,21 @@ namespace fs = std::filesystem;
 using testing::ProcessResult;
 using testing::slurp;
 
-constexpr const char* kJargonText = "/usr/share/doc/jargon-text/jargon.txt.gz";
 
 std::string bpe_experiment(const std::string& dataset_table) {
-  return std::string("[experiment]\nname = \"jargon-bpe\"\nseed = 1\n[backend]\nname = \"cpu\"\n") +
-         "[model]\nname = \"gpt\"\nlayers = 1\nheads = 2\nwidth = 32\n[task]\nname = \"language_model\"\n" +
-         "[data]\ndataset = \"text\"\npath = \"" + kJargonText + "\"\nbatch_size = 16\n[dataset]\ncontext = 32\n" +
-         "val_windows = 64\n" + dataset_table + "[optim]\nname = \"adamw\"\nlr = 3e-3\n" +
-         "[train]\nepochs = 2\nsteps_per_epoch = 40\nlog_interval = 10\n";
+  return testing::tiny_jargon_gpt("jargon-bpe", dataset_table, /*epochs=*/2, /*steps=*/40);
 }
 
 class BpeJargonRun : public testing::ExperimentFolderTest {
  protected:
   BpeJargonRun() : ExperimentFolderTest("bpe_run", "") {}
   void SetUp() override {
-    if (!fs::exists(kJargonText))
-      GTEST_SKIP() << kJargonText << " is missing: install Debian's jargon-text (scripts/setup does)";
+    if (!fs::exists(testing::kJargonTextFile))
+      GTEST_SKIP() << testing::kJargonTextFile << " is missing: install Debian's jargon-text (scripts/setup does)";
     ExperimentFolderTest::SetUp();
     fs::create_directories(dir_ / "tok");
     const ProcessResult r =
-        testing::run_process("gunzip -c " + std::string(kJargonText) + " > " + (dir_ / "jargon.txt").string() + " && " +
+        testing::run_process("gunzip -c " + std::string(testing::kJargonTextFile) + " > " + (dir_ / "jargon.txt").string() + " && " +
                              PLUGTRAIN_PYTHON + " " PLUGTRAIN_SOURCE_DIR "/tests/python/bpe_reference.py " +
                              (dir_ / "jargon.txt").string() + " " + (dir_ / "tok").string());
     ASSERT_EQ(r.exit_code, 0) << r.out;

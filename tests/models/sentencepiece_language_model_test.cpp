@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/jargon_experiment.h"
 #include "support/metrics_csv.h"
 
 namespace plugtrain {
@@ -20,22 +21,17 @@ namespace fs = std::filesystem;
 using testing::ProcessResult;
 using testing::slurp;
 
-constexpr const char* kJargonFile = "/usr/share/doc/jargon-text/jargon.txt.gz";
 
 std::string spm_experiment(const std::string& dataset_table) {
-  return std::string("[experiment]\nname = \"jargon-spm\"\nseed = 1\n[backend]\nname = \"cpu\"\n") +
-         "[model]\nname = \"gpt\"\nlayers = 1\nheads = 2\nwidth = 32\n[task]\nname = \"language_model\"\n" +
-         "[data]\ndataset = \"text\"\npath = \"" + kJargonFile + "\"\nbatch_size = 16\n[dataset]\ncontext = 32\n" +
-         "val_windows = 64\n" + dataset_table + "[optim]\nname = \"adamw\"\nlr = 3e-3\n" +
-         "[train]\nepochs = 1\nsteps_per_epoch = 60\nlog_interval = 10\n";
+  return testing::tiny_jargon_gpt("jargon-spm", dataset_table, /*epochs=*/1, /*steps=*/60);
 }
 
 class SentencePieceJargonRun : public testing::ExperimentFolderTest {
  protected:
   SentencePieceJargonRun() : ExperimentFolderTest("spm_run", "") {}
   void SetUp() override {
-    if (!fs::exists(kJargonFile))
-      GTEST_SKIP() << kJargonFile << " is missing: install Debian's jargon-text (scripts/setup does)";
+    if (!fs::exists(testing::kJargonTextFile))
+      GTEST_SKIP() << testing::kJargonTextFile << " is missing: install Debian's jargon-text (scripts/setup does)";
     ExperimentFolderTest::SetUp();
   }
   // The test's own tokenizer cache, not the user's.
