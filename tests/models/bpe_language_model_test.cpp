@@ -23,7 +23,6 @@ namespace fs = std::filesystem;
 using testing::ProcessResult;
 using testing::slurp;
 
-
 std::string bpe_experiment(const std::string& dataset_table) {
   return testing::tiny_jargon_gpt("jargon-bpe", dataset_table, /*epochs=*/2, /*steps=*/40);
 }
@@ -36,10 +35,10 @@ class BpeJargonRun : public testing::ExperimentFolderTest {
       GTEST_SKIP() << testing::kJargonTextFile << " is missing: install Debian's jargon-text (scripts/setup does)";
     ExperimentFolderTest::SetUp();
     fs::create_directories(dir_ / "tok");
-    const ProcessResult r =
-        testing::run_process("gunzip -c " + std::string(testing::kJargonTextFile) + " > " + (dir_ / "jargon.txt").string() + " && " +
-                             PLUGTRAIN_PYTHON + " " PLUGTRAIN_SOURCE_DIR "/tests/python/bpe_reference.py " +
-                             (dir_ / "jargon.txt").string() + " " + (dir_ / "tok").string());
+    const ProcessResult r = testing::run_process("gunzip -c " + std::string(testing::kJargonTextFile) + " > " +
+                                                 (dir_ / "jargon.txt").string() + " && " + PLUGTRAIN_PYTHON +
+                                                 " " PLUGTRAIN_SOURCE_DIR "/tests/python/bpe_reference.py " +
+                                                 (dir_ / "jargon.txt").string() + " " + (dir_ / "tok").string());
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
   void expect_refused(const std::string& dataset_table, const std::string& part) {

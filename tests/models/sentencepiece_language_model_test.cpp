@@ -21,7 +21,6 @@ namespace fs = std::filesystem;
 using testing::ProcessResult;
 using testing::slurp;
 
-
 std::string spm_experiment(const std::string& dataset_table) {
   return testing::tiny_jargon_gpt("jargon-spm", dataset_table, /*epochs=*/1, /*steps=*/60);
 }
