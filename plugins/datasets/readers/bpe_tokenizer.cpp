@@ -1,5 +1,7 @@
 #include "readers/bpe_tokenizer.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <climits>
 #include <filesystem>
@@ -22,7 +24,21 @@ struct CodeRange {
 // A tokenizer.json larger than this is not one (GPT-2's is 1.4 MB, Llama 3's 9 MB).
 constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t(256) << 20;
 
-[[noreturn]] void fail(const std::string& line) { throw std::runtime_error(line); }
+// The names in a message come from the file: a control character is written as \xNN and a long
+// line is cut, so that a hostile file cannot write several lines or megabytes of message.
+[[noreturn]] void fail(const std::string& line) {
+  std::string one;
+  for (const char c : line.substr(0, 1000)) {
+    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) {
+      one += c;
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", unsigned(static_cast<unsigned char>(c)));
+    one += hex;
+  }
+  throw std::runtime_error(line.size() > 1000 ? one + "..." : one);
+}
 
 template <std::size_t N>
 bool in(const CodeRange (&table)[N], char32_t c) {
@@ -132,7 +148,7 @@ BpeTokenizer::BpeTokenizer(const std::string& file) : file_(file) {
   token_bytes_.assign(count, std::string());
   auto claim = [&](const json& id, const std::string& what) -> std::int32_t {
     if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() >= std::int64_t(count))
-      fail(where + ": " + what + " has id " + id.dump() + ", outside 0.." + std::to_string(count - 1) +
+      fail(where + ": " + what + " has id " + id.dump(-1, ' ', false, json::error_handler_t::replace) + ", outside 0.." + std::to_string(count - 1) +
            " (one id per vocab entry and added token)");
     seen[id.get<std::size_t>()] = true;
     return id.get<std::int32_t>();
@@ -183,7 +199,7 @@ BpeTokenizer::BpeTokenizer(const std::string& file) : file_(file) {
       left = m[0].get<std::string>();
       right = m[1].get<std::string>();
     } else {
-      fail(where + ": merge " + std::to_string(rank) + " is " + m.dump() + ", neither \"a b\" nor [\"a\", \"b\"]");
+      fail(where + ": merge " + std::to_string(rank) + " is " + m.dump(-1, ' ', false, json::error_handler_t::replace) + ", neither \"a b\" nor [\"a\", \"b\"]");
     }
     for (const std::string& token : {left, right, left + right})
       if (!id_of.count(token))
@@ -197,7 +213,7 @@ BpeTokenizer::BpeTokenizer(const std::string& file) : file_(file) {
     if (!a.is_object() || !a.contains("content") || !a["content"].is_string() ||
         a["content"].get<std::string>().empty())
       fail(where + ": an added token without its content (text)");
-    Added token{a["content"].get<std::string>(), claim(a.value("id", json()), "added token " + a["content"].dump()),
+    Added token{a["content"].get<std::string>(), claim(a.value("id", json()), "added token " + a["content"].dump(-1, ' ', false, json::error_handler_t::replace)),
                 flag(a, "lstrip"), flag(a, "rstrip"), flag(a, "single_word")};
     token_bytes_[std::size_t(token.id)] = token.content;
     added_.push_back(token);
