@@ -148,8 +148,8 @@ BpeTokenizer::BpeTokenizer(const std::string& file) : file_(file) {
   token_bytes_.assign(count, std::string());
   auto claim = [&](const json& id, const std::string& what) -> std::int32_t {
     if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() >= std::int64_t(count))
-      fail(where + ": " + what + " has id " + id.dump(-1, ' ', false, json::error_handler_t::replace) + ", outside 0.." + std::to_string(count - 1) +
-           " (one id per vocab entry and added token)");
+      fail(where + ": " + what + " has id " + id.dump(-1, ' ', false, json::error_handler_t::replace) +
+           ", outside 0.." + std::to_string(count - 1) + " (one id per vocab entry and added token)");
     seen[id.get<std::size_t>()] = true;
     return id.get<std::int32_t>();
   };
@@ -199,7 +199,8 @@ BpeTokenizer::BpeTokenizer(const std::string& file) : file_(file) {
       left = m[0].get<std::string>();
       right = m[1].get<std::string>();
     } else {
-      fail(where + ": merge " + std::to_string(rank) + " is " + m.dump(-1, ' ', false, json::error_handler_t::replace) + ", neither \"a b\" nor [\"a\", \"b\"]");
+      fail(where + ": merge " + std::to_string(rank) + " is " + m.dump(-1, ' ', false, json::error_handler_t::replace) +
+           ", neither \"a b\" nor [\"a\", \"b\"]");
     }
     for (const std::string& token : {left, right, left + right})
       if (!id_of.count(token))
@@ -213,7 +214,9 @@ BpeTokenizer::BpeTokenizer(const std::string& file) : file_(file) {
     if (!a.is_object() || !a.contains("content") || !a["content"].is_string() ||
         a["content"].get<std::string>().empty())
       fail(where + ": an added token without its content (text)");
-    Added token{a["content"].get<std::string>(), claim(a.value("id", json()), "added token " + a["content"].dump(-1, ' ', false, json::error_handler_t::replace)),
+    Added token{a["content"].get<std::string>(),
+                claim(a.value("id", json()),
+                      "added token " + a["content"].dump(-1, ' ', false, json::error_handler_t::replace)),
                 flag(a, "lstrip"), flag(a, "rstrip"), flag(a, "single_word")};
     token_bytes_[std::size_t(token.id)] = token.content;
     added_.push_back(token);
