@@ -1,10 +1,9 @@
 #include "readers/sentencepiece_tokenizer.h"
 
-#include <sentencepiece_processor.h>
-#include <sentencepiece_trainer.h>
-
 #include <stdexcept>
 #include <unordered_map>
+
+#include "readers/sentencepiece_library.h"
 
 namespace bundled_datasets {
 
@@ -17,10 +16,12 @@ std::string reason_of(const std::string& text) { return text.substr(0, text.find
 
 }  // namespace
 
-SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_file)
-    : file_(model_file), processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
-  const auto status = processor_->Load(model_file);
-  if (!status.ok()) refuse("'" + model_file + "' is not a SentencePiece model (" + reason_of(status.ToString()) + ")");
+SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_file) : file_(model_file) {
+  try {
+    model_ = sentencepiece_library().load(model_file);
+  } catch (const std::runtime_error& e) {
+    refuse("'" + model_file + "' is not a SentencePiece model (" + reason_of(e.what()) + ")");
+  }
 }
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
@@ -43,38 +44,40 @@ void SentencePieceTokenizer::train(const std::string& text_file, const std::stri
                                                              {"character_coverage", "1.0"},
                                                              {"minloglevel", "2"},
                                                              {"num_threads", "2"}};
-  const auto status = sentencepiece::SentencePieceTrainer::Train(args);
-  if (!status.ok())
+  try {
+    sentencepiece_library().train(args);
+  } catch (const std::runtime_error& e) {
     refuse("'" + text_file + "': SentencePiece cannot train a " + how.type + " tokenizer of " +
-           std::to_string(how.pieces) + " pieces on it (" + reason_of(status.ToString()) + ")");
+           std::to_string(how.pieces) + " pieces on it (" + reason_of(e.what()) + ")");
+  }
 }
 
 std::vector<std::int64_t> SentencePieceTokenizer::encode(const std::string& text) const {
-  std::vector<int> ids;
-  const auto status = processor_->Encode(text, &ids);
-  if (!status.ok()) refuse("'" + file_ + "': cannot encode the text (" + reason_of(status.ToString()) + ")");
-  return {ids.begin(), ids.end()};
+  try {
+    const std::vector<int> ids = model_->encode(text);
+    return {ids.begin(), ids.end()};
+  } catch (const std::runtime_error& e) {
+    refuse("'" + file_ + "': cannot encode the text (" + reason_of(e.what()) + ")");
+  }
 }
 
 std::string SentencePieceTokenizer::decode(const std::vector<std::int64_t>& ids) const {
-  const std::vector<int> narrow(ids.begin(), ids.end());
-  std::string text;
-  const auto status = processor_->Decode(narrow, &text);
-  if (!status.ok()) refuse("'" + file_ + "': cannot decode (" + reason_of(status.ToString()) + ")");
-  return text;
+  try {
+    return model_->decode(std::vector<int>(ids.begin(), ids.end()));
+  } catch (const std::runtime_error& e) { refuse("'" + file_ + "': cannot decode (" + reason_of(e.what()) + ")"); }
 }
 
-std::int64_t SentencePieceTokenizer::size() const { return processor_->GetPieceSize(); }
+std::int64_t SentencePieceTokenizer::size() const { return model_->size(); }
 
 std::vector<std::string> SentencePieceTokenizer::piece_texts() const {
   static const std::string kSpace = "\xe2\x96\x81";  // U+2581, SentencePiece's space
   std::vector<std::string> texts;
   texts.reserve(std::size_t(size()));
-  for (int id = 0; id < processor_->GetPieceSize(); ++id) {
-    std::string piece = processor_->IdToPiece(id);
-    if (processor_->IsControl(id)) piece.clear();
-    if (processor_->IsUnknown(id)) piece = "\xe2\x81\x87";  // as SentencePiece decodes <unk>: ⁇
-    for (std::size_t at; !processor_->IsByte(id) && (at = piece.find(kSpace)) != std::string::npos;)
+  for (int id = 0; id < model_->size(); ++id) {
+    std::string piece = model_->piece(id);
+    if (model_->is_control(id)) piece.clear();
+    if (model_->is_unknown(id)) piece = "\xe2\x81\x87";  // as SentencePiece decodes <unk>: ⁇
+    for (std::size_t at; !model_->is_byte(id) && (at = piece.find(kSpace)) != std::string::npos;)
       piece.replace(at, kSpace.size(), " ");
     texts.push_back(std::move(piece));
   }

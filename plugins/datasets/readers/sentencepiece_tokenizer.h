@@ -1,5 +1,6 @@
 // SentencePiece tokenizers (Llama 1 and 2's, T5's) for the text data set, through Debian's
-// libsentencepiece: a `.model` file read, or one trained on a text (BPE or unigram). Training
+// libsentencepiece (loaded apart: readers/sentencepiece_library.h): a `.model` file read, or one
+// trained on a text (BPE or unigram). Training
 // is set up to lose nothing (identity normalisation, whitespace kept, unknown bytes as byte
 // pieces), so decode(encode(text)) gives the text back, as a language model's data needs.
 #pragma once
@@ -9,11 +10,9 @@
 #include <string>
 #include <vector>
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
-
 namespace bundled_datasets {
+
+class SentencePieceModel;
 
 struct SentencePieceTraining {
   std::string type = "bpe";  // "bpe" or "unigram"
@@ -40,7 +39,7 @@ class SentencePieceTokenizer {
 
  private:
   std::string file_;
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  std::unique_ptr<SentencePieceModel> model_;
 };
 
 }  // namespace bundled_datasets
