@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkpoint/checkpoint_error.h"
+#include "util/text.h"
 
 namespace plugtrain {
 
@@ -34,35 +35,6 @@ struct Dtype {
 constexpr Dtype kDtypes[] = {{"F32", c10::kFloat}, {"F16", c10::kHalf}, {"BF16", c10::kBFloat16}, {"F64", c10::kDouble},
                              {"I64", c10::kLong},  {"I32", c10::kInt},  {"I16", c10::kShort},     {"I8", c10::kChar},
                              {"U8", c10::kByte},   {"BOOL", c10::kBool}};
-
-// Text fit for a one-line message: control characters (C0, DEL, C1) and bytes that are not
-// UTF-8 as \xNN, cut after `limit` bytes on a character's boundary.
-std::string printable(const std::string& text, std::size_t limit = 64) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size() && out.size() < limit) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    std::size_t length = c < 0x80                ? 1
-                         : c >= 0xc2 && c < 0xe0 ? 2
-                         : c >= 0xe0 && c < 0xf0 ? 3
-                         : c >= 0xf0 && c < 0xf5 ? 4
-                                                 : 0;
-    for (std::size_t k = 1; k < length; ++k)
-      if (i + k >= text.size() || (static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) length = 0;
-    const bool control =
-        c < 0x20 || c == 0x7f || (c == 0xc2 && length == 2 && static_cast<unsigned char>(text[i + 1]) < 0xa0);
-    if (length == 0 || control) {
-      char escaped[5];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-      out += escaped;
-      i += 1;
-    } else {
-      out.append(text, i, length);
-      i += length;
-    }
-  }
-  return i < text.size() ? out + "..." : out;
-}
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
   std::string out = "[";

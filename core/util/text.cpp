@@ -1,6 +1,7 @@
 #include "util/text.h"
 
 #include <cctype>
+#include <cstdio>
 
 namespace plugtrain {
 
@@ -30,6 +31,33 @@ std::uint64_t fnv1a_64(const std::string& text) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
   return h;
+}
+
+std::string printable(const std::string& text, std::size_t limit) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size() && out.size() < limit) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t length = c < 0x80                ? 1
+                         : c >= 0xc2 && c < 0xe0 ? 2
+                         : c >= 0xe0 && c < 0xf0 ? 3
+                         : c >= 0xf0 && c < 0xf5 ? 4
+                                                 : 0;
+    for (std::size_t k = 1; k < length; ++k)
+      if (i + k >= text.size() || (static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) length = 0;
+    const bool control =
+        c < 0x20 || c == 0x7f || (c == 0xc2 && length == 2 && static_cast<unsigned char>(text[i + 1]) < 0xa0);
+    if (length == 0 || control) {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+      i += 1;
+    } else {
+      out.append(text, i, length);
+      i += length;
+    }
+  }
+  return i < text.size() ? out + "..." : out;
 }
 
 std::string token_bytes(const std::string& name) {

@@ -24,6 +24,10 @@ std::uint64_t fnv1a_64(const std::string& text);
 // 'text' quoted for a POSIX shell (a generated script's arguments), whatever it holds.
 std::string shell_quoted(const std::string& text);
 
+// Text fit for a one-line message: control characters (C0, DEL, C1) and bytes that are not
+// UTF-8 as \xNN, cut after `limit` bytes on a character's boundary (with "..." when cut).
+std::string printable(const std::string& text, std::size_t limit = 64);
+
 // A token's name in a vocabulary (classes.json) back to its bytes: each "<0xNN>" in it is the
 // byte NN (a byte vocabulary's names, SentencePiece's byte pieces, the part of a character a BPE
 // token holds); the rest is the name's own text.

@@ -81,7 +81,8 @@ class GraphProgram {
   int slot(const std::string& value);                                 // a value defined here
   int use(const std::string& value, const CompiledNode& node) const;  // one defined before
   void check_size_node(const CompiledNode& node) const;
-  void check_constant_size(const c10::Argument& argument, const CompiledArg& arg, const CompiledNode& node) const;
+  void check_constant_size(const c10::FunctionSchema& schema, const c10::Argument& argument, const CompiledArg& arg,
+                           const CompiledNode& node) const;
   CompiledNode compile(const nlohmann::json& node, const std::set<std::string>& train_only_buffers);
   CompiledArg compile_arg(const nlohmann::json& arg, const c10::Argument* schema, const CompiledNode& node) const;
   void compile_outputs(const nlohmann::json& outputs, CompiledNode& node);

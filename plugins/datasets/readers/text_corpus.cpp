@@ -15,6 +15,7 @@
 #include "readers/bpe_tokenizer.h"
 #include "readers/sentencepiece_text.h"
 #include "readers/sentencepiece_tokenizer.h"
+#include "readers/token_windows.h"
 
 namespace bundled_datasets {
 
@@ -91,46 +92,6 @@ std::vector<char32_t> code_points(const std::string& bytes, const std::string& p
     i += std::size_t(extra) + 1;
   }
   return out;
-}
-
-struct Windows {
-  at::Tensor inputs, targets;
-};
-
-// Windows of `context` tokens every `stride` tokens of `stream` (int64), and the tokens after them.
-Windows windows_of(const at::Tensor& stream, std::int64_t context, std::int64_t stride) {
-  const std::int64_t count = (stream.numel() - context - 1) / stride + 1;
-  return {stream.as_strided({count, context}, {stride, 1}, 0), stream.as_strided({count, context}, {stride, 1}, 1)};
-}
-
-std::int64_t eval_stride(const Options& options, std::int64_t context, std::int64_t val_tokens) {
-  std::int64_t stride = options.integer("eval_stride") > 0 ? options.integer("eval_stride") : context;
-  const std::int64_t limit = options.integer("val_windows");
-  const std::int64_t room = val_tokens - context - 1;  // the last window starts at most here
-  if (limit > 1 && room / stride + 1 > limit) stride = std::max<std::int64_t>(stride, room / (limit - 1));
-  if (limit == 1) stride = room + 1;
-  return stride;
-}
-
-// Both splits as windows; the val split must hold one window and its next token.
-DatasetRead windows_read(const at::Tensor& train, const at::Tensor& val, const Options& options,
-                         const std::string& where) {
-  const std::int64_t context = options.integer("context");
-  for (const auto& [split, stream] : {std::pair{"training", train}, std::pair{"val", val}})
-    if (stream.numel() < context + 1)
-      fail(where + ": the " + std::string(split) + " split has " + std::to_string(stream.numel()) +
-           " tokens, fewer than one window of [dataset] context = " + std::to_string(context) +
-           " and its next token; lower the context or give more text to that split");
-  DatasetRead read;
-  read.targets = plugtrain::DatasetTargets::next_token;
-  const Windows t = windows_of(train, context, 1);
-  read.train.inputs = t.inputs;
-  read.train.targets = t.targets;
-  const Windows v = windows_of(val, context, eval_stride(options, context, val.numel()));
-  read.validation.inputs = v.inputs;
-  read.validation.targets = v.targets;
-  read.test_split = "val";
-  return read;
 }
 
 at::Tensor ids_tensor(const std::vector<std::int64_t>& ids) {
@@ -253,64 +214,6 @@ DatasetRead read_text(const DatasetQuery& query, const Options& options) {
   return read;
 }
 
-namespace {
-
-// A .bin of little-endian uint16 token ids, each below `vocabulary`.
-at::Tensor read_token_file(const fs::path& file, std::int64_t vocabulary) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail("'" + file.string() + "': cannot be opened");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() % 2 != 0)
-    fail("'" + file.string() + "': " + std::to_string(bytes.size()) + " bytes, not a whole number of uint16 token ids");
-  const std::int64_t count = std::int64_t(bytes.size() / 2);
-  at::Tensor ids = at::empty({count}, at::TensorOptions().dtype(at::kLong));
-  auto* out = ids.data_ptr<std::int64_t>();
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  for (std::int64_t i = 0; i < count; ++i) {
-    out[i] = std::int64_t(p[2 * i]) | (std::int64_t(p[2 * i + 1]) << 8);
-    if (out[i] >= vocabulary)
-      fail("'" + file.string() + "': token id " + std::to_string(out[i]) + " at position " + std::to_string(i) +
-           " is at or above the vocabulary size " + std::to_string(vocabulary) + " (meta.json)");
-  }
-  return ids;
-}
-
-}  // namespace
-
-DatasetRead read_tokens(const DatasetQuery& query, const Options& options) {
-  const fs::path folder = query.path();
-  const fs::path meta_file = folder / "meta.json";
-  std::ifstream meta_in(meta_file);
-  if (!meta_in) fail("'" + meta_file.string() + "': missing (it gives vocab_size, and may give itos)");
-  nlohmann::json meta;
-  try {
-    meta = nlohmann::json::parse(meta_in);
-  } catch (const std::exception& e) { fail("'" + meta_file.string() + "': not JSON (" + std::string(e.what()) + ")"); }
-  if (!meta.contains("vocab_size") || !meta["vocab_size"].is_number_integer() ||
-      meta["vocab_size"].get<std::int64_t>() < 1 || meta["vocab_size"].get<std::int64_t>() > 65536)
-    fail("'" + meta_file.string() + "': vocab_size must be an integer from 1 to 65536 (uint16 token ids)");
-  const std::int64_t vocabulary = meta["vocab_size"].get<std::int64_t>();
-  std::vector<std::string> names;
-  if (meta.contains("itos")) {
-    if (!meta["itos"].is_array() || std::int64_t(meta["itos"].size()) != vocabulary)
-      fail("'" + meta_file.string() + "': itos must list one string per token id (" + std::to_string(vocabulary) + ")");
-    for (const auto& s : meta["itos"]) {
-      if (!s.is_string())
-        fail("'" + meta_file.string() + "': itos must list strings (token " + std::to_string(names.size()) +
-             " is not one)");
-      names.push_back(s.get<std::string>());
-    }
-  }
-  const at::Tensor train = read_token_file(folder / "train.bin", vocabulary);
-  const at::Tensor val = read_token_file(folder / "val.bin", vocabulary);
-  DatasetRead read = windows_read(train, val, options, "'" + folder.string() + "'");
-  read.num_classes = vocabulary;
-  read.class_names = names;
-  read.source = "tokens from " + folder.string() + " (" + std::to_string(train.numel()) + " training and " +
-                std::to_string(val.numel()) + " val tokens, vocabulary " + std::to_string(vocabulary) + ")";
-  return read;
-}
-
 void check_text_path(const DatasetQuery& query) {
   std::error_code ec;
   if (!fs::is_regular_file(query.path(), ec))
@@ -336,16 +239,6 @@ void check_text_tokenizer(const Options& options) {
         "[dataset] vocabulary = \"bpe\" needs [dataset] tokenizer = \"path/tokenizer.json\" (a Hugging Face "
         "byte-level BPE tokenizer, GPT-2's kind)");
   BpeTokenizer{options.string("tokenizer")};  // refused here, in one line, before any text is read
-}
-
-void check_tokens_path(const DatasetQuery& query) {
-  const fs::path folder = query.path();
-  std::error_code ec;
-  for (const char* file : {"train.bin", "val.bin", "meta.json"})
-    if (!fs::is_regular_file(folder / file, ec))
-      fail("data.path '" + folder.string() + "' has no " + file +
-           " (the tokens data set reads nanoGPT's layout: "
-           "train.bin and val.bin of uint16 token ids, and meta.json)");
 }
 
 }  // namespace bundled_datasets
