@@ -94,10 +94,13 @@ OpenedPlugin open_plugin(const PluginCandidate& candidate, bool allow_insecure) 
   } catch (const std::exception& e) {
     return refused(std::move(opened), std::string("handshake threw: ") + e.what());
   }
-  // The first fields are fixed forever; later ones are appended, so struct_size tells
-  // which exist. Version 1.0 has all the fields read below.
-  if (!info || info->struct_size < sizeof(plugtrain_plugin_info))
-    return refused(std::move(opened), "handshake struct is missing or too small");
+  if (!info) return refused(std::move(opened), "its handshake returned no struct (use PLUGTRAIN_PLUGIN)");
+  // Fields are only appended, so struct_size says which exist (abi.h): the host needs those up to
+  // `name` and reads later ones where the plugin has them, never comparing with its own sizeof.
+  if (!PLUGTRAIN_INFO_HAS(info, name))
+    return refused(std::move(opened), "its handshake is " + std::to_string(info->struct_size) +
+                                          " bytes, shorter than the " + std::to_string(PLUGTRAIN_INFO_FIELD_END(name)) +
+                                          " this host reads: rebuild it with PLUGTRAIN_PLUGIN");
 
   PluginHandshake& h = opened.record.handshake;
   h.abi_major = info->sdk_abi_major;
@@ -107,8 +110,8 @@ OpenedPlugin open_plugin(const PluginCandidate& candidate, bool allow_insecure) 
   h.kinds = numbered ? 1u << (info->kinds - 1) : info->kinds;
   h.kind = kind_names(h.kinds);
   h.name = safe(info->name);
-  h.version = safe(info->version);
-  h.description = safe(info->description);
+  h.version = PLUGTRAIN_INFO_HAS(info, version) ? safe(info->version) : std::string();
+  h.description = PLUGTRAIN_INFO_HAS(info, description) ? safe(info->description) : std::string();
   h.torch_version = safe(info->torch_version);
   h.cxx_abi = safe(info->cxx_abi);
   h.compiler = safe(info->compiler);

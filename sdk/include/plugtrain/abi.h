@@ -16,10 +16,18 @@
  *     DatasetRead, ...) are compiled into the plugin and cross as calls, by inline functions.
  * So sdk_abi_minor grows with every appended call, and a host takes plugins of its own major whose
  * minor is not above its own.
+ *
+ * The handshake itself grows as PJRT's structs do: fields are only appended to
+ * plugtrain_plugin_info, and struct_size says how far the plugin's copy reaches. A host checks
+ * struct_size against the end of the last field it needs (PLUGTRAIN_INFO_FIELD_END), never
+ * against its own sizeof, and reads a later field only where PLUGTRAIN_INFO_HAS says the plugin
+ * has it. So a plugin built before a field was appended still loads, and a host older than the
+ * plugin ignores the fields it does not know.
  */
 #ifndef PLUGTRAIN_ABI_H
 #define PLUGTRAIN_ABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define PLUGTRAIN_SDK_ABI_MAJOR 4
@@ -43,6 +51,8 @@ typedef enum plugtrain_plugin_kind {
   PLUGTRAIN_KIND_LOGGERS = 16 /* SDK 4.1 */
 } plugtrain_plugin_kind;
 
+/* Fields are only appended (see the growth rule above). A host needs every field up to and
+ * including `name`; `version` and `description` it reads when struct_size covers them. */
 typedef struct plugtrain_plugin_info {
   uint32_t struct_size;      /* sizeof(plugtrain_plugin_info) the plugin was built with */
   uint32_t sdk_abi_major;
@@ -57,6 +67,12 @@ typedef struct plugtrain_plugin_info {
 } plugtrain_plugin_info;
 
 typedef const plugtrain_plugin_info* (*plugtrain_plugin_info_fn)(void);
+
+/* Where a field of the handshake ends, in bytes from its start; and whether a plugin's copy,
+ * as long as its struct_size says, reaches the end of that field. */
+#define PLUGTRAIN_INFO_FIELD_END(FIELD) \
+  (offsetof(plugtrain_plugin_info, FIELD) + sizeof(((const plugtrain_plugin_info*)0)->FIELD))
+#define PLUGTRAIN_INFO_HAS(INFO, FIELD) ((size_t)(INFO)->struct_size >= PLUGTRAIN_INFO_FIELD_END(FIELD))
 
 /* Optional lifecycle hooks (PLUGTRAIN_PLUGIN_HOOKS below). init is called once per process,
  * after the handshake matched and before the registration; it returns NULL when the plugin can
