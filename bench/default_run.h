@@ -124,7 +124,7 @@ inline std::unique_ptr<DefaultRun> build_default_run(const std::filesystem::path
   request.overrides = overrides;
   auto r = std::make_unique<DefaultRun>();
   r->run = validate(request);
-  r->plan = plan_run(r->run, {}, std::nullopt);
+  r->plan = plan_run(r->run, run_trials(r->run, {}, std::nullopt), {}, std::nullopt);
   r->built = build_run(r->run, r->plan, nullptr, nullptr, r->log);
   return r;
 }

@@ -7,7 +7,6 @@
 #include "data/data_error.h"
 #include "data/plugin_dataset.h"
 #include "util/format.h"
-#include "util/stage_counts.h"
 
 namespace plugtrain::data {
 
@@ -72,7 +71,6 @@ std::string channel_text(const std::vector<double>& values) {
 }
 
 LoadedData load_dataset(const DataOptions& o) {
-  count_stage(Stage::data_load);
   if (!o.dataset) throw DataError("no data set to read (data.dataset names none that a loaded plugin registers)");
   LoadedData loaded = load_plugin_dataset(o);
   set_normalization(loaded, o);

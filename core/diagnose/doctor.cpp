@@ -72,7 +72,7 @@ SmokeTest smoke(const std::shared_ptr<PluginHost>& host, const RegisteredModel& 
     run.model = &mlp;
     run.dataset = &synthetic;
     run.data = std::make_shared<RunData>(run_data_options(run), run.experiment);
-    const RunPlan plan = plan_run(run, {}, std::nullopt);
+    const RunPlan plan = plan_run(run, run_trials(run, {}, std::nullopt), {}, std::nullopt);
     std::ostringstream quiet;
     const FallbackCounts before = plan.choice.backend->cpu_fallback_counts();
     std::unique_ptr<BuiltRun> built = build_run(run, plan, nullptr, nullptr, quiet);

@@ -33,7 +33,8 @@ class BackendHandle {
 
   // This process does device work on this backend from now on: its later probes, from any
   // PluginHost, run in this process (isolated_probe.h says why). memory(), the memory calls and
-  // make_graph_capture() say so themselves; plan_run says so before a run's first device work.
+  // make_graph_capture() say so themselves; plan_layout (run/device_layout.h) says so before a
+  // run's first device work.
   void note_started() const;
 
   // These throw PluginError (naming the plugin) when the plugin throws.

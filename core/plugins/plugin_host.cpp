@@ -14,13 +14,11 @@
 #include "plugins/plugin_permissions.h"
 #include "plugins/staging_registrar.h"
 #include "util/result.h"
-#include "util/stage_counts.h"
 
 namespace plugtrain {
 
 
 PluginHost::PluginHost(const SearchOptions& options) : roots_(plugin_search_roots(options)) {
-  count_stage(Stage::plugin_host);
   std::map<std::string, std::string> first_by_name;  // plugin name -> file that won
   for (const auto& candidate : find_plugin_candidates(roots_)) {
     OpenedPlugin opened = open_plugin(candidate, options.allow_insecure);

@@ -1,4 +1,4 @@
-// data.batch_size = "auto" (part of the plan stage): the largest power of two, up to
+// data.batch_size = "auto" (part of the trial stage, run/trials.h): the largest power of two, up to
 // data.max_batch_size and the training set, whose trial steps fit the chosen device's memory
 // with data.memory_headroom to spare. The run's trial steps (run/trial_steps.h) are built once;
 // each candidate batch trains two steps with the device's peak reset before them, and fits

@@ -1,7 +1,9 @@
-// Stage 2 of a run: everything the run decides, as a pure function of the validated
-// experiment, the probed backends and the process world — backend and devices, strategy,
-// per-device and global batch, the learning rate, loader settings, threads — each with the
-// reason a person reads. The experiment itself stays as the user wrote it.
+// Stage 3 of a run: everything the run decides, as a function of the validated experiment, the
+// trial steps' results (run/trials.h), the probed backends and the process world — backend and
+// devices, strategy, per-device and global batch, the learning rate, loader settings, threads —
+// each with the reason a person reads. It times no step and builds nothing (weighing whether the
+// data fits on the device reads the data set, once, for the build). The experiment itself stays
+// as the user wrote it.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <c10/core/Device.h>
 
 #include "distributed/world.h"
+#include "run/trials.h"
 #include "run/validate.h"
 #include "select/backend_selection.h"
 #include "train/graph_step.h"
@@ -63,9 +66,11 @@ struct RunPlan {
   bool writes_outputs() const { return rank == 0; }  // only rank 0 prints and writes files
 };
 
-// Throws ConfigError for a batch that does not split, Error when no backend can be used or a
-// resume would not continue the same run, DistributedError for a launcher it cannot serve.
-RunPlan plan_run(ValidatedRun& run, const SelectionLimits& limits, const std::optional<World>& world);
+// `trials`: run_trials of the same run, limits and world. Throws ConfigError for a batch that
+// does not split, Error when no backend can be used or a resume would not continue the same
+// run, DistributedError for a launcher it cannot serve.
+RunPlan plan_run(const ValidatedRun& run, const TrialResults& trials, const SelectionLimits& limits,
+                 const std::optional<World>& world);
 
 // The plan of a trial (run/trial_steps.h): `batch` samples a step on `device` of `backend`, one
 // process, checked as a run on that backend would be (precision, train.graphs = true). Graphs

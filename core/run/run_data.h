@@ -1,7 +1,7 @@
 // The run's data set, read from disk once per run. Validation makes the reader (nothing is read
-// yet); the first stage that needs the data reads it: the plan, when it times trial steps (the
-// fastest backend, data.batch_size = "auto") or weighs keeping the data on the device, else the
-// build. Every later stage trains on the same tensors.
+// yet); the first stage that needs the data reads it: the trial steps (the fastest backend,
+// data.batch_size = "auto", run/trials.h), else the plan when it weighs keeping the data on the
+// device, else the build. Every later stage trains on the same tensors.
 #pragma once
 
 #include <filesystem>

@@ -6,13 +6,8 @@
 #include "distributed/launcher.h"
 #include "plugins/cpu_fallbacks.h"
 #include "process/interrupt.h"
-#include "run/build.h"
 #include "run/classes_file.h"
-#include "run/outputs.h"
-#include "run/plan.h"
-#include "run/summary_writer.h"
-#include "run/validate.h"
-#include "util/stage_counts.h"
+#include "run/run_stages.h"
 #include "version.h"
 
 namespace plugtrain {
@@ -67,15 +62,21 @@ RunEnd run_end(const TrainSummary& summary) {
 }  // namespace
 
 RunResult run_experiment(const RunRequest& request, std::ostream& console) {
-  const std::map<std::string, std::int64_t> stages_before = stage_counts();
-  ValidatedRun run = validate(request);
+  return run_experiment(run_stages(), request, console);
+}
+
+RunResult run_experiment(const RunStages& stages, const RunRequest& request, std::ostream& console) {
+  ValidatedRun run = stages.validate(request);
   const Experiment& e = run.experiment;
-  const RunPlan plan = plan_run(run, {request.host_cpu_only, request.disable_backends}, world_from_environment());
+  const SelectionLimits limits{request.host_cpu_only, request.disable_backends};
+  const std::optional<World> world = world_from_environment();
+  const TrialResults trials = stages.trials(run, limits, world);
+  const RunPlan plan = stages.plan(run, trials, limits, world);
   if (plan.launches_workers) return launch_workers(request, e, plan, console);
 
-  // This run's own fallbacks: choosing the fastest backend timed steps in this process too.
+  // This run's own fallbacks: the trial steps ran steps in this process too.
   const FallbackCounts fallbacks_before = plan.choice.backend->cpu_fallback_counts();
-  std::unique_ptr<RunOutputs> outputs = prepare_outputs(run, plan, console);
+  std::unique_ptr<RunOutputs> outputs = stages.prepare_outputs(run, plan, console);
   std::ostream& log = outputs->log;
   print_plan(plan, e, log);
   outputs->loggers = start_loggers(run, plan, *outputs);  // a failure before finish() ends them as failed
@@ -92,12 +93,12 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   std::int64_t parameters = 0;
   try {
     std::unique_ptr<BuiltRun> built =
-        build_run(run, plan, collectives.get(), plan.writes_outputs() ? outputs.get() : nullptr, log);
+        stages.build(run, plan, collectives.get(), plan.writes_outputs() ? outputs.get() : nullptr, log);
     parameters = built->parameters;
     // What the model's outputs mean, for `plugtrain predict` (which reads no data set).
     if (plan.writes_outputs()) write_classes_file(outputs->run_folder, built->data.train);
     InterruptScope interrupts;  // SIGINT/SIGTERM stop after the current step with a checkpoint
-    result.summary = built->trainer->fit();
+    result.summary = stages.train(*built);
   } catch (const CollectiveError& error) {
     if (!collectives) throw;
     throw DistributedError(collectives->explain_failure("training", error));
@@ -111,8 +112,7 @@ RunResult run_experiment(const RunRequest& request, std::ostream& console) {
   const bool ended_before =
       result.summary.already_ended && std::filesystem::exists(outputs->run_folder / "summary.json");
   result.cpu_fallbacks = fallbacks_between(fallbacks_before, plan.choice.backend->cpu_fallback_counts());
-  result.stages = stage_counts_between(stages_before, stage_counts());
-  if (plan.writes_outputs() && !ended_before) write_summary(e, result, parameters, *outputs);
+  if (plan.writes_outputs() && !ended_before) stages.summarise(e, result, parameters, *outputs);
   if (ended_before) result.summary_file = outputs->run_folder / "summary.json";
   if (outputs->loggers) {
     // The weights are exported only for a logger that takes the run's files.

@@ -56,9 +56,6 @@ struct RunResult {
   // Operators the backend ran on the CPU in this process (SDK 3.4), with their calls.
   std::map<std::string, std::uint64_t> cpu_fallbacks;
   std::vector<std::string> step_host_reads;  // the plan's (plan.h)
-  // How often this run entered each stage (util/stage_counts.h): validations, plugin_hosts,
-  // data_loads 1 each; trainer_builds 1 plus one per backend or batch trial.
-  std::map<std::string, std::int64_t> stages;
 };
 
 }  // namespace plugtrain

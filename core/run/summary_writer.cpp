@@ -75,7 +75,6 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
                       {"cpu_fallbacks", r.cpu_fallbacks},
                       {"host_syncs", host_syncs_json(total_host_syncs(r.summary.epochs))},
                       {"step_host_reads", r.step_host_reads},
-                      {"stages", r.stages},
                       {"resumed_from", resume_json(r.summary.resumed)},
                       {"task", e.task.name},
                       {"metric", r.summary.headline.name},

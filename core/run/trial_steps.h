@@ -1,6 +1,6 @@
 // A few training steps of the validated experiment on one device of one backend: what choosing
 // the fastest backend, the batch-size search (data.batch_size = "auto") and `plugtrain bench`
-// time. A trial takes the run as validation left it and its data as the plan read it
+// time. A trial takes the run as validation left it and its data as read once
 // (run/run_data.h): it validates nothing again, starts no plugin host and reads no data set
 // again. It builds a trainer without outputs (run/build.h); nothing is written.
 #pragma once

@@ -1,8 +1,10 @@
-// Stage 1 of a run: everything the user gave is checked before any work starts — TOML syntax,
-// keys and types, ranges, the model's and the task's own options (so the plugins are loaded
-// here), the monitored metrics, the data
-// folder, [model] init, and the checkpoint a resume names. The Experiment it returns is what
-// the user wrote and is never changed afterwards.
+// Stage 1 of a run: everything the user gave is checked before any work starts. Its jobs, each
+// in a file of its own (run/validate_jobs.h): parse the TOML (keys, types, ranges), apply the
+// overrides, start the plugin host, look up the model, data set and task with their own
+// options, cross-check them (targets, monitored metrics, augmentations, recipe, the data
+// folder), make the loggers, and find where the weights start ([model] init, the checkpoint a
+// resume names). The Experiment it returns is what the user wrote and is never changed
+// afterwards.
 #pragma once
 
 #include <filesystem>

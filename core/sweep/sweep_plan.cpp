@@ -96,7 +96,8 @@ SweepSetup prepare_sweep(const SweepRequest& request) {
       ValidatedRun run = validate(trial_request(request, setup, setup.trials[i], ""));
       // On Slurm the trials run on the cluster's nodes, not on this (login) node: only validate.
       if (i > 0 || request.slurm) continue;
-      const RunPlan plan = plan_run(run, {request.host_cpu_only, {}}, std::nullopt);
+      const SelectionLimits limits{request.host_cpu_only, {}};
+      const RunPlan plan = plan_run(run, run_trials(run, limits, std::nullopt), limits, std::nullopt);
       const std::size_t devices = plan.choice.backend->probe().devices.size();
       if (jobs == 0) jobs = plan.capabilities.host_cpu ? 1 : int(std::max<std::size_t>(1, devices));
       if (!plan.capabilities.host_cpu && jobs > 1 && !request.slurm) {

@@ -112,7 +112,7 @@ TrainedRun plan_trained_run(const TrainedRunRequest& request, TrainedFiles files
   if (!checkpoint_model.empty() && checkpoint_model != t.run.experiment.model.name)
     throw CheckpointError(t.files.weights.string() + ": written for model '" + checkpoint_model +
                           "', the experiment describes '" + t.run.experiment.model.name + "'");
-  t.plan = plan_run(t.run, SelectionLimits{}, std::nullopt);
+  t.plan = plan_run(t.run, run_trials(t.run, {}, std::nullopt), {}, std::nullopt);
   return t;
 }
 

@@ -76,7 +76,7 @@ class ProcessSettingsTest : public ::testing::Test {
     request.overrides = std::move(overrides);
     request.overrides.push_back("backend.name=\"" + backend + "\"");
     runs_.push_back(validate(request));
-    const RunPlan plan = plan_run(runs_.back(), {}, std::nullopt);
+    const RunPlan plan = plan_run(runs_.back(), run_trials(runs_.back(), {}, std::nullopt), {}, std::nullopt);
     std::unique_ptr<BuiltRun> built = build_run(runs_.back(), plan, nullptr, nullptr, logs_.emplace_back());
     log = logs_.back().str();
     return built;
