@@ -1,5 +1,7 @@
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include "commands.h"
@@ -7,6 +9,7 @@
 #include "sweep/sweep_report.h"
 #include "sweep/sweep_runner.h"
 #include "sweep/sweep_status.h"
+#include "util/error.h"
 
 namespace plugtrain::cli {
 
@@ -21,6 +24,8 @@ void add_sweep_command(CLI::App& app) {
                   "Show each trial's state in a sweep folder (runs/<name>/sweep): pending, running, finished, failed "
                   "with the reason, interrupted, stopped at a rung; reads squeue/sacct for a sweep on Slurm")
       ->excludes(experiment);
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "With --status: print the same as one JSON object");
   cmd->add_option("--set", request->overrides, "Override a key for every trial (repeatable)");
   cmd->add_option("--jobs,-j", request->jobs,
                   "Trials at the same time (default: one per GPU, 1 on the CPU; on the CPU each gets its share of "
@@ -41,11 +46,17 @@ void add_sweep_command(CLI::App& app) {
       ->allow_extra_args(false);
   // Set on the follow-up job `--slurm` submits: a trial whose last attempt failed is not retried.
   cmd->add_flag("--continue", request->continuing)->group("");
-  cmd->callback([request, status] {
+  cmd->callback([request, status, json] {
     if (!status->empty()) {
-      set_exit_code(print_sweep_status(*status, std::cout));
+      const SweepStatus found = read_sweep_status(*status);
+      if (*json)
+        std::cout << sweep_status_json(found).dump(2) << "\n";
+      else
+        print_sweep_status(found, std::cout);
+      set_exit_code(found.any_failed() ? exit_failure : exit_ok);  // 1 when a trial failed
       return;
     }
+    if (*json) throw CLI::ValidationError("--json goes with --status");
     if (request->experiment_file.empty())
       throw CLI::RequiredError("experiment (or --status DIR)");
     for (const bool slurm_only : {!request->partition.empty(), !request->time_limit.empty(),

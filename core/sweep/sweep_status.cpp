@@ -4,6 +4,8 @@
 #include <ostream>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "run/run_folder.h"
 #include "sweep/rung_report.h"
 #include "sweep/slurm_commands.h"
@@ -53,9 +55,52 @@ SlurmView ask_slurm(const fs::path& sweep_folder) {
   return v;
 }
 
+// One trial's state, from its files, the lock of a run in progress, the rung decisions and Slurm.
+TrialStatus trial_status(const fs::path& folder, const std::string& name, const TrialFiles& f,
+                         const RungSchedule& schedule, const TrialDecision& decision, const SlurmView& slurm) {
+  TrialStatus t;
+  t.name = name;
+  std::string& state = t.state;
+  std::string& detail = t.detail;
+  const auto queued = slurm.trial_state.find(name);
+  const bool rungs = schedule.kind != SweepScheduler::none;
+  if (queued != slurm.trial_state.end() && queued->second != "RUNNING" && queued->second != "COMPLETING") {
+    state = "pending";
+    detail = "Slurm: " + queued->second;
+  } else if (queued != slurm.trial_state.end() || running_here(folder, name)) {
+    state = "running";
+    detail = "epoch " + std::to_string(f.epochs_done) + " done";
+  } else if (f.state == TrialState::finished) {
+    state = "finished";
+    if (rungs) detail = verdict_text(schedule, decision, f);
+  } else if (f.last_exit && failed_exit(*f.last_exit)) {
+    state = "failed";
+    detail = trial_failure_reason(folder, name, 0, *f.last_exit);
+  } else if (rungs && decision.verdict != TrialVerdict::run) {
+    state = decision.verdict == TrialVerdict::stopped ? "stopped" : "waiting";
+    detail = verdict_text(schedule, decision, f);
+  } else if (rungs && decision.rung > 0 &&
+             f.epochs_done >= schedule.milestones(decision.bracket)[std::size_t(decision.rung - 1)]) {
+    state = "promoted";  // decided, not started yet: the sweep (or its follow-up job) starts it next
+    detail = verdict_text(schedule, decision, f);
+  } else if (f.state == TrialState::resume || f.epochs_done > 0) {
+    state = "interrupted";
+    detail = "after epoch " + std::to_string(f.epochs_done) +
+             (f.stop_reason.empty() ? "" : " (" + f.stop_reason + ")") + "; its checkpoint resumes it";
+  } else {
+    state = "pending";
+    detail = "not started";
+  }
+  // Where the cluster keeps accounting, what ended a task the files could not say (TIMEOUT, OUT_OF_MEMORY).
+  if (const auto final = slurm.trial_final.find(name);
+      final != slurm.trial_final.end() && (state == "interrupted" || state == "failed") && final->second != "COMPLETED")
+    detail += " [Slurm: " + final->second + "]";
+  return t;
+}
+
 }  // namespace
 
-int print_sweep_status(const fs::path& dir, std::ostream& out) {
+SweepStatus read_sweep_status(const fs::path& dir) {
   fs::path folder = dir;
   if (!fs::exists(folder / "trials.json") && fs::exists(folder / "sweep" / "trials.json")) folder = dir / "sweep";
   const std::optional<SweepManifest> manifest = read_sweep_manifest(folder);
@@ -72,54 +117,43 @@ int print_sweep_status(const fs::path& dir, std::ostream& out) {
   }
   const std::vector<TrialDecision> decisions = decide_rungs(schedule, progress);
 
-  std::map<std::string, int> counts;
-  out << "sweep: " << folder.string() << ", " << manifest->names.size() << " trials from "
-      << manifest->experiment.string() << "\n";
-  if (schedule.kind != SweepScheduler::none) out << "sweep: " << schedule_line(schedule) << "\n";
-  if (slurm.asked && !slurm.reachable) out << "sweep: squeue did not answer: the states below come from the files alone\n";
+  SweepStatus status;
+  status.folder = folder;
+  status.experiment = manifest->experiment;
+  if (schedule.kind != SweepScheduler::none) status.schedule = schedule_line(schedule);
+  status.slurm_unanswered = slurm.asked && !slurm.reachable;
   for (std::size_t i = 0; i < manifest->names.size(); ++i) {
-    const std::string& name = manifest->names[i];
-    const TrialFiles& f = files[i];
-    const auto queued = slurm.trial_state.find(name);
-    std::string state, detail;
-    if (queued != slurm.trial_state.end() && queued->second != "RUNNING" && queued->second != "COMPLETING") {
-      state = "pending";
-      detail = "Slurm: " + queued->second;
-    } else if (queued != slurm.trial_state.end() || running_here(folder, name)) {
-      state = "running";
-      detail = "epoch " + std::to_string(f.epochs_done) + " done";
-    } else if (f.state == TrialState::finished) {
-      state = "finished";
-      if (schedule.kind != SweepScheduler::none) detail = verdict_text(schedule, decisions[i], f);
-    } else if (f.last_exit && failed_exit(*f.last_exit)) {
-      state = "failed";
-      detail = trial_failure_reason(folder, name, 0, *f.last_exit);
-    } else if (schedule.kind != SweepScheduler::none && decisions[i].verdict != TrialVerdict::run) {
-      state = decisions[i].verdict == TrialVerdict::stopped ? "stopped" : "waiting";
-      detail = verdict_text(schedule, decisions[i], f);
-    } else if (schedule.kind != SweepScheduler::none && decisions[i].rung > 0 &&
-               f.epochs_done >= schedule.milestones(decisions[i].bracket)[std::size_t(decisions[i].rung - 1)]) {
-      state = "promoted";  // decided, not started yet: the sweep (or its follow-up job) starts it next
-      detail = verdict_text(schedule, decisions[i], f);
-    } else if (f.state == TrialState::resume || f.epochs_done > 0) {
-      state = "interrupted";
-      detail = "after epoch " + std::to_string(f.epochs_done) + (f.stop_reason.empty() ? "" : " (" + f.stop_reason + ")") +
-               "; its checkpoint resumes it";
-    } else {
-      state = "pending";
-      detail = "not started";
-    }
-    // Where the cluster keeps accounting, what ended a task the files could not say (TIMEOUT, OUT_OF_MEMORY).
-    if (const auto final = slurm.trial_final.find(name);
-        final != slurm.trial_final.end() && (state == "interrupted" || state == "failed") && final->second != "COMPLETED")
-      detail += " [Slurm: " + final->second + "]";
-    ++counts[state];
-    out << "  " << (i + 1) << ". " << state << "  " << manifest->labels[i] << (detail.empty() ? "" : "  — " + detail) << "\n";
+    status.trials.push_back(trial_status(folder, manifest->names[i], files[i], schedule, decisions[i], slurm));
+    status.trials.back().label = manifest->labels[i];
+    ++status.counts[status.trials.back().state];
+  }
+  return status;
+}
+
+void print_sweep_status(const SweepStatus& status, std::ostream& out) {
+  out << "sweep: " << status.folder.string() << ", " << status.trials.size() << " trials from "
+      << status.experiment.string() << "\n";
+  if (!status.schedule.empty()) out << "sweep: " << status.schedule << "\n";
+  if (status.slurm_unanswered) out << "sweep: squeue did not answer: the states below come from the files alone\n";
+  for (std::size_t i = 0; i < status.trials.size(); ++i) {
+    const TrialStatus& t = status.trials[i];
+    out << "  " << (i + 1) << ". " << t.state << "  " << t.label << (t.detail.empty() ? "" : "  — " + t.detail) << "\n";
   }
   std::vector<std::string> summary;
-  for (const auto& [state, n] : counts) summary.push_back(std::to_string(n) + " " + state);
+  for (const auto& [state, n] : status.counts) summary.push_back(std::to_string(n) + " " + state);
   out << "sweep: " << join(summary, ", ") << "\n";
-  return counts.count("failed") ? exit_failure : exit_ok;
+}
+
+nlohmann::json sweep_status_json(const SweepStatus& status) {
+  nlohmann::json trials = nlohmann::json::array();
+  for (const TrialStatus& t : status.trials)
+    trials.push_back({{"trial", t.name}, {"overrides", t.label}, {"state", t.state}, {"detail", t.detail}});
+  return {{"sweep", status.folder.string()},
+          {"experiment", status.experiment.string()},
+          {"scheduler", status.schedule.empty() ? nlohmann::json(nullptr) : nlohmann::json(status.schedule)},
+          {"squeue_unanswered", status.slurm_unanswered},
+          {"trials", trials},
+          {"counts", status.counts}};
 }
 
 }  // namespace plugtrain

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -20,9 +21,12 @@
 namespace plugtrain {
 namespace emulated_accelerator_test {
 
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 using testing::run_process;
 using testing::shell_quote;
 using testing::slurp;
+using ::testing::StartsWith;
 namespace fs = std::filesystem;
 
 const std::string kFashion = testing::fashion_mnist_dir().string();
@@ -40,6 +44,17 @@ class EmulatedAcceleratorTest : public ::testing::Test {
     return plugtrain("run exp.toml --set backend.name=\\\"" + backend + "\\\" " + args, env);
   }
   nlohmann::json summary(const std::string& name, int n) const { return testing::run_summary(dir_, name, n); }
+  // What a command prints with --json (stdout alone, parsed).
+  nlohmann::json json_of(const std::string& args) const {
+    const auto r = run_process(testing::emulated_command(dir_, args + " --json", ""), /*merge_stderr=*/false);
+    return nlohmann::json::parse(r.out);
+  }
+  static const nlohmann::json* entry_named(const nlohmann::json& list, const std::string& key,
+                                           const std::string& name) {
+    for (const auto& e : list)
+      if (e.at(key) == name) return &e;
+    return nullptr;
+  }
   std::vector<double> step_losses(const std::string& name, int n) const {
     return testing::step_losses(dir_ / "runs" / name / ("version_" + std::to_string(n)));
   }
@@ -264,15 +279,17 @@ TEST_F(EmulatedAcceleratorTest, ACheckpointMovesToTheCpuAndBack) {
 // path: it takes PrivateUse1, and the emulated plugin after it is refused, naming both.
 TEST_F(EmulatedAcceleratorTest, TwoPluginsThatBothWantPrivateUse1GiveOneErrorNamingBoth) {
   write(kMlp);
-  auto listed = plugtrain("plugins" + testing::faults::test_plugin("second_privateuse1"));
-  EXPECT_EQ(listed.exit_code, 0) << listed.out;
-  EXPECT_TRUE(std::regex_search(listed.out, std::regex("emulated2 +backend +1.0.0 +usable"))) << listed.out;
-  EXPECT_NE(listed.out.find("emulated    backend  1.0.0    refused: plugin 'emulated': init: PrivateUse1 is already "
-                            "registered as 'emutwo'"),
-            std::string::npos)
-      << listed.out;
-  EXPECT_NE(listed.out.find("(plugin 'emulated2' registered PrivateUse1 as 'emutwo' first)"), std::string::npos)
-      << listed.out;
+  const nlohmann::json listed = json_of("plugins" + testing::faults::test_plugin("second_privateuse1"));
+  const nlohmann::json* second = entry_named(listed.at("plugins"), "name", "emulated2");
+  ASSERT_NE(second, nullptr) << listed.dump(2);
+  EXPECT_EQ(second->at("status"), "usable");
+  EXPECT_EQ(second->at("version"), "1.0.0");
+  const nlohmann::json* first = entry_named(listed.at("plugins"), "name", "emulated");
+  ASSERT_NE(first, nullptr) << listed.dump(2);
+  EXPECT_EQ(first->at("status"), "refused");
+  EXPECT_THAT(first->at("reason").get<std::string>(),
+              AllOf(StartsWith("plugin 'emulated': init: PrivateUse1 is already registered as 'emutwo'"),
+                    HasSubstr("(plugin 'emulated2' registered PrivateUse1 as 'emutwo' first)")));
   auto run = plugtrain("run exp.toml --set backend.name=\\\"emulated\\\"" +
                        testing::faults::test_plugin("second_privateuse1"));
   EXPECT_EQ(run.exit_code, 1) << run.out;
@@ -286,10 +303,13 @@ TEST_F(EmulatedAcceleratorTest, TwoPluginsThatBothWantPrivateUse1GiveOneErrorNam
 
 TEST_F(EmulatedAcceleratorTest, DoctorBenchAndFastestSelectionSeeIt) {
   write(kMlp);
-  auto doctor = plugtrain("doctor");
-  EXPECT_EQ(doctor.exit_code, 0) << doctor.out;
-  EXPECT_TRUE(std::regex_search(doctor.out, std::regex("PASS  emulated +1 device"))) << doctor.out;
-  EXPECT_NE(doctor.out.find("cpu fallback: "), std::string::npos) << doctor.out;
+  const nlohmann::json doctor = json_of("doctor");
+  EXPECT_EQ(doctor.at("ok"), true) << doctor.dump(2);
+  const nlohmann::json* smoke = entry_named(doctor.at("smoke_tests"), "backend", "emulated");
+  ASSERT_NE(smoke, nullptr) << doctor.dump(2);
+  EXPECT_EQ(smoke->at("what"), "1 device");
+  EXPECT_EQ(smoke->at("passed"), true);
+  EXPECT_FALSE(smoke->at("cpu_fallbacks").empty()) << "an operator the device lacks ran on the CPU, counted";
   auto bench = plugtrain("bench exp.toml --backends cpu,emulated --steps 3 --warmup 1 --set data.batch_size=64");
   ASSERT_EQ(bench.exit_code, 0) << bench.out;
   EXPECT_TRUE(std::regex_search(bench.out, std::regex("\nemulated +emu:0 +64 "))) << bench.out;

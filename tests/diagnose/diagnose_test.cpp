@@ -1,15 +1,18 @@
 // `plugtrain doctor` and `plugtrain bench` as a user runs them: what they print, their JSON, and
 // their exit codes, with a backend that probes usable but cannot train (test plugin smokefail).
 // ctest-label: e2e
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include <torch/version.h>
 
+#include "plugtrain/abi.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -17,6 +20,7 @@ namespace diagnose_test {
 
 using testing::run_process;
 using testing::shell_quote;
+using ::testing::StartsWith;
 namespace fs = std::filesystem;
 
 const std::string kSmokeFailing = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/smoke_failing";
@@ -24,27 +28,34 @@ const std::string kSmokeFailing = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/smo
 std::string plugtrain(const std::string& args) { return testing::plugtrain_command(args); }
 
 TEST(Doctor, ChecksVersionsPluginsAndPassesTheCpuSmokeTest) {
-  auto r = run_process(plugtrain("doctor"));
+  const auto r = run_process(plugtrain("doctor --json"), /*merge_stderr=*/false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("LibTorch: " TORCH_VERSION), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("SDK ABI: 4.1"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("cores: "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("cpu         backend"), std::string::npos) << "the plugin list: " << r.out;
-  EXPECT_NE(r.out.find("  PASS  cpu        1 device         loss "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("doctor: every usable backend passed"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("versions").at("LibTorch"), TORCH_VERSION);
+  EXPECT_EQ(j.at("versions").at("SDK ABI"),
+            std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." + std::to_string(PLUGTRAIN_SDK_ABI_MINOR));
+  EXPECT_GE(std::stoi(j.at("system").at("cores").get<std::string>()), 1);
+  const auto& plugins = j.at("plugins");
+  EXPECT_TRUE(std::any_of(plugins.begin(), plugins.end(),
+                          [](const nlohmann::json& p) { return p.at("name") == "cpu" && p.at("kind") == "backend"; }))
+      << "the plugin list: " << plugins;
+  bool cpu_passed = false;
+  for (const auto& smoke : j.at("smoke_tests"))
+    if (smoke.at("backend") == "cpu" && smoke.at("what") == "1 device") {
+      cpu_passed = smoke.at("passed");
+      EXPECT_LT(smoke.at("last_loss").get<double>(), smoke.at("first_loss").get<double>()) << smoke;
+    }
+  EXPECT_TRUE(cpu_passed) << j.at("smoke_tests");
+  EXPECT_EQ(j.at("ok"), true);
+  EXPECT_THAT(j.at("verdict").get<std::string>(), StartsWith("every usable backend passed"));
 }
 
 TEST(Doctor, ABackendThatCannotTrainFailsWithItsReason) {
-  auto r = run_process(plugtrain("doctor --plugin-path " + shell_quote(kSmokeFailing)));
-  EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find("  FAIL  smokefail"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  PASS  cpu"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("doctor: failed: smokefail (1 device): "), std::string::npos) << r.out;
-
   auto json = run_process(plugtrain("doctor --json --plugin-path " + shell_quote(kSmokeFailing)), false);
   EXPECT_EQ(json.exit_code, 1);
   const auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j["ok"], false);
+  EXPECT_THAT(j["verdict"].get<std::string>(), StartsWith("failed: smokefail (1 device): "));
   // In priority order: on a GPU machine the GPU's first (cuda's 200), then smokefail (10) and
   // the CPU (0); every backend but smokefail passes.
   const nlohmann::json& smoke_tests = j["smoke_tests"];
@@ -70,11 +81,18 @@ TEST(Doctor, WithAnExperimentOnlyItsBackendIsJudged) {
   const fs::path dir = testing::scratch_dir("doctor");
   std::ofstream(dir / "exp.toml")
       << "[backend]\nname = \"cpu\"\n[model]\nname = \"mlp\"\n[data]\ndataset = \"synthetic\"\n";
-  auto r = run_process(
-      plugtrain("doctor " + shell_quote((dir / "exp.toml").string()) + " --plugin-path " + shell_quote(kSmokeFailing)));
+  const auto r = run_process(plugtrain("doctor --json " + shell_quote((dir / "exp.toml").string()) + " --plugin-path " +
+                                       shell_quote(kSmokeFailing)),
+                             /*merge_stderr=*/false);
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("doctor: the experiment's backend, cpu, passed"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("judged_backend"), "cpu");
+  ASSERT_FALSE(j.at("smoke_tests").empty());
+  for (const auto& smoke : j.at("smoke_tests")) {
+    EXPECT_EQ(smoke.at("backend"), "cpu") << "only the experiment's backend is judged";
+    EXPECT_EQ(smoke.at("passed"), true) << smoke;
+  }
+  EXPECT_EQ(j.at("verdict"), "the experiment's backend, cpu, passed");
   fs::remove_all(dir);
 }
 

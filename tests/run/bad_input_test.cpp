@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
 #include "support/faults.h"
@@ -15,6 +17,8 @@
 namespace plugtrain {
 namespace bad_input_test {
 
+using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::run_process;
 using testing::shell_quote;
 using testing::slurp;
@@ -42,6 +46,20 @@ class BadInputTest : public testing::ExperimentFolderTest {
   // What a run says to `--set key=value`.
   testing::ProcessResult run_with(const std::string& assignment) {
     return plugtrain("run exp.toml --set " + shell_quote(assignment));
+  }
+  // `plugtrain plugins --json` with a fault injected: the listing's entry for the faulty plugin
+  // (null when there is none), and what the command wrote on stderr in `err`.
+  nlohmann::json faulty_plugin_listed(const faults::Fault& fault, std::string& err) const {
+    const fs::path stderr_file = dir_ / "plugins.err";
+    const auto r =
+        run_process(fault.env + command("plugins --json" + fault.args) + " 2>" + shell_quote(stderr_file.string()),
+                    /*merge_stderr=*/false);
+    err = slurp(stderr_file);
+    EXPECT_EQ(r.exit_code, 0) << r.out << err;
+    const nlohmann::json listed = nlohmann::json::parse(r.out);
+    for (const auto& p : listed.at("plugins"))
+      if (p.at("name") == "faulty") return p;
+    return nullptr;
   }
 };
 
@@ -79,18 +97,19 @@ TEST_F(BadInputTest, LibTorchErrorsAreOneLineWithoutItsStackTrace) {
 // A backend whose probe segfaults or never returns costs that backend, not the command.
 TEST_F(BadInputTest, APluginWhoseProbeCrashesOrHangsIsUnusableNotFatal) {
   const auto crash = faults::backend_entry("probe", "crash");
-  auto listed = plugtrain_with(crash, "plugins");
-  EXPECT_EQ(listed.exit_code, 0) << listed.out;
-  EXPECT_EQ(listed.out.find("fatal"), std::string::npos)
-      << "the parent reports the child's crash, once: " << listed.out;
-  EXPECT_NE(listed.out.find("plugin 'faulty': the probe crashed: signal 11 (SIGSEGV)"), std::string::npos)
-      << listed.out;
+  std::string err;
+  const nlohmann::json crashed = faulty_plugin_listed(crash, err);
+  EXPECT_THAT(err, Not(HasSubstr("fatal"))) << "the parent reports the child's crash, once";
+  EXPECT_EQ(crashed.at("status"), "unusable") << crashed;
+  EXPECT_THAT(crashed.at("probe").at("message").get<std::string>(),
+              HasSubstr("plugin 'faulty': the probe crashed: signal 11 (SIGSEGV)"));
 
   auto hang = faults::backend_entry("probe", "hang");
   hang.env += "export PLUGTRAIN_PROBE_TIMEOUT=1; ";
-  auto hung = plugtrain_with(hang, "plugins");
-  EXPECT_EQ(hung.exit_code, 0) << hung.out;
-  EXPECT_NE(hung.out.find("plugin 'faulty': the probe did not answer within 1.00 s"), std::string::npos) << hung.out;
+  const nlohmann::json hung = faulty_plugin_listed(hang, err);
+  EXPECT_EQ(hung.at("status"), "unusable") << hung;
+  EXPECT_THAT(hung.at("probe").at("message").get<std::string>(),
+              HasSubstr("plugin 'faulty': the probe did not answer within 1.00 s"));
 
   // Automatic selection passes it over (prefer: the same order on a machine with a GPU).
   auto run = plugtrain_with(crash, "run exp.toml --set 'backend.prefer=[\"faulty\", \"cpu\"]'");
@@ -213,9 +232,10 @@ TEST_F(BadInputTest, PluginInitAndShutdownHooksFrameItsUseAndAFailingInitRefuses
   EXPECT_EQ(refused.exit_code, 1) << refused.out;
   EXPECT_NE(refused.out.find("did not load: plugin 'faulty': init: the device firmware is too old"), std::string::npos)
       << refused.out;
-  auto threw = plugtrain_with(faults::backend_entry("init", "throw"), "plugins");
-  EXPECT_EQ(threw.exit_code, 0) << threw.out;
-  EXPECT_NE(threw.out.find("plugin 'faulty': init threw: injected fault in init"), std::string::npos) << threw.out;
+  std::string err;
+  const nlohmann::json threw = faulty_plugin_listed(faults::backend_entry("init", "throw"), err);
+  EXPECT_EQ(threw.at("status"), "refused") << threw;
+  EXPECT_THAT(threw.at("reason").get<std::string>(), HasSubstr("plugin 'faulty': init threw: injected fault in init"));
   auto failing = faults::backend_entry("shutdown", "throw");
   failing.env += "export PLUGTRAIN_TEST_HOOK_LOG=" + shell_quote(log) + "; ";
   fs::remove(log);

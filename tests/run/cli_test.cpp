@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/version.h>
 #include <nlohmann/json.hpp>
@@ -12,8 +13,10 @@
 namespace plugtrain {
 namespace cli_test {
 
+using ::testing::HasSubstr;
 using testing::run_process;
 using testing::shell_quote;
+using ::testing::StartsWith;
 namespace fs = std::filesystem;
 
 const std::string kPlugtrain = PLUGTRAIN_EXE;
@@ -76,28 +79,50 @@ TEST(Cli, PluginsJsonReportsCpuUsableAndGpuBackendsWithReasons) {
 #endif
 }
 
-TEST(Cli, PluginsTableShowsSearchOrderStatusAndDevices) {
-  auto r = run_process(plugtrain("plugins"));
+TEST(Cli, PluginsListsSearchOrderStatusAndDevices) {
+  auto r = run_process(plugtrain("plugins --json"), /*merge_stderr=*/false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("Plugin search order"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("(beside executable)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("cpu         backend  0.1.0    usable"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("cpu:0"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("search_path").back().at("origin"), "beside executable");
+  const nlohmann::json* cpu = plugin_named(j, "cpu");
+  ASSERT_NE(cpu, nullptr) << r.out;
+  EXPECT_EQ(cpu->at("kind"), "backend");
+  EXPECT_EQ(cpu->at("version"), "0.1.0");
+  EXPECT_EQ(cpu->at("status"), "usable");
+  ASSERT_EQ(cpu->at("probe").at("devices").size(), 1u) << *cpu;
+  EXPECT_EQ(cpu->at("probe").at("devices")[0].at("index"), 0);
+  EXPECT_EQ(cpu->at("capabilities").at("device_type"), "cpu");
 #if !defined(__APPLE__)
-  EXPECT_NE(r.out.find("unusable: unsupported_platform: MPS needs macOS"), std::string::npos) << r.out;
+  const nlohmann::json* mps = plugin_named(j, "mps");
+  ASSERT_NE(mps, nullptr) << r.out;
+  EXPECT_EQ(mps->at("status"), "unusable");
+  EXPECT_EQ(mps->at("probe").at("code"), "unsupported_platform");
+  EXPECT_THAT(mps->at("probe").at("message").get<std::string>(), HasSubstr("MPS needs macOS"));
 #endif
+  // Without --json, the same as a table that starts with the search order.
+  const auto table = run_process(plugtrain("plugins"));
+  EXPECT_THAT(table.out, StartsWith("Plugin search order"));
 }
 
 TEST(Cli, BadPluginsOnTheEnvironmentPathAreListedAndExitIsStillZero) {
   const std::string tp = PLUGTRAIN_TEST_PLUGIN_DIR;
   auto r = run_process("PLUGTRAIN_PLUGIN_PATH=" + shell_quote(tp + "/bad_abi:" + tp + "/not_a_plugin") + " " +
-                       shell_quote(kPlugtrain) + " plugins");
+                           shell_quote(kPlugtrain) + " plugins --json",
+                       /*merge_stderr=*/false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("(PLUGTRAIN_PLUGIN_PATH)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("refused: built against SDK 5.0; this host speaks SDK 4.1: update plugtrain"), std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("refused: not a plugtrain plugin"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("usable"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("search_path")[0].at("origin"), "PLUGTRAIN_PLUGIN_PATH");
+  const nlohmann::json* bad_abi = plugin_named(j, "badabi");
+  ASSERT_NE(bad_abi, nullptr) << r.out;
+  EXPECT_EQ(bad_abi->at("status"), "refused");
+  EXPECT_EQ(bad_abi->at("reason"),
+            "built against SDK 5.0; this host speaks SDK " + j.at("sdk_abi").get<std::string>() + ": update plugtrain");
+  const nlohmann::json* not_a_plugin = plugin_named(j, "test_not_a_plugin.so");
+  ASSERT_NE(not_a_plugin, nullptr) << r.out;
+  EXPECT_EQ(not_a_plugin->at("status"), "refused");
+  EXPECT_THAT(not_a_plugin->at("reason").get<std::string>(), StartsWith("not a plugtrain plugin"));
+  ASSERT_NE(plugin_named(j, "cpu"), nullptr) << r.out;
+  EXPECT_EQ(plugin_named(j, "cpu")->at("status"), "usable");
 }
 
 TEST(Cli, VersionNamesPlugtrainLibTorchAndSdkAbi) {

@@ -13,7 +13,9 @@
 #include <numeric>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
 
@@ -21,6 +23,10 @@ namespace plugtrain {
 namespace sweep_scheduler_test {
 
 namespace fs = std::filesystem;
+using ::testing::AnyOf;
+using ::testing::Contains;
+using ::testing::Each;
+using ::testing::HasSubstr;
 using testing::run_process;
 using testing::shell_quote;
 using testing::slurp;
@@ -129,10 +135,19 @@ TEST_F(AshaSweepTest, DivergingAndCrawlingTrialsStopAtTheFirstRungAndTheBestTrai
   EXPECT_NE(slurp(dir_ / "runs" / "asha" / "sweep" / "sweep.md").find("| optim.lr=20.0 | stopped at rung 1"),
             std::string::npos);
   // The report and the status say the same from the files alone.
-  const auto status = plugtrain("sweep --status runs/asha/sweep");
+  const auto status = run_process(command("sweep --status runs/asha/sweep --json"), false);
   EXPECT_EQ(status.exit_code, 0) << status.out;
-  EXPECT_NE(status.out.find("stopped at rung 1 (epoch 1"), std::string::npos) << status.out;
-  EXPECT_NE(status.out.find("trained all 9 epochs"), std::string::npos) << status.out;
+  const nlohmann::json j = nlohmann::json::parse(status.out);
+  std::vector<std::string> states, details;
+  for (const auto& t : j.at("trials")) {
+    states.push_back(t.at("state"));
+    details.push_back(t.at("detail"));
+  }
+  // Every trial is done: the diverging one stopped at the first rung, the best trained all 9 epochs.
+  EXPECT_THAT(states, Each(AnyOf("finished", "stopped"))) << j.dump(2);
+  EXPECT_THAT(details, Contains(HasSubstr("stopped at rung 1 (epoch 1"))) << j.dump(2);
+  EXPECT_THAT(details, Contains(HasSubstr("trained all 9 epochs"))) << j.dump(2);
+  EXPECT_THAT(j.at("scheduler").get<std::string>(), HasSubstr("asha on test_accuracy (max)"));
   const auto report = plugtrain("report runs/asha");
   EXPECT_NE(report.out.find("compute: 16 epochs trained"), std::string::npos) << report.out;
   // Again: nothing left, nothing trained.

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,7 @@
 namespace plugtrain {
 namespace sweep_test {
 
+using ::testing::HasSubstr;
 using testing::run_process;
 using testing::shell_quote;
 using testing::slurp;
@@ -265,10 +267,15 @@ TEST_F(SweepTest, AFailingTrialIsReportedAndTheOthersFinish) {
       << r.out;
   EXPECT_NE(r.out.find("not-weights.pt"), std::string::npos) << r.out;
   // --status names the failed trial with its reason, and exits 1.
-  auto status = run("sweep --status runs/grid");
+  auto status = run_process(plugtrain("sweep --status runs/grid --json"), false);
   EXPECT_EQ(status.exit_code, 1) << status.out;
-  EXPECT_NE(status.out.find("2. failed  model.init=not-weights.pt"), std::string::npos) << status.out;
-  EXPECT_NE(status.out.find("1 failed, 1 finished"), std::string::npos) << status.out;
+  const nlohmann::json j = nlohmann::json::parse(status.out);
+  ASSERT_EQ(j.at("trials").size(), 2u) << j.dump(2);
+  const nlohmann::json& failed = j["trials"][1];
+  EXPECT_EQ(failed.at("state"), "failed");
+  EXPECT_THAT(failed.at("overrides").get<std::string>(), HasSubstr("model.init=not-weights.pt"));
+  EXPECT_THAT(failed.at("detail").get<std::string>(), HasSubstr("not-weights.pt"));
+  EXPECT_EQ(j.at("counts"), nlohmann::json({{"failed", 1}, {"finished", 1}}));
 }
 
 // Diverged trials fail with their reason (train.on_nonfinite = "stop"); the others still make a
