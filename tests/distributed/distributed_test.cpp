@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -25,6 +26,8 @@
 namespace plugtrain {
 namespace distributed_test {
 
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 using testing::run_process;
 using testing::shell_quote;
 using testing::slurp;
@@ -125,9 +128,9 @@ TEST_F(DistributedTest, TwoProcessesGiveTheWeightsOfOneWithTheSameGlobalBatch) {
   ASSERT_EQ(one.exit_code, 0) << one.out;
   auto two = run("--set backend.devices=2 --set data.global_batch_size=60");
   ASSERT_EQ(two.exit_code, 0) << two.out;
-  EXPECT_NE(two.out.find("ddp: started 2 worker processes"), std::string::npos) << two.out;
-  EXPECT_NE(two.out.find("batch: 30 per device x 2 = 60 per step"), std::string::npos) << two.out;
+  EXPECT_THAT(two.out, HasSubstr("batch: 30 per device x 2 = 60 per step"));
   EXPECT_EQ(versions(), 2) << "rank 1 must not create a run folder of its own";
+  EXPECT_EQ(summary(1)["strategy"], "ddp");
   EXPECT_EQ(summary(1)["world_size"], 2);
   EXPECT_EQ(summary(1)["steps"], summary(0)["steps"]);
   EXPECT_NEAR(summary(1)["final_test_loss"].get<double>(), summary(0)["final_test_loss"].get<double>(), 1e-4);
@@ -206,9 +209,10 @@ TEST_F(DistributedTest, LauncherVariablesSetByHandWork) {
                               " run exp.toml > rank0.txt 2>&1; A=$?; wait $P; echo \"EXIT=$A,$?\""));
   EXPECT_NE(r.out.find("EXIT=0,0"), std::string::npos)
       << r.out << slurp(dir_ / "rank0.txt") << slurp(dir_ / "rank1.txt");
-  EXPECT_NE(slurp(dir_ / "rank0.txt").find("ddp: 2 processes (launcher variables"), std::string::npos);
+  EXPECT_THAT(slurp(dir_ / "rank0.txt"), HasSubstr("ddp: 2 processes (launcher variables"));
   EXPECT_EQ(slurp(dir_ / "rank1.txt"), "") << "only rank 0 prints";
   EXPECT_EQ(versions(), 1);
+  EXPECT_EQ(summary(0)["strategy"], "ddp");
   EXPECT_EQ(summary(0)["world_size"], 2);
 }
 
@@ -221,9 +225,10 @@ TEST_F(DistributedTest, RunsUnderTheTorchrunOfTheTorchWheel) {
                               " --no-python --nproc-per-node 2 --master-port " + std::to_string(free_local_port()) +
                               " " + shell_quote(PLUGTRAIN_EXE) + " run exp.toml"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("ddp: 2 processes (torchrun"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("torchrun's agent store"), std::string::npos) << r.out;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("ddp: 2 processes (torchrun"), HasSubstr("torchrun's agent store")));
   EXPECT_EQ(versions(), 2);
+  EXPECT_EQ(summary(1)["strategy"], "ddp");
+  EXPECT_EQ(summary(1)["world_size"], 2);
   expect_same_weights(0, 1, "torchrun vs plugtrain's launcher");
 }
 
@@ -330,9 +335,9 @@ TEST_F(DistributedTest, BadSettingsAreRefusedBeforeAnyWorkerStarts) {
   EXPECT_NE(word.out.find("backend.devices must be an integer or \"auto\", got string"), std::string::npos) << word.out;
   auto single = run("--set backend.devices=2 --set backend.strategy=\"single\" --set train.epochs=1");
   EXPECT_EQ(single.exit_code, 0) << single.out;
-  EXPECT_NE(single.out.find("warning: strategy single trains in one process on cpu:0"), std::string::npos)
-      << single.out;
-  EXPECT_EQ(single.out.find("ddp:"), std::string::npos) << single.out;
+  EXPECT_THAT(single.out, HasSubstr("warning: strategy single trains in one process on cpu:0"));
+  EXPECT_EQ(summary(versions() - 1)["strategy"], "single");
+  EXPECT_EQ(summary(versions() - 1)["world_size"], 1);
 }
 
 // ---------------------------------------------------------------- launcher variables
