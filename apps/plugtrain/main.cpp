@@ -1,4 +1,6 @@
-// The plugtrain command line: run, plugins, models, --version.
+// The plugtrain command line: each command is added by its own file of this folder (the
+// add_*_command calls below, in the order --help lists them), then --version; errors become
+// exit codes here, in one place.
 #include <iostream>
 
 #include <CLI/CLI.hpp>

@@ -16,8 +16,10 @@ void add_run_command(CLI::App& app) {
                   "(repeatable)");
   cmd->add_flag("--no-gpu,--no-cuda", request->host_cpu_only,
                 "Use no GPU at all: only the host CPU's backend may be chosen");
-  auto no_mps = std::make_shared<bool>(false);
-  cmd->add_flag("--no-mps", *no_mps, "Do not use the Apple GPU (mps)");
+  // --no-<backend> (--no-mps): the names come from the backends' plugins, which load after the
+  // command line is read, so they arrive as extras and are checked against the backends then.
+  cmd->allow_extras();
+  cmd->footer("  --no-<backend>: never choose that backend, by the name `plugtrain plugins` lists (--no-mps)");
   auto resume = std::make_shared<std::string>();
   cmd->add_option("--resume", *resume,
                   "Continue exactly from a checkpoint: a .ckpt path, 'last' (this experiment's newest last.ckpt), "
@@ -35,9 +37,13 @@ void add_run_command(CLI::App& app) {
                   "Stop after this epoch with its checkpoint, exit 0; the schedule stays that of train.epochs, so "
                   "--resume last continues as if nothing had stopped (what a sweep's ASHA rungs use)")
       ->check(CLI::PositiveNumber);
-  cmd->callback([request, no_mps, resume] {
+  cmd->callback([cmd, request, resume] {
     request->resume = ResumeRequest::parse(*resume);
-    if (*no_mps) request->disable_backends.push_back("mps");
+    for (const std::string& extra : cmd->remaining()) {
+      if (extra.rfind("--no-", 0) != 0 || extra.size() == 5 || extra.find('=') != std::string::npos)
+        throw CLI::ExtrasError({extra});
+      request->disable_backends.push_back(extra.substr(5));
+    }
     request->command_line = command_line();
     const RunResult result = run_experiment(*request, std::cout);
     set_exit_code(result.launched_workers     ? result.workers_exit_code

@@ -59,6 +59,12 @@ std::vector<std::string> automatic_order(PluginHost& host, const Experiment& e) 
 
 BackendChoice select_backend(PluginHost& host, const Experiment& e, const SelectionLimits& limits) {
   BackendChoice choice;
+  // `run --no-<name>` names a backend by what its plugin calls it: one no plugin gives is a typo.
+  for (const std::string& off : limits.disable)
+    if (!host.backend(off) && host.load_failures("backend", off).empty())
+      throw Error("--no-" + off + ": no backend is named '" + off + "'" + did_you_mean(off, backend_names(host)) +
+                      "; loaded: " + join(backend_names(host), ", ", "none") + " (see `plugtrain plugins`)",
+                  exit_bad_input);
   if (e.backend.name) {
     const std::string& named = *e.backend.name;
     BackendHandle* b = host.backend(named);

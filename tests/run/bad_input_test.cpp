@@ -94,6 +94,23 @@ TEST_F(BadInputTest, LibTorchErrorsAreOneLineWithoutItsStackTrace) {
   EXPECT_EQ(r.out.find("frame #"), std::string::npos) << r.out;
 }
 
+// --no-<backend> takes the name a backend's plugin gives it (the host knows no device by name):
+// that backend is never chosen, and a name no plugin gives, or another unknown flag, is refused.
+TEST_F(BadInputTest, NoBackendFlagsTakeTheNamesThePluginsGive) {
+  auto off = plugtrain("run exp.toml --no-cpu --set backend.name='\"cpu\"'");
+  EXPECT_EQ(off.exit_code, 1) << off.out;
+  EXPECT_THAT(off.out, HasSubstr("backend 'cpu' is named in [backend] name but also disabled"));
+  auto typo = plugtrain("run exp.toml --no-cpuu");
+  EXPECT_EQ(typo.exit_code, 2) << typo.out;
+  EXPECT_THAT(typo.out, HasSubstr("--no-cpuu: no backend is named 'cpuu' (did you mean 'cpu'?)"));
+  auto unknown = plugtrain("run exp.toml --frobnicate");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_THAT(unknown.out, HasSubstr("--frobnicate"));
+  auto without_mps = plugtrain("run exp.toml --no-mps");
+  ASSERT_EQ(without_mps.exit_code, 0) << without_mps.out;
+  EXPECT_NE(nlohmann::json::parse(slurp(dir_ / "runs" / "bad" / "version_0" / "summary.json"))["backend"], "mps");
+}
+
 // A backend whose probe segfaults or never returns costs that backend, not the command.
 TEST_F(BadInputTest, APluginWhoseProbeCrashesOrHangsIsUnusableNotFatal) {
   const auto crash = faults::backend_entry("probe", "crash");
