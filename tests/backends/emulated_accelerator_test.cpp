@@ -324,28 +324,5 @@ TEST_F(EmulatedAcceleratorTest, DoctorBenchAndFastestSelectionSeeIt) {
       << fastest.out;
 }
 
-// Choosing the fastest backend and searching the batch size time trial steps of the one
-// validated run on its data as read once: one validation, one plugin host, one data load; a
-// trainer for each backend measured, one for the search, one for the run.
-TEST_F(EmulatedAcceleratorTest, FastestBackendAndAutomaticBatchEnterEachStageOnce) {
-  write(kMlp);
-  auto r = plugtrain("run exp.toml --no-cache --set backend.select=\\\"fastest\\\"", "PLUGTRAIN_EMU_MEMORY=1G");
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  const std::regex measured("backend: measured [a-z0-9]+: [0-9]+ samples/s");
-  const auto backends_measured =
-      std::distance(std::sregex_iterator(r.out.begin(), r.out.end(), measured), std::sregex_iterator());
-  ASSERT_GE(backends_measured, 2) << "the host CPU and the emulated device\n" << r.out;
-  const nlohmann::json stages = summary("mem", 0)["stages"];
-  EXPECT_EQ(stages["validations"], 1) << stages;
-  EXPECT_EQ(stages["plugin_hosts"], 1) << stages;
-  EXPECT_EQ(stages["data_loads"], 1) << stages;
-  EXPECT_EQ(stages["trainer_builds"], backends_measured + 2) << stages;
-
-  auto plain = run_on("cpu", "--set data.batch_size=64");
-  ASSERT_EQ(plain.exit_code, 0) << plain.out;
-  EXPECT_EQ(summary("mem", 1)["stages"],
-            (nlohmann::json{{"validations", 1}, {"plugin_hosts", 1}, {"data_loads", 1}, {"trainer_builds", 1}}));
-}
-
 }  // namespace emulated_accelerator_test
 }  // namespace plugtrain
