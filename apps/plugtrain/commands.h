@@ -25,6 +25,7 @@ void add_data_command(CLI::App& app);
 void add_evaluate_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
 
 // Adds --plugin-path (repeatable) and --allow-insecure-plugins to a subcommand that loads plugins.
 void add_plugin_path_option(CLI::App& command, std::vector<std::filesystem::path>& paths);

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   plugtrain::cli::add_evaluate_command(app);
   plugtrain::cli::add_predict_command(app);
   plugtrain::cli::add_generate_command(app);
+  plugtrain::cli::add_tokenize_command(app);
   plugtrain::cli::add_sweep_command(app);
   plugtrain::cli::add_report_command(app);
   plugtrain::cli::add_bench_command(app);

@@ -54,6 +54,9 @@ struct Dataset {
   // Per-sample tensors beside the images and labels (a plugin's data set, SDK 3.6), one row per
   // sample, on the CPU: "input_lengths" (int64 N) for variable-length inputs. Batches carry them.
   std::map<std::string, at::Tensor> fields;
+  // The tokenizer file the token ids came from (SDK 4.2), opened with the data set's
+  // TokenizerOpener; the run keeps a copy (run/classes_file.h). Empty: none.
+  std::string tokenizer_file;
 
   int64_t size() const { return labels.defined() ? labels.size(0) : 0; }
   bool bytes() const { return !images.defined() || images.scalar_type() == at::kByte; }

@@ -126,6 +126,7 @@ class ReadInto final : public DatasetSink {
   void source(const std::string& line) override { read_.source = line; }
   void test_split_name(const std::string& name) override { read_.test_split = name; }
   void note(const std::string& line) override { read_.notes.push_back(line); }
+  void tokenizer_file(const std::string& path) override { read_.tokenizer_file = path; }
   std::string mistake;
 
  private:
@@ -223,6 +224,11 @@ LoadedData load_plugin_dataset(const DataOptions& o) {
   out.test_split = read.test_split.empty() ? "test" : read.test_split;
   out.cached = out.data.train.images.defined();
   out.notes = read.notes;
+  if (!read.tokenizer_file.empty() && !spec.tokenizer)
+    throw DataError(name + ": it names tokenizer file '" + read.tokenizer_file +
+                    "' but registered no tokenizer opener");
+  out.data.train.tokenizer_file = out.data.test.tokenizer_file = read.tokenizer_file;
+  if (out.data.has_val()) out.data.val.tokenizer_file = read.tokenizer_file;
   return out;
 }
 

@@ -91,6 +91,7 @@ class StagingRegistrar::DatasetEntry final : public DatasetBuilder {
   void path_check(DatasetPathCheck check) override { entry.spec.check = std::move(check); }
   void fields(const std::vector<std::string>& names) override { entry.spec.fields = names; }
   void validation_split(const std::string& name) override { entry.spec.validation_split = name; }
+  void tokenizer_opener(TokenizerOpener open) override { entry.spec.tokenizer = std::move(open); }
   Status fits() const {
     if (!entry.reader) return WhyNot{"it has no reader"};
     if (!known(entry.spec.targets, /*as_task_too=*/true))

@@ -22,11 +22,14 @@ struct RunClasses {
   // A language model's run: samples are windows of token ids (sample_shape {T}) and the names
   // are its vocabulary: each token's text, "<0xNN>" for a byte (sentencepiece's convention).
   bool token_ids = false;
+  // The run's copy of the tokenizer its ids came from (the data set's, SDK 4.2); empty: none.
+  std::filesystem::path tokenizer_file;
 };
 
 std::filesystem::path classes_file(const std::filesystem::path& run_folder);
 
-// Written atomically from the run's training set.
+// Written atomically from the run's training set, with a copy of its tokenizer file when it has
+// one; Error (exit 2) when the run folder already keeps another tokenizer (a resume with another).
 void write_classes_file(const std::filesystem::path& run_folder, const data::Dataset& train);
 
 // Nullopt when the run folder has none (a run of an older plugtrain); Error when it cannot be read.

@@ -3,6 +3,7 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "config/config_error.h"
 #include "run/classes_file.h"
 #include "train/precision.h"
+#include "use/run_tokenizer.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -64,6 +66,38 @@ std::int64_t draw_next(const at::Tensor& scores, const GenerateRequest& request,
     last = last.masked_fill(last < kth, -std::numeric_limits<float>::infinity());
   }
   return at::multinomial(last.softmax(0), 1, /*replacement=*/false, generator).item<std::int64_t>();
+}
+
+// An empty prompt starts from a newline (the first token of one), or token 0.
+std::vector<std::int64_t> start_ids(std::vector<std::int64_t> ids, const RunClasses& classes) {
+  if (!ids.empty()) return ids;
+  std::int64_t start = 0;
+  for (std::size_t i = 0; i < classes.names.size(); ++i)
+    if (classes.names[i] == "\n" || classes.names[i] == "<0x0A>") start = std::int64_t(i);
+  return {start};
+}
+
+// The prompt in the run's own tokenizer: the ids it trained on for the same text.
+std::vector<std::int64_t> prompt_ids(const Tokenizer& tokenizer, const std::string& prompt, const RunClasses& classes) {
+  std::vector<std::int64_t> ids = tokenizer.encode(prompt);
+  for (std::int64_t id : ids)
+    if (id < 0 || id >= classes.num_classes)
+      throw Error("--prompt: the run's tokenizer gives token " + std::to_string(id) +
+                      ", outside the model's vocabulary of " + std::to_string(classes.num_classes),
+                  exit_bad_input);
+  return ids;
+}
+
+// The generated text as the tokenizer decodes it after the prompt: SentencePiece turns a leading
+// "\u2581" into a space only inside a text, so the generated ids are decoded with the prompt's and
+// the prompt's own text cut off.
+std::string decoded_after(const Tokenizer& tokenizer, std::vector<std::int64_t> prompt,
+                          const std::vector<std::int64_t>& generated) {
+  const std::string before = tokenizer.decode(prompt);
+  prompt.insert(prompt.end(), generated.begin(), generated.end());
+  const std::string all = tokenizer.decode(prompt);
+  if (all.compare(0, before.size(), before) == 0) return all.substr(before.size());
+  return tokenizer.decode(generated);
 }
 
 }  // namespace
@@ -119,14 +153,17 @@ std::vector<std::int64_t> encode_text(const std::string& text, const std::vector
 Generated generate_text(const GenerateRequest& request, std::ostream& log) {
   TrainedFiles files = find_trained_files(request.source.given, request.source.experiment);
   const RunClasses classes = vocabulary_of(files);
-  std::vector<std::int64_t> ids = encode_text(request.prompt, classes.names);  // before any model work
-  if (ids.empty()) {
-    std::int64_t start = 0;
-    for (std::size_t i = 0; i < classes.names.size(); ++i)
-      if (classes.names[i] == "\n") start = std::int64_t(i);
-    ids.push_back(start);
-  }
+  const bool tokenized = !classes.tokenizer_file.empty();  // the run keeps the tokenizer its ids came from
+  std::vector<std::int64_t> ids;
+  if (!tokenized) ids = start_ids(encode_text(request.prompt, classes.names), classes);  // before any model work
   TrainedRun t = plan_trained_run(request.source, std::move(files));
+  std::optional<OpenedTokenizer> tokenizer;
+  if (tokenized) {
+    if (!t.run.dataset) throw Error("generate: the run's data set is not known to this host", exit_bad_input);
+    tokenizer = open_tokenizer_with(*t.run.dataset, classes.tokenizer_file);
+    ids = start_ids(prompt_ids(*tokenizer->tokenizer, request.prompt, classes), classes);
+  }
+  const std::vector<std::int64_t> prompt = ids;
   const Experiment& e = t.run.experiment;
   const std::shared_ptr<Model> model = build_trained_model(t, one_window(classes), log).model;
 
@@ -137,6 +174,7 @@ Generated generate_text(const GenerateRequest& request, std::ostream& log) {
   const std::int64_t context = classes.sample_shape.at(0);
   Generated out;
   out.prompt = request.prompt;
+  out.prompt_tokens = prompt;
   for (std::int64_t n = 0; n < request.tokens; ++n) {
     const std::int64_t begin = std::max<std::int64_t>(0, std::int64_t(ids.size()) - context);
     const at::Tensor input =
@@ -150,15 +188,17 @@ Generated generate_text(const GenerateRequest& request, std::ostream& log) {
     ids.push_back(next);
     out.tokens.push_back(next);
   }
-  out.text = decode_tokens(out.tokens, classes.names);
+  out.text =
+      tokenizer ? decoded_after(*tokenizer->tokenizer, prompt, out.tokens) : decode_tokens(out.tokens, classes.names);
   return out;
 }
 
 std::string generated_json(const GenerateRequest& request, const Generated& generated) {
   // Byte vocabularies may cut a character in two: invalid UTF-8 is replaced, not thrown on.
-  const nlohmann::json j = {{"prompt", generated.prompt},       {"text", generated.text},
-                            {"tokens", generated.tokens},       {"seed", request.seed},
-                            {"temperature", request.temperature}, {"top_k", request.top_k}};
+  const nlohmann::json j = {{"prompt", generated.prompt}, {"text", generated.text},
+                            {"tokens", generated.tokens}, {"prompt_tokens", generated.prompt_tokens},
+                            {"seed", request.seed},       {"temperature", request.temperature},
+                            {"top_k", request.top_k}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -17,7 +17,9 @@ namespace plugtrain {
 
 struct GenerateRequest {
   TrainedRunRequest source;  // a run folder, or a checkpoint in one
-  std::string prompt;        // text in the run's vocabulary; empty: a newline (or token 0)
+  // Text, encoded with the run's tokenizer when it keeps one (classes.json "tokenizer"), else in its
+  // vocabulary's characters or bytes; empty: a newline (or token 0).
+  std::string prompt;
   std::int64_t tokens = 200;
   double temperature = 1.0;  // 0: always the most likely token
   std::int64_t top_k = 0;    // 0: the whole vocabulary
@@ -27,10 +29,12 @@ struct GenerateRequest {
 struct Generated {
   std::string prompt, text;          // text: what was generated, after the prompt
   std::vector<std::int64_t> tokens;  // the generated ids
+  std::vector<std::int64_t> prompt_tokens;  // the prompt's ids (the run's tokenizer's, when it keeps one)
 };
 
 // Throws Error (one line) for a run that is not a language model, a prompt character outside
-// the vocabulary, or a run whose vocabulary has no text.
+// the vocabulary, or a run whose vocabulary has no text. A run that keeps a tokenizer is decoded
+// by it (sub-words, spaces and bytes as the tokenizer's own decoder gives them).
 Generated generate_text(const GenerateRequest& request, std::ostream& log);
 
 // The text of token ids in a vocabulary of names: "<0xNN>" is that byte, any other name its text; a

@@ -13,6 +13,7 @@
 
 #include "readers.h"
 #include "readers/text_corpus.h"
+#include "readers/tokenizer_files.h"
 
 namespace {
 
@@ -79,17 +80,29 @@ void add_text_datasets(plugtrain::Registrar& host) {
                           "or BPE tokens and the next token of each: split by [dataset] val_fraction",
                           DatasetTargets::next_token, text_options);
   text.validation_split = "val";
+  text.tokenizer = open_tokenizer;
   add(
       host, text, text_rules, [](const DatasetQuery& q, const Options& o) { return read_text(q, o); },
       [](const DatasetQuery& q, const Options& o) {
         check_text_path(q);
         check_text_tokenizer(o);
       });
-  DatasetSpec tokens = spec("tokens", "nanoGPT's layout in data.path: train.bin and val.bin (uint16 token ids) and "
-                            "meta.json (vocab_size, optional itos)", DatasetTargets::next_token, window_options());
+  std::vector<OptionSpec> tokens_options = window_options();
+  tokens_options.push_back({"tokenizer", OptionType::string, std::string(""),
+                            "the tokenizer the ids came from (a tokenizer.json or a SentencePiece .model): generate "
+                            "then prints text; a relative path is relative to the working folder"});
+  DatasetSpec tokens = spec("tokens",
+                            "nanoGPT's layout in data.path: train.bin and val.bin (uint16 token ids, or uint32) "
+                            "and meta.json (vocab_size, optional itos and dtype)",
+                            DatasetTargets::next_token, tokens_options);
   tokens.validation_split = "val";
-  add(host, tokens, window_rules, [](const DatasetQuery& q, const Options& o) { return read_tokens(q, o); },
-      [](const DatasetQuery& q, const Options&) { check_tokens_path(q); });
+  tokens.tokenizer = open_tokenizer;
+  add(
+      host, tokens, window_rules, [](const DatasetQuery& q, const Options& o) { return read_tokens(q, o); },
+      [](const DatasetQuery& q, const Options& o) {
+        check_tokens_path(q);
+        if (!o.string("tokenizer").empty()) open_tokenizer(o.string("tokenizer"));  // refused before any work
+      });
 }
 
 void register_datasets(plugtrain::Registrar& host) {

@@ -41,6 +41,16 @@ class BpeJargonRun : public testing::ExperimentFolderTest {
                                                  (dir_ / "jargon.txt").string() + " " + (dir_ / "tok").string());
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
+  // The test's own token cache, not the user's.
+  std::string in_folder(const std::string& args) const {
+    return testing::plugtrain_command(args, "XDG_CACHE_HOME=" + (dir_ / "cache").string(), dir_);
+  }
+  ProcessResult run(const std::string& args) const { return testing::run_process(in_folder(args)); }
+  nlohmann::json json_of(const std::string& args) const {
+    const ProcessResult r = testing::run_process(in_folder(args), false);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+  }
   void expect_refused(const std::string& dataset_table, const std::string& part) {
     write_experiment(bpe_experiment(dataset_table));
     const ProcessResult r = plugtrain("run exp.toml");
@@ -53,40 +63,74 @@ class BpeJargonRun : public testing::ExperimentFolderTest {
 TEST_F(BpeJargonRun, ATinyGptLearnsTheJargonFileInBpeTokensAndGeneratesTheirText) {
   // A path relative to the working folder, as a user writes it.
   write_experiment(bpe_experiment("vocabulary = \"bpe\"\ntokenizer = \"tok/tokenizer.json\"\n"));
-  const ProcessResult r = plugtrain("run exp.toml");
+  const ProcessResult r = run("run exp.toml");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const fs::path run = dir_ / "runs" / "jargon-bpe" / "version_0";
-  ASSERT_TRUE(fs::exists(run / "summary.json"));
-  const nlohmann::json classes = nlohmann::json::parse(slurp(run / "classes.json"));
+  const fs::path run_folder = dir_ / "runs" / "jargon-bpe" / "version_0";
+  ASSERT_TRUE(fs::exists(run_folder / "summary.json"));
+  const nlohmann::json classes = nlohmann::json::parse(slurp(run_folder / "classes.json"));
   EXPECT_EQ(classes["num_classes"], 2000);
   EXPECT_EQ(classes["classes"][0], "<|endoftext|>");
   EXPECT_NE(r.out.find("vocabulary: 2000 byte-level BPE tokens of tok/tokenizer.json (1681817 bytes as 585510 tokens"),
             std::string::npos)
       << r.out;
   std::vector<double> losses, val_losses;
-  for (const auto& row : testing::metrics_rows(run / "metrics.csv", "step")) losses.push_back(std::stod(row.at(3)));
+  for (const auto& row : testing::metrics_rows(run_folder / "metrics.csv", "step"))
+    losses.push_back(std::stod(row.at(3)));
   ASSERT_EQ(losses.size(), 8u);
   EXPECT_LT(losses.back(), losses.front() - 0.5) << "80 steps learn the frequent tokens";
   EXPECT_LT(losses.back(), std::log(2000.0)) << "below the uniform guess";
 
-  const ProcessResult g = testing::run_process(
-      command("generate runs/jargon-bpe/version_0 --prompt 'hacker ' --tokens 30 --top-k 10 --seed 7 --json"), false);
-  ASSERT_EQ(g.exit_code, 0) << g.out;
-  const nlohmann::json out = nlohmann::json::parse(g.out);
+  // The run keeps its tokenizer, and the text's tokens are cached for the next run.
+  EXPECT_EQ(classes["tokenizer"], "tokenizer.json");
+  EXPECT_EQ(slurp(run_folder / "tokenizer.json"), slurp(dir_ / "tok" / "tokenizer.json"));
+  EXPECT_NE(r.out.find(" tokens, tokenized in "), std::string::npos) << r.out;
+
+  const nlohmann::json out =
+      json_of("generate runs/jargon-bpe/version_0 --prompt 'The hacker' --tokens 30 --top-k 10 --seed 7 --json");
   ASSERT_EQ(out["tokens"].size(), 30u);
   // The text is the tokens' sub-words (Python's decode of the same ids), not their numbers.
   std::ofstream(dir_ / "tokens.json") << out["tokens"].dump();
   const ProcessResult decoded =
       testing::run_process(std::string(PLUGTRAIN_PYTHON) +
                                " -c \"import json, sys; from tokenizers import Tokenizer; "
-                               "t = Tokenizer.from_file(sys.argv[1]); print(t.decode(json.load(open(sys.argv[2])), "
-                               "skip_special_tokens=False), "
-                               "end='')\" " +
+                               "t = Tokenizer.from_file(sys.argv[1]); print(json.dumps([t.encode('The hacker').ids, "
+                               "t.decode(json.load(open(sys.argv[2])), skip_special_tokens=False)]), end='')\" " +
                                (dir_ / "tok" / "tokenizer.json").string() + " " + (dir_ / "tokens.json").string(),
                            false);
   ASSERT_EQ(decoded.exit_code, 0);
-  EXPECT_EQ(out["text"].get<std::string>(), decoded.out);
+  const nlohmann::json python = nlohmann::json::parse(decoded.out);
+  EXPECT_EQ(out["prompt_tokens"], python[0]) << "the prompt in the run's tokenizer, as Python encodes it";
+  EXPECT_EQ(out["text"].get<std::string>(), python[1].get<std::string>());
   EXPECT_GT(out["text"].get<std::string>().size(), 30u) << "sub-words, most of them longer than a byte";
+
+  // tokenize: the run's tokenizer and the file give Python's ids of GPT-2's edge cases.
+  const nlohmann::json python_ids = nlohmann::json::parse(slurp(dir_ / "tok" / "edge_ids.json"));
+  for (const std::string from : {"--run runs/jargon-bpe/version_0", "--tokenizer tok/tokenizer.json"}) {
+    const nlohmann::json t = json_of("tokenize tok/edge.txt " + from + " --json");
+    EXPECT_EQ(t["ids"], python_ids) << from;
+    EXPECT_TRUE(t["round_trip"].get<bool>()) << from;
+    EXPECT_EQ(t["pieces"].size(), python_ids.size()) << from;
+  }
+  const ProcessResult foreign = run("tokenize tok/edge.txt --tokenizer jargon.txt");
+  EXPECT_EQ(foreign.exit_code, 2) << foreign.out;
+  EXPECT_NE(foreign.out.find("'jargon.txt' is not a tokenizer any data set opens"), std::string::npos) << foreign.out;
+
+  // A resume refuses a tokenizer file that changed since (retrained in place) before training, and
+  // reads the cached tokens of the one it trained with. (Another path is another experiment: the
+  // checkpoint's own check refuses it.)
+  const std::string tokenizer = slurp(dir_ / "tok" / "tokenizer.json");
+  fs::copy_file(dir_ / "tok" / "tokenizer_prefix.json", dir_ / "tok" / "tokenizer.json",
+                fs::copy_options::overwrite_existing);
+  const ProcessResult refused = run("run exp.toml --resume last --set train.epochs=3");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("tok/tokenizer.json' is not the tokenizer this run was trained with"), std::string::npos)
+      << refused.out;
+  EXPECT_EQ(testing::metrics_rows(run_folder / "metrics.csv", "step").size(), 8u) << "nothing trained";
+  std::ofstream(dir_ / "tok" / "tokenizer.json", std::ios::binary | std::ios::trunc) << tokenizer;
+  const ProcessResult resumed = run("run exp.toml --resume last --set train.epochs=3");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
+  EXPECT_NE(resumed.out.find(" tokens, read from the token cache "), std::string::npos) << resumed.out;
+  EXPECT_EQ(testing::metrics_rows(run_folder / "metrics.csv", "step").size(), 12u) << "a third epoch of 40 steps";
 }
 
 TEST_F(BpeJargonRun, AMissingOrForeignTokenizerIsRefusedInOneLineBeforeTraining) {

@@ -1,9 +1,9 @@
 // The SDK's growth rule (docs/plugins.md, "How the SDK grows"; tests/sdk_headers/README.md), as
 // a plugin author meets it: a plugin built against the released 4.0 headers registers all four
 // kinds in today's host and trains through the real executable, doing without a host extension
-// this host lacks; a host built against the test-only 4.2 headers loads that 4.0 plugin unchanged
-// and the 4.2 build of it, which calls 4.2's appended call and offers 4.2's extension; today's
-// host refuses the 4.2 plugin, a 3.x plugin and a 5.0 one, each in one line that says what to do;
+// this host lacks; a host built against the test-only 4.3 headers loads that 4.0 plugin unchanged
+// and the 4.3 build of it, which calls 4.3's appended call and offers 4.3's extension; today's
+// host refuses the 4.3 plugin, a 3.x plugin and a 5.0 one, each in one line that says what to do;
 // and a handshake that names other kinds than the registration gives is refused with the reason.
 #include <filesystem>
 #include <sstream>
@@ -50,8 +50,8 @@ TEST(SdkRules, APluginOfAnotherSdkIsRefusedInOneLineThatSaysWhatToDo) {
       {"sdk33", "sdk33",
        "built against SDK 3.3; this host speaks SDK 4: rebuild it (docs/plugins.md, \"Moving from SDK 3\")"},
       {"bad_abi", "badabi", "built against SDK 5.0; this host speaks SDK " + host_sdk + ": update plugtrain"},
-      {"sdk42", "sdk42vendor",
-       "built against SDK 4.2; this host speaks SDK " + host_sdk + ", which lacks its newer calls: update plugtrain"},
+      {"sdk43", "sdk43vendor",
+       "built against SDK 4.3; this host speaks SDK " + host_sdk + ", which lacks its newer calls: update plugtrain"},
   };
   for (const auto& c : cases) {
     PluginHost host = host_with(c.folder);
@@ -113,8 +113,8 @@ TEST_F(SdkRunTest, AReleased40PluginTrainsOnItsOwnBackendThroughTheExecutable) {
   EXPECT_GT(s["final_test_accuracy"].get<double>(), 0.95);
 }
 
-std::vector<nlohmann::json> sdk42_host_lines(const std::vector<std::string>& folders) {
-  std::string command = testing::shell_quote(PLUGTRAIN_SDK42_HOST);
+std::vector<nlohmann::json> sdk43_host_lines(const std::vector<std::string>& folders) {
+  std::string command = testing::shell_quote(PLUGTRAIN_SDK43_HOST);
   for (const std::string& f : folders)
     for (const auto& file : fs::directory_iterator(kTestPlugins / f))
       command += " " + testing::shell_quote(file.path().string());
@@ -127,24 +127,24 @@ std::vector<nlohmann::json> sdk42_host_lines(const std::vector<std::string>& fol
 }
 
 TEST(SdkRules, A41HostLoadsThe40PluginUnchangedAndThe41PluginUsesItsNewCallAndExtension) {
-  const std::vector<nlohmann::json> lines = sdk42_host_lines({"sdk40", "sdk42"});
+  const std::vector<nlohmann::json> lines = sdk43_host_lines({"sdk40", "sdk43"});
   ASSERT_EQ(lines.size(), 2u);
   for (const nlohmann::json& j : lines) {
     ASSERT_FALSE(j.contains("error")) << j.dump();
     ASSERT_FALSE(j.contains("refused")) << j.dump();
     EXPECT_TRUE(j["backend_probe_runs"].get<bool>());
     EXPECT_GT(j["loss"].get<double>(), 0.0) << "cross-entropy of an untrained linear model";
-    EXPECT_NE(j["descriptions"].dump().find("the host's greeting: hello from the 4.2 host"), std::string::npos)
+    EXPECT_NE(j["descriptions"].dump().find("the host's greeting: hello from the 4.3 host"), std::string::npos)
         << j.dump();
   }
   const nlohmann::json& v40 = lines[0]["sdk"] == "4.0" ? lines[0] : lines[1];
   const nlohmann::json& v42 = lines[0]["sdk"] == "4.0" ? lines[1] : lines[0];
   EXPECT_EQ(v40["name"], "sdk40vendor");
-  EXPECT_EQ(v40["homepage"], "") << "a 4.0 plugin never makes 4.2's call";
-  EXPECT_TRUE(v40["summary"].is_null()) << "nor offers 4.2's extension: the host takes the default";
-  EXPECT_EQ(v42["name"], "sdk42vendor");
-  EXPECT_EQ(v42["sdk"], "4.2");
-  EXPECT_EQ(v42["homepage"], "https://example.com/sdk42vendor");
+  EXPECT_EQ(v40["homepage"], "") << "a 4.0 plugin never makes 4.3's call";
+  EXPECT_TRUE(v40["summary"].is_null()) << "nor offers 4.3's extension: the host takes the default";
+  EXPECT_EQ(v42["name"], "sdk43vendor");
+  EXPECT_EQ(v42["sdk"], "4.3");
+  EXPECT_EQ(v42["homepage"], "https://example.com/sdk43vendor");
   EXPECT_EQ(v42["summary"], "one linear layer, 16 weights") << "8 inputs to 2 classes";
 }
 

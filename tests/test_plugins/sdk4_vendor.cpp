@@ -1,8 +1,8 @@
 // A vendor's plugin in one file, as SDK 4 allows: a backend (the host CPU under the plugin's
 // name), a model, a data set and a task. Built against a released SDK's own headers
-// (tests/sdk_headers/4.0, or the test-only 4.2, first on the include path: sdk_module in
+// (tests/sdk_headers/4.0, or the test-only 4.3, first on the include path: sdk_module in
 // CMakeLists.txt), as an author's build really is; tests/plugins/sdk_rules_test.cpp loads it in today's
-// host and in tests/plugins/sdk42_host.cpp. The 4.2 build calls 4.2's appended Registrar::homepage and
+// host and in tests/plugins/sdk43_host.cpp. The 4.3 build calls 4.3's appended Registrar::homepage and
 // offers the extension "plugtrain.summary" on its model; both builds ask the host for the
 // extension "plugtrain.test.greeting", which today's host does not have.
 #include <cmath>
@@ -25,7 +25,7 @@ static_assert(PLUGTRAIN_SDK_ABI_MAJOR == 4 && PLUGTRAIN_SDK_ABI_MINOR == TEST_SD
 namespace {
 
 using namespace plugtrain;
-const std::string kName = TEST_PLUGIN_NAME;  // "sdk40vendor", "sdk42vendor"
+const std::string kName = TEST_PLUGIN_NAME;  // "sdk40vendor", "sdk43vendor"
 
 class VendorBackend final : public Backend {
  public:

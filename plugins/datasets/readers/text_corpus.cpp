@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "readers/bpe_tokenizer.h"
-#include "readers/sentencepiece_text.h"
 #include "readers/sentencepiece_tokenizer.h"
+#include "readers/token_cache.h"
 #include "readers/token_windows.h"
 
 namespace bundled_datasets {
@@ -103,50 +103,6 @@ std::size_t split_point(std::size_t length, double val_fraction) {
   return std::size_t(double(length) * (1.0 - val_fraction));
 }
 
-// A token's bytes as a name classes.json can hold (UTF-8): a byte outside a whole UTF-8 character
-// (a character cut between tokens) is "<0xNN>", which generate prints as its byte.
-std::string token_name(const std::string& bytes) {
-  std::string name;
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
-  for (std::size_t i = 0; i < bytes.size();) {
-    const unsigned char b = p[i];
-    const std::size_t extra = b < 0x80 ? 0 : (b >> 5) == 0x6 ? 1 : (b >> 4) == 0xE ? 2 : (b >> 3) == 0x1E ? 3 : 9;
-    bool whole = extra < 4 && i + extra < bytes.size();
-    for (std::size_t k = 1; whole && k <= extra; ++k) whole = (p[i + k] & 0xC0) == 0x80;
-    if (whole) {
-      name.append(bytes, i, extra + 1);
-      i += extra + 1;
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "<0x%02X>", unsigned(b));
-      name += hex;
-      ++i;
-    }
-  }
-  return name;
-}
-
-// vocabulary "bpe": the text is cut at the val_fraction share of its bytes (moved back to a
-// character's start) and each part encoded on its own, as nanoGPT's prepare.py does: no token
-// spans the cut, and the val split's ids never depend on the training text.
-void bpe_streams(const std::string& bytes, const Options& options, std::vector<std::int64_t>& train,
-                 std::vector<std::int64_t>& val, std::vector<std::string>& names, std::string& note) {
-  const BpeTokenizer tokenizer(options.string("tokenizer"));
-  std::size_t cut = split_point(bytes.size(), options.real("val_fraction"));
-  while (cut > 0 && (static_cast<unsigned char>(bytes[cut]) & 0xC0) == 0x80) --cut;
-  train = tokenizer.encode(bytes.substr(0, cut));
-  val = tokenizer.encode(bytes.substr(cut));
-  std::size_t cut_tokens = 0;
-  for (const std::string& token : tokenizer.token_texts()) {
-    names.push_back(token_name(token));
-    cut_tokens += names.back() != token;
-  }
-  note = "vocabulary: " + std::to_string(names.size()) + " byte-level BPE tokens of " + options.string("tokenizer") +
-         " (" + std::to_string(bytes.size()) + " bytes as " + std::to_string(train.size() + val.size()) + " tokens" +
-         (cut_tokens ? "; " + std::to_string(cut_tokens) + " tokens hold part of a character, named with <0xNN>" : "") +
-         ")";
-}
-
 }  // namespace
 
 std::vector<std::string> byte_vocabulary() {
@@ -168,24 +124,24 @@ DatasetRead read_text(const DatasetQuery& query, const Options& options) {
   const std::string bytes = read_file_bytes(path);
   if (bytes.empty()) fail("'" + path + "' is empty: there is no text to learn");
   const bool by_byte = options.string("vocabulary") == "byte";
-  const bool by_bpe = options.string("vocabulary") == "bpe";
+  const bool by_subword = options.string("vocabulary") == "bpe" || options.string("vocabulary") == "sentencepiece";
   const double val_fraction = options.real("val_fraction");
   std::vector<std::int64_t> train, val;
+  at::Tensor train_ids, val_ids;
   std::vector<std::string> names;
-  std::string vocabulary_note;
+  std::string vocabulary_note, tokenizer_file;
   if (by_byte) {
     const std::size_t cut = split_point(bytes.size(), val_fraction);
     for (std::size_t i = 0; i < bytes.size(); ++i)
       (i < cut ? train : val).push_back(std::int64_t(static_cast<unsigned char>(bytes[i])));
     names = byte_vocabulary();
     vocabulary_note = "vocabulary: 256 bytes";
-  } else if (by_bpe) {
-    bpe_streams(bytes, options, train, val, names, vocabulary_note);
-  } else if (options.string("vocabulary") == "sentencepiece") {
-    std::size_t cut = split_point(bytes.size(), val_fraction);  // at a character's start, as for bpe
+  } else if (by_subword) {
+    std::size_t cut = split_point(bytes.size(), val_fraction);  // at a character's start
     while (cut > 0 && (static_cast<unsigned char>(bytes[cut]) & 0xC0) == 0x80) --cut;
-    TokenStreams s = sentencepiece_streams(path, bytes, cut, options);
-    train = std::move(s.train), val = std::move(s.val), names = std::move(s.names), vocabulary_note = std::move(s.note);
+    SubwordStreams s = subword_streams(path, bytes, cut, options);
+    names = std::move(s.names), vocabulary_note = std::move(s.note), tokenizer_file = std::move(s.tokenizer_file);
+    train_ids = s.train, val_ids = s.val;
   } else {
     const std::vector<char32_t> text = code_points(bytes, path);
     const std::size_t cut = split_point(text.size(), val_fraction);
@@ -205,12 +161,14 @@ DatasetRead read_text(const DatasetQuery& query, const Options& options) {
     vocabulary_note = "vocabulary: " + std::to_string(chars.size()) + " characters of the training split" +
                       (dropped ? "; " + std::to_string(dropped) + " val characters outside it left out" : "");
   }
-  DatasetRead read = windows_read(ids_tensor(train), ids_tensor(val), options, "'" + path + "'");
+  if (!by_subword) train_ids = ids_tensor(train), val_ids = ids_tensor(val);
+  DatasetRead read = windows_read(train_ids, val_ids, options, "'" + path + "'");
   read.num_classes = std::int64_t(names.size());
   read.class_names = names;
-  read.source = "text from " + path + " (" + std::to_string(train.size()) + " training and " +
-                std::to_string(val.size()) + " val tokens)";
+  read.source = "text from " + path + " (" + std::to_string(train_ids.numel()) + " training and " +
+                std::to_string(val_ids.numel()) + " val tokens)";
   read.notes.push_back(vocabulary_note);
+  read.tokenizer_file = tokenizer_file;
   return read;
 }
 

@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #define PLUGTRAIN_SDK_ABI_MAJOR 4
-#define PLUGTRAIN_SDK_ABI_MINOR 1
+#define PLUGTRAIN_SDK_ABI_MINOR 2
 
 /* The one symbol the host looks up first, by this exact name (unchanged since SDK 1, so the
  * host can name the SDK an old plugin was built against). */

@@ -8,13 +8,14 @@
 // split's statistics, augmentation, the batch loader, data kept on the device.
 //
 // DatasetQuery, DatasetSink and DatasetBuilder are implemented by the host (calls only appended).
-// DatasetSpec, DatasetRead and LoadedDataset are the plugin's own: add_dataset() and write() turn
+// DatasetSpec and DatasetRead are the plugin's own: add_dataset() and write() turn
 // them into calls.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,7 +83,26 @@ class DatasetSink {
   virtual void source(const std::string& line) = 0;      // for the log: "cifar10 from /data/cifar-10-binary.tar.gz"
   virtual void test_split_name(const std::string& name) = 0;  // the split evaluated on, for the log ("val" for an image folder)
   virtual void note(const std::string& line) = 0;        // decoding speed, images skipped, the cache
+  // SDK 4.2: the tokenizer file the token ids came from (a language model's data set). The host
+  // keeps a copy with the run, checks on a resume that it is the same file, and opens it with the
+  // data set's TokenizerOpener for `generate` and `tokenize`.
+  virtual void tokenizer_file(const std::string& path) = 0;
 };
+
+// Implemented by the plugin: a tokenizer read from its file. Never changes within SDK 4.
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+  virtual std::int64_t size() const = 0;  // its vocabulary: ids are 0..size()-1
+  virtual std::vector<std::int64_t> encode(const std::string& text) const = 0;
+  // The UTF-8 text of `ids`, as the tokenizer's own decoder gives it (spaces, bytes, ...).
+  virtual std::string decode(const std::vector<std::int64_t>& ids) const = 0;
+  // Each id's piece as the tokenizer names it ("\u2581the", "\u0120the", "<0x0A>"): for checking.
+  virtual std::string piece(std::int64_t id) const = 0;
+};
+
+// Opens a tokenizer file (throws std::exception, one line naming the file, when it is not one).
+using TokenizerOpener = std::function<std::unique_ptr<Tokenizer>(const std::string& path)>;
 
 // Reads the data set (throws std::exception with one line naming the file and the cause).
 using DatasetReader = std::function<void(const DatasetQuery& query, const Options& options, DatasetSink& out)>;
@@ -106,6 +126,8 @@ class DatasetBuilder {
   // "dev"), which chooses the model: monitors, early stopping and best checkpoints read its val_
   // metrics, and the test split is evaluated at the end. Every read then gives it.
   virtual void validation_split(const std::string& name) = 0;
+  // SDK 4.2: how the data set's tokenizer files are opened (a language model's data set).
+  virtual void tokenizer_opener(TokenizerOpener open) = 0;
 };
 
 // Implemented by the host: the batch a model will get (model.h), per sample. Calls only appended.
@@ -162,6 +184,7 @@ struct DatasetRead {
   std::string source;
   std::string test_split = "test";
   std::vector<std::string> notes;
+  std::string tokenizer_file;  // SDK 4.2: the tokenizer the ids came from ("" for none)
 };
 
 inline void write_split(DatasetSink& out, const std::string& name, const DatasetReadSplit& s) {
@@ -184,6 +207,7 @@ inline void write(DatasetSink& out, const DatasetRead& read, const std::string& 
   out.source(read.source);
   out.test_split_name(read.test_split);
   for (const std::string& note : read.notes) out.note(note);
+  if (!read.tokenizer_file.empty()) out.tokenizer_file(read.tokenizer_file);
 }
 
 // The plugin's description of one data set; add_dataset() registers it.
@@ -196,6 +220,7 @@ struct DatasetSpec {
   DatasetPathCheck check = {};                 // may be empty
   std::vector<std::string> fields = {};        // the per-sample fields every read gives
   std::string validation_split = {};           // non-empty: every read gives DatasetRead::validation
+  TokenizerOpener tokenizer = {};              // SDK 4.2: opens the files DatasetRead::tokenizer_file names
 };
 
 inline void add_dataset(Registrar& host, const DatasetSpec& spec, const std::vector<OptionRule>& rules = {}) {
@@ -206,6 +231,7 @@ inline void add_dataset(Registrar& host, const DatasetSpec& spec, const std::vec
   if (!spec.fields.empty()) dataset.fields(spec.fields);
   if (!spec.validation_split.empty()) dataset.validation_split(spec.validation_split);
   if (spec.check) dataset.path_check(spec.check);
+  if (spec.tokenizer) dataset.tokenizer_opener(spec.tokenizer);
   if (spec.read)
     dataset.reader([read = spec.read, validation = spec.validation_split](const DatasetQuery& query, const Options& options,
                                                                           DatasetSink& out) {

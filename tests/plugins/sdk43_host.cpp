@@ -1,9 +1,9 @@
-// A small host built against the test-only SDK 4.2 headers (tests/sdk_headers/4.2), which append
+// A small host built against the test-only SDK 4.3 headers (tests/sdk_headers/4.3), which append
 // Registrar::homepage and add the extension "plugtrain.summary". It loads each plugin file named
 // on its command line, checks the handshake as plugtrain's host does (major 4, minor at most
 // 1), registers the plugin, reads its data set, builds its model for that data, and takes one loss
 // of its task; one JSON line per plugin says what it saw. tests/plugins/sdk_rules_test.cpp runs it on the
-// 4.0 and 4.2 builds of tests/test_plugins/sdk4_vendor.cpp: the growth rule of docs/plugins.md.
+// 4.0 and 4.3 builds of tests/test_plugins/sdk4_vendor.cpp: the growth rule of docs/plugins.md.
 #include <iostream>
 #include <map>
 
@@ -62,13 +62,13 @@ class Host42 final : public Registrar {
   DatasetBuilder& add_dataset(const std::string&) override { return staged; }
   TaskBuilder& add_task(const std::string&) override { return staged; }
   void* host_extension(const char* name, std::uint32_t version) override {
-    static const char greeting[] = "hello from the 4.2 host";
+    static const char greeting[] = "hello from the 4.3 host";
     return is_extension(name, version, "plugtrain.test.greeting", 1) ? const_cast<char*>(greeting) : nullptr;
   }
   LoggerBuilder& add_logger(const std::string&) override {  // 4.1's: the vendor plugin registers none
     throw std::logic_error("this test host takes no loggers");
   }
-  void homepage(const std::string& url) override { page = url; }  // 4.2's appended call
+  void homepage(const std::string& url) override { page = url; }  // 4.3's appended call
   std::unique_ptr<Backend> backend;
   Staged staged;
   std::string page;

@@ -1,4 +1,4 @@
-/* plugtrain SDK 4.2 (TEST ONLY: tests/sdk_headers/README.md) — the plain-C handshake every plugin exports.
+/* plugtrain SDK 4.3 (TEST ONLY: tests/sdk_headers/README.md) — the plain-C handshake every plugin exports.
  *
  * The host dlopens a candidate file, looks up PLUGTRAIN_INFO_SYMBOL and reads this struct
  * BEFORE it touches any C++ symbol of the plugin. Only when the SDK major, the LibTorch version
@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define PLUGTRAIN_SDK_ABI_MAJOR 4
-#define PLUGTRAIN_SDK_ABI_MINOR 2
+#define PLUGTRAIN_SDK_ABI_MINOR 3
 
 /* The one symbol the host looks up first, by this exact name (unchanged since SDK 1, so the
  * host can name the SDK an old plugin was built against). */

@@ -1,4 +1,4 @@
-// plugtrain SDK 4.2 (TEST ONLY) — the extension "plugtrain.summary", version 1, that a 4.2 host
+// plugtrain SDK 4.3 (TEST ONLY) — the extension "plugtrain.summary", version 1, that a 4.3 host
 // asks of a model (Model::extension): one line about the model. Absent: the host prints none.
 #pragma once
 

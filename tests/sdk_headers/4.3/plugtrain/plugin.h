@@ -46,7 +46,7 @@ class Registrar {
   virtual void* host_extension(const char* name, std::uint32_t version) = 0;
   // SDK 4.1: a logger by name (logger.h adds it from its spec in one call).
   virtual LoggerBuilder& add_logger(const std::string& name) = 0;
-  // SDK 4.2 (test only): appended. Where a person reads more about the plugin.
+  // SDK 4.3 (test only): appended. Where a person reads more about the plugin.
   virtual void homepage(const std::string& url) = 0;
 };
 
