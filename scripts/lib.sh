@@ -23,10 +23,11 @@ PLUGTRAIN_APT_PACKAGES=(
   clang-format  # scripts/check-format (scripts/test runs it)
 )
 
-# For the tests only: a real one-node Slurm (tests/slurm/local_slurm.sh), and a TLS terminator
-# with the certificate tool for the MLflow server of tests/loggers/mlflow_secure_test.cpp. Where
-# these cannot be installed, the tests that need them skip and say why; nothing else needs them.
-PLUGTRAIN_TEST_APT_PACKAGES=(munge slurmctld slurmd slurm-client
+# For the tests only: a real one-node Slurm (tests/slurm/local_slurm.sh) and one of 3 nodes in
+# network namespaces (tests/slurm/netns_slurm.sh: iproute2's ip, util-linux's nsenter), and a TLS
+# terminator with the certificate tool for the MLflow server of tests/loggers/mlflow_secure_test.cpp.
+# Where these cannot be installed, the tests that need them skip and say why; nothing else needs them.
+PLUGTRAIN_TEST_APT_PACKAGES=(munge slurmctld slurmd slurm-client iproute2 util-linux
   stunnel4 openssl)
 
 # ccache keyed on paths relative to the clone, so a fresh clone reuses earlier compiles.

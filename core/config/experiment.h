@@ -149,6 +149,7 @@ struct EarlyStoppingConfig {  // [early_stopping]
 
 struct DistributedConfig {  // [distributed]
   double timeout = 120;          // seconds a collective (or the rendezvous) may wait
+  std::optional<std::string> interface;  // the ranks' network interface(s); nullopt: "auto"
   std::int64_t bucket_mb = 25;   // DDP gradient bucket size
   std::optional<ShardLevel> shard;             // fsdp's; nullopt: "auto" (full)
   ShardDtype param_dtype = ShardDtype::fp32;   // fsdp: the gathered parameters' type

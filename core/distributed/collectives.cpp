@@ -30,13 +30,16 @@ std::chrono::milliseconds rendezvous_timeout(std::chrono::milliseconds collectiv
 
 }  // namespace
 
-Collectives::Collectives(const World& world, std::chrono::milliseconds timeout, c10::DeviceType device_type)
+Collectives::Collectives(const World& world, std::chrono::milliseconds timeout, c10::DeviceType device_type,
+                         const std::string& interface)
     : world_(world), timeout_(timeout), impl_(std::make_unique<Impl>()) {
   // As Python does at startup (so torch.distributed never meets it): a socket write to a rank
   // that has died fails with EPIPE, which c10d reports as that rank not answering, instead of
   // SIGPIPE killing this rank before it can name the one at fault.
   std::signal(SIGPIPE, SIG_IGN);
-  const std::string where = world.master_addr + ":" + std::to_string(world.master_port);
+  network_ = find_rendezvous_network(world_, interface);
+  export_interface(network_);
+  const std::string where = network_.address + ":" + std::to_string(world.master_port);
   try {
     c10d::TCPStoreOptions options;
     options.port = static_cast<std::uint16_t>(world.master_port);
@@ -46,7 +49,7 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout, 
     options.numWorkers = static_cast<std::size_t>(world.world_size);
     options.waitWorkers = true;
     options.timeout = rendezvous_timeout(timeout);
-    c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, options);
+    c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(network_.address, options);
     impl_->tcp_store = store;
     // The same prefix torch.distributed uses under torchrun, so a restarted attempt's keys stay apart.
     impl_->store = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + world.restart_count, store);
@@ -63,6 +66,11 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout, 
     // all-reduce 3.4x faster (2.8 -> 0.83 ms).
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     options->threads = int(std::clamp<unsigned>(cores / unsigned(std::max(1, world.local_world_size)), 1u, 2u));
+    // Bound to the interface that reaches the other ranks, never to whatever this host's name
+    // resolves to (often 127.0.0.1, which Gloo would hand to ranks on other machines).
+    options->devices.clear();
+    for (const std::string& name : split_interfaces(network_.interface))
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
     auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, world.rank, world.world_size, options);
     impl_->group = c10::make_intrusive<c10d::ProcessGroup>(impl_->store, world.rank, world.world_size);
     impl_->group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
@@ -73,6 +81,8 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout, 
     impl_->group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
     gloo->setTimeout(timeout);
     impl_->store->setTimeout(timeout);
+    // Under Slurm a lost rank is named with its node (one machine's ranks need no node name).
+    if (!world_.node.empty()) impl_->store->set(key("node", world.rank), bytes(world_.node));
   } catch (const std::exception& e) {
     throw DistributedError("rank " + std::to_string(world.rank) + ": the " + std::to_string(world.world_size) +
                            " ranks did not all connect (Gloo, through " + where + ", within " +
@@ -143,6 +153,33 @@ PendingCollective Collectives::reduce_scatter_sum(std::vector<at::Tensor>& shard
   } catch (const std::exception& e) { throw CollectiveError("reduce-scatter: " + first_line(e.what())); }
 }
 
+std::string Collectives::rank_text(int rank) {
+  std::string node;
+  try {
+    if (impl_->store->check({key("node", rank)})) node = text(impl_->store->get(key("node", rank)));
+  } catch (const std::exception&) {
+    // The store's server went with a failed rank: the rank is named without its node.
+  }
+  return "rank " + std::to_string(rank) + (node.empty() ? "" : " (node " + node + ")");
+}
+
+void Collectives::require_same(const std::string& what, const std::string& value) {
+  std::vector<std::string> keys;
+  for (int r = 0; r < size(); ++r) keys.push_back(key(what.c_str(), r));
+  try {
+    impl_->store->set(keys[rank()], bytes(value));
+    impl_->store->wait(keys, rendezvous_timeout(timeout_));
+  } catch (const std::exception& e) {
+    throw DistributedError("rank " + std::to_string(rank()) + ": the ranks did not all say which " + what +
+                           " they run: " + first_line(e.what()));
+  }
+  const std::string first = text(impl_->store->get(keys[0]));
+  for (int r = 1; r < size(); ++r)
+    if (const std::string other = text(impl_->store->get(keys[r])); other != first)
+      throw DistributedError(rank_text(r) + " runs another " + what + " than " + rank_text(0) + " (" + other + " vs " +
+                             first + "): every node must read the same experiment file and --set");
+}
+
 void Collectives::note_step(std::int64_t step) {
   const auto now = std::chrono::steady_clock::now();
   if (step == last_noted_step_ || now - last_note_ < std::chrono::milliseconds(500)) return;
@@ -163,7 +200,7 @@ void Collectives::announce_failure(const std::string& message) noexcept {
 
 std::string Collectives::explain_failure(const std::string& what_failed, const std::exception& error) {
   impl_->failed = true;
-  const std::string me = "rank " + std::to_string(rank());
+  const std::string me = "rank " + std::to_string(rank()) + (world_.node.empty() ? "" : " (node " + world_.node + ")");
   const std::string cause = first_line(error.what());
   try {
     // The store's server may be in a hung process (rank 0 serves it when launched by hand):
@@ -182,7 +219,7 @@ std::string Collectives::explain_failure(const std::string& what_failed, const s
       for (int r = 0; r < size(); ++r) {
         if (r == rank()) continue;
         if (store.check({key("error", r)}))
-          reasons += "; rank " + std::to_string(r) + " failed: " + text(store.get(key("error", r)));
+          reasons += "; " + rank_text(r) + " failed: " + text(store.get(key("error", r)));
         else if (!store.check({key("noticed", r)}))
           silent.push_back(r);
       }
@@ -194,7 +231,7 @@ std::string Collectives::explain_failure(const std::string& what_failed, const s
     for (int r : silent) {
       std::string last = "never reported a step";
       if (store.check({key("step", r)})) last = "last reported step " + text(store.get(key("step", r)));
-      out += "; rank " + std::to_string(r) + " stopped answering (it died or hung; " + last + ")";
+      out += "; " + rank_text(r) + " stopped answering (it died or hung; " + last + ")";
     }
     return out + " (" + cause + ")";
   } catch (const std::exception&) {

@@ -13,6 +13,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/DeviceType.h>
 
+#include "distributed/rendezvous_network.h"
 #include "distributed/world.h"
 
 namespace plugtrain {
@@ -45,8 +46,10 @@ class Collectives {
   // Connects to the rendezvous and to every other rank (blocks until all have come, at
   // most `timeout`). A collective that waits longer than `timeout` fails.
   // `device_type`: the type of the devices the ranks train on (Gloo carries their tensors
-  // until a device collective is attached).
-  Collectives(const World& world, std::chrono::milliseconds timeout, c10::DeviceType device_type = c10::DeviceType::CPU);
+  // until a device collective is attached). `interface`: the network interface to use
+  // (distributed.interface; empty: the one that carries this host's traffic to the rendezvous).
+  Collectives(const World& world, std::chrono::milliseconds timeout, c10::DeviceType device_type = c10::DeviceType::CPU,
+              const std::string& interface = "");
   ~Collectives();
   Collectives(const Collectives&) = delete;
   Collectives& operator=(const Collectives&) = delete;
@@ -54,6 +57,7 @@ class Collectives {
   int rank() const { return world_.rank; }
   int size() const { return world_.world_size; }
   const World& world() const { return world_; }
+  const RendezvousNetwork& network() const { return network_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
   // Element-wise sums over all ranks, in place (CPU tensors through Gloo; a device's through the
@@ -68,6 +72,10 @@ class Collectives {
   PendingCollective all_gather_into(std::vector<at::Tensor>& full, std::vector<at::Tensor>& shards);
   PendingCollective reduce_scatter_sum(std::vector<at::Tensor>& shards, std::vector<at::Tensor>& full);
 
+  // Every rank's `value` of `what` (the experiment's fingerprint) must be rank 0's. Throws
+  // DistributedError on every rank, naming the first rank that differs, rank 0 and their nodes.
+  void require_same(const std::string& what, const std::string& value);
+
   // This rank has reached training step `step` (cheap: written to the store at most twice a second).
   void note_step(std::int64_t step);
   // After a collective failed: asks the store which ranks are still there and returns one line
@@ -80,7 +88,9 @@ class Collectives {
   Impl& impl() { return *impl_; }
 
  private:
+  std::string rank_text(int rank);  // "rank 2 (node n2)", the node as that rank told the store
   World world_;
+  RendezvousNetwork network_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<Impl> impl_;
   std::int64_t last_noted_step_ = -1;

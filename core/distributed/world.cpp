@@ -156,6 +156,8 @@ std::optional<World> world_from_environment(const Environment& env) {
     throw DistributedError("environment variable MASTER_ADDR is not set (the host of rank 0, e.g. 127.0.0.1; " + rank +
                            " is set, so this is a multi-process run)");
   w.master_addr = addr ? *addr : slurm_master_addr(env);
+  if (!addr) w.master_node = w.master_addr;
+  if (const std::string* node = find(env, "SLURMD_NODENAME")) w.node = *node;
   w.master_port = find(env, "MASTER_PORT") || !slurm ? integer(env, "MASTER_PORT", 1) : slurm_master_port(env);
   if (w.master_port > 65535)
     throw DistributedError("environment variable MASTER_PORT='" + env.at("MASTER_PORT") + "' is not a TCP port");

@@ -25,6 +25,10 @@ struct World {
   int local_rank = 0;
   int local_world_size = 1;
   std::string master_addr;
+  // Under Slurm without MASTER_ADDR: the step's first node, whose address is looked up when the
+  // ranks connect (distributed/rendezvous_network.h); master_addr is then that node's name.
+  std::string master_node;
+  std::string node;  // SLURMD_NODENAME: this rank's Slurm node, named when it is lost (else empty)
   int master_port = 0;
   // torchrun's agent already serves the store at MASTER_ADDR:MASTER_PORT: every rank is a client.
   bool agent_store = false;

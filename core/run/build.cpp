@@ -3,6 +3,7 @@
 #include <fstream>
 #include <optional>
 #include <ostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include <ATen/Parallel.h>
 
 #include "checkpoint/checkpoint.h"
+#include "config/resolved_experiment.h"
 #include "data/from_experiment.h"
 #include "distributed/collectives.h"
 #include "distributed/device_collective.h"
@@ -153,7 +155,16 @@ std::chrono::milliseconds collective_timeout(const Experiment& e) {
 
 std::unique_ptr<Collectives> connect_ranks(const RunPlan& plan, const Experiment& e) {
   if (!plan.world) return nullptr;
-  return std::make_unique<Collectives>(*plan.world, collective_timeout(e), plan.device.type());
+  auto collectives = std::make_unique<Collectives>(*plan.world, collective_timeout(e), plan.device.type(),
+                                                   e.distributed.interface.value_or(""));
+  // Nodes that read different experiment files (or --set) would train different models: refused
+  // at the rendezvous. The interface may differ from node to node.
+  Experiment same = e;
+  same.distributed.interface.reset();
+  std::ostringstream fingerprint;
+  fingerprint << std::hex << fnv1a_64(resolved_toml(same));
+  collectives->require_same("experiment", "fnv1a " + fingerprint.str());
+  return collectives;
 }
 
 namespace {
@@ -166,11 +177,13 @@ void set_up_process(const RunPlan& plan, const Experiment& e, Collectives* colle
     if (const std::string heap = built.process_settings.keep_freed_host_memory(); !heap.empty())
       log << "device: " << heap << "\n";
   if (!collectives) return;
-  const World& world = *plan.world;
+  const World& world = collectives->world();
+  const RendezvousNetwork& network = collectives->network();
   const std::string carrier =
       attach_device_collective(*collectives, *plan.choice.backend, plan.devices.collective, plan.device, log);
-  log << "ddp: " << world.world_size << " processes (" << world.source << ", rendezvous " << world.master_addr << ":"
-      << world.master_port
+  log << "ddp: " << world.world_size << " processes (" << world.source << ", rendezvous " << network.address << ":"
+      << world.master_port << (network.address_source == "MASTER_ADDR" ? "" : ", " + network.address_source) << " over "
+      << network.interface
       << (!world.agent_store            ? ""
           : world.source == "plugtrain" ? ", store in the launcher"
                                         : ", torchrun's agent store")

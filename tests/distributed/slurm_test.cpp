@@ -108,8 +108,10 @@ TEST_F(SlurmDdpTest, SrunTrainsTwoRanksAndResumesAfterScancel) {
   ASSERT_FALSE(job.empty()) << cancelled.out;
   const std::string first = output(job);
   ASSERT_EQ(value(cancelled.out, "STATE"), "CANCELLED") << cancelled.out << first;
-  // Slurm's world and rendezvous, from its variables alone: the node, and the port of this job.
-  const std::string rendezvous = short_hostname() + ":" + std::to_string(15000 + std::stol(job) % 17000);
+  // Slurm's world and rendezvous, from its variables alone: the node's address as Slurm knows it
+  // (local_slurm.sh's NodeAddr), the port of this job, and the interface that carries it.
+  const std::string rendezvous =
+      "127.0.0.1:" + std::to_string(15000 + std::stol(job) % 17000) + ", " + short_hostname() + "'s NodeAddr over lo";
   EXPECT_NE(first.find("ddp: 2 processes (slurm, rendezvous " + rendezvous + ")"), std::string::npos) << first;
   ASSERT_EQ(first.find("epoch " + std::to_string(kEpochs) + "/"), std::string::npos) << "cancelled too late: " << first;
   // scancel sends SIGTERM to every task (KillWait = 10 s before SIGKILL): the ranks agree to stop

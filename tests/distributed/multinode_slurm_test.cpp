@@ -1,0 +1,191 @@
+// ddp across machines, on a real Slurm cluster of 3 nodes whose slurmd each run in a network
+// namespace of their own (tests/slurm/netns_slurm.sh): node names that resolve nowhere, an
+// address per node, an interface (eth0) that is not the loopback, a node lost mid-run.
+// One cluster for the whole binary (tests/support/local_slurm_cluster.h).
+// ctest-label: slurm
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/exported_weights.h"
+#include "support/local_slurm_cluster.h"
+#include "support/run_process.h"
+
+namespace plugtrain {
+namespace multinode_slurm_test {
+
+using testing::shell_quote;
+using testing::slurp;
+namespace fs = std::filesystem;
+
+// No dropout or augmentation: the ranks' draws then do not depend on where they run.
+std::string experiment(const std::string& name, const std::string& extra = "") {
+  return R"(
+[experiment]
+name = ")" +
+         name + R"("
+seed = 11
+[backend]
+name = "cpu"
+[model]
+name = "mlp"
+hidden = [32]
+dropout = 0.0
+[data]
+dataset = "synthetic"
+synthetic_shape = [1, 8, 8]
+synthetic_train_size = 1200
+synthetic_test_size = 200
+batch_size = 30
+[optim]
+name = "sgd"
+lr = 0.05
+momentum = 0.9
+[train]
+epochs = 2
+log_interval = 0
+)" + extra;
+}
+
+// ended JOB: until Slurm says the job is over, then its state (up to 300 s). wait_for PATTERN
+// FILE: until a line of FILE matches (up to 120 s).
+const std::string kShellFunctions =
+    "ended() { for i in $(seq 3000); do s=$(squeue -h -t all -j $1 -o %T 2>/dev/null); case \"$s\" in "
+    "\"\"|PENDING|CONFIGURING|RUNNING|SUSPENDED|COMPLETING) sleep 0.1 ;; *) echo \"$s\"; return 0 ;; esac; done; "
+    "echo NEVER_ENDED; return 1; }\n"
+    "wait_for() { for i in $(seq 1200); do grep -q \"$1\" \"$2\" 2>/dev/null && return 0; sleep 0.1; done; "
+    "echo \"NEVER SAW $1 in $2\"; return 1; }\n";
+
+class MultiNodeTest : public testing::SlurmClusterTest {
+ protected:
+  // sbatch OPTIONS running `srun plugtrain run ARGS` (the README's line, nothing else), its
+  // output in NAME-<job>.txt; the job's id in $VAR.
+  static std::string submit(const std::string& var, const std::string& name, const std::string& options,
+                            const std::string& args) {
+    const std::string srun = "srun " + shell_quote(PLUGTRAIN_EXE) + " run " + args;
+    return var + "=$(env -u PLUGTRAIN_PLUGIN_PATH sbatch --parsable " + options + " -o " + name + "-%j.txt --wrap " +
+           shell_quote(srun) + ") || exit 1\n";
+  }
+  std::string output(const std::string& name, const std::string& job) const {
+    return slurp(dir() / (name + "-" + job + ".txt"));
+  }
+  fs::path checkpoint(const std::string& name) const {
+    return dir() / "runs" / name / "version_0" / "checkpoints" / "last.ckpt";
+  }
+  // The job's one output, which every rank writes into, and that the job failed.
+  std::string failed_job(const std::string& options, const std::string& args) {
+    const testing::ProcessResult r =
+        slurm(kShellFunctions + submit("J", "bad", options, args) + "echo \"JOB=$J STATE=$(ended $J)\"");
+    EXPECT_EQ(value(r.out, "STATE"), "FAILED") << r.out;
+    return output("bad", value(r.out, "JOB"));
+  }
+};
+
+TEST_F(MultiNodeTest, TwoNodesTrainTheWeightsOfFourProcessesOnOne) {
+  std::ofstream(dir() / "two.toml") << experiment("two");
+  std::ofstream(dir() / "one.toml") << experiment("one");
+  // Both at once: the first takes n1 and n2, the second the node left.
+  const testing::ProcessResult r =
+      slurm(kShellFunctions + submit("A", "two", "-N 2 --ntasks-per-node 2", "two.toml") +
+            submit("B", "one", "-N 1 -n 4", "one.toml") +
+            "echo \"A=$A TWO=$(ended $A) NODES=$(squeue -h -t all -j $A -o %N) B=$B ONE=$(ended $B) "
+            "NODE=$(squeue -h -t all -j $B -o %N)\"");
+  const std::string two = output("two", value(r.out, "A")), one = output("one", value(r.out, "B"));
+  ASSERT_EQ(value(r.out, "TWO"), "COMPLETED") << r.out << two;
+  ASSERT_EQ(value(r.out, "ONE"), "COMPLETED") << r.out << one;
+  EXPECT_EQ(value(r.out, "NODES"), "n[1-2]") << r.out;
+  // The rendezvous is n1's own address (its NodeAddr: the name n1 resolves nowhere), reached
+  // over eth0, the namespace's interface, not over the loopback the host name resolves to.
+  EXPECT_NE(two.find("ddp: 4 processes (slurm, rendezvous " + node_address(1) + ":"), std::string::npos) << two;
+  EXPECT_NE(two.find(", n1's NodeAddr over eth0)"), std::string::npos) << two;
+  const std::string node = value(r.out, "NODE");
+  EXPECT_NE(one.find(", " + node + "'s NodeAddr over eth0)"), std::string::npos) << one;
+  const auto summary = nlohmann::json::parse(slurp(dir() / "runs" / "two" / "version_0" / "summary.json"));
+  EXPECT_EQ(summary["world_size"], 4);
+  // Bitwise, tighter than the tolerance of the ddp tests that compare a world with one process
+  // (another order of sums): Gloo picks its all-reduce algorithm and the order it adds the ranks'
+  // buckets in from the world size, the ranks and the sizes, never from where the ranks run, and
+  // each rank reads the same shard of the data. So 4 ranks on 2 nodes add in 1 node's order.
+  const auto a = testing::exported_weights(checkpoint("two"), dir() / "two.pt");
+  const auto b = testing::exported_weights(checkpoint("one"), dir() / "one.pt");
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  for (const auto& [name, t] : a) {
+    ASSERT_TRUE(b.count(name)) << name;
+    EXPECT_TRUE(t.equal(b.at(name))) << name << " differs by " << (t - b.at(name)).abs().max().item<double>();
+  }
+}
+
+TEST_F(MultiNodeTest, AnInterfaceKeyNamingNoInterfaceIsOneLine) {
+  std::ofstream(dir() / "exp.toml") << experiment("bad");
+  const std::string out = failed_job("-N 2 --ntasks-per-node 1", "exp.toml --set distributed.interface=eth9");
+  EXPECT_NE(out.find("error: rank 0: distributed.interface = \"eth9\" names no network interface on this host (n1); "
+                     "it has lo, eth0\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("error: rank 1: distributed.interface = \"eth9\" names no network interface on this host (n2)"),
+            std::string::npos)
+      << out;
+}
+
+TEST_F(MultiNodeTest, AFirstNodeWithoutAnAddressIsNamedWithWhatWasTried) {
+  std::ofstream(dir() / "exp.toml") << experiment("bad");
+  // A rank of a step whose first node Slurm does not know and no resolver can find.
+  const testing::ProcessResult r = slurm(testing::plugtrain_command(
+      "run exp.toml", "SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n[9-10] SLURM_JOB_ID=7"));
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("error: rank 1: the rendezvous node n9 (the step's first) has no address this rank can reach: "
+                       "scontrol show node n9: "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("; the resolver: n9: "), std::string::npos) << r.out;
+}
+
+TEST_F(MultiNodeTest, NodesWithDifferentExperimentsAreRefusedAtTheRendezvous) {
+  // Each node reads its own copy, and n2's says another learning rate.
+  std::ofstream(dir() / "exp-0.toml") << experiment("differs");
+  std::string second = experiment("differs");
+  second.replace(second.find("lr = 0.05"), 9, "lr = 0.07");
+  std::ofstream(dir() / "exp-1.toml") << second;
+  const testing::ProcessResult r =
+      slurm(kShellFunctions +
+            "J=$(env -u PLUGTRAIN_PLUGIN_PATH sbatch --parsable -N 2 "
+            "--ntasks-per-node 1 -o bad-%j.txt --wrap " +
+            shell_quote("srun sh -c 'exec " + std::string(PLUGTRAIN_EXE) + " run exp-$SLURM_NODEID.toml'") +
+            ") || exit 1\necho \"JOB=$J STATE=$(ended $J)\"");
+  const std::string out = output("bad", value(r.out, "JOB"));
+  EXPECT_EQ(value(r.out, "STATE"), "FAILED") << r.out << out;
+  EXPECT_NE(out.find("rank 1 (node n2) runs another experiment than rank 0 (node n1) (fnv1a "), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("epoch 1/"), std::string::npos) << "refused before training: " << out;
+}
+
+// Node n2 is lost in mid-run: every process of the job on it killed at once, as a machine that
+// goes down. The survivor on n1 names the lost rank and its node in one line and exits within
+// distributed.timeout (and the few seconds it gives the others to say why), never hangs.
+TEST_F(MultiNodeTest, ALostNodeIsNamedAndTheSurvivorExitsWithinTheTimeout) {
+  constexpr int kTimeout = 10;
+  std::ofstream(dir() / "exp.toml") << experiment("lost",
+                                                  "[distributed]\ntimeout = " + std::to_string(kTimeout) + "\n");
+  const std::string kill_node =
+      "for p in $(ip netns pids " + node_namespace(2) +
+      "); do [ \"$(cat /proc/$p/comm 2>/dev/null)\" = plugtrain ] && kill -KILL $p && K=1; done\n";
+  const testing::ProcessResult r =
+      slurm(kShellFunctions + submit("J", "lost", "-N 2 --ntasks-per-node 1", "exp.toml --set train.epochs=100000") +
+            "wait_for '^epoch 1/' lost-$J.txt || exit 1\nK=0\n" + kill_node +
+            "T0=$(date +%s.%N)\nS=$(ended $J)\n"
+            "echo \"KILLED=$K STATE=$S JOB=$J SECONDS=$(echo \"$(date +%s.%N) - $T0\" | bc)\"");
+  const std::string out = output("lost", value(r.out, "JOB"));
+  ASSERT_EQ(value(r.out, "KILLED"), "1") << r.out << out;
+  EXPECT_EQ(value(r.out, "STATE"), "FAILED") << r.out << out;
+  EXPECT_LT(std::stod(value(r.out, "SECONDS")), kTimeout + 10) << r.out << out;
+  EXPECT_NE(out.find("error: rank 0 (node n1): training failed; rank 1 (node n2) stopped answering"), std::string::npos)
+      << out;
+}
+
+}  // namespace multinode_slurm_test
+}  // namespace plugtrain
