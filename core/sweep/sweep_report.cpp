@@ -148,7 +148,7 @@ void write_report(const SweepReport& report, const std::filesystem::path& folder
   md << "## Groups (runs that differ only in their seed), best first by " << split << " " << report.metric
      << (report.higher_is_better ? " (higher is better)" : " (lower is better)") << "\n\n";
   if (!report.runs.empty() && report.runs.front().test_is_val)
-    md << "The data set has no labelled test split: the \"final test\" figures are on the val split that chose, not "
+    md << "The data set has no labelled test split: the \"final test\" metrics are on the val split that chose, not "
           "independent of the choice (data.val_fraction would keep them apart).\n\n";
   md << "| group | n | final test " << m << " | best " << split << " " << m << " | s/epoch | samples/s | p vs best (Welch) |\n"
      << "| --- | --- | --- | --- | --- | --- | --- |\n";

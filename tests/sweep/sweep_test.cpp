@@ -204,7 +204,7 @@ TEST(SweepReportTest, TestFiguresOnTheValSplitThatChoseAreSaidSo) {
   }
   std::ostringstream out;
   write_report(build_report(dir.path()), dir.path(), out);
-  EXPECT_NE(out.str().find("The data set has no labelled test split: the \"final test\" figures are on the val split "
+  EXPECT_NE(out.str().find("The data set has no labelled test split: the \"final test\" metrics are on the val split "
                            "that chose"),
             std::string::npos)
       << out.str();

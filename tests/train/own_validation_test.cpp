@@ -123,7 +123,7 @@ TEST_F(OwnValidationTest, WithoutTestLabelsTheValSplitGivesTheFinalFiguresAndThe
   const testing::ProcessResult r = plugtrain("run exp.toml --set data.test_subset=50");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("data: val-only labels, 400 training and 120 val samples"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("the data set has no labelled test split, so the figures after the last epoch are on val too, "
+  EXPECT_NE(r.out.find("the data set has no labelled test split, so the metrics after the last epoch are on val too, "
                        "which chose the model"),
             std::string::npos)
       << r.out;
