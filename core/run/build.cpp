@@ -32,7 +32,6 @@
 #include "train/callbacks/progress_bar_callback.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
-#include "util/stage_counts.h"
 #include "util/text.h"
 
 namespace plugtrain {
@@ -251,7 +250,6 @@ DeviceContext device_context(const RunPlan& plan, const DeviceSettings& settings
 
 std::unique_ptr<BuiltRun> build_run(const ValidatedRun& run, const RunPlan& plan, Collectives* collectives,
                                     const RunOutputs* outputs, std::ostream& log) {
-  count_stage(Stage::trainer_build);
   const Experiment& e = run.experiment;
   auto built = std::make_unique<BuiltRun>();  // from here on, process settings are put back with it
   set_up_process(plan, e, collectives, *built, log);
