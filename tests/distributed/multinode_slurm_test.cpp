@@ -76,6 +76,18 @@ class MultiNodeTest : public testing::SlurmClusterTest {
   fs::path checkpoint(const std::string& name) const {
     return dir() / "runs" / name / "version_0" / "checkpoints" / "last.ckpt";
   }
+  // The final weights of runs/A and runs/B (plugtrain export of their last checkpoints), bit for bit.
+  void expect_bitwise_same_weights(const std::string& a_run, const std::string& b_run) {
+    const auto a = testing::exported_weights(checkpoint(a_run), dir() / (a_run + ".pt"));
+    const auto b = testing::exported_weights(checkpoint(b_run), dir() / (b_run + ".pt"));
+    ASSERT_EQ(a.size(), b.size());
+    ASSERT_FALSE(a.empty());
+    for (const auto& [name, t] : a) {
+      ASSERT_TRUE(b.count(name)) << name;
+      EXPECT_TRUE(t.equal(b.at(name))) << a_run << " vs " << b_run << ": " << name << " differs by "
+                                       << (t - b.at(name)).abs().max().item<double>();
+    }
+  }
   // The job's one output, which every rank writes into, and that the job failed.
   std::string failed_job(const std::string& options, const std::string& args) {
     const testing::ProcessResult r =
@@ -110,14 +122,7 @@ TEST_F(MultiNodeTest, TwoNodesTrainTheWeightsOfFourProcessesOnOne) {
   // (another order of sums): Gloo picks its all-reduce algorithm and the order it adds the ranks'
   // buckets in from the world size, the ranks and the sizes, never from where the ranks run, and
   // each rank reads the same shard of the data. So 4 ranks on 2 nodes add in 1 node's order.
-  const auto a = testing::exported_weights(checkpoint("two"), dir() / "two.pt");
-  const auto b = testing::exported_weights(checkpoint("one"), dir() / "one.pt");
-  ASSERT_EQ(a.size(), b.size());
-  ASSERT_FALSE(a.empty());
-  for (const auto& [name, t] : a) {
-    ASSERT_TRUE(b.count(name)) << name;
-    EXPECT_TRUE(t.equal(b.at(name))) << name << " differs by " << (t - b.at(name)).abs().max().item<double>();
-  }
+  expect_bitwise_same_weights("two", "one");
 }
 
 TEST_F(MultiNodeTest, AnInterfaceKeyNamingNoInterfaceIsOneLine) {
@@ -185,6 +190,40 @@ TEST_F(MultiNodeTest, ALostNodeIsNamedAndTheSurvivorExitsWithinTheTimeout) {
   EXPECT_LT(std::stod(value(r.out, "SECONDS")), kTimeout + 10) << r.out << out;
   EXPECT_NE(out.find("error: rank 0 (node n1): training failed; rank 1 (node n2) stopped answering"), std::string::npos)
       << out;
+}
+
+// A node dies as a machine does (slurmd, slurmstepd and tasks killed at once). Slurm marks it
+// down (SlurmdTimeout, 6 s here) and requeues the job submitted with --requeue; on the nodes left
+// it resumes from its last checkpoint (--resume auto) and ends with bitwise the weights of a run
+// that was never interrupted.
+TEST_F(MultiNodeTest, ARequeuedJobResumesAfterANodeFailureWithTheWeightsOfAnUninterruptedRun) {
+  std::ofstream(dir() / "requeued.toml") << experiment("requeued");
+  std::ofstream(dir() / "straight.toml") << experiment("straight");
+  const std::string cluster_script = testing::SlurmClusterEnvironment::script() + " ";
+  const std::string cluster_dir = shell_quote(cluster().dir.string());
+  const std::string args = "--resume auto --set train.epochs=30 --set train.threads=1";
+  // A requeued batch job waits for a begin time Slurm sets 2 minutes ahead; released at once.
+  const testing::ProcessResult r = slurm(
+      kShellFunctions +
+      submit("J", "requeued", "--requeue --open-mode=append -N 2 --ntasks-per-node 1", "requeued.toml " + args) +
+      "wait_for '^epoch 2/' requeued-$J.txt || exit 1\n" + cluster_script + "kill-node " + cluster_dir + " 2\n" +
+      "for i in $(seq 600); do [ \"$(squeue -h -j $J -o %T)\" = PENDING ] && break; sleep 0.1; done\n"
+      "echo \"REQUEUED=$(squeue -h -j $J -o %T)\"; scontrol update JobId=$J StartTime=now\n"
+      "echo \"JOB=$J STATE=$(ended $J) NODES=$(squeue -h -t all -j $J -o %N)\"\n" +
+      cluster_script + "revive-node " + cluster_dir + " 2\n" +
+      submit("S", "straight", "-N 2 --ntasks-per-node 1", "straight.toml " + args) + "echo \"STRAIGHT=$(ended $S)\"");
+  const std::string out = output("requeued", value(r.out, "JOB"));
+  ASSERT_EQ(value(r.out, "REQUEUED"), "PENDING") << r.out << out;
+  ASSERT_EQ(value(r.out, "STATE"), "COMPLETED") << r.out << out;
+  EXPECT_EQ(value(r.out, "NODES"), "n[1,3]") << r.out;
+  EXPECT_NE(r.out.find("REVIVED=n2"), std::string::npos) << r.out;
+  ASSERT_EQ(value(r.out, "STRAIGHT"), "COMPLETED") << r.out;
+  EXPECT_NE(out.find("error: rank 0 (node n1): training failed; rank 1 (node n2) stopped answering"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("resumed from runs/requeued/version_0/checkpoints/last.ckpt"), std::string::npos) << out;
+  const auto summary = nlohmann::json::parse(slurp(dir() / "runs" / "requeued" / "version_0" / "summary.json"));
+  EXPECT_EQ(summary["epochs"].size(), 30u);
+  expect_bitwise_same_weights("requeued", "straight");
 }
 
 }  // namespace multinode_slurm_test

@@ -8,6 +8,9 @@
 #                                     NODE_ADDRS=10.77.X.1,... once every node is idle. Exits 77
 #                                     with the reason when it cannot run here (not root, no ip, no
 #                                     Slurm, no network namespaces in this kernel or container).
+#   netns_slurm.sh kill-node DIR I    node I dies as a machine does: every process in its namespace
+#                                     (slurmd, slurmstepd, tasks) killed at once.
+#   netns_slurm.sh revive-node DIR I  starts node I's slurmd again; returns once it is idle.
 #   netns_slurm.sh stop DIR           stops everything started for DIR: jobs, daemons, every
 #                                     process left in the namespaces, the namespaces and the bridge.
 #
@@ -90,6 +93,8 @@ SelectTypeParameters=CR_Core
 # Nodes declare the CPUs a test asks for, more than this machine may have.
 SlurmdParameters=config_overrides
 ReturnToService=2
+# A node whose slurmd stops answering is DOWN after 6 s (and its jobs requeued or failed), not 5 min.
+SlurmdTimeout=6
 KillWait=5
 MinJobAge=600
 EOF
@@ -141,14 +146,38 @@ start() {
   export SLURM_CONF=$dir/slurm.conf
   /usr/sbin/slurmctld -D -f "$SLURM_CONF" >"$dir/log/slurmctld.out" 2>&1 &
   echo $! >"$dir/slurmctld.daemon"
-  for i in $(seq "$nodes"); do
-    mkdir -p "$dir/spool/n$i"
-    # nsenter, not `ip netns exec`: that one also mounts a /sys of its own, without the cgroup
-    # file system slurmd looks for.
-    nsenter --net="/run/netns/ptn$x-$i" /usr/sbin/slurmd -D -N "n$i" -f "$SLURM_CONF" >"$dir/log/slurmd-n$i.out" 2>&1 &
-    echo $! >"$dir/slurmd-n$i.daemon"
-  done
+  for i in $(seq "$nodes"); do start_slurmd "$dir" "$x" "$i"; done
   wait_until_idle "$dir" "$nodes" "$x"
+}
+
+start_slurmd() {
+  local dir=$1 x=$2 i=$3
+  mkdir -p "$dir/spool/n$i"
+  # nsenter, not `ip netns exec`: that one also mounts a /sys of its own, without the cgroup
+  # file system slurmd looks for.
+  nsenter --net="/run/netns/ptn$x-$i" /usr/sbin/slurmd -D -N "n$i" -f "$dir/slurm.conf" >>"$dir/log/slurmd-n$i.out" 2>&1 &
+  echo $! >"$dir/slurmd-n$i.daemon"
+}
+
+kill_node() {
+  local dir=$1 i=$2 x pid
+  x=$(cat "$dir/netns.subnet") || exit 1
+  for pid in $(ip netns pids "ptn$x-$i"); do kill -KILL "$pid" 2>/dev/null; done
+  echo "KILLED=n$i"
+}
+
+revive_node() {
+  local dir=$1 i=$2 x state
+  x=$(cat "$dir/netns.subnet") || exit 1
+  export SLURM_CONF=$dir/slurm.conf
+  start_slurmd "$dir" "$x" "$i"
+  for _ in $(seq 600); do
+    state=$(sinfo -h -n "n$i" -o %T 2>/dev/null)
+    [ "$state" = idle ] && { echo "REVIVED=n$i"; return 0; }
+    sleep 0.1
+  done
+  echo "n$i did not become idle again within 60 s (sinfo: $state)"
+  exit 1
 }
 
 # Ready when sinfo lists every node idle; a daemon that exits instead is named with its last error.
@@ -186,10 +215,12 @@ stop() {
       sleep 0.1
     done
   fi
+  # Every daemon at once, then up to 10 s for all of them together.
+  local pids=""
   for f in "$dir"/slurmd-*.daemon "$dir/slurmctld.daemon" "$dir/munge/munged.pid"; do
-    [ -f "$f" ] || continue
-    pid=$(cat "$f")
-    kill -TERM "$pid" 2>/dev/null || continue
+    [ -f "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null && pids="$pids $(cat "$f")"
+  done
+  for pid in $pids; do
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null
   done
@@ -208,5 +239,7 @@ stop() {
 case "${1:-}" in
   start) start "$2" "${3:-3}" ;;
   stop) stop "$2" ;;
-  *) echo "usage: $0 start DIR [NODES] | stop DIR" >&2; exit 2 ;;
+  kill-node) kill_node "$2" "$3" ;;
+  revive-node) revive_node "$2" "$3" ;;
+  *) echo "usage: $0 start DIR [NODES] | stop DIR | kill-node DIR I | revive-node DIR I" >&2; exit 2 ;;
 esac
