@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -131,6 +132,60 @@ TEST_F(BpeJargonRun, ATinyGptLearnsTheJargonFileInBpeTokensAndGeneratesTheirText
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out;
   EXPECT_NE(resumed.out.find(" tokens, read from the token cache "), std::string::npos) << resumed.out;
   EXPECT_EQ(testing::metrics_rows(run_folder / "metrics.csv", "step").size(), 12u) << "a third epoch of 40 steps";
+}
+
+// nanoGPT's layout of the same ids (Python's encode of the whole file), little-endian, `width`
+// bytes each: the first 90% train.bin, the rest val.bin.
+void write_token_folder(const fs::path& folder, const std::vector<std::int64_t>& ids, int width,
+                        std::int64_t vocab_size) {
+  fs::create_directories(folder);
+  const std::size_t cut = ids.size() * 9 / 10;
+  for (const auto& [name, begin, end] :
+       {std::tuple{"train.bin", std::size_t{0}, cut}, std::tuple{"val.bin", cut, ids.size()}}) {
+    std::ofstream out(folder / name, std::ios::binary);
+    for (std::size_t i = begin; i < end; ++i)
+      for (int k = 0; k < width; ++k) out.put(char((ids[i] >> (8 * k)) & 0xFF));
+  }
+  nlohmann::json meta = {{"vocab_size", vocab_size}};
+  if (width == 4) meta["dtype"] = "uint32";
+  std::ofstream(folder / "meta.json") << meta.dump();
+}
+
+TEST_F(BpeJargonRun, ATokensFolderNamesItsTokenizerAndGenerateDecodesWithIt) {
+  const std::vector<std::int64_t> ids = nlohmann::json::parse(slurp(dir_ / "tok" / "ids.json"));
+  write_token_folder(dir_ / "tokens16", ids, 2, 2000);
+  write_token_folder(dir_ / "tokens32", ids, 4, 2000);
+  write_token_folder(dir_ / "too_many", ids, 2, 5000);
+  const auto experiment = [](const std::string& folder) {
+    std::string e = bpe_experiment("tokenizer = \"tok/tokenizer.json\"\n");
+    const std::string text = "dataset = \"text\"", jargon = testing::kJargonTextFile;
+    e.replace(e.find(text), text.size(), "dataset = \"tokens\"");
+    e.replace(e.find(jargon), jargon.size(), folder);
+    return e;
+  };
+  write_experiment(experiment("tokens32"));
+  const ProcessResult wide = run("run exp.toml --set train.epochs=1 --set train.steps_per_epoch=5");
+  ASSERT_EQ(wide.exit_code, 0) << wide.out;
+  write_experiment(experiment("tokens16"));
+  const ProcessResult r = run("run exp.toml");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const fs::path run_folder = dir_ / "runs" / "jargon-bpe" / "version_1";
+  const nlohmann::json classes = nlohmann::json::parse(slurp(run_folder / "classes.json"));
+  EXPECT_EQ(classes["tokenizer"], "tokenizer.json");
+  EXPECT_EQ(classes["classes"][0], "<|endoftext|>") << "the tokenizer's pieces name the ids";
+  const nlohmann::json summary = nlohmann::json::parse(slurp(run_folder / "summary.json"));
+  EXPECT_GT(summary["final_test"]["bits_per_byte"].get<double>(), 0)
+      << "the pieces give the bytes: bits per byte exist";
+  const nlohmann::json out =
+      json_of("generate runs/jargon-bpe/version_1 --prompt 'The hacker' --tokens 20 --top-k 10 --seed 3 --json");
+  ASSERT_EQ(out["tokens"].size(), 20u);
+  EXPECT_GT(out["text"].get<std::string>().size(), 20u) << "text, not numbers";
+
+  write_experiment(experiment("too_many"));
+  const ProcessResult refused = run("run exp.toml");
+  EXPECT_NE(refused.exit_code, 0) << refused.out;
+  EXPECT_NE(refused.out.find("vocab_size 5000 is more than the 2000 tokens of [dataset] tokenizer"), std::string::npos)
+      << refused.out;
 }
 
 TEST_F(BpeJargonRun, AMissingOrForeignTokenizerIsRefusedInOneLineBeforeTraining) {
