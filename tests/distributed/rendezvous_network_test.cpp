@@ -19,7 +19,9 @@ class GlooInterfaceVariable {
     if (const char* old = ::getenv("GLOO_SOCKET_IFNAME")) old_ = old;
     value ? ::setenv("GLOO_SOCKET_IFNAME", value, 1) : ::unsetenv("GLOO_SOCKET_IFNAME");
   }
-  ~GlooInterfaceVariable() { old_.empty() ? ::unsetenv("GLOO_SOCKET_IFNAME") : ::setenv("GLOO_SOCKET_IFNAME", old_.c_str(), 1); }
+  ~GlooInterfaceVariable() {
+    old_.empty() ? ::unsetenv("GLOO_SOCKET_IFNAME") : ::setenv("GLOO_SOCKET_IFNAME", old_.c_str(), 1);
+  }
 
  private:
   std::string old_;
@@ -68,9 +70,10 @@ TEST(RendezvousNetwork, BadNamesAreOneLine) {
     find_rendezvous_network(local_world("no-such-host.invalid"), "");
     FAIL() << "a rendezvous host that does not resolve was taken";
   } catch (const DistributedError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(
-                  "rank 1: the rendezvous host MASTER_ADDR=no-such-host.invalid does not resolve: no-such-host.invalid: ", 0),
-              0u)
+    EXPECT_EQ(
+        std::string(e.what()).rfind(
+            "rank 1: the rendezvous host MASTER_ADDR=no-such-host.invalid does not resolve: no-such-host.invalid: ", 0),
+        0u)
         << e.what();
     EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
   }
