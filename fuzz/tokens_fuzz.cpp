@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const plugtrain::Options options({{"val_fraction", 0.1},
                                     {"context", std::int64_t{4}},
                                     {"eval_stride", std::int64_t{0}},
-                                    {"val_windows", std::int64_t{0}}});
+                                    {"val_windows", std::int64_t{0}},
+                                    {"tokenizer", std::string()}});
   try {
     bundled_datasets::read_tokens(bundled_datasets::PathQuery(folder), options);
   } catch (const std::runtime_error&) {}

@@ -1,5 +1,7 @@
 #include "readers/token_bin.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -24,7 +26,7 @@ at::Tensor read_token_file(const std::filesystem::path& file, std::int64_t vocab
   const char* kind = width == 4 ? "uint32" : "uint16";
   if (bytes.size() % std::size_t(width) != 0)
     refuse_bin("'" + file.string() + "': " + std::to_string(bytes.size()) + " bytes, not a whole number of " + kind +
-                  " token ids");
+               " token ids");
   const std::int64_t count = std::int64_t(bytes.size()) / width;
   at::Tensor ids = at::empty({count}, at::TensorOptions().dtype(at::kLong));
   auto* out = ids.data_ptr<std::int64_t>();
@@ -34,9 +36,8 @@ at::Tensor read_token_file(const std::filesystem::path& file, std::int64_t vocab
     for (int k = width - 1; k >= 0; --k) id = (id << 8) | std::int64_t(p[width * i + k]);  // little-endian
     out[i] = id;
     if (out[i] >= vocabulary)
-      refuse_bin("'" + file.string() + "': token id " + std::to_string(out[i]) + " at position " +
-                    std::to_string(i) + " is at or above the vocabulary size " + std::to_string(vocabulary) +
-                    " (meta.json)");
+      refuse_bin("'" + file.string() + "': token id " + std::to_string(out[i]) + " at position " + std::to_string(i) +
+                 " is at or above the vocabulary size " + std::to_string(vocabulary) + " (meta.json)");
   }
   return ids;
 }
@@ -45,8 +46,9 @@ void write_token_file(const std::filesystem::path& file, const std::vector<std::
   std::string bytes(ids.size() * std::size_t(width), '\0');
   for (std::size_t i = 0; i < ids.size(); ++i)
     for (int k = 0; k < width; ++k) bytes[i * std::size_t(width) + std::size_t(k)] = char((ids[i] >> (8 * k)) & 0xFF);
+  // A partial file of this process's own: ddp's ranks each read the data set and may write the same cache at once.
   std::filesystem::path partial = file;
-  partial += ".partial";
+  partial += "." + std::to_string(::getpid()) + ".partial";
   {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), std::streamsize(bytes.size()));

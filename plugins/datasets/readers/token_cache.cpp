@@ -1,5 +1,6 @@
 #include "readers/token_cache.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <chrono>
@@ -28,7 +29,9 @@ std::string file_content(const std::string& file) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-at::Tensor ids_of(const std::vector<std::int64_t>& ids) { return at::tensor(ids, at::TensorOptions().dtype(at::kLong)); }
+at::Tensor ids_of(const std::vector<std::int64_t>& ids) {
+  return at::tensor(ids, at::TensorOptions().dtype(at::kLong));
+}
 
 // The cached streams, when a whole entry is there: meta.json is written last.
 bool read_cached(const fs::path& entry, std::int64_t vocabulary, SubwordStreams& s) {
@@ -52,14 +55,20 @@ void write_cached(const fs::path& entry, std::int64_t vocabulary, const std::vec
                                {"dtype", width == 4 ? "uint32" : "uint16"},
                                {"text", text_path},
                                {"tokenizer", tokenizer}};
-  const fs::path partial = entry / "meta.json.partial";
+  const fs::path partial = entry / ("meta.json." + std::to_string(::getpid()) + ".partial");
   std::ofstream(partial) << meta.dump(2) << "\n";
   fs::rename(partial, entry / "meta.json", ec);
 }
 
 std::string count_text(double n) {
   char s[32];
-  std::snprintf(s, sizeof s, n >= 1e6 ? "%.2fM" : n >= 1e3 ? "%.1fk" : "%.0f", n >= 1e6 ? n / 1e6 : n >= 1e3 ? n / 1e3 : n);
+  std::snprintf(s, sizeof s,
+                n >= 1e6   ? "%.2fM"
+                : n >= 1e3 ? "%.1fk"
+                           : "%.0f",
+                n >= 1e6   ? n / 1e6
+                : n >= 1e3 ? n / 1e3
+                           : n);
   return s;
 }
 
@@ -86,7 +95,8 @@ SubwordStreams subword_streams(const std::string& path, const std::string& text,
   const bool bpe = options.string("vocabulary") == "bpe";
   const std::string model =
       bpe ? options.string("tokenizer") : sentencepiece_model_file(path, text.substr(0, cut), options);
-  const std::unique_ptr<plugtrain::Tokenizer> tokenizer = bpe ? open_bpe_tokenizer(model) : open_sentencepiece_tokenizer(model);
+  const std::unique_ptr<plugtrain::Tokenizer> tokenizer =
+      bpe ? open_bpe_tokenizer(model) : open_sentencepiece_tokenizer(model);
   SubwordStreams s;
   s.tokenizer_file = fs::absolute(model).string();
   for (std::int64_t id = 0; id < tokenizer->size(); ++id) s.names.push_back(tokenizer->piece(id));
@@ -107,9 +117,10 @@ SubwordStreams subword_streams(const std::string& path, const std::string& text,
                   count_text(double(train.size() + val.size()) / std::max(seconds, 1e-9)).c_str());
     how = rate + entry.string();
   }
-  s.note = "vocabulary: " + std::to_string(tokenizer->size()) + (bpe ? " byte-level BPE tokens of " : " SentencePiece pieces of ") +
-           model + " (" + std::to_string(text.size()) + " bytes as " + std::to_string(s.train.numel() + s.val.numel()) +
-           " tokens, " + how + ")";
+  s.note = "vocabulary: " + std::to_string(tokenizer->size()) +
+           (bpe ? " byte-level BPE tokens of " : " SentencePiece pieces of ") + model + " (" +
+           std::to_string(text.size()) + " bytes as " + std::to_string(s.train.numel() + s.val.numel()) + " tokens, " +
+           how + ")";
   return s;
 }
 

@@ -43,16 +43,19 @@ TokensMeta read_meta(const fs::path& meta_file) {
   } catch (const std::exception& e) {
     refuse_tokens("'" + meta_file.string() + "': not JSON (" + std::string(e.what()) + ")");
   }
+  if (!meta.is_object()) refuse_tokens("'" + meta_file.string() + "': not a JSON object (it gives vocab_size)");
   TokensMeta m;
-  const std::string dtype = meta.value("dtype", std::string("uint16"));
+  const nlohmann::json dtype = meta.contains("dtype") ? meta["dtype"] : nlohmann::json("uint16");
   if (dtype != "uint16" && dtype != "uint32")
-    refuse_tokens("'" + meta_file.string() + "': dtype '" + dtype + "' is not uint16 or uint32");
+    refuse_tokens("'" + meta_file.string() + "': dtype " +
+                  dtype.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).substr(0, 64) +
+                  " is not \"uint16\" or \"uint32\"");
   m.width = dtype == "uint32" ? 4 : 2;
   const std::int64_t largest = m.width == 4 ? (std::int64_t(1) << 31) : 65536;
   if (!meta.contains("vocab_size") || !meta["vocab_size"].is_number_integer() ||
       meta["vocab_size"].get<std::int64_t>() < 1 || meta["vocab_size"].get<std::int64_t>() > largest)
     refuse_tokens("'" + meta_file.string() + "': vocab_size must be an integer from 1 to " + std::to_string(largest) +
-                  " (" + dtype + " token ids)");
+                  " (" + dtype.get<std::string>() + " token ids)");
   m.vocabulary = meta["vocab_size"].get<std::int64_t>();
   if (meta.contains("itos")) {
     if (!meta["itos"].is_array() || std::int64_t(meta["itos"].size()) != m.vocabulary)
