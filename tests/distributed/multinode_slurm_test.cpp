@@ -169,6 +169,40 @@ TEST_F(MultiNodeTest, NodesWithDifferentExperimentsAreRefusedAtTheRendezvous) {
   EXPECT_EQ(out.find("epoch 1/"), std::string::npos) << "refused before training: " << out;
 }
 
+// torchrun's c10d rendezvous across the namespaces, each agent started on its node (as an admin
+// would by ssh; here nsenter into the node's network). Two things a cluster needs that one machine
+// hides: the agent on the endpoint's node must be told it hosts the store (is_host: it matches
+// the endpoint against its host name, which resolves to 127.0.0.1 here), and each agent must
+// say its own address (--local-addr), or the workers are sent to the host name's 127.0.0.1.
+// The run gives bitwise the weights of the same 2 ranks under Slurm. (timeout: a rendezvous that
+// never completes would wait for torchrun's own 10 minutes.)
+TEST_F(MultiNodeTest, TorchrunAcrossTheNodesTrainsTheWeightsOfSlurm) {
+#ifndef PLUGTRAIN_TORCHRUN
+  GTEST_SKIP() << "no torchrun beside the torch wheel";
+#else
+  std::ofstream(dir() / "torchrun.toml") << experiment("torchrun");
+  std::ofstream(dir() / "slurm.toml") << experiment("slurm");
+  std::string agents;
+  for (int node = 1; node <= 2; ++node)
+    agents += "timeout 120 env -u PLUGTRAIN_PLUGIN_PATH nsenter --net=/run/netns/" + node_namespace(node) + " " +
+              shell_quote(PLUGTRAIN_TORCHRUN) +
+              " --no-python --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-id multinode --rdzv-endpoint " +
+              node_address(1) + ":29400 --rdzv-conf is_host=" + (node == 1 ? "1" : "0") + " --local-addr " +
+              node_address(node) + " " + shell_quote(PLUGTRAIN_EXE) + " run torchrun.toml > agent" +
+              std::to_string(node) + ".txt 2>&1 & A" + std::to_string(node) + "=$!\n";
+  const testing::ProcessResult r =
+      slurm(kShellFunctions + agents + "wait $A1; E1=$?; wait $A2; echo \"AGENTS=$E1,$?\"\n" +
+            submit("J", "slurm", "-N 2 --ntasks-per-node 1", "slurm.toml") + "echo \"SLURM=$(ended $J)\"");
+  const std::string agent1 = slurp(dir() / "agent1.txt");
+  ASSERT_EQ(value(r.out, "AGENTS"), "0,0") << r.out << agent1 << slurp(dir() / "agent2.txt");
+  ASSERT_EQ(value(r.out, "SLURM"), "COMPLETED") << r.out;
+  EXPECT_NE(agent1.find("ddp: 2 processes (torchrun, rendezvous " + node_address(1) + ":"), std::string::npos)
+      << agent1;
+  EXPECT_NE(agent1.find(" over eth0, torchrun's agent store)"), std::string::npos) << agent1;
+  expect_bitwise_same_weights("torchrun", "slurm");
+#endif
+}
+
 // Node n2 is lost in mid-run: every process of the job on it killed at once, as a machine that
 // goes down. The survivor on n1 names the lost rank and its node in one line and exits within
 // distributed.timeout (and the few seconds it gives the others to say why), never hangs.

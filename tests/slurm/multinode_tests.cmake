@@ -8,6 +8,10 @@ target_link_libraries(plugtrain_multinode_tests PRIVATE plugtrain_test_support p
                                                         nlohmann_json::nlohmann_json GTest::gtest_main)
 target_compile_definitions(plugtrain_multinode_tests PRIVATE
   PLUGTRAIN_SOURCE_DIR="${CMAKE_SOURCE_DIR}" PLUGTRAIN_EXE="$<TARGET_FILE:plugtrain>")
+# The torchrun of the torch wheel we build against, for the case of torchrun across the nodes.
+if(EXISTS "${PLUGTRAIN_WHEEL_VENV}/bin/torchrun")
+  target_compile_definitions(plugtrain_multinode_tests PRIVATE PLUGTRAIN_TORCHRUN="${PLUGTRAIN_WHEEL_VENV}/bin/torchrun")
+endif()
 add_dependencies(plugtrain_multinode_tests plugtrain plugtrain_models plugtrain_datasets plugtrain_backend_cpu)
 add_test(NAME multinode_slurm COMMAND plugtrain_multinode_tests)
 set_tests_properties(multinode_slurm PROPERTIES LABELS "slurm;slow" TIMEOUT 900 RESOURCE_LOCK slurm)
