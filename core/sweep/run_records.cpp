@@ -143,6 +143,9 @@ std::vector<RunRecord> read_run_records(const fs::path& root) {
     r.final_selected_metric = number("final_" + r.selection_split + "_" + r.metric);
     r.final_test_metric = number("final_test_" + r.metric);
     r.final_test_loss = number("final_test_loss");
+    if (const auto t = s.find("final_test");
+        t != s.end() && t->is_object() && t->contains("bits_per_byte") && (*t)["bits_per_byte"].is_number())
+      r.final_test_bits_per_byte = (*t)["bits_per_byte"].get<double>();
     if (fs::exists(folder / "experiment.toml")) r.settings = flat_settings(folder / "experiment.toml");
     read_epochs(folder / "metrics.csv", r);
     runs.push_back(std::move(r));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,6 +25,9 @@ struct RunRecord {
   double best_selected_metric = 0;   // the headline's best on that split
   double final_selected_metric = 0;  // and its last value there (the ranking's key)
   double final_test_metric = 0, final_test_loss = 0;
+  // A language model's bits per UTF-8 byte (summary.json's final_test.bits_per_byte; NaN for
+  // other tasks): the figure that compares runs of different vocabularies, whatever the headline.
+  double final_test_bits_per_byte = std::numeric_limits<double>::quiet_NaN();
   double best_test_loss = 0;       // the lowest of its evaluated epochs
   std::int64_t epochs = 0;         // epochs done (metrics.csv, over every resume)
   double seconds = 0;              // all its epochs, evaluation included

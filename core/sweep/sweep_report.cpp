@@ -156,29 +156,41 @@ void write_report(const SweepReport& report, const std::filesystem::path& folder
     md << "| " << g.label << " | " << g.runs.size() << " | " << pm(g.final_metric, 4) << " | "
        << pm(g.best_metric, 4) << " | " << pm(g.seconds_per_epoch, 2) << " | " << pm(g.samples_per_second, 0)
        << " | " << p_text(g.p_value) << " |\n";
+  // Language models: bits per byte beside the headline, the figure that compares vocabularies.
+  const bool per_byte = report.metric != "bits_per_byte" &&
+                        std::any_of(report.runs.begin(), report.runs.end(),
+                                    [](const RunRecord& r) { return !std::isnan(r.final_test_bits_per_byte); });
   md << "\n## Runs\n\n| run | ";
   for (const auto& k : report.varied) md << k << " | ";
-  md << "final test " << m << " | best " << split << " " << m << " | final test loss | best test loss | epochs | time | s/epoch | samples/s | "
-        "state |\n|";
-  for (std::size_t i = 0; i < report.varied.size() + 10; ++i) md << " --- |";
+  md << "final test " << m << " | " << (per_byte ? "final test bits_per_byte | " : "") << "best " << split << " " << m
+     << " | final test loss | best test loss | epochs | time | s/epoch | samples/s | state |\n|";
+  for (std::size_t i = 0; i < report.varied.size() + 10 + (per_byte ? 1 : 0); ++i) md << " --- |";
   md << "\n";
   std::ostringstream csv;
   csv << "run,";
   for (const auto& k : report.varied) csv << csv_cell(k) << ",";
-  csv << "final_test_" << report.metric << ",best_" << split << "_" << report.metric
+  csv << "final_test_" << report.metric << (per_byte ? ",final_test_bits_per_byte" : "") << ",best_" << split << "_"
+      << report.metric
       << ",final_test_loss,best_test_loss,epochs,seconds,seconds_per_epoch,samples_per_second,finished\n";
   for (const RunRecord& r : report.runs) {
     const std::string name = std::filesystem::relative(r.folder, folder).string();
     md << "| " << name << " | ";
     for (const auto& k : report.varied) md << setting(r, k) << " | ";
-    md << fixed(r.final_test_metric, 4) << " | " << fixed(r.best_selected_metric, 4) << " | "
-       << fixed(r.final_test_loss, 4) << " | " << fixed(r.best_test_loss, 4) << " | " << r.epochs << " | "
-       << fixed(r.seconds, 1) << " s | " << fixed(r.seconds_per_epoch, 2) << " | "
-       << fixed(r.samples_per_second, 0) << " | " << (r.paused ? "paused" : r.interrupted ? "interrupted" : "finished") << " |\n";
+    md << fixed(r.final_test_metric, 4) << " | " << (per_byte ? fixed(r.final_test_bits_per_byte, 4) + " | " : "")
+       << fixed(r.best_selected_metric, 4) << " | " << fixed(r.final_test_loss, 4) << " | "
+       << fixed(r.best_test_loss, 4) << " | " << r.epochs << " | " << fixed(r.seconds, 1) << " s | "
+       << fixed(r.seconds_per_epoch, 2) << " | " << fixed(r.samples_per_second, 0) << " | "
+       << (r.paused        ? "paused"
+           : r.interrupted ? "interrupted"
+                           : "finished")
+       << " |\n";
     csv << csv_cell(name) << ",";
     for (const auto& k : report.varied) csv << csv_cell(setting(r, k)) << ",";
-    csv << r.final_test_metric << "," << r.best_selected_metric << "," << r.final_test_loss << "," << r.best_test_loss
-        << "," << r.epochs << "," << r.seconds << "," << r.seconds_per_epoch << "," << r.samples_per_second << "," << (r.interrupted ? "false" : "true") << "\n";
+    csv << r.final_test_metric << ",";
+    if (per_byte) csv << r.final_test_bits_per_byte << ",";
+    csv << r.best_selected_metric << "," << r.final_test_loss << "," << r.best_test_loss << "," << r.epochs << ","
+        << r.seconds << "," << r.seconds_per_epoch << "," << r.samples_per_second << ","
+        << (r.interrupted ? "false" : "true") << "\n";
   }
   write_file_atomically(folder / "sweep.md", md.str());
   write_file_atomically(folder / "sweep.csv", csv.str());

@@ -210,6 +210,36 @@ TEST(SweepReportTest, TestFiguresOnTheValSplitThatChoseAreSaidSo) {
       << out.str();
 }
 
+// Language models of different vocabularies: their bits per token do not compare, their bits per
+// byte do, so the report gives them beside the headline (sweep.md and sweep.csv).
+TEST(SweepReportTest, LanguageModelsGiveBitsPerByteBesideTheirHeadline) {
+  testing::TempDir dir;
+  const std::vector<std::pair<std::string, double>> runs = {{"char", 2.82}, {"bpe", 2.35}};
+  for (const auto& [name, per_byte] : runs) {
+    fs::create_directories(dir.path() / name / "version_0");
+    std::ofstream(dir.path() / name / "version_0" / "summary.json")
+        << nlohmann::json{{"task", "language_model"},        {"metric", "bits_per_token"},
+                          {"metric_direction", "min"},       {"final_test_bits_per_token", per_byte * 2.5},
+                          {"best_test_bits_per_token", 1.0}, {"final_test", {{"bits_per_byte", per_byte}}}}
+               .dump();
+  }
+  std::ostringstream out;
+  write_report(build_report(dir.path()), dir.path(), out);
+  std::vector<std::vector<std::string>> rows;  // sweep.csv's cells (no run name here holds a comma)
+  std::istringstream csv(slurp(dir.path() / "sweep.csv"));
+  for (std::string line; std::getline(csv, line);) {
+    rows.emplace_back();
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) rows.back().push_back(cell);
+  }
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0][2], "final_test_bits_per_byte");
+  std::map<std::string, double> per_byte;
+  for (std::size_t i = 1; i < rows.size(); ++i) per_byte[rows[i][0]] = std::stod(rows[i][2]);
+  EXPECT_DOUBLE_EQ(per_byte["bpe/version_0"], 2.35);
+  EXPECT_DOUBLE_EQ(per_byte["char/version_0"], 2.82);
+}
+
 TEST(WelchTest, MatchesAKnownValue) {
   // Welch's t = -2.6112 with 6.98 degrees of freedom: two-sided p = 0.034939 (the t density
   // integrated numerically; scipy.stats.ttest_ind(a, b, equal_var=False) gives the same).
