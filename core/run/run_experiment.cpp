@@ -55,6 +55,23 @@ std::shared_ptr<PluginLoggers> start_loggers(ValidatedRun& run, const RunPlan& p
   return std::make_shared<PluginLoggers>(std::move(run.loggers), std::move(facts), outputs.log);
 }
 
+PlanSummary plan_summary(const RunPlan& plan) {
+  PlanSummary s;
+  s.strategy = plan.shard ? "fsdp" : to_string(plan.strategy);
+  s.world_size = plan.processes;
+  if (plan.world) s.world_source = plan.world->source;
+  s.devices.push_back(plan.device.str());
+  if (plan.strategy == Strategy::dp)  // the further replicas', as build_strategy.cpp places them
+    for (std::size_t i = 1; i < plan.devices.devices.size(); ++i)
+      s.devices.push_back(device_of(plan.capabilities.device_type, plan.devices.devices[i]).str());
+  s.devices_used = plan.devices_used;
+  s.per_device_batch = plan.batch.per_device;
+  s.global_batch = plan.batch.global;
+  s.lr = plan.batch.lr;
+  s.lr_factor = plan.batch.lr_factor;
+  return s;
+}
+
 RunEnd run_end(const TrainSummary& summary) {
   return summary.interrupted || summary.paused ? RunEnd::killed : RunEnd::finished;
 }
@@ -82,6 +99,7 @@ RunResult run_experiment(const RunStages& stages, const RunRequest& request, std
   outputs->loggers = start_loggers(run, plan, *outputs);  // a failure before finish() ends them as failed
   RunResult result;
   result.world_size = plan.processes;
+  result.plan = plan_summary(plan);
   result.backend = plan.choice.backend->name();
   result.device = plan.device.str();
   result.step_host_reads = plan.step_host_reads;

@@ -43,6 +43,21 @@ struct RunRequest {
   std::vector<std::string> command_line;
 };
 
+// What the plan decided about processes, devices and the batch (run/plan.h), as summary.json's
+// "plan" gives it: the structured form of the run's dp/ddp and batch lines.
+struct PlanSummary {
+  std::string strategy = "single";   // single, dp, ddp or fsdp
+  int world_size = 1;                // processes that train together
+  std::string world_source;          // what started the ranks: plugtrain, torchrun, launcher variables, slurm,
+                                     // mpi (distributed/world.h); empty: none did
+  std::vector<std::string> devices;  // this process's devices (dp: one per replica)
+  std::int64_t devices_used = 1;     // devices over which a step's global batch is split
+  std::int64_t per_device_batch = 0;
+  std::int64_t global_batch = 0;
+  double lr = 0;         // optim.lr x lr_factor
+  double lr_factor = 1;  // optim.lr_scaling for global / data.batch_size
+};
+
 struct RunResult {
   TrainSummary summary;
   std::string backend;
@@ -53,6 +68,7 @@ struct RunResult {
   bool launched_workers = false;
   int workers_exit_code = 0;
   int world_size = 1;  // processes that trained together
+  PlanSummary plan;
   // Operators the backend ran on the CPU in this process (SDK 3.4), with their calls.
   std::map<std::string, std::uint64_t> cpu_fallbacks;
   std::vector<std::string> step_host_reads;  // the plan's (plan.h)

@@ -43,6 +43,19 @@ nlohmann::json sharding_json(const std::optional<ShardingFigures>& s) {
           {"peak_gathered_bytes", s->peak_gathered_bytes}};
 }
 
+nlohmann::json plan_json(const PlanSummary& p) {
+  return {{"strategy", p.strategy},
+          {"world_size", p.world_size},
+          {"world_source", p.world_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.world_source)},
+          {"devices", p.devices},
+          {"batch",
+           {{"per_device", p.per_device_batch},
+            {"devices", p.devices_used},
+            {"global", p.global_batch},
+            {"lr", p.lr},
+            {"lr_factor", p.lr_factor}}}};
+}
+
 nlohmann::json metrics_json(const std::vector<MetricValue>& values) {
   nlohmann::json object = nlohmann::json::object();
   for (const MetricValue& v : values) object[v.name] = v.value;
@@ -93,6 +106,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
                       {"plugtrain", PLUGTRAIN_VERSION},
                       {"world_size", r.world_size},
                       {"strategy", r.summary.strategy},
+                      {"plan", plan_json(r.plan)},
                       {"state_bytes", r.summary.state_bytes},
                       {"sharding", sharding_json(r.summary.sharding)},
                       {"epochs", epochs}};

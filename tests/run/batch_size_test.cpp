@@ -142,7 +142,10 @@ TEST_F(BatchSizeTest, AutoWithDdpSearchesOnceAndEveryRankUsesTheSize) {
        at = r.out.find("batch: auto: tried", at + 1))
     ++searches;
   EXPECT_EQ(searches, 1u) << "the workers do not search again: " << r.out;
-  EXPECT_NE(r.out.find("batch: 64 per device x 2 = 128 per step"), std::string::npos) << r.out;
+  const nlohmann::json batch = summary(0)["plan"]["batch"];
+  EXPECT_EQ(batch["per_device"], 64) << batch;
+  EXPECT_EQ(batch["devices"], 2) << batch;
+  EXPECT_EQ(batch["global"], 128) << batch;
   EXPECT_NE(testing::slurp(version(0) / "experiment.toml").find("batch_size = 64"), std::string::npos);
 }
 
