@@ -73,9 +73,9 @@ int main(int argc, char** argv) {
   const std::string text = read_text(text_path);
   std::ofstream(work / "text.txt", std::ios::binary) << text;
   // The files both sides read: Python's tokenizers trains the tokenizer.json, libsentencepiece the model.
-  const std::string train_bpe = plugtrain::bench::python_executable() + " " PLUGTRAIN_SOURCE_DIR
-                                "/tests/python/bpe_reference.py " + (work / "text.txt").string() + " " +
-                                work.string() + " > /dev/null 2>&1";
+  const std::string train_bpe = plugtrain::bench::python_executable() +
+                                " " PLUGTRAIN_SOURCE_DIR "/tests/python/bpe_reference.py " +
+                                (work / "text.txt").string() + " " + work.string() + " > /dev/null 2>&1";
   if (std::system(train_bpe.c_str()) != 0) {
     std::printf("python peer: skipped (tests/python/bpe_reference.py failed: tokenizers missing?)\n");
     return 0;
@@ -84,8 +84,9 @@ int main(int argc, char** argv) {
                                                   {"bpe", 2000});
   const bundled_datasets::BpeTokenizer bpe((work / "tokenizer.json").string());
   const bundled_datasets::SentencePieceTokenizer spm((work / "spm.model").string());
-  plugtrain::bench::PythonPeer peer("tokenizer_peer.py", {(work / "text.txt").string(), (work / "tokenizer.json").string(),
-                                                           (work / "spm.model").string()});
+  plugtrain::bench::PythonPeer peer(
+      "tokenizer_peer.py",
+      {(work / "text.txt").string(), (work / "tokenizer.json").string(), (work / "spm.model").string()});
   std::printf("text: %s, %zu bytes; %d rounds, median; python peer: %s\n", text_path.c_str(), text.size(), rounds,
               peer.ok() ? peer.hello().dump().c_str() : ("skipped (" + peer.skipped() + ")").c_str());
   std::vector<double> bpe_ours, bpe_theirs, spm_ours, spm_theirs;

@@ -11,9 +11,10 @@ void add_tokenize_command(CLI::App& app) {
     bool json = false;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = app.add_subcommand(
-      "tokenize", "A text file's token ids and pieces in a language model's tokenizer: a run's (--run) or a "
-                  "tokenizer.json or SentencePiece .model (--tokenizer)");
+  CLI::App* cmd =
+      app.add_subcommand("tokenize",
+                         "A text file's token ids and pieces in a language model's tokenizer: a run's (--run) or a "
+                         "tokenizer.json or SentencePiece .model (--tokenizer)");
   cmd->add_option("file", args->request.text, "The text to tokenize (- for standard input)")->required();
   cmd->add_option("--run", args->request.run, "A run's folder (or a checkpoint in it): the tokenizer it keeps");
   cmd->add_option("--tokenizer", args->request.tokenizer, "A tokenizer file (tokenizer.json, m.model)");

@@ -53,8 +53,10 @@ void log_splits(const Experiment& e, const data::LoadedData& loaded, const data:
   const std::string uses = "monitors, early stopping and best checkpoints use val_ metrics; ";
   if (own && loaded.test_unlabelled)
     log << "data: validation split: the data set's own " << loaded.own_val_split << " split (" << data.val.size()
-        << " samples): " << uses << "the data set has no labelled test split, so the metrics after the last epoch are on "
-        << loaded.own_val_split << " too, which chose the model (data.val_fraction would hold out a share of the training "
+        << " samples): " << uses
+        << "the data set has no labelled test split, so the metrics after the last epoch are on "
+        << loaded.own_val_split
+        << " too, which chose the model (data.val_fraction would hold out a share of the training "
         << "set to choose by and keep " << loaded.own_val_split << " for the test)\n";
   else if (own)
     log << "data: validation split: the data set's own " << loaded.own_val_split << " split (" << data.val.size()

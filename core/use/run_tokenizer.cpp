@@ -11,9 +11,7 @@ OpenedTokenizer open_tokenizer_with(const RegisteredDataset& dataset, const std:
   OpenedTokenizer out;
   try {
     out.tokenizer = dataset.spec.tokenizer(file.string());
-  } catch (const std::exception& e) {
-    throw Error(who + ": " + first_line(e.what()), exit_bad_input);
-  }
+  } catch (const std::exception& e) { throw Error(who + ": " + first_line(e.what()), exit_bad_input); }
   if (!out.tokenizer) throw Error(who + ": its opener gave no tokenizer for '" + file.string() + "'", exit_bad_input);
   out.dataset = dataset.spec.name;
   out.file = file;
@@ -28,11 +26,10 @@ OpenedTokenizer open_tokenizer_file(const PluginHost& host, const std::filesyste
     if (!d.spec.tokenizer) continue;
     try {
       return open_tokenizer_with(d, file);
-    } catch (const Error& e) {
-      reasons += (reasons.empty() ? "" : "; ") + std::string(e.what());
-    }
+    } catch (const Error& e) { reasons += (reasons.empty() ? "" : "; ") + std::string(e.what()); }
   }
-  if (reasons.empty()) throw Error("no data set plugin opens tokenizer files ('" + file.string() + "')", exit_bad_input);
+  if (reasons.empty())
+    throw Error("no data set plugin opens tokenizer files ('" + file.string() + "')", exit_bad_input);
   throw Error("'" + file.string() + "' is not a tokenizer any data set opens: " + reasons, exit_bad_input);
 }
 

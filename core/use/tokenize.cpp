@@ -29,10 +29,13 @@ std::string text_of(const std::filesystem::path& file) {
 // The tokenizer file a run keeps (classes.json's "tokenizer").
 std::filesystem::path run_tokenizer_file(const std::filesystem::path& given) {
   const TrainedFiles files = find_trained_files(given, {});
-  const std::optional<RunClasses> classes = files.run_folder.empty() ? std::nullopt : read_classes_file(files.run_folder);
+  const std::optional<RunClasses> classes =
+      files.run_folder.empty() ? std::nullopt : read_classes_file(files.run_folder);
   if (!classes || classes->tokenizer_file.empty())
-    throw Error("'" + given.string() + "': the run keeps no tokenizer (its data set gave none: a character or byte "
-                "vocabulary, or a run of an older plugtrain); give --tokenizer", exit_bad_input);
+    throw Error("'" + given.string() +
+                    "': the run keeps no tokenizer (its data set gave none: a character or byte "
+                    "vocabulary, or a run of an older plugtrain); give --tokenizer",
+                exit_bad_input);
   return classes->tokenizer_file;
 }
 
@@ -62,10 +65,14 @@ Tokenized tokenize_file(const TokenizeRequest& request) {
 }
 
 std::string tokenized_json(const Tokenized& t) {
-  const nlohmann::json j = {{"tokenizer", t.tokenizer.string()}, {"dataset", t.dataset},
-                            {"vocabulary", t.vocabulary},        {"bytes", t.bytes},
-                            {"tokens", t.ids.size()},            {"ids", t.ids},
-                            {"pieces", t.pieces},                {"round_trip", t.round_trip},
+  const nlohmann::json j = {{"tokenizer", t.tokenizer.string()},
+                            {"dataset", t.dataset},
+                            {"vocabulary", t.vocabulary},
+                            {"bytes", t.bytes},
+                            {"tokens", t.ids.size()},
+                            {"ids", t.ids},
+                            {"pieces", t.pieces},
+                            {"round_trip", t.round_trip},
                             {"encode_seconds", t.encode_seconds}};
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
