@@ -206,7 +206,7 @@ TEST_F(MultiNodeTest, TorchrunAcrossTheNodesTrainsTheWeightsOfSlurm) {
 // Node n2 is lost in mid-run: every process of the job on it killed at once, as a machine that
 // goes down. The survivor on n1 names the lost rank and its node in one line and exits within
 // distributed.timeout (and the few seconds it gives the others to say why), never hangs.
-TEST_F(MultiNodeTest, ALostNodeIsNamedAndTheSurvivorExitsWithinTheTimeout) {
+TEST_F(MultiNodeTest, ANodeWhoseTasksAreKilledIsNamedAndTheSurvivorExits) {
   constexpr int kTimeout = 10;
   std::ofstream(dir() / "exp.toml") << experiment("lost",
                                                   "[distributed]\ntimeout = " + std::to_string(kTimeout) + "\n");
@@ -258,6 +258,36 @@ TEST_F(MultiNodeTest, ARequeuedJobResumesAfterANodeFailureWithTheWeightsOfAnUnin
   const auto summary = nlohmann::json::parse(slurp(dir() / "runs" / "requeued" / "version_0" / "summary.json"));
   EXPECT_EQ(summary["epochs"].size(), 30u);
   expect_bitwise_same_weights("requeued", "straight");
+}
+
+// Node n2 cut off from the network in mid-run (its link to the bridge down): no connection is
+// reset, the ranks on n1 just hear nothing more. The survivor gives up after distributed.timeout
+// (and the few seconds it gives the others to say why), naming rank 1 and node n2, never hangs.
+// The last case: Slurm takes up to a minute to hear n2's step end once n2 is back.
+TEST_F(MultiNodeTest, ASilentNodeIsNamedAndTheSurvivorExitsWithinTheTimeoutKey) {
+  constexpr int kTimeout = 5;
+  std::ofstream(dir() / "exp.toml") << experiment("silent",
+                                                  "[distributed]\ntimeout = " + std::to_string(kTimeout) + "\n");
+  const std::string survivors_left = "for p in $(ip netns pids " + node_namespace(1) +
+                                     "); do [ \"$(cat /proc/$p/comm 2>/dev/null)\" = plugtrain ] && return 0; done; "
+                                     "return 1";
+  const testing::ProcessResult r =
+      slurm(kShellFunctions + "running_on_n1() { " + survivors_left + "; }\n" +
+            submit("J", "silent", "-N 2 --ntasks-per-node 1", "exp.toml --set train.epochs=100000") +
+            "wait_for '^epoch 1/' silent-$J.txt || exit 1\nip link set " + node_link(2) +
+            " down; T0=$(date +%s.%N)\n"
+            "for i in $(seq 1200); do running_on_n1 || break; sleep 0.1; done\n"
+            "echo \"SECONDS=$(echo \"$(date +%s.%N) - $T0\" | bc) LEFT=$(running_on_n1 && echo yes || echo no)\"\n"
+            "ip link set " +
+            node_link(2) + " up\necho \"JOB=$J STATE=$(ended $J)\"");
+  const std::string out = output("silent", value(r.out, "JOB"));
+  ASSERT_EQ(value(r.out, "LEFT"), "no") << r.out << out;
+  const double seconds = std::stod(value(r.out, "SECONDS"));
+  EXPECT_GT(seconds, kTimeout - 1) << "gave up before the timeout: " << r.out << out;
+  EXPECT_LT(seconds, kTimeout + 10) << r.out << out;
+  EXPECT_NE(out.find("error: rank 0 (node n1): training failed; rank 1 (node n2) stopped answering"), std::string::npos)
+      << out;
+  EXPECT_EQ(value(r.out, "STATE"), "FAILED") << r.out << out;
 }
 
 }  // namespace multinode_slurm_test

@@ -95,6 +95,8 @@ class SlurmClusterTest : public ::testing::Test {
   // Node i's address (1-based) and network namespace.
   static std::string node_address(int i) { return "10.77." + cluster().subnet + "." + std::to_string(i); }
   static std::string node_namespace(int i) { return "ptn" + cluster().subnet + "-" + std::to_string(i); }
+  // The host's end of node i's link to the bridge: down, the node is cut off as by a broken switch.
+  static std::string node_link(int i) { return "ptn" + cluster().subnet + "v" + std::to_string(i); }
   const std::filesystem::path& dir() const { return dir_; }
 
   // KEY=value from a scenario's output.
