@@ -125,6 +125,23 @@ TEST_F(MultiNodeTest, TwoNodesTrainTheWeightsOfFourProcessesOnOne) {
   expect_bitwise_same_weights("two", "one");
 }
 
+// fsdp's all-gathers and reduce-scatters cross the nodes the same way: 2 nodes x 2 ranks, each
+// keeping a quarter of the model's state, give bitwise the weights of 4 ranks on one node.
+TEST_F(MultiNodeTest, FsdpOnTwoNodesTrainsTheWeightsOfFourProcessesOnOne) {
+  std::ofstream(dir() / "fsdp2.toml") << experiment("fsdp2");
+  std::ofstream(dir() / "fsdp1.toml") << experiment("fsdp1");
+  const std::string args = " --set backend.strategy=fsdp --set distributed.shard=full";
+  const testing::ProcessResult r =
+      slurm(kShellFunctions + submit("A", "fsdp2", "-N 2 --ntasks-per-node 2", "fsdp2.toml" + args) +
+            submit("B", "fsdp1", "-N 1 -n 4", "fsdp1.toml" + args) + "echo \"TWO=$(ended $A) ONE=$(ended $B)\"");
+  ASSERT_EQ(value(r.out, "TWO"), "COMPLETED") << r.out;
+  ASSERT_EQ(value(r.out, "ONE"), "COMPLETED") << r.out;
+  const auto summary = nlohmann::json::parse(slurp(dir() / "runs" / "fsdp2" / "version_0" / "summary.json"));
+  EXPECT_EQ(summary["strategy"], "fsdp");
+  EXPECT_EQ(summary["world_size"], 4);
+  expect_bitwise_same_weights("fsdp2", "fsdp1");
+}
+
 TEST_F(MultiNodeTest, AnInterfaceKeyNamingNoInterfaceIsOneLine) {
   std::ofstream(dir() / "exp.toml") << experiment("bad");
   const std::string out = failed_job("-N 2 --ntasks-per-node 1", "exp.toml --set distributed.interface=eth9");
