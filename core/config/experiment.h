@@ -84,6 +84,7 @@ struct DataConfig {  // [data]
   std::optional<std::int64_t> workers;           // loader threads; nullopt: "auto", the backend's
   std::optional<std::int64_t> prefetch;          // batches prepared ahead; nullopt: "auto", the backend's
   bool skip_bad = false;                         // skip (and count) images that cannot be decoded
+  bool shuffle = true;                           // false: every epoch takes the training samples in order
   Normalize normalize = Normalize::dataset;      // (or explicit mean/std)
   std::vector<double> mean;                      // explicit per-channel mean on the [0, 1] scale
   std::vector<double> std;                       // explicit per-channel std

@@ -35,6 +35,10 @@ std::vector<ConfigKey> data_keys() {
                                        "batches prepared ahead of the one training (\"auto\": the backend's)")),
       key("data.skip_bad", field(&E::data, &DataConfig::skip_bad),
           "skip images that cannot be decoded (and say how many) instead of stopping"),
+      key("data.shuffle", field(&E::data, &DataConfig::shuffle),
+          "draw each epoch's training batches in a new seeded order; false: every epoch takes the training "
+          "samples in the data set's order (Lightning's DataLoader(shuffle=False)), for a run compared step by "
+          "step with another framework's"),
       choice_key<Normalize>(
           "data.normalize", field(&E::data, &DataConfig::normalize),
           "dataset (per-channel mean and std of the training set, printed, and stored beside the run as "

@@ -7,6 +7,7 @@ LoopConfig loop_config(const Experiment& e) {
   c.epochs = e.train.epochs;
   c.max_steps = e.train.max_steps;
   c.steps_per_epoch = e.train.steps_per_epoch;
+  c.shuffle = e.data.shuffle;
   c.log_interval = e.train.log_interval;
   c.eval_every = e.train.eval_every;
   c.test_every = e.train.test_every;

@@ -27,6 +27,7 @@ struct LoopConfig {
   std::int64_t test_batch_size = 1000;
   std::int64_t min_batch_size = 1;   // out-of-memory halving goes no lower
   std::uint64_t seed = 0;            // shuffling and augmentation
+  bool shuffle = true;               // false: the training samples in order every epoch (data.shuffle)
   bool phase_timing = true;
   PrecisionMode precision = PrecisionMode::fp32;
   OnNonfinite on_nonfinite = OnNonfinite::stop;

@@ -85,10 +85,10 @@ Trainer::Trainer(TrainerParts parts)
 Trainer::~Trainer() = default;
 
 std::unique_ptr<data::BatchLoader> Trainer::make_loader(std::int64_t batch_size) const {
-  auto loader = std::make_unique<data::BatchLoader>(parts_.data->train, batch_size, /*shuffle=*/true,
-                                             data::augment_options(parts_.loop.augment), parts_.device.loader,
-                                             parts_.device.device, parts_.loop.seed, parts_.strategy->shard(/*pad=*/true),
-                                             parts_.device.memory_format, parts_.device.train_on_device);
+  auto loader = std::make_unique<data::BatchLoader>(
+      parts_.data->train, batch_size, parts_.loop.shuffle, data::augment_options(parts_.loop.augment),
+      parts_.device.loader, parts_.device.device, parts_.loop.seed, parts_.strategy->shard(/*pad=*/true),
+      parts_.device.memory_format, parts_.device.train_on_device);
   loader->limit_batches(parts_.loop.steps_per_epoch);
   return loader;
 }

@@ -6,10 +6,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/metrics_csv.h"
 #include "support/run_folder.h"
 #include "support/run_process.h"
 #include "support/synthetic_experiment.h"
@@ -80,6 +84,31 @@ TEST_F(RecipeRunTest, AValidationSplitSelectsAndTheTestSetIsEvaluatedOnceAtTheEn
       std::string::npos)
       << old.out;
   EXPECT_EQ(summary("recipe", 1)["selection_split"], "test");
+}
+
+// data.shuffle = false takes the training samples in order every epoch. With a learning rate
+// too small to move any weight (1e-30 times a gradient is below every weight's float32 ulp) each
+// step's loss depends only on which samples its batch holds: in order, epoch 2 repeats epoch 1's
+// 16 losses exactly; shuffled, it draws other batches.
+TEST_F(RecipeRunTest, UnshuffledEpochsTakeTheSamplesInTheSameOrder) {
+  write("exp.toml", kRecipe);
+  const std::string frozen =
+      " --set train.epochs=2 --set train.log_interval=1 --set optim.lr=1e-30 --set optim.momentum=0";
+  const auto epoch_losses = [&](int version) {
+    std::map<std::string, std::vector<std::string>> by_epoch;
+    for (const auto& row : testing::metrics_rows(run_folder("recipe", version) / "metrics.csv", "step"))
+      by_epoch[row.at(1)].push_back(row.at(3));
+    return by_epoch;
+  };
+  ASSERT_EQ(plugtrain("run exp.toml --set data.shuffle=false" + frozen).exit_code, 0);
+  auto ordered = epoch_losses(0);
+  ASSERT_EQ(ordered.size(), 2u);
+  ASSERT_EQ(ordered.begin()->second.size(), 16u) << "800 samples in batches of 50";
+  EXPECT_EQ(ordered.begin()->second, ordered.rbegin()->second);
+  ASSERT_EQ(plugtrain("run exp.toml" + frozen).exit_code, 0);
+  auto shuffled = epoch_losses(1);
+  ASSERT_EQ(shuffled.size(), 2u);
+  EXPECT_NE(shuffled.begin()->second, shuffled.rbegin()->second) << "each epoch a new order";
 }
 
 TEST_F(RecipeRunTest, AccumulationPrintsTheEffectiveBatch) {
