@@ -86,6 +86,7 @@ std::shared_ptr<Model> make_gpt(const BatchDescription& batch, const TargetDescr
   s.block.dropout = options.real("dropout");
   s.block.bias = options.boolean("bias");
   s.block.causal = true;
+  s.block.fused = options.boolean("fused");
   s.tied = options.boolean("tie_embeddings");
   s.vocabulary = target.model_outputs();
   const std::int64_t window = batch.shape("input")[0];
@@ -113,6 +114,8 @@ ModelSpec gpt_spec() {
       {"dropout", OptionType::real, 0.0, "dropout on embeddings, attention and residuals, in [0, 1)"},
       {"bias", OptionType::boolean, true, "biases in the linear layers and LayerNorms"},
       {"tie_embeddings", OptionType::boolean, true, "the head's weight is the token embedding's"},
+      {"fused", OptionType::boolean, true,
+       "fused CPU kernels for float32 (bias+GELU, residual+LayerNorm, packed attention); false: ATen's ops one by one"},
   };
   spec.batch_factory = make_gpt;
   spec.serves = {DatasetTargets::next_token};

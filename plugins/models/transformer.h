@@ -2,6 +2,9 @@
 // (nanoGPT's), multi-head self-attention through scaled_dot_product_attention (flash attention
 // on CUDA) and the pre-norm block x + attn(ln_1(x)), x + mlp(ln_2(x)).
 //
+// On the CPU in float32 (and unless `fused` is off) the blocks take fused_ops.h: the c_fc bias with
+// the GELU, the first residual add with ln_2, and attention straight on c_attn's packed output.
+//
 // Names follow nanoGPT (ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj), so a GPT's
 // state_dict loads into nanoGPT's model, and the ViT's into a Python twin with the same names.
 #pragma once
@@ -14,6 +17,8 @@
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/types.h>
+
+#include "fused_ops.h"
 
 namespace plugtrain::models {
 
@@ -42,17 +47,24 @@ struct TransformerShape {
   double dropout = 0.0;
   bool bias = true;
   bool causal = false;
+  bool fused = true;  // fused_ops.h where it applies (float32 on the CPU)
 };
 
 class SelfAttentionImpl : public torch::nn::Module {
  public:
   explicit SelfAttentionImpl(const TransformerShape& s)
-      : heads_(s.heads), dropout_(s.dropout), causal_(s.causal),
-        c_attn(register_module("c_attn", torch::nn::Linear(torch::nn::LinearOptions(s.width, 3 * s.width).bias(s.bias)))),
+      : heads_(s.heads),
+        dropout_(s.dropout),
+        causal_(s.causal),
+        fused_(s.fused),
+        c_attn(
+            register_module("c_attn", torch::nn::Linear(torch::nn::LinearOptions(s.width, 3 * s.width).bias(s.bias)))),
         c_proj(register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(s.width, s.width).bias(s.bias)))) {}
 
   // x (B, T, C) -> (B, T, C)
   torch::Tensor forward(const torch::Tensor& x) {
+    if (fused_ && fused::applies(x) && (dropout_ == 0 || !is_training()))
+      return c_proj->forward(fused::packed_attention(c_attn->forward(x), heads_, causal_));
     const std::int64_t b = x.size(0), t = x.size(1), c = x.size(2);
     const auto qkv = c_attn->forward(x).view({b, t, 3, heads_, c / heads_}).permute({2, 0, 3, 1, 4}).unbind(0);
     torch::Tensor y = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], /*attn_mask=*/{},
@@ -64,7 +76,7 @@ class SelfAttentionImpl : public torch::nn::Module {
  private:
   std::int64_t heads_;
   double dropout_;
-  bool causal_;
+  bool causal_, fused_;
 
  public:
   torch::nn::Linear c_attn, c_proj;
@@ -75,16 +87,22 @@ class FeedForwardImpl : public torch::nn::Module {
  public:
   explicit FeedForwardImpl(const TransformerShape& s)
       : dropout_(s.dropout),
+        fused_(s.fused),
         c_fc(register_module("c_fc", torch::nn::Linear(torch::nn::LinearOptions(s.width, hidden(s)).bias(s.bias)))),
-        c_proj(register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(hidden(s), s.width).bias(s.bias)))) {}
+        c_proj(
+            register_module("c_proj", torch::nn::Linear(torch::nn::LinearOptions(hidden(s), s.width).bias(s.bias)))) {}
 
   torch::Tensor forward(const torch::Tensor& x) {
-    return dropped(c_proj->forward(torch::gelu(c_fc->forward(x))), dropout_, is_training());
+    const torch::Tensor hidden = fused_ && fused::applies(x) ? fused::bias_gelu(at::matmul(x, c_fc->weight.t()),
+                                                                                c_fc->bias, fused::GeluForm::exact)
+                                                             : torch::gelu(c_fc->forward(x));
+    return dropped(c_proj->forward(hidden), dropout_, is_training());
   }
   static std::int64_t hidden(const TransformerShape& s) { return std::int64_t(std::llround(double(s.width) * s.mlp_ratio)); }
 
  private:
   double dropout_;
+  bool fused_;
 
  public:
   torch::nn::Linear c_fc, c_proj;
@@ -94,16 +112,25 @@ TORCH_MODULE(FeedForward);
 class TransformerBlockImpl : public torch::nn::Module {
  public:
   explicit TransformerBlockImpl(const TransformerShape& s)
-      : ln_1(register_module("ln_1", LayerNorm(s.width, s.bias))),
+      : fused_(s.fused),
+        ln_1(register_module("ln_1", LayerNorm(s.width, s.bias))),
         attn(register_module("attn", SelfAttention(s))),
         ln_2(register_module("ln_2", LayerNorm(s.width, s.bias))),
         mlp(register_module("mlp", FeedForward(s))) {}
 
   torch::Tensor forward(torch::Tensor x) {
+    if (fused_ && fused::applies(x)) {
+      auto [sum, normed] = fused::add_layer_norm(x, attn->forward(ln_1->forward(x)), ln_2->weight, ln_2->bias, 1e-5);
+      return sum + mlp->forward(normed);
+    }
     x = x + attn->forward(ln_1->forward(x));
     return x + mlp->forward(ln_2->forward(x));
   }
 
+ private:
+  bool fused_;
+
+ public:
   LayerNorm ln_1;
   SelfAttention attn;
   LayerNorm ln_2;

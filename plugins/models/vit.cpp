@@ -88,6 +88,7 @@ std::shared_ptr<Model> make_vit(const ModelInputs& inputs, const Options& option
   s.block.mlp_ratio = options.real("mlp_ratio");
   s.block.dropout = options.real("dropout");
   s.class_token = options.string("pooling") == "token";
+  s.block.fused = options.boolean("fused");
   if (s.height % s.patch != 0 || s.width % s.patch != 0)
     fail("vit", "images of " + std::to_string(s.height) + "x" + std::to_string(s.width) + " do not divide into patches of " +
                     std::to_string(s.patch));
@@ -110,6 +111,8 @@ ModelSpec vit_spec() {
       {"mlp_ratio", OptionType::real, 4.0, "MLP hidden width / width"},
       {"pooling", OptionType::string, std::string("token"), "token (a class token) or mean (of the patch tokens)"},
       {"dropout", OptionType::real, 0.0, "dropout on embeddings, attention and residuals, in [0, 1)"},
+      {"fused", OptionType::boolean, true,
+       "fused CPU kernels for float32 (bias+GELU, residual+LayerNorm, packed attention); false: ATen's ops one by one"},
   };
   spec.factory = make_vit;
   spec.serves = per_sample_targets();

@@ -1,0 +1,3 @@
+// fused_kernels_impl.h for this instruction set (CMakeLists.txt sets its flags and CPU_CAPABILITY).
+#define PLUGTRAIN_FUSED_KERNEL_TABLE avx512_kernels
+#include "fused_kernels_impl.h"
