@@ -114,8 +114,9 @@ ModelSpec gpt_spec() {
       {"dropout", OptionType::real, 0.0, "dropout on embeddings, attention and residuals, in [0, 1)"},
       {"bias", OptionType::boolean, true, "biases in the linear layers and LayerNorms"},
       {"tie_embeddings", OptionType::boolean, true, "the head's weight is the token embedding's"},
-      {"fused", OptionType::boolean, true,
-       "fused CPU kernels for float32 (bias+GELU, residual+LayerNorm, packed attention); false: ATen's ops one by one"},
+      {"fused", OptionType::boolean, false,
+       "fused CPU kernels for float32 (bias+GELU, residual+LayerNorm, packed attention); off: ATen's ops one by one, "
+       "as fast at nanoGPT's CPU shape (bench/transformer_bench --fused)"},
   };
   spec.batch_factory = make_gpt;
   spec.serves = {DatasetTargets::next_token};

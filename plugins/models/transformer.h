@@ -2,7 +2,7 @@
 // (nanoGPT's), multi-head self-attention through scaled_dot_product_attention (flash attention
 // on CUDA) and the pre-norm block x + attn(ln_1(x)), x + mlp(ln_2(x)).
 //
-// On the CPU in float32 (and unless `fused` is off) the blocks take fused_ops.h: the c_fc bias with
+// With `fused` on, in float32 on the CPU, the blocks take fused_ops.h: the c_fc bias with
 // the GELU, the first residual add with ln_2, and attention straight on c_attn's packed output.
 //
 // Names follow nanoGPT (ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj), so a GPT's
@@ -47,7 +47,7 @@ struct TransformerShape {
   double dropout = 0.0;
   bool bias = true;
   bool causal = false;
-  bool fused = true;  // fused_ops.h where it applies (float32 on the CPU)
+  bool fused = false;  // fused_ops.h where it applies (float32 on the CPU)
 };
 
 class SelfAttentionImpl : public torch::nn::Module {

@@ -162,6 +162,7 @@ TEST(FusedOps, AFusedBlockComputesWhatTheUnfusedBlockComputes) {
     shape.heads = 4;
     shape.causal = true;
     shape.bias = bias;
+    shape.fused = true;
     TransformerBlock fast(shape);
     shape.fused = false;
     TransformerBlock plain(shape);

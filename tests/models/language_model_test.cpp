@@ -97,8 +97,8 @@ class TransformerParity : public ExperimentFolderTest {
   }
 };
 
-// The GPT takes the fused CPU kernels (plugins/models/fused_ops.h) by default, and ATen's ops one
-// by one with model.fused = false: both must match nanoGPT within llm.c's 1e-5, and each other
+// The GPT takes ATen's ops one by one by default, and the fused CPU kernels
+// (plugins/models/fused_ops.h) with model.fused = true: both must match nanoGPT within llm.c's 1e-5, and each other
 // within what the fusions change. Per element those are a few ulps (u = 6e-8): the GELU's erf
 // through ATen's 20-ulp exp polynomial (<= 3e-7 absolute), the bias gradient and the LayerNorm's
 // moments summed in another order. A loss of ~4 moves by ~1e-7 relative per step from them; Adam
