@@ -179,13 +179,15 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
     const bool timed = round >= o.warmup;
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       const Row& r = chosen[i];
-      const double mine = ours[i]->trainer().time_steps(1).at(0);
-      if (timed) times[r.label]["plugtrain"].push_back(mine);
-      std::printf("%s %d %-18s plugtrain %.4f s", timed ? "round" : "warmup", round + 1, r.label.c_str(), mine);
-      if (o.fused) {
-        const double with_fused = fused[i]->trainer().time_steps(1).at(0);
-        if (timed) times[r.label]["fused"].push_back(with_fused);
-        std::printf("  fused %.4f s", with_fused);
+      std::printf("%s %d %-18s", timed ? "round" : "warmup", round + 1, r.label.c_str());
+      // With --fused the two plugtrain sides swap places every round: the step right after the
+      // Python peer's runs slower (its threads wake from sleep), and neither side takes that seat.
+      std::vector<std::pair<std::string, bench::DefaultRun*>> sides{{"plugtrain", ours[i].get()}};
+      if (o.fused) sides.insert(round % 2 ? sides.end() : sides.begin(), {"fused", fused[i].get()});
+      for (const auto& [side, run] : sides) {
+        const double seconds = run->trainer().time_steps(1).at(0);
+        if (timed) times[r.label][side].push_back(seconds);
+        std::printf("  %s %.4f s", side.c_str(), seconds);
       }
       for (const std::string& mode : modes) {
         const nlohmann::json a = peer.ask("step " + r.label + "_" + mode);
