@@ -159,9 +159,11 @@ DoctorReport run_doctor(const DoctorRequest& request) {
     if (b->probe().devices.size() >= 2 && has_dp) report.smoke_tests.push_back(smoke(host, *mlp, *synthetic, name, 2));
   }
 
+  report.network = node_network();
   std::vector<std::string> failed;
   for (const auto& t : report.smoke_tests)
     if (!t.passed) failed.push_back(t.backend + " (" + t.what + "): " + t.reason);
+  if (!report.network.problem.empty()) failed.push_back("network: " + report.network.problem);
   report.ok = !targets.empty() && failed.empty();
   if (targets.empty())
     report.verdict = "no usable backend: see the plugin list above for why each one is not";
@@ -204,6 +206,8 @@ void print_doctor(const DoctorReport& report, std::ostream& out) {
     if (const std::string fallbacks = describe_fallbacks(t.cpu_fallbacks); !fallbacks.empty())
       out << "        cpu fallback: " << fallbacks << "\n";
   }
+  out << "\n";
+  print_node_network(report.network, out);
   out << "\ndoctor: " << report.verdict << "\n";
 }
 
@@ -237,6 +241,7 @@ nlohmann::json doctor_json(const DoctorReport& report) {
     s["cpu_fallbacks"] = t.cpu_fallbacks;
     j["smoke_tests"].push_back(s);
   }
+  j["network"] = node_network_json(report.network);
   j["judged_backend"] = report.judged.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.judged);
   j["ok"] = report.ok;
   j["verdict"] = report.verdict;

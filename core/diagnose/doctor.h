@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "diagnose/node_network.h"
+
 #include "plugins/plugin_permissions.h"
 
 namespace plugtrain {
@@ -48,6 +50,7 @@ struct DoctorReport {
   std::string plugins_table;
   nlohmann::json plugins_json;
   std::vector<SmokeTest> smoke_tests;
+  NodeNetwork network;  // this node's interfaces and, under a launcher, where its ranks meet
   std::string judged;   // the backend an experiment would choose; empty: every usable backend
   bool ok = false;
   std::string verdict;  // one line

@@ -96,13 +96,10 @@ std::pair<std::string, std::string> rendezvous_address(const World& world) {
                          "; the resolver: " + by_name.why_not() + " (set MASTER_ADDR to its address)");
 }
 
-struct Interface {
-  std::string name;
-  std::string address;
-};
+}  // namespace
 
-std::vector<Interface> interfaces() {
-  std::vector<Interface> found;
+std::vector<NetworkInterface> network_interfaces() {
+  std::vector<NetworkInterface> found;
   ifaddrs* list = nullptr;
   if (::getifaddrs(&list) != 0) return found;
   for (const ifaddrs* i = list; i; i = i->ifa_next)
@@ -112,9 +109,11 @@ std::vector<Interface> interfaces() {
   return found;
 }
 
+namespace {
+
 std::string interface_names() {
   std::vector<std::string> names;
-  for (const Interface& i : interfaces())
+  for (const NetworkInterface& i : network_interfaces())
     if (std::find(names.begin(), names.end(), i.name) == names.end()) names.push_back(i.name);
   return names.empty() ? "none" : join(names);
 }
@@ -140,7 +139,7 @@ std::string interface_towards(const std::string& address, const World& world) {
     throw DistributedError("rank " + std::to_string(world.rank) +
                            ": this host has no route to the rendezvous address " + address + ": " + why);
   const std::string source = numeric_address(reinterpret_cast<const sockaddr*>(&local));
-  for (const Interface& i : interfaces())
+  for (const NetworkInterface& i : network_interfaces())
     if (i.address == source) return i.name;
   throw DistributedError("rank " + std::to_string(world.rank) + ": no interface of this host has the address " +
                          source + ", which it sends from to reach " + address + " (interfaces: " + interface_names() +

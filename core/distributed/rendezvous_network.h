@@ -26,6 +26,14 @@ struct RendezvousNetwork {
 // tried), an interface that does not exist here (listing those that do), no route to the address.
 RendezvousNetwork find_rendezvous_network(const World& world, const std::string& asked);
 
+struct NetworkInterface {
+  std::string name;     // "eth0"
+  std::string address;  // one of its IPv4 or IPv6 addresses (an interface with two is listed twice)
+};
+
+// This host's interfaces that have an address.
+std::vector<NetworkInterface> network_interfaces();
+
 // "eth0,eth1" (GLOO_SOCKET_IFNAME's way of naming several) -> {"eth0", "eth1"}.
 std::vector<std::string> split_interfaces(const std::string& names);
 

@@ -48,6 +48,14 @@ TEST(Doctor, ChecksVersionsPluginsAndPassesTheCpuSmokeTest) {
   EXPECT_TRUE(cpu_passed) << j.at("smoke_tests");
   EXPECT_EQ(j.at("ok"), true);
   EXPECT_THAT(j.at("verdict").get<std::string>(), StartsWith("every usable backend passed"));
+  // Outside a launcher: this host's interfaces (the loopback at least), no world, no rendezvous.
+  const nlohmann::json& network = j.at("network");
+  EXPECT_TRUE(
+      std::any_of(network.at("interfaces").begin(), network.at("interfaces").end(),
+                  [](const nlohmann::json& i) { return i.at("name") == "lo" && i.at("address") == "127.0.0.1"; }))
+      << network;
+  EXPECT_TRUE(network.at("world").is_null()) << network;
+  EXPECT_TRUE(network.at("rendezvous").is_null()) << network;
 }
 
 TEST(Doctor, ABackendThatCannotTrainFailsWithItsReason) {

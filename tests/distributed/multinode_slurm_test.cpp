@@ -3,6 +3,7 @@
 // address per node, an interface (eth0) that is not the loopback, a node lost mid-run.
 // One cluster for the whole binary (tests/support/local_slurm_cluster.h).
 // ctest-label: slurm
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -152,6 +153,31 @@ TEST_F(MultiNodeTest, AnInterfaceKeyNamingNoInterfaceIsOneLine) {
   EXPECT_NE(out.find("error: rank 1: distributed.interface = \"eth9\" names no network interface on this host (n2)"),
             std::string::npos)
       << out;
+}
+
+// `srun -N 2 plugtrain doctor --json`: each node says what it sees — its own address on its own
+// interface, its rank, and the rendezvous a run would use (n1's NodeAddr, over eth0).
+TEST_F(MultiNodeTest, DoctorUnderSlurmSaysWhatEachNodeSees) {
+  const testing::ProcessResult r =
+      slurm("env -u PLUGTRAIN_PLUGIN_PATH srun -N 2 --ntasks-per-node 1 -o doctor-%t.json " +
+            shell_quote(PLUGTRAIN_EXE) + " doctor --json; echo SRUN=$?");
+  ASSERT_EQ(value(r.out, "SRUN"), "0") << r.out;
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string text = slurp(dir() / ("doctor-" + std::to_string(rank) + ".json"));
+    const nlohmann::json network = nlohmann::json::parse(text)["network"];
+    const std::string node = "n" + std::to_string(rank + 1);
+    EXPECT_EQ(network["world"]["rank"], rank) << text;
+    EXPECT_EQ(network["world"]["world_size"], 2) << text;
+    EXPECT_EQ(network["world"]["node"], node) << text;
+    EXPECT_TRUE(std::any_of(
+        network["interfaces"].begin(), network["interfaces"].end(),
+        [&](const nlohmann::json& i) { return i["name"] == "eth0" && i["address"] == node_address(rank + 1); }))
+        << "its own address on its own interface: " << network["interfaces"].dump();
+    EXPECT_EQ(network["rendezvous"]["address"], node_address(1)) << text;
+    EXPECT_EQ(network["rendezvous"]["address_source"], "n1's NodeAddr") << text;
+    EXPECT_EQ(network["rendezvous"]["interface"], "eth0") << text;
+    EXPECT_TRUE(network["problem"].is_null()) << text;
+  }
 }
 
 TEST_F(MultiNodeTest, AFirstNodeWithoutAnAddressIsNamedWithWhatWasTried) {
