@@ -98,7 +98,8 @@ std::vector<ConfigKey> training_keys() {
               greater_than(0))),
       resumable(name_or_auto_key(
           "distributed.interface", field(&E::distributed, &DistributedConfig::interface),
-          "the network interface the ranks talk over, Gloo's and NCCL's (\"ib0\", or several: \"eth0,eth1\"); auto: "
+          "the network interface the ranks talk over, Gloo's and a backend's own collective's (\"ib0\", or several: "
+          "\"eth0,eth1\"); auto: "
           "GLOO_SOCKET_IFNAME when set, else the one that carries this node's traffic to the rendezvous address")),
       resumable(key("distributed.bucket_mb", field(&E::distributed, &DistributedConfig::bucket_mb),
                     "ddp: gradient bucket size in MiB (all-reduced as backward fills it)", greater_than(0))),

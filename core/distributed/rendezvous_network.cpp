@@ -185,9 +185,9 @@ RendezvousNetwork find_rendezvous_network(const World& world, const std::string&
 }
 
 void export_interface(const RendezvousNetwork& network) {
-  // setenv's last argument 0: a variable the user set stays as it is.
+  // setenv's last argument 0: a variable the user set stays as it is. A backend's own collective
+  // takes the same interface from it (the CUDA plugin gives it to its collective library).
   ::setenv("GLOO_SOCKET_IFNAME", network.interface.c_str(), 0);
-  ::setenv("NCCL_SOCKET_IFNAME", network.interface.c_str(), 0);
 }
 
 }  // namespace plugtrain

@@ -37,8 +37,8 @@ std::vector<NetworkInterface> network_interfaces();
 // "eth0,eth1" (GLOO_SOCKET_IFNAME's way of naming several) -> {"eth0", "eth1"}.
 std::vector<std::string> split_interfaces(const std::string& names);
 
-// Sets GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME to `network.interface` unless the user set
-// them (NCCL reads its variable when a device collective starts, after this).
+// Sets GLOO_SOCKET_IFNAME to `network.interface` unless the user set it. core/ names no device
+// library: the CUDA plugin passes it on as NCCL_SOCKET_IFNAME when it makes its collective.
 void export_interface(const RendezvousNetwork& network);
 
 }  // namespace plugtrain

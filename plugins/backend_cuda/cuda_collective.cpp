@@ -2,6 +2,7 @@
 // libtorch_cuda); this file only forwards, so the plugin itself still links no CUDA.
 #include "cuda_collective.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "cuda_runtime_loader.h"
@@ -12,6 +13,9 @@ c10::intrusive_ptr<c10d::Backend> NcclCollective::create(const CollectiveSetup& 
   if (setup.collective() != "nccl") throw std::runtime_error("no collective '" + setup.collective() + "' (only nccl)");
   const CudaRuntime& runtime = cuda_runtime();
   if (!runtime.loaded) throw std::runtime_error("NCCL: CUDA libraries cannot be loaded: " + runtime.error);
+  // The host binds Gloo to the interface that carries the ranks' traffic (GLOO_SOCKET_IFNAME,
+  // distributed/rendezvous_network.h); NCCL's bootstrap takes the same one unless the user named one.
+  if (const char* gloo = std::getenv("GLOO_SOCKET_IFNAME"); gloo && *gloo) ::setenv("NCCL_SOCKET_IFNAME", gloo, 0);
   char error[1024] = "";
   void* made = runtime.create_nccl(&setup, error, sizeof error);
   if (!made) throw std::runtime_error(std::string("NCCL on cuda:") + std::to_string(setup.device()) + ": " + error);
