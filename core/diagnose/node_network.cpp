@@ -14,9 +14,7 @@ NodeNetwork node_network(const std::string& interface) {
   try {
     n.world = world_from_environment();
     if (n.world && n.world->world_size > 1) n.rendezvous = find_rendezvous_network(*n.world, interface);
-  } catch (const std::exception& e) {
-    n.problem = first_line(e.what());
-  }
+  } catch (const std::exception& e) { n.problem = first_line(e.what()); }
   return n;
 }
 

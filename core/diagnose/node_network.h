@@ -20,9 +20,9 @@ namespace plugtrain {
 struct NodeNetwork {
   std::string host;  // this machine's name
   std::vector<NetworkInterface> interfaces;
-  std::optional<World> world;                     // nullopt: no launcher variables
-  std::optional<RendezvousNetwork> rendezvous;    // where the ranks meet, when there is a world
-  std::string problem;                            // why the world or the rendezvous cannot be found
+  std::optional<World> world;                   // nullopt: no launcher variables
+  std::optional<RendezvousNetwork> rendezvous;  // where the ranks meet, when there is a world
+  std::string problem;                          // why the world or the rendezvous cannot be found
 };
 
 // `interface`: distributed.interface (empty: auto), as a run would ask.
