@@ -285,7 +285,14 @@ TEST_F(MultiNodeTest, ARequeuedJobResumesAfterANodeFailureWithTheWeightsOfAnUnin
       submit("J", "requeued", "--requeue --open-mode=append -N 2 --ntasks-per-node 1", "requeued.toml " + args) +
       "wait_for '^epoch 2/' requeued-$J.txt || exit 1\n" + cluster_script + "kill-node " + cluster_dir + " 2\n" +
       "for i in $(seq 600); do [ \"$(squeue -h -j $J -o %T)\" = PENDING ] && break; sleep 0.1; done\n"
-      "echo \"REQUEUED=$(squeue -h -j $J -o %T)\"; scontrol update JobId=$J StartTime=now\n"
+      "echo \"REQUEUED=$(squeue -h -j $J -o %T)\"\n"
+      // The first instance's srun on n1 waits KillWait for its step and then force-terminates
+      // step $J.0 by that id, which the requeued instance's step would have again: released only
+      // once every step daemon and the srun of the first instance have ended (anchored: this
+      // script's own command line holds the same words).
+      "for i in $(seq 600); do pgrep -f \"^slurmstepd: \\[$J\\.|^srun .*requeued.toml\" >/dev/null || break; sleep "
+      "0.1; done\n"
+      "scontrol update JobId=$J StartTime=now\n"
       "echo \"JOB=$J STATE=$(ended $J) NODES=$(squeue -h -t all -j $J -o %N)\"\n" +
       cluster_script + "revive-node " + cluster_dir + " 2\n" +
       submit("S", "straight", "-N 2 --ntasks-per-node 1", "straight.toml " + args) + "echo \"STRAIGHT=$(ended $S)\"");
