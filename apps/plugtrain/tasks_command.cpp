@@ -12,9 +12,9 @@ namespace plugtrain::cli {
 
 namespace {
 
-void print_metrics(const char* pass, const std::vector<MetricSpec>& metrics) {
+void print_metrics(const char* pass, const std::vector<TaskMetric>& metrics) {
   for (const auto& m : metrics)
-    std::cout << "    " << pass << "_" << m.name << " (" << word_of(m.direction) << ")    " << m.doc << "\n";
+    std::cout << "    " << pass << "_" << m.name << " (" << word_of(direction_of(m.goal)) << ")    " << m.doc << "\n";
 }
 
 void list_tasks(const std::vector<std::filesystem::path>& paths) {

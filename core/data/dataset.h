@@ -12,6 +12,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "plugtrain/dataset.h"  // DatasetTargets: what one sample's target is
+
 namespace plugtrain::data {
 
 // Per-channel statistics on the [0, 1] pixel scale: the loader turns a byte pixel v into
@@ -21,32 +23,19 @@ struct Normalization {
   bool empty() const { return mean.empty(); }
 };
 
-// Decodes sample i into `pixels` (uint8 C,H,W of the data set's sample_shape). Used when
-// the decoded images are not kept in memory (data.cache = "none"); called from several loader
-// threads at once, so it must be thread-safe. Throws DataError naming the file.
-using SampleDecoder = std::function<void(int64_t index, uint8_t* pixels)>;
-
-// What one sample's target is; a task (task/task.h) learns one kind.
-enum class TargetKind {
-  class_index,  // int64 () : one class
-  multi_hot,    // float (K) : 1 for each of the K labels that applies
-  real,         // float () or (D) : values to predict
-  pixel_class,  // int64 (H, W) : one class per pixel
-  sequence,     // int64 (S) : classes in order, padded at the end with -1 to the longest
-  next_token = 6,  // int64 (T) : the token after each of the T input tokens (the SDK's value)
-};
-
 struct Dataset {
   // uint8 N,C,H,W pixels (image data sets), or float32 N,C,H,W already normalised
   // (synthetic); CPU, contiguous. Undefined when `decode` produces the pixels on demand.
   // Or int64 N,T token ids (a text data set): usually overlapping windows of one token stream
   // (a strided view, one window per offset), which the loader gathers without copying the rest.
   at::Tensor images;
+  // Decodes sample i on demand (data.cache = "none"; plugtrain/dataset.h): called from several
+  // loader threads at once, so it must be thread-safe; throws DataError naming the file.
   SampleDecoder decode;
   // The targets, one row per sample, of the kind `target_kind` says: int64 N class labels;
   // float N,K multi-hot labels; float N or N,D values; int64 N,H,W pixel classes.
   at::Tensor labels;
-  TargetKind target_kind = TargetKind::class_index;
+  DatasetTargets target_kind = DatasetTargets::class_index;
   int64_t num_classes = 0;  // classes (labels, for multi_hot; 0 for real values)
   std::vector<int64_t> sample_shape;  // C,H,W
   std::vector<std::string> class_names;  // empty, or one per class

@@ -16,10 +16,9 @@
 namespace plugtrain::data {
 
 // Every data set comes from a plugin, the bundled ones (fashion-mnist, cifar10, image-folder,
-// synthetic…, plugins/datasets) included: `dataset` names its registration, read by `reader`.
+// synthetic…, plugins/datasets) included: `dataset` names its registration (and its reader).
 struct DataOptions {
   const DatasetSpec* dataset = nullptr;
-  const DatasetReader* reader = nullptr;
   std::string plugin;
   Options dataset_options;  // the [dataset] table, checked against the data set's schema
   std::filesystem::path path;
@@ -28,7 +27,7 @@ struct DataOptions {
   std::optional<ImageCache> cache;  // nullopt: "auto", in memory when the images fit
   int decode_threads = 0;           // threads decoding a cache (0: every core)
   bool skip_bad = false;            // skip undecodable images
-  TargetKind task_targets = TargetKind::class_index;  // what the run's task learns (synthetic data follows it)
+  DatasetTargets task_targets = DatasetTargets::class_index;  // what the run's task learns (synthetic data follows it)
   Normalize normalize = Normalize::dataset;  // (mean/std given: those)
   std::vector<double> mean, std;
   // normalize = "dataset": statistics a run stored when it began (its normalization.json), used

@@ -50,11 +50,11 @@ void take_token_windows(const DatasetReadSplit& split, int64_t vocabulary, const
 // One split as the host's Dataset: inputs (N, C, H, W) bytes or floats in memory, or decoded
 // on demand (a reader's split without inputs), and N targets of the kind.
 Dataset to_dataset(const DatasetReadSplit& split, int64_t num_classes, const std::vector<std::string>& class_names,
-                   TargetKind kind, const std::string& where) {
+                   DatasetTargets kind, const std::string& where) {
   const at::Tensor& x = split.inputs;
   const at::Tensor& y = split.targets;
   Dataset d;
-  const bool tokens = kind == TargetKind::next_token;
+  const bool tokens = kind == DatasetTargets::next_token;
   if (tokens) {
     take_token_windows(split, num_classes, where, d);
   } else if (x.defined()) {
@@ -86,62 +86,15 @@ Dataset to_dataset(const DatasetReadSplit& split, int64_t num_classes, const std
                     " targets");
   if (x.defined() && y.size(0) != x.size(0))
     throw DataError(where + ": " + std::to_string(x.size(0)) + " inputs but " + std::to_string(y.size(0)) + " targets");
-  const bool integral = kind == TargetKind::class_index || kind == TargetKind::pixel_class || kind == TargetKind::sequence;
+  const bool integral =
+      kind == DatasetTargets::class_index || kind == DatasetTargets::pixel_class || kind == DatasetTargets::sequence;
   if (!tokens) d.labels = (integral ? y.to(at::kCPU, at::kLong) : y.to(at::kCPU, at::kFloat)).contiguous();
   d.target_kind = kind;
   d.num_classes = num_classes;
   d.class_names = class_names;
-  if (kind == TargetKind::class_index) check_labels(d.labels, d.num_classes, where);
+  if (kind == DatasetTargets::class_index) check_labels(d.labels, d.num_classes, where);
   return d;
 }
-
-// What a read gives, collected into the SDK's DatasetRead as the host compiles it. A call about
-// a split the data set does not have is kept as the first mistake, said after the read.
-class ReadInto final : public DatasetSink {
- public:
-  ReadInto(DatasetRead& read, std::string validation_split) : read_(read), validation_(std::move(validation_split)) {}
-  void split(const std::string& name, const at::Tensor& inputs, const at::Tensor& targets) override {
-    if (DatasetReadSplit* s = find(name)) {
-      s->inputs = inputs;
-      s->targets = targets;
-    }
-  }
-  void decoded_split(const std::string& name, std::int64_t count, const std::vector<std::int64_t>& sample_shape,
-                     SampleDecoder decode, const at::Tensor& targets) override {
-    if (DatasetReadSplit* s = find(name)) {
-      s->count = count;
-      s->sample_shape = sample_shape;
-      s->decode = std::move(decode);
-      s->targets = targets;
-    }
-  }
-  void field(const std::string& split, const std::string& name, const at::Tensor& values) override {
-    if (DatasetReadSplit* s = find(split)) s->fields[name] = values;
-  }
-  void targets(DatasetTargets kind) override { read_.targets = kind; }
-  void classes(std::int64_t count, const std::vector<std::string>& names) override {
-    read_.num_classes = count;
-    read_.class_names = names;
-  }
-  void source(const std::string& line) override { read_.source = line; }
-  void test_split_name(const std::string& name) override { read_.test_split = name; }
-  void note(const std::string& line) override { read_.notes.push_back(line); }
-  void tokenizer_file(const std::string& path) override { read_.tokenizer_file = path; }
-  std::string mistake;
-
- private:
-  DatasetReadSplit* find(const std::string& name) {
-    if (name == "train") return &read_.train;
-    if (name == "test") return &read_.test;
-    if (!validation_.empty() && name == validation_) return &read_.validation;
-    if (mistake.empty())
-      mistake = "it gave split '" + name + "', which it does not have (train, test" +
-                (validation_.empty() ? std::string() : ", " + validation_) + ")";
-    return nullptr;
-  }
-  DatasetRead& read_;
-  std::string validation_;
-};
 
 // A split's named fields: N rows each; input_lengths int64 (N), each at least 1 (the
 // model checks the upper bound: only it knows how many steps its input holds).
@@ -170,20 +123,21 @@ LoadedData load_plugin_dataset(const DataOptions& o) {
   const DatasetSpec& spec = *o.dataset;
   const std::string name = "data set '" + spec.name + "' (plugin '" + o.plugin + "')";
   DatasetRead read;
-  read.targets = spec.targets;
-  ReadInto sink(read, spec.validation_split);
   try {
     const PluginQuery query(o);
-    (*o.reader)(query, o.dataset_options, sink);
+    read = spec.read(query, o.dataset_options);
   } catch (const std::exception& e) {
     throw DataError(name + ": " + first_line(e.what()));
   } catch (...) {
     throw DataError(name + ": it threw something that is not a std::exception");
   }
-  if (!sink.mistake.empty()) throw DataError(name + ": " + sink.mistake);
-  const std::optional<TargetKind> known = target_kind_of(*read.targets);
+  if (!read.targets) read.targets = spec.targets;
+  if (spec.validation_split.empty() && (read.validation.inputs.defined() || read.validation.decode))
+    throw DataError(name + ": it gave a validation split, which it did not declare (DatasetSpec::validation_split)");
+  const std::optional<DatasetTargets> known = target_kind_of(*read.targets);
   if (!known) throw DataError(name + ": unknown kind of target " + std::to_string(int(*read.targets)));
-  const std::optional<TargetKind> wanted = spec.targets == DatasetTargets::as_task ? o.task_targets : target_kind_of(spec.targets);
+  const std::optional<DatasetTargets> wanted =
+      spec.targets == DatasetTargets::as_task ? o.task_targets : target_kind_of(spec.targets);
   if (*known != wanted)
     throw DataError(name + ": it read " + describe(*known) + ", but " +
                     (spec.targets == DatasetTargets::as_task ? "the task learns " : "it registered ") +

@@ -22,12 +22,13 @@ std::string class_name(const data::Dataset& d, int64_t k) {
 // "500 each" or "min 480 (cat), max 520 (dog)"; for other targets, what they are.
 std::string per_class_text(const data::Dataset& d) {
   switch (d.target_kind) {
-    case data::TargetKind::class_index: break;
-    case data::TargetKind::multi_hot: return "labels per sample " + fixed(d.labels.sum(1).to(at::kDouble).mean().item<double>(), 2) + " on average";
-    case data::TargetKind::real: return "targets " + shape_text(d.labels.sizes());
-    case data::TargetKind::pixel_class: return "masks " + shape_text(d.labels.sizes());
-    case data::TargetKind::next_token: return "windows of " + std::to_string(d.labels.size(1)) + " tokens";
-    case data::TargetKind::sequence:
+    case DatasetTargets::class_index: break;
+    case DatasetTargets::multi_hot:
+      return "labels per sample " + fixed(d.labels.sum(1).to(at::kDouble).mean().item<double>(), 2) + " on average";
+    case DatasetTargets::real: return "targets " + shape_text(d.labels.sizes());
+    case DatasetTargets::pixel_class: return "masks " + shape_text(d.labels.sizes());
+    case DatasetTargets::next_token: return "windows of " + std::to_string(d.labels.size(1)) + " tokens";
+    case DatasetTargets::sequence:
       return "sequences of " + std::to_string(d.labels.ge(0).sum(1).min().item<int64_t>()) + " to " +
              std::to_string(d.labels.ge(0).sum(1).max().item<int64_t>()) + " classes";
   }
@@ -42,18 +43,18 @@ std::string per_class_text(const data::Dataset& d) {
 // A sample's target as a grid label: its class; the classes of a set or a sequence; a value.
 std::string target_text(const data::Dataset& d, const at::Tensor& target) {
   switch (d.target_kind) {
-    case data::TargetKind::class_index: return class_name(d, target.item<int64_t>());
-    case data::TargetKind::multi_hot:
-    case data::TargetKind::sequence: {
-      const at::Tensor classes = d.target_kind == data::TargetKind::sequence ? target.masked_select(target.ge(0))
-                                                                             : target.nonzero().flatten();
+    case DatasetTargets::class_index: return class_name(d, target.item<int64_t>());
+    case DatasetTargets::multi_hot:
+    case DatasetTargets::sequence: {
+      const at::Tensor classes =
+          d.target_kind == DatasetTargets::sequence ? target.masked_select(target.ge(0)) : target.nonzero().flatten();
       std::string text;
       for (int64_t k = 0; k < classes.numel(); ++k) text += (k ? " " : "") + class_name(d, classes[k].item<int64_t>());
       return text;
     }
-    case data::TargetKind::real: return fixed(target.flatten()[0].item<double>(), 2);
-    case data::TargetKind::pixel_class:
-    case data::TargetKind::next_token: return "";
+    case DatasetTargets::real: return fixed(target.flatten()[0].item<double>(), 2);
+    case DatasetTargets::pixel_class:
+    case DatasetTargets::next_token: return "";
   }
   return "";
 }

@@ -92,7 +92,7 @@ Options resolve_option_assignments(const RegisteredModel& model, const std::vect
       throw ConfigError("--set " + a + ": model." + key + " is not an option of the model here (the model is NAME)");
     apply_override(file, "model." + key + a.substr(eq));
   }
-  return resolve_model_options(file, model.spec, model.rules);
+  return resolve_model_options(file, model.spec, model.spec.rules);
 }
 
 namespace {

@@ -91,13 +91,13 @@ ConformanceReport check_backend(const ConformanceRequest& request) {
     for (auto& r : rows) report.checks.push_back(std::move(r));
   };
   if (wanted("backend")) add(check_contract(t));
-  const std::map<std::string, std::uint64_t> fallbacks_before = t.backend->cpu_fallback_counts();
+  const std::map<std::string, std::uint64_t> fallbacks_before = t.backend->runtime_counts(true).cpu_fallbacks;
   if (wanted("transfer")) add(check_transfers(t));
   if (wanted("op")) add(check_operators(t));
   if (wanted("optimizer")) add(check_optimizer_kernels(t));
   if (wanted("model")) add(check_models(t, request.all_models));
   if (wanted("checkpoint")) add(check_checkpoint(t));
-  report.cpu_fallbacks = fallbacks_between(fallbacks_before, t.backend->cpu_fallback_counts());
+  report.cpu_fallbacks = fallbacks_between(fallbacks_before, t.backend->runtime_counts(true).cpu_fallbacks);
   report.seconds = seconds_since(start);
   return report;
 }

@@ -213,11 +213,11 @@ std::vector<CheckResult> check_optimizer_kernels(ConformanceTarget& t) {
   }
   for (const ForeachCase& c : foreach_table())
     rows.push_back(run_check("optimizer", c.name, [&] { return compare(t, inputs, c.call, "3 tensors"); }));
-  const std::vector<std::string> precisions = t.backend->autocast_precisions();
+  const std::vector<std::string> precisions = t.backend->capabilities().autocast_precisions;
   const bool fp16 = std::find(precisions.begin(), precisions.end(), word_of(PrecisionMode::fp16)) != precisions.end();
   rows.push_back(run_check("optimizer", "_amp_ unscale and update_scale", [&] {
     return fp16 ? compare(t, inputs, amp_calls, "fp16 loss scaling with and without an overflow")
-                : skip("the backend's autocast_precisions() has no fp16, so the trainer never scales a loss here");
+                : skip("the backend's capabilities list no fp16 autocast, so the trainer never scales a loss here");
   }));
   return rows;
 }

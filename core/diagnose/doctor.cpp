@@ -74,10 +74,10 @@ SmokeTest smoke(const std::shared_ptr<PluginHost>& host, const RegisteredModel& 
     run.data = std::make_shared<RunData>(run_data_options(run), run.experiment);
     const RunPlan plan = plan_run(run, run_trials(run, {}, std::nullopt), {}, std::nullopt);
     std::ostringstream quiet;
-    const FallbackCounts before = plan.choice.backend->cpu_fallback_counts();
+    const FallbackCounts before = plan.choice.backend->runtime_counts(true).cpu_fallbacks;
     std::unique_ptr<BuiltRun> built = build_run(run, plan, nullptr, nullptr, quiet);
     const TrainSummary s = built->trainer->fit();
-    t.cpu_fallbacks = fallbacks_between(before, plan.choice.backend->cpu_fallback_counts());
+    t.cpu_fallbacks = fallbacks_between(before, plan.choice.backend->runtime_counts(true).cpu_fallbacks);
     if (s.epochs.size() != 2) throw Error("trained " + std::to_string(s.epochs.size()) + " epochs instead of 2");
     t.first_loss = s.epochs[0].train_loss;
     t.last_loss = s.epochs[1].train_loss;

@@ -5,11 +5,9 @@
 
 #include <set>
 
-#include "plugins/backend_answers.h"
 #include "plugins/isolated_probe.h"
 #include "plugins/plugin_error.h"
 #include "plugtrain/collective.h"
-#include "plugtrain/host_syncs.h"
 
 namespace plugtrain {
 
@@ -23,7 +21,7 @@ const ProbeResult& BackendHandle::probe() {
         name_, file_,
         [&]() -> ProbeResult {
           try {
-            ProbeResult p = call_plugin(name_, "probe", [&] { return probe_of(*backend_); });
+            ProbeResult p = call_plugin(name_, "probe", [&] { return backend_->probe(); });
             if (!p.usable() && p.message.empty()) p.message = "probe gave no result";
             return p;
           } catch (const PluginError& e) {
@@ -67,7 +65,7 @@ void BackendHandle::note_started() const { note_runtime_started(file_); }
 
 const Capabilities& BackendHandle::capabilities() {
   if (!capabilities_) {
-    Capabilities c = call_plugin(name_, "capabilities", [&] { return capabilities_of(*backend_); });
+    Capabilities c = call_plugin(name_, "capabilities", [&] { return backend_->capabilities(); });
     if (c.device_type.empty()) throw PluginError(name_, "capabilities name no device_type");
     // A device LibTorch does not know is one the plugin registered as PrivateUse1 at init; a
     // name LibTorch cannot parse (letters and '_' only) would fail later, far from its cause.
@@ -84,17 +82,17 @@ const Capabilities& BackendHandle::capabilities() {
 }
 
 LoaderConfig BackendHandle::loader_config(const std::vector<int>& devices) const {
-  return call_plugin(name_, "loader_config", [&] { return loader_config_of(*backend_, devices); });
+  return call_plugin(name_, "loader_config", [&] { return backend_->loader_config(devices); });
 }
 
 MultiDevicePlan BackendHandle::plan_multi_device(const MultiDeviceRequest& request) const {
   return call_plugin(name_, "plan_multi_device",
-                     [&] { return plan_of(*backend_, request.strategy, request.devices); });
+                     [&] { return backend_->plan_multi_device(request.strategy, request.devices); });
 }
 
 MemoryInfo BackendHandle::memory(int device) const {
   note_started();
-  return call_plugin(name_, "memory", [&] { return memory_of(*backend_, device); });
+  return call_plugin(name_, "memory", [&] { return backend_->memory(device); });
 }
 
 void BackendHandle::release_cached_memory(int device) const {
@@ -116,33 +114,13 @@ Result<std::unique_ptr<GraphCapture>> BackendHandle::make_graph_capture(int devi
   return Result<std::unique_ptr<GraphCapture>>(std::move(capture));
 }
 
-std::map<std::string, std::uint64_t> BackendHandle::cpu_fallback_counts() const {
-  return call_plugin(name_, "cpu_fallback_counts", [&] { return backend_->cpu_fallback_counts(); });
+RuntimeCounts BackendHandle::runtime_counts(bool details) const {
+  return call_plugin(name_, "runtime_counts", [&] { return backend_->runtime_counts(details); });
 }
 
-std::vector<std::string> BackendHandle::autocast_precisions() const {
-  return call_plugin(name_, "autocast_precisions", [&] { return backend_->autocast_precisions(); });
-}
-
-HostSyncCounter* BackendHandle::host_sync_counter() const {
-  if (!host_sync_counter_)
-    host_sync_counter_ = call_plugin(name_, "extension", [&] {
-      return static_cast<HostSyncCounter*>(backend_->extension(kHostSyncsExtension, 1));
-    });
-  return *host_sync_counter_;
-}
-
-bool BackendHandle::counts_host_waits() const { return host_sync_counter() != nullptr; }
-
-std::uint64_t BackendHandle::host_waits() const {
-  HostSyncCounter* counter = host_sync_counter();
-  return counter ? call_plugin(name_, "host_syncs total", [&] { return counter->total(); }) : 0;
-}
-
-std::map<std::string, std::uint64_t> BackendHandle::host_waits_by_cause() const {
-  HostSyncCounter* counter = host_sync_counter();
-  if (!counter) return {};
-  return call_plugin(name_, "host_syncs by_cause", [&] { return counter->by_cause(); });
+bool BackendHandle::counts_host_waits() const {
+  if (!counts_host_waits_) counts_host_waits_ = runtime_counts(false).host_syncs.has_value();
+  return *counts_host_waits_;
 }
 
 CollectiveFactory* BackendHandle::collective_factory() const {

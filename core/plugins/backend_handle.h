@@ -13,7 +13,6 @@
 namespace plugtrain {
 
 class CollectiveFactory;  // plugtrain/collective.h (kept out of this header: it pulls in ATen)
-class HostSyncCounter;    // plugtrain/host_syncs.h
 
 // What the host asks plan_multi_device.
 struct MultiDeviceRequest {
@@ -47,17 +46,14 @@ class BackendHandle {
   bool reset_peak_memory(int device) const;
   // A graph recorder for `device`, or refused with the plugin's reason.
   Result<std::unique_ptr<GraphCapture>> make_graph_capture(int device) const;
-  // Operators that fell back to the CPU so far, with counts, and the precisions autocast computes in.
-  std::map<std::string, std::uint64_t> cpu_fallback_counts() const;
-  std::vector<std::string> autocast_precisions() const;
+  // What the backend has counted so far: the host's waits for the device, and with `details`
+  // the same by cause and the operators that fell back to the CPU (RuntimeCounts, backend.h).
+  RuntimeCounts runtime_counts(bool details) const;
+  // Whether it counts the host's waits (asked once).
+  bool counts_host_waits() const;
   // The plugin's own c10d collective for its device type (e.g. NCCL): the extension
   // "plugtrain.collective" (collective.h), or null when it offers none.
   CollectiveFactory* collective_factory() const;
-  // The host's waits for the device, counted by the plugin (the extension "plugtrain.host_syncs",
-  // host_syncs.h): whether it counts them, the total so far and the same by cause.
-  bool counts_host_waits() const;
-  std::uint64_t host_waits() const;
-  std::map<std::string, std::uint64_t> host_waits_by_cause() const;
 
  private:
   void refuse_beside_privateuse1(ProbeResult& probe);
@@ -67,8 +63,7 @@ class BackendHandle {
   std::unique_ptr<Backend> backend_;
   std::optional<ProbeResult> probe_;
   std::optional<Capabilities> capabilities_;
-  HostSyncCounter* host_sync_counter() const;  // asked once
-  mutable std::optional<HostSyncCounter*> host_sync_counter_;
+  mutable std::optional<bool> counts_host_waits_;
 };
 
 }  // namespace plugtrain

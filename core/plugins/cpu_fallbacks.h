@@ -1,5 +1,5 @@
 // Operators a backend ran on the CPU because its device has no kernel for them (SDK 3.4
-// Backend::cpu_fallback_counts): the slowest way to train, and silent unless someone says it.
+// RuntimeCounts::cpu_fallbacks): the slowest way to train, and silent unless someone says it.
 // run, doctor, bench and check-backend report them through these.
 #pragma once
 

@@ -1,5 +1,5 @@
 // What the loaded plugins register, by name: architectures (model.h), data sets (dataset.h),
-// tasks (task.h) and loggers (logger.h), each as the SDK's spec type filled from the plugin's builder calls.
+// tasks (task.h) and loggers (logger.h), each as the plugin's own spec and the plugin's name.
 #pragma once
 
 #include <string>
@@ -13,16 +13,13 @@
 namespace plugtrain {
 
 struct RegisteredModel {
-  ModelSpec spec;                 // spec.batch_factory builds it; spec.serves: empty, any task that fits
-  std::string plugin;             // which plugin registered it
-  std::vector<OptionRule> rules;  // what its option values may be
+  ModelSpec spec;      // spec.batch_factory builds it; spec.serves: empty, any task that fits
+  std::string plugin;  // which plugin registered it
 };
 
 struct RegisteredDataset {
-  DatasetSpec spec;  // spec.read is the plugin's own: the host reads through `reader`
+  DatasetSpec spec;
   std::string plugin;
-  std::vector<OptionRule> rules;
-  DatasetReader reader;
   bool has_fields() const { return !spec.fields.empty(); }
   bool gives_validation_split() const { return !spec.validation_split.empty(); }
 };
@@ -59,13 +56,11 @@ class Catalog {
 struct RegisteredTask {
   TaskSpec spec;
   std::string plugin;
-  std::vector<OptionRule> rules;
 };
 
 struct RegisteredLogger {
   LoggerSpec spec;
   std::string plugin;
-  std::vector<OptionRule> rules;
 };
 
 using ModelCatalog = Catalog<RegisteredModel>;

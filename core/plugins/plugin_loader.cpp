@@ -16,18 +16,19 @@ namespace {
 
 std::string safe(const char* s) { return s ? std::string(s) : std::string(); }
 
-// One line for a plugin of another SDK: what it was built against, what this host speaks, what
-// to do. A 3.x plugin is refused before any of its C++ is touched (its layouts are not 4.0's).
+// One line for a plugin of another SDK: what it was built against, what this host takes, what
+// to do. The host takes exactly its own SDK version (abi.h): the SDK's values cross the boundary
+// as they are, so any other version is refused before any of the plugin's C++ is touched.
 Status sdk_fits(std::uint32_t major, std::uint32_t minor) {
+  if (major == PLUGTRAIN_SDK_ABI_MAJOR && minor == PLUGTRAIN_SDK_ABI_MINOR) return Status::fine();
   const std::string plugin = "built against SDK " + std::to_string(major) + "." + std::to_string(minor);
-  const std::string host = std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." + std::to_string(PLUGTRAIN_SDK_ABI_MINOR);
+  const std::string host = "this host takes SDK " + std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) + "." +
+                           std::to_string(PLUGTRAIN_SDK_ABI_MINOR) + " plugins only";
   if (major < PLUGTRAIN_SDK_ABI_MAJOR)
-    return WhyNot{plugin + "; this host speaks SDK " + std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) +
-                  ": rebuild it (docs/plugins.md, \"Moving from SDK " + std::to_string(major) + "\")"};
-  if (major > PLUGTRAIN_SDK_ABI_MAJOR) return WhyNot{plugin + "; this host speaks SDK " + host + ": update plugtrain"};
-  if (minor > PLUGTRAIN_SDK_ABI_MINOR)
-    return WhyNot{plugin + "; this host speaks SDK " + host + ", which lacks its newer calls: update plugtrain"};
-  return Status::fine();
+    return WhyNot{plugin + "; " + host + ": move it to SDK " + std::to_string(PLUGTRAIN_SDK_ABI_MAJOR) +
+                  " and rebuild it (docs/migrating-to-sdk5.md)"};
+  if (major > PLUGTRAIN_SDK_ABI_MAJOR) return WhyNot{plugin + "; " + host + ": update plugtrain"};
+  return WhyNot{plugin + "; " + host + ": rebuild it against this host's SDK (the same source builds)"};
 }
 
 OpenedPlugin refused(OpenedPlugin opened, std::string reason) {

@@ -1,11 +1,10 @@
 // What one plugin registers (a backend, models, data sets, tasks, loggers), collected through the SDK's
-// Registrar and builders before any of it reaches the host's catalogs, so a plugin that throws
+// Registrar before any of it reaches the host's catalogs, so a plugin that throws
 // half-way, or registers something wrong, contributes nothing: the first wrong registration is
 // the reason it is refused.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,15 +17,11 @@ namespace plugtrain {
 
 class StagingRegistrar final : public Registrar {
  public:
-  StagingRegistrar();
-  ~StagingRegistrar() override;
-
   void add_backend(std::unique_ptr<Backend> backend) override;
-  ModelBuilder& add_model(const std::string& name) override;
-  DatasetBuilder& add_dataset(const std::string& name) override;
-  TaskBuilder& add_task(const std::string& name) override;
-  void* host_extension(const char* name, std::uint32_t version) override;
-  LoggerBuilder& add_logger(const std::string& name) override;
+  void add_model(ModelSpec spec) override;
+  void add_dataset(DatasetSpec spec) override;
+  void add_task(TaskSpec spec) override;
+  void add_logger(LoggerSpec spec) override;
 
   // After the registration returned: the first wrong registration, else what each entry lacks.
   Status all_fit() const;
@@ -34,23 +29,20 @@ class StagingRegistrar final : public Registrar {
   std::uint32_t kinds_given() const;
 
   std::unique_ptr<Backend> backend;
-  std::vector<RegisteredModel> models() const;
-  std::vector<RegisteredDataset> datasets() const;
-  std::vector<RegisteredTask> tasks() const;
-  std::vector<RegisteredLogger> loggers() const;
+  // What was registered; `plugin` is filled by the host once the plugin is accepted.
+  const std::vector<RegisteredModel>& models() const { return models_; }
+  const std::vector<RegisteredDataset>& datasets() const { return datasets_; }
+  const std::vector<RegisteredTask>& tasks() const { return tasks_; }
+  const std::vector<RegisteredLogger>& loggers() const { return loggers_; }
 
  private:
-  class ModelEntry;
-  class DatasetEntry;
-  class TaskEntry;
-  class LoggerEntry;
   void refuse(std::string why);
+
   int backends_ = 0;
-  // Builders stay where they are while the plugin holds references to them.
-  std::deque<std::unique_ptr<ModelEntry>> models_;
-  std::deque<std::unique_ptr<DatasetEntry>> datasets_;
-  std::deque<std::unique_ptr<TaskEntry>> tasks_;
-  std::deque<std::unique_ptr<LoggerEntry>> loggers_;
+  std::vector<RegisteredModel> models_;
+  std::vector<RegisteredDataset> datasets_;
+  std::vector<RegisteredTask> tasks_;
+  std::vector<RegisteredLogger> loggers_;
   Status first_wrong_;
 };
 

@@ -114,8 +114,8 @@ namespace {
 
 std::vector<std::unique_ptr<Callback>> make_callbacks(const Experiment& e, const RunPlan& plan, const Task& task,
                                                       bool has_val, const RunOutputs* outputs, std::ostream& log) {
-  const std::vector<MetricSpec>& training = task.metrics(Pass::training);
-  const std::vector<MetricSpec>& evaluation = task.metrics(Pass::evaluation);
+  const std::vector<TaskMetric>& training = task.metrics(TaskPass::training);
+  const std::vector<TaskMetric>& evaluation = task.metrics(TaskPass::evaluation);
   // Validation checked the names against the task's metrics.
   const std::string split = has_val ? "val" : "test";
   auto monitor = [&](const std::optional<std::string>& name, std::optional<Direction> mode) {
@@ -240,8 +240,8 @@ DeviceContext device_context(const RunPlan& plan, const DeviceSettings& settings
                        [&backend, memory_device] { return backend.memory(memory_device); },
                        [&backend, memory_device] { backend.release_cached_memory(memory_device); }};
   if (backend.counts_host_waits()) {
-    device.host_waits = [&backend] { return backend.host_waits(); };
-    device.host_waits_by_cause = [&backend] { return backend.host_waits_by_cause(); };
+    device.host_waits = [&backend] { return backend.runtime_counts(false).host_syncs.value_or(0); };
+    device.host_waits_by_cause = [&backend] { return backend.runtime_counts(true).host_syncs_by_cause; };
   }
   return device;
 }

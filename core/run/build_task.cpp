@@ -7,7 +7,7 @@ namespace plugtrain {
 
 namespace {
 
-std::vector<std::string> names_of(const std::vector<MetricSpec>& metrics) {
+std::vector<std::string> names_of(const std::vector<TaskMetric>& metrics) {
   std::vector<std::string> names;
   for (const auto& m : metrics) names.push_back(m.name);
   return names;
@@ -17,14 +17,14 @@ std::vector<std::string> names_of(const std::vector<MetricSpec>& metrics) {
 
 std::string targets_text(const data::Dataset& d) {
   switch (d.target_kind) {
-    case data::TargetKind::class_index: return std::to_string(d.num_classes) + " classes";
-    case data::TargetKind::multi_hot: return std::to_string(d.num_classes) + " labels per sample";
-    case data::TargetKind::pixel_class: return std::to_string(d.num_classes) + " pixel classes";
-    case data::TargetKind::sequence:
+    case DatasetTargets::class_index: return std::to_string(d.num_classes) + " classes";
+    case DatasetTargets::multi_hot: return std::to_string(d.num_classes) + " labels per sample";
+    case DatasetTargets::pixel_class: return std::to_string(d.num_classes) + " pixel classes";
+    case DatasetTargets::sequence:
       return "sequences of up to " + std::to_string(d.labels.size(1)) + " of " + std::to_string(d.num_classes) + " classes";
-    case data::TargetKind::next_token:
+    case DatasetTargets::next_token:
       return "the next token of " + std::to_string(d.labels.size(1)) + " positions, vocabulary " + std::to_string(d.num_classes);
-    case data::TargetKind::real: {
+    case DatasetTargets::real: {
       const std::int64_t values = d.labels.defined() && d.labels.dim() > 1 ? d.labels[0].numel() : 1;
       return std::to_string(values) + (values == 1 ? " value" : " values") + " per sample";
     }
@@ -58,8 +58,8 @@ std::shared_ptr<Task> build_task(const TaskDefinition& spec, const ValidatedRun&
                                  : key_location(run.file, "task.name") + ": " + message) +
                       " (task '" + spec.name + "' of plugin '" + spec.plugin + "')");
   }
-  log << "task: " << spec.name << ", metrics " << join(names_of(task->metrics(Pass::training))) << " (training), "
-      << join(names_of(task->metrics(Pass::evaluation))) << " (test)\n";
+  log << "task: " << spec.name << ", metrics " << join(names_of(task->metrics(TaskPass::training))) << " (training), "
+      << join(names_of(task->metrics(TaskPass::evaluation))) << " (test)\n";
   return task;
 }
 

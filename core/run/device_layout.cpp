@@ -89,7 +89,7 @@ MultiDevicePlan plan_devices(BackendHandle& backend, const Experiment& e, const 
 void check_precision(const ValidatedRun& run, BackendHandle& backend) {
   const PrecisionMode precision = run.experiment.train.precision;
   if (precision == PrecisionMode::fp32) return;
-  const std::vector<std::string> supported = backend.autocast_precisions();
+  const std::vector<std::string> supported = backend.capabilities().autocast_precisions;
   const std::string word = word_of(precision);
   if (std::find(supported.begin(), supported.end(), word) != supported.end()) return;
   std::string listed;

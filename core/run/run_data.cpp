@@ -11,10 +11,9 @@ namespace plugtrain {
 data::DataOptions run_data_options(const ValidatedRun& run) {
   data::DataOptions options = data::data_options(run.experiment);
   // Synthetic data is made for the task.
-  options.task_targets = run.task ? run.task->target_kind : data::TargetKind::class_index;
+  options.task_targets = run.task ? run.task->target_kind : DatasetTargets::class_index;
   if (run.dataset) {
     options.dataset = &run.dataset->spec;
-    options.reader = &run.dataset->reader;
     options.plugin = run.dataset->plugin;
   }
   return options;

@@ -92,7 +92,7 @@ RunResult run_experiment(const RunStages& stages, const RunRequest& request, std
   if (plan.launches_workers) return launch_workers(request, e, plan, console);
 
   // This run's own fallbacks: the trial steps ran steps in this process too.
-  const FallbackCounts fallbacks_before = plan.choice.backend->cpu_fallback_counts();
+  const FallbackCounts fallbacks_before = plan.choice.backend->runtime_counts(true).cpu_fallbacks;
   std::unique_ptr<RunOutputs> outputs = stages.prepare_outputs(run, plan, console);
   std::ostream& log = outputs->log;
   print_plan(plan, e, log);
@@ -129,7 +129,7 @@ RunResult run_experiment(const RunStages& stages, const RunRequest& request, std
   // run got as far as writing it, stays as that run wrote it (with its real timings).
   const bool ended_before =
       result.summary.already_ended && std::filesystem::exists(outputs->run_folder / "summary.json");
-  result.cpu_fallbacks = fallbacks_between(fallbacks_before, plan.choice.backend->cpu_fallback_counts());
+  result.cpu_fallbacks = fallbacks_between(fallbacks_before, plan.choice.backend->runtime_counts(true).cpu_fallbacks);
   if (plan.writes_outputs() && !ended_before) stages.summarise(e, result, parameters, *outputs);
   if (ended_before) result.summary_file = outputs->run_folder / "summary.json";
   if (outputs->loggers) {

@@ -152,8 +152,8 @@ std::vector<NamedLogger> resolve_loggers(const ExperimentFile& file, Experiment&
       throw ConfigError(logger_location(file, name) + ": unknown logger '" + name + "'" + did_you_mean(name, known) +
                         "; the loggers are " + join(known, ", ", "none") + " (`plugtrain loggers`)");
     }
-    Options options =
-        resolve_table_options(file, "logging." + name, "logger '" + name + "'", entry->spec.options, entry->rules, {});
+    Options options = resolve_table_options(file, "logging." + name, "logger '" + name + "'", entry->spec.options,
+                                            entry->spec.rules, {});
     if (name == "mlflow") options = with_tracking_uri(std::move(options));
     options = with_uri_shorthand(file, name, *entry, std::move(options));
     std::shared_ptr<Logger> logger;

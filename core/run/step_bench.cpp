@@ -40,9 +40,9 @@ BenchRow bench_backend(const ValidatedRun& run, const std::string& backend, std:
     row.device = trial.plan().device.str();
     row.batch_size = trial.plan().batch.loader;
     trial.time(settings.warmup_steps);
-    const FallbackCounts before = handle.cpu_fallback_counts();
+    const FallbackCounts before = handle.runtime_counts(true).cpu_fallbacks;
     const std::vector<double> seconds = trial.time(settings.steps, 0, settings.synchronise_each_step);
-    row.cpu_fallbacks = fallbacks_between(before, handle.cpu_fallback_counts());
+    row.cpu_fallbacks = fallbacks_between(before, handle.runtime_counts(true).cpu_fallbacks);
     const double median = percentile(seconds, 0.5);
     row.step_ms_median = 1000 * median;
     row.step_ms_p10 = 1000 * percentile(seconds, 0.1);

@@ -91,7 +91,7 @@ nlohmann::json summary_json(const Experiment& e, const RunResult& r, std::int64_
                       {"resumed_from", resume_json(r.summary.resumed)},
                       {"task", e.task.name},
                       {"metric", r.summary.headline.name},
-                      {"metric_direction", word_of(r.summary.headline.direction)},
+                      {"metric_direction", word_of(direction_of(r.summary.headline.goal))},
                       {"selection_split", r.summary.selection_split},
                       {"best_" + r.summary.selection_split + "_" + r.summary.headline.name, r.summary.best_selected},
                       {"best_epoch", r.summary.best_epoch},

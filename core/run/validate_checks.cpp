@@ -14,7 +14,7 @@ namespace {
 // The data set gives the kind of target the task learns (as_task: synthetic data is made for
 // whichever task the run has).
 void check_dataset_serves_task(const ValidatedRun& v) {
-  const std::optional<TargetKind> data_targets = data::target_kind_of(v.dataset->spec.targets);
+  const std::optional<DatasetTargets> data_targets = data::target_kind_of(v.dataset->spec.targets);
   if (v.dataset->spec.targets == DatasetTargets::as_task || data_targets == v.task->target_kind) return;
   throw ConfigError(key_location(v.file, "task.name") + ": task '" + v.task->name + "' learns " +
                     data::describe(v.task->target_kind) + ", but data set '" + v.dataset->spec.name + "' gives " +
@@ -27,7 +27,7 @@ void check_model_serves_task(const ExperimentFile& file, const RegisteredModel& 
   if (model.spec.serves.empty()) return;
   std::vector<std::string> served;
   for (const DatasetTargets t : model.spec.serves) {
-    const std::optional<TargetKind> kind = data::target_kind_of(t);
+    const std::optional<DatasetTargets> kind = data::target_kind_of(t);
     if (kind == task.target_kind) return;
     if (kind) served.push_back(data::describe(*kind));
   }
@@ -49,8 +49,8 @@ void check_monitor(const ExperimentFile& file, const TaskDefinition& task, const
 // mask) or in order across the image (a sequence) would learn from images its targets no longer
 // describe.
 void check_augmentation_keeps_targets(const ExperimentFile& file, const Experiment& e, const TaskDefinition& task) {
-  if (task.target_kind != TargetKind::pixel_class && task.target_kind != TargetKind::sequence &&
-      task.target_kind != TargetKind::next_token)
+  if (task.target_kind != DatasetTargets::pixel_class && task.target_kind != DatasetTargets::sequence &&
+      task.target_kind != DatasetTargets::next_token)
     return;
   for (const Augmentation a : e.data.augment.order) {
     const bool moves_pixels = a == Augmentation::random_crop || a == Augmentation::horizontal_flip ||
@@ -66,7 +66,7 @@ void check_augmentation_keeps_targets(const ExperimentFile& file, const Experime
 
 // data.label_noise changes class labels: only a task that has them.
 void check_label_noise(const ExperimentFile& file, const Experiment& e, const TaskDefinition& task) {
-  if (e.data.label_noise > 0 && task.target_kind != TargetKind::class_index)
+  if (e.data.label_noise > 0 && task.target_kind != DatasetTargets::class_index)
     throw ConfigError(key_location(file, "data.label_noise") + ": data.label_noise changes class labels; task '" +
                       task.name + "' has no class labels to change");
 }

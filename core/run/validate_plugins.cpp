@@ -56,14 +56,14 @@ std::shared_ptr<PluginHost> start_plugin_host(const RunRequest& request, const E
 
 void look_up_model(ValidatedRun& v, Experiment& e) {
   v.model = &find_model(*v.host, v.file, e);
-  e.model.options = resolve_model_options(v.file, v.model->spec, v.model->rules);
+  e.model.options = resolve_model_options(v.file, v.model->spec, v.model->spec.rules);
 }
 
 void look_up_dataset(ValidatedRun& v, Experiment& e) {
   v.dataset = &find_dataset(*v.host, v.file, e);
   copy_data_keys_to_dataset(v.file, v.dataset->spec.name, v.dataset->plugin);
   e.data.dataset_options = resolve_table_options(v.file, "dataset", "data set '" + v.dataset->spec.name + "'",
-                                                 v.dataset->spec.options, v.dataset->rules, {});
+                                                 v.dataset->spec.options, v.dataset->spec.rules, {});
   copy_dataset_options_to_data_keys(e, v.dataset->plugin);
 }
 
@@ -80,7 +80,7 @@ void resolve_task_options(const ValidatedRun& v, Experiment& e) {
 
 void adopt_plugin_tasks(const PluginHost& host) {
   // (The host refused a plugin whose task learns a kind of target it does not know.)
-  for (const RegisteredTask& t : host.tasks().all()) add_plugin_task(definition_from_plugin(t.spec, t.rules, t.plugin));
+  for (const RegisteredTask& t : host.tasks().all()) add_plugin_task(definition_from_plugin(t.spec, t.plugin));
 }
 
 }  // namespace plugtrain

@@ -27,8 +27,8 @@ bool higher_is_better(const nlohmann::json& summary, const std::string& metric) 
   if (const auto it = summary.find("metric_direction"); it != summary.end() && it->is_string())
     if (const auto direction = choice_named<Direction>(it->get<std::string>())) return *direction == Direction::max;
   if (const TaskDefinition* task = find_task(summary.value("task", std::string("classification"))))
-    for (const MetricSpec& m : task->evaluation_metrics)
-      if (m.name == metric) return m.direction == Direction::max;
+    for (const TaskMetric& m : task->evaluation_metrics)
+      if (m.name == metric) return m.goal == MetricGoal::maximize;
   return true;
 }
 

@@ -23,9 +23,9 @@ class SpecifiedTask : public Task {
   explicit SpecifiedTask(const TaskDefinition& spec)
       : name_(spec.name), kind_(spec.target_kind), training_(spec.training_metrics), evaluation_(spec.evaluation_metrics) {}
   const std::string& name() const override { return name_; }
-  TargetKind target_kind() const override { return kind_; }
-  const std::vector<MetricSpec>& metrics(Pass pass) const override {
-    return pass == Pass::training ? training_ : evaluation_;
+  DatasetTargets target_kind() const override { return kind_; }
+  const std::vector<TaskMetric>& metrics(TaskPass pass) const override {
+    return pass == TaskPass::training ? training_ : evaluation_;
   }
 
  protected:
@@ -35,8 +35,8 @@ class SpecifiedTask : public Task {
 
  private:
   std::string name_;
-  TargetKind kind_;
-  std::vector<MetricSpec> training_, evaluation_;
+  DatasetTargets kind_;
+  std::vector<TaskMetric> training_, evaluation_;
 };
 
 // The per-class figures of `values` (one per class) named "<metric>/<class name or index>";

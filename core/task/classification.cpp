@@ -40,11 +40,13 @@ class Classification : public SpecifiedTask {
   }
 
   // Training: [top-1 hits]. Evaluation: [top-1 hits, top-5 hits, hits per class (C), samples per class (C)].
-  std::int64_t statistics_size(Pass pass) const override { return pass == Pass::training ? 1 : 2 + 2 * classes_; }
+  std::int64_t statistics_size(TaskPass pass) const override {
+    return pass == TaskPass::training ? 1 : 2 + 2 * classes_;
+  }
 
-  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
+  at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
     const at::Tensor hits = outputs.argmax(1).eq(targets);
-    if (pass == Pass::training) return hits.sum().reshape({1});
+    if (pass == TaskPass::training) return hits.sum().reshape({1});
     const std::int64_t k = std::min<std::int64_t>(5, outputs.size(1));
     const at::Tensor top5 = std::get<1>(outputs.topk(k, 1)).eq(targets.unsqueeze(1)).any(1);
     const auto options = at::TensorOptions().dtype(at::kFloat).device(outputs.device());
@@ -54,9 +56,10 @@ class Classification : public SpecifiedTask {
     return at::cat({hits.sum().reshape({1}).to(at::kFloat), top5.sum().reshape({1}).to(at::kFloat), per_class.reshape({-1})});
   }
 
-  std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals, double samples) const override {
+  std::vector<MetricValue> metric_values(TaskPass pass, const std::vector<double>& totals,
+                                         double samples) const override {
     const double n = samples > 0 ? samples : 1;
-    if (pass == Pass::training) return {{"accuracy", totals[0] / n}};
+    if (pass == TaskPass::training) return {{"accuracy", totals[0] / n}};
     return {{"accuracy", totals[0] / n}, {"top5_accuracy", totals[1] / n}};
   }
 
@@ -82,7 +85,7 @@ TaskDefinition classification_task() {
   TaskDefinition spec;
   spec.name = "classification";
   spec.description = "one class per sample: cross-entropy; accuracy, top-5 accuracy and each class's accuracy";
-  spec.target_kind = TargetKind::class_index;
+  spec.target_kind = DatasetTargets::class_index;
   spec.options = {
       {"label_smoothing", OptionType::real, 0.0,
        "share of each target spread evenly over all classes (torch.nn.CrossEntropyLoss's label_smoothing)"},
@@ -90,9 +93,10 @@ TaskDefinition classification_task() {
        "one weight per class for the loss (empty: all 1), as CrossEntropyLoss's weight"},
   };
   spec.rules = {OptionRule("label_smoothing").at_least(0).below(1), OptionRule("class_weights").at_least(0)};
-  spec.training_metrics = {{"accuracy", Direction::max, "share of samples whose highest output is their class"}};
-  spec.evaluation_metrics = {spec.training_metrics[0],
-                             {"top5_accuracy", Direction::max, "share of samples whose class is among the five highest outputs"}};
+  spec.training_metrics = {{"accuracy", MetricGoal::maximize, "share of samples whose highest output is their class"}};
+  spec.evaluation_metrics = {
+      spec.training_metrics[0],
+      {"top5_accuracy", MetricGoal::maximize, "share of samples whose class is among the five highest outputs"}};
   make_with<Classification>(spec);
   return spec;
 }

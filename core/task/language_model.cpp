@@ -44,26 +44,27 @@ class LanguageModel : public SpecifiedTask {
   // Training: [right next tokens, counted positions]. Evaluation: [summed cross-entropy, right
   // next tokens, counted positions, bytes of the counted targets (when the vocabulary has text)].
   // All on the device: nothing here waits for it.
-  std::int64_t statistics_size(Pass pass) const override {
-    return pass == Pass::training ? 2 : token_bytes_.defined() ? 4 : 3;
+  std::int64_t statistics_size(TaskPass pass) const override {
+    return pass == TaskPass::training ? 2 : token_bytes_.defined() ? 4 : 3;
   }
 
-  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
+  at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
     const at::Tensor scores = outputs.detach().flatten(0, -2);
     const at::Tensor wanted = targets.flatten();
     const at::Tensor counted = wanted.ge(0);
     const at::Tensor right = scores.argmax(1).eq(wanted).logical_and(counted).sum().to(at::kFloat);
     const at::Tensor positions = counted.sum().to(at::kFloat);
-    if (pass == Pass::training) return at::stack({right, positions});
+    if (pass == TaskPass::training) return at::stack({right, positions});
     const at::Tensor summed = at::cross_entropy_loss(scores.to(at::kFloat), wanted, {}, at::Reduction::Sum, -1);
     if (!token_bytes_.defined()) return at::stack({summed, right, positions});
     const at::Tensor bytes = token_bytes_.index_select(0, wanted.clamp_min(0)).mul(counted).sum();
     return at::stack({summed, right, positions, bytes});
   }
 
-  std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals, double samples) const override {
+  std::vector<MetricValue> metric_values(TaskPass pass, const std::vector<double>& totals,
+                                         double samples) const override {
     (void)samples;
-    if (pass == Pass::training) return {{"accuracy", totals[1] > 0 ? totals[0] / totals[1] : 0}};
+    if (pass == TaskPass::training) return {{"accuracy", totals[1] > 0 ? totals[0] / totals[1] : 0}};
     const double positions = totals[2];
     const double mean_nats = positions > 0 ? totals[0] / positions : 0;
     // No text for the ids (a tokens data set without itos): no bytes to count, NaN says so.
@@ -104,15 +105,16 @@ TaskDefinition language_model_task() {
   TaskDefinition spec;
   spec.name = "language_model";
   spec.description = "the next token at every position: cross-entropy; bits per token, perplexity, next-token accuracy";
-  spec.target_kind = TargetKind::next_token;
-  spec.training_metrics = {{"accuracy", Direction::max, "share of positions whose most likely next token is right"}};
+  spec.target_kind = DatasetTargets::next_token;
+  spec.training_metrics = {
+      {"accuracy", MetricGoal::maximize, "share of positions whose most likely next token is right"}};
   spec.evaluation_metrics = {
-      {"bits_per_token", Direction::min,
+      {"bits_per_token", MetricGoal::minimize,
        "mean cross-entropy in bits: bits per character (character vocabulary) or per byte (byte vocabulary)"},
-      {"bits_per_byte", Direction::min,
+      {"bits_per_byte", MetricGoal::minimize,
        "cross-entropy in bits per UTF-8 byte of the predicted text: compares character, byte and sub-word models "
        "(none for a tokens data set without itos)"},
-      {"perplexity", Direction::min, "exp of the mean cross-entropy per token"},
+      {"perplexity", MetricGoal::minimize, "exp of the mean cross-entropy per token"},
       spec.training_metrics[0]};
   make_with<LanguageModel>(spec);
   return spec;

@@ -28,15 +28,17 @@ class Multilabel : public SpecifiedTask {
 
   // Training: [true positives, false positives, false negatives] at the threshold. Evaluation
   // adds the histograms: positives' scores (labels x bins), then negatives'.
-  std::int64_t statistics_size(Pass pass) const override { return pass == Pass::training ? 3 : 3 + 2 * labels_ * kBins; }
+  std::int64_t statistics_size(TaskPass pass) const override {
+    return pass == TaskPass::training ? 3 : 3 + 2 * labels_ * kBins;
+  }
 
-  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
+  at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
     const at::Tensor scores = outputs.detach().reshape(targets.sizes()).to(at::kFloat).sigmoid();
     const at::Tensor truth = targets.gt(0.5), predicted = scores.ge(threshold_);
     const at::Tensor counts = at::stack({predicted.logical_and(truth).sum(), predicted.logical_and(truth.logical_not()).sum(),
                                          predicted.logical_not().logical_and(truth).sum()})
                                   .to(at::kFloat);
-    if (pass == Pass::training) return counts;
+    if (pass == TaskPass::training) return counts;
     // Bin of each score, offset by its label and by whether it is a positive.
     const at::Tensor bin = scores.mul(kBins).to(at::kLong).clamp_(0, kBins - 1);
     const at::Tensor label = at::arange(labels_, bin.options()).mul_(kBins).unsqueeze(0);
@@ -46,11 +48,12 @@ class Multilabel : public SpecifiedTask {
     return at::cat({counts, histograms});
   }
 
-  std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals, double samples) const override {
+  std::vector<MetricValue> metric_values(TaskPass pass, const std::vector<double>& totals,
+                                         double samples) const override {
     (void)samples;
     const double tp = totals[0], fp = totals[1], fn = totals[2];
     const double f1 = tp > 0 ? 2 * tp / (2 * tp + fp + fn) : 0;
-    if (pass == Pass::training) return {{"f1", f1}};
+    if (pass == TaskPass::training) return {{"f1", f1}};
     return {{"map", mean_of_measured(average_precisions(totals))}, {"f1", f1}};
   }
 
@@ -91,11 +94,12 @@ TaskDefinition multilabel_task() {
   TaskDefinition spec;
   spec.name = "multilabel";
   spec.description = "a set of labels per sample: binary cross-entropy on logits; mean average precision and F1";
-  spec.target_kind = TargetKind::multi_hot;
+  spec.target_kind = DatasetTargets::multi_hot;
   spec.options = {{"threshold", OptionType::real, 0.5, "a label is predicted when its sigmoid score is at least this (F1)"}};
   spec.rules = {OptionRule("threshold").above(0).below(1)};
-  spec.training_metrics = {{"f1", Direction::max, "micro F1 of the labels predicted at the threshold"}};
-  spec.evaluation_metrics = {{"map", Direction::max, "mean over labels of average precision"}, spec.training_metrics[0]};
+  spec.training_metrics = {{"f1", MetricGoal::maximize, "micro F1 of the labels predicted at the threshold"}};
+  spec.evaluation_metrics = {{"map", MetricGoal::maximize, "mean over labels of average precision"},
+                             spec.training_metrics[0]};
   make_with<Multilabel>(spec);
   return spec;
 }

@@ -12,15 +12,6 @@ namespace plugtrain {
 
 namespace {
 
-TaskPass pass_of(Pass pass) { return pass == Pass::training ? TaskPass::training : TaskPass::evaluation; }
-
-std::vector<MetricSpec> metric_specs(const std::vector<TaskMetric>& metrics) {
-  std::vector<MetricSpec> specs;
-  for (const TaskMetric& m : metrics)
-    specs.push_back({m.name, m.goal == MetricGoal::minimize ? Direction::min : Direction::max, m.doc});
-  return specs;
-}
-
 class PluginTask : public SpecifiedTask {
  public:
   PluginTask(const TaskDefinition& definition, std::unique_ptr<TaskFunctions> functions)
@@ -36,18 +27,20 @@ class PluginTask : public SpecifiedTask {
     return functions_->loss(named(outputs, more), targets);
   }
 
-  std::int64_t statistics_size(Pass pass) const override { return functions_->statistics_size(pass_of(pass)); }
+  std::int64_t statistics_size(TaskPass pass) const override { return functions_->statistics_size(pass); }
 
-  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
-    return checked(pass, outputs, functions_->statistics(pass_of(pass), named(outputs, {}), targets));
+  at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
+    return checked(pass, outputs, functions_->statistics(pass, named(outputs, {}), targets));
   }
-  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const override {
-    return checked(pass, outputs, functions_->statistics(pass_of(pass), named(outputs, more), targets));
+  at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets,
+                        const TensorMap& more) const override {
+    return checked(pass, outputs, functions_->statistics(pass, named(outputs, more), targets));
   }
 
-  std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals, double samples) const override {
-    const std::vector<double> values = functions_->metric_values(pass_of(pass), totals, samples);
-    const std::vector<MetricSpec>& specs = metrics(pass);
+  std::vector<MetricValue> metric_values(TaskPass pass, const std::vector<double>& totals,
+                                         double samples) const override {
+    const std::vector<double> values = functions_->metric_values(pass, totals, samples);
+    const std::vector<TaskMetric>& specs = metrics(pass);
     if (values.size() != specs.size())
       throw Error(who() + "metric_values() gave " + std::to_string(values.size()) + " values for " +
                   std::to_string(specs.size()) + " metrics (one per metric of the pass, in its order)");
@@ -60,7 +53,7 @@ class PluginTask : public SpecifiedTask {
 
  private:
   // A batch's statistics as the loop sums them: 1-D, statistics_size(pass) long, where the outputs are.
-  at::Tensor checked(Pass pass, const at::Tensor& outputs, const at::Tensor& batch) const {
+  at::Tensor checked(TaskPass pass, const at::Tensor& outputs, const at::Tensor& batch) const {
     const std::int64_t expected = statistics_size(pass);
     if (!batch.defined() || batch.dim() != 1 || batch.size(0) != expected)
       throw Error(who() + "statistics() gave " + (batch.defined() ? shape_text(batch.sizes()) : std::string("no tensor")) +
@@ -72,8 +65,8 @@ class PluginTask : public SpecifiedTask {
   }
 
   // The model's outputs as the task reads them: "output" and the rest by name.
-  static TaskOutputs named(const at::Tensor& output, const TensorMap& more) {
-    TaskOutputs all(more.begin(), more.end());
+  static TensorMap named(const at::Tensor& output, const TensorMap& more) {
+    TensorMap all(more.begin(), more.end());
     all["output"] = output;
     return all;
   }
@@ -86,8 +79,8 @@ class PluginTask : public SpecifiedTask {
 
 }  // namespace
 
-TaskDefinition definition_from_plugin(const plugtrain::TaskSpec& spec, std::vector<OptionRule> rules, const std::string& plugin) {
-  const std::optional<TargetKind> kind = data::target_kind_of(spec.targets);
+TaskDefinition definition_from_plugin(const plugtrain::TaskSpec& spec, const std::string& plugin) {
+  const std::optional<DatasetTargets> kind = data::target_kind_of(spec.targets);
   if (!kind)
     throw Error("task '" + spec.name + "' of plugin '" + plugin + "' learns targets of kind " +
                 std::to_string(int(spec.targets)) + ", which this host does not know");
@@ -97,9 +90,9 @@ TaskDefinition definition_from_plugin(const plugtrain::TaskSpec& spec, std::vect
   d.plugin = plugin;
   d.target_kind = *kind;
   d.options = spec.options;
-  d.rules = std::move(rules);
-  d.training_metrics = metric_specs(spec.training_metrics);
-  d.evaluation_metrics = metric_specs(spec.evaluation_metrics);
+  d.rules = spec.rules;
+  d.training_metrics = spec.training_metrics;
+  d.evaluation_metrics = spec.evaluation_metrics;
   d.loss_waits_for_host = spec.loss_waits_for_host;
   const TaskFactory factory = spec.factory;
   const TaskDefinition shell = d;  // what the task reports of itself (no factory: it would hold itself)

@@ -12,6 +12,6 @@
 namespace plugtrain {
 
 // Throws Error naming the plugin when the spec's target kind is not one this host knows.
-TaskDefinition definition_from_plugin(const plugtrain::TaskSpec& spec, std::vector<OptionRule> rules, const std::string& plugin);
+TaskDefinition definition_from_plugin(const plugtrain::TaskSpec& spec, const std::string& plugin);
 
 }  // namespace plugtrain

@@ -41,21 +41,24 @@ class Regression : public SpecifiedTask {
 
   // Training: [sum |e|, sum e²] over every value. Evaluation adds, per output d:
   // [sum y_d, sum y_d², sum e_d²] (R² needs each output's variance).
-  std::int64_t statistics_size(Pass pass) const override { return pass == Pass::training ? 2 : 2 + 3 * outputs_; }
+  std::int64_t statistics_size(TaskPass pass) const override {
+    return pass == TaskPass::training ? 2 : 2 + 3 * outputs_;
+  }
 
-  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
+  at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
     const at::Tensor y = targets.reshape({targets.size(0), -1}).to(at::kFloat);
     const at::Tensor e = outputs.detach().reshape(y.sizes()).to(at::kFloat) - y;
     const at::Tensor squared = e.square();
     const at::Tensor totals = at::stack({e.abs().sum(), squared.sum()});
-    if (pass == Pass::training) return totals;
+    if (pass == TaskPass::training) return totals;
     return at::cat({totals, y.sum(0), y.square().sum(0), squared.sum(0)});
   }
 
-  std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals, double samples) const override {
+  std::vector<MetricValue> metric_values(TaskPass pass, const std::vector<double>& totals,
+                                         double samples) const override {
     const double values = std::max(1.0, samples * double(outputs_));
     std::vector<MetricValue> out = {{"mae", totals[0] / values}, {"rmse", std::sqrt(totals[1] / values)}};
-    if (pass == Pass::training) return out;
+    if (pass == TaskPass::training) return out;
     double r2 = 0;
     for (std::int64_t d = 0; d < outputs_; ++d) {
       const double sum = totals[2 + d], square_sum = totals[2 + outputs_ + d], error_sum = totals[2 + 2 * outputs_ + d];
@@ -79,16 +82,17 @@ TaskDefinition regression_task() {
   TaskDefinition spec;
   spec.name = "regression";
   spec.description = "real values per sample: MSE, L1 or Huber loss; MAE, RMSE and R²";
-  spec.target_kind = TargetKind::real;
+  spec.target_kind = DatasetTargets::real;
   spec.options = {
       {"loss", OptionType::string, std::string("mse"), "mse, l1 or huber"},
       {"huber_delta", OptionType::real, 1.0, "where the huber loss turns from squared to linear"},
   };
   spec.rules = {OptionRule("loss").one_of({"mse", "l1", "huber"}), OptionRule("huber_delta").above(0)};
-  spec.training_metrics = {{"mae", Direction::min, "mean absolute error"},
-                           {"rmse", Direction::min, "root mean squared error"}};
+  spec.training_metrics = {{"mae", MetricGoal::minimize, "mean absolute error"},
+                           {"rmse", MetricGoal::minimize, "root mean squared error"}};
   spec.evaluation_metrics = spec.training_metrics;
-  spec.evaluation_metrics.push_back({"r2", Direction::max, "coefficient of determination, averaged over the outputs"});
+  spec.evaluation_metrics.push_back(
+      {"r2", MetricGoal::maximize, "coefficient of determination, averaged over the outputs"});
   make_with<Regression>(spec);
   return spec;
 }

@@ -23,12 +23,14 @@ class Segmentation : public SpecifiedTask {
 
   // Training: [correct pixels, counted pixels]. Evaluation: the confusion matrix (target x
   // prediction, classes x classes) of the counted pixels.
-  std::int64_t statistics_size(Pass pass) const override { return pass == Pass::training ? 2 : classes_ * classes_; }
+  std::int64_t statistics_size(TaskPass pass) const override {
+    return pass == TaskPass::training ? 2 : classes_ * classes_;
+  }
 
-  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
+  at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
     const at::Tensor predicted = outputs.detach().argmax(1);
     const at::Tensor counted = targets.ne(ignore_).logical_and(targets.ge(0)).logical_and(targets.lt(classes_));
-    if (pass == Pass::training)
+    if (pass == TaskPass::training)
       return at::stack({predicted.eq(targets).logical_and(counted).sum(), counted.sum()}).to(at::kFloat);
     // Pixels not counted go to slot 0 with weight 0, so nothing here waits for the device.
     const at::Tensor slot = targets.mul(classes_).add_(predicted).mul_(counted).reshape({-1});
@@ -36,9 +38,10 @@ class Segmentation : public SpecifiedTask {
     return confusion.index_add_(0, slot, counted.reshape({-1}).to(at::kFloat));
   }
 
-  std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals, double samples) const override {
+  std::vector<MetricValue> metric_values(TaskPass pass, const std::vector<double>& totals,
+                                         double samples) const override {
     (void)samples;
-    if (pass == Pass::training) return {{"pixel_accuracy", totals[1] > 0 ? totals[0] / totals[1] : 0}};
+    if (pass == TaskPass::training) return {{"pixel_accuracy", totals[1] > 0 ? totals[0] / totals[1] : 0}};
     double correct = 0, counted = 0;
     for (std::int64_t c = 0; c < classes_; ++c) {
       correct += totals[c * classes_ + c];
@@ -79,11 +82,11 @@ TaskDefinition segmentation_task() {
   TaskDefinition spec;
   spec.name = "segmentation";
   spec.description = "a class per pixel: per-pixel cross-entropy; pixel accuracy and mean IoU";
-  spec.target_kind = TargetKind::pixel_class;
+  spec.target_kind = DatasetTargets::pixel_class;
   spec.options = {{"ignore_index", OptionType::integer, std::int64_t(255),
                    "target value of pixels that count in neither loss nor metrics (torchvision's references use 255)"}};
-  spec.training_metrics = {{"pixel_accuracy", Direction::max, "share of counted pixels given their class"}};
-  spec.evaluation_metrics = {{"miou", Direction::max, "mean over classes of intersection over union"},
+  spec.training_metrics = {{"pixel_accuracy", MetricGoal::maximize, "share of counted pixels given their class"}};
+  spec.evaluation_metrics = {{"miou", MetricGoal::maximize, "mean over classes of intersection over union"},
                              spec.training_metrics[0]};
   make_with<Segmentation>(spec);
   return spec;

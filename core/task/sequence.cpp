@@ -42,15 +42,16 @@ class Sequence : public SpecifiedTask {
   }
 
   // [edits over classes, target classes, edits over words, target words, exact sequences].
-  std::int64_t statistics_size(Pass pass) const override { return pass == Pass::training ? 2 : 5; }
+  std::int64_t statistics_size(TaskPass pass) const override { return pass == TaskPass::training ? 2 : 5; }
 
   // Decoding and the edit distances run on the host: the batch's best paths (N x T integers)
   // are read back, one device synchronisation per batch.
-  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
+  at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
     return statistics(pass, outputs, targets, {});
   }
 
-  at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const override {
+  at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets,
+                        const TensorMap& more) const override {
     // A step past a sample's length is padding: read as the blank, it decodes to nothing.
     at::Tensor paths = outputs.detach().argmax(2);
     if (more.count("output_lengths")) {
@@ -69,7 +70,7 @@ class Sequence : public SpecifiedTask {
         if (row[s] >= 0) wanted.push_back(row[s]);
       totals[0] += double(edit_distance(decoded, wanted));
       totals[1] += double(wanted.size());
-      if (pass == Pass::training) continue;
+      if (pass == TaskPass::training) continue;
       const auto decoded_words = words(decoded), wanted_words = words(wanted);
       totals[2] += double(edit_distance(decoded_words, wanted_words));
       totals[3] += double(wanted_words.size());
@@ -78,9 +79,10 @@ class Sequence : public SpecifiedTask {
     return at::tensor(std::vector<double>(totals, totals + statistics_size(pass)), at::kDouble).to(outputs.device());
   }
 
-  std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals, double samples) const override {
+  std::vector<MetricValue> metric_values(TaskPass pass, const std::vector<double>& totals,
+                                         double samples) const override {
     auto rate = [](double edits, double length) { return length > 0 ? edits / length : 0; };
-    if (pass == Pass::training) return {{"cer", rate(totals[0], totals[1])}};
+    if (pass == TaskPass::training) return {{"cer", rate(totals[0], totals[1])}};
     return {{"cer", rate(totals[0], totals[1])},
             {"wer", rate(totals[2], totals[3])},
             {"sequence_accuracy", samples > 0 ? totals[4] / samples : 0}};
@@ -142,7 +144,7 @@ TaskDefinition sequence_task() {
   TaskDefinition spec;
   spec.name = "sequence";
   spec.description = "a sequence of classes per sample: CTC loss on per-step scores; greedy decoding; CER and WER";
-  spec.target_kind = TargetKind::sequence;
+  spec.target_kind = DatasetTargets::sequence;
   spec.options = {
       {"blank", OptionType::integer, std::int64_t(-1),
        "the model output that is CTC's blank (-1: the last, after the data set's classes)"},
@@ -150,10 +152,11 @@ TaskDefinition sequence_task() {
        "the class between words, for WER (-1: every class is a word, as glosses are)"},
   };
   spec.rules = {OptionRule("blank").at_least(-1), OptionRule("word_separator").at_least(-1)};
-  spec.training_metrics = {{"cer", Direction::min, "character (class) error rate: edit distance over target length"}};
+  spec.training_metrics = {
+      {"cer", MetricGoal::minimize, "character (class) error rate: edit distance over target length"}};
   spec.evaluation_metrics = {spec.training_metrics[0],
-                             {"wer", Direction::min, "word error rate: edit distance over words"},
-                             {"sequence_accuracy", Direction::max, "share of samples decoded exactly"}};
+                             {"wer", MetricGoal::minimize, "word error rate: edit distance over words"},
+                             {"sequence_accuracy", MetricGoal::maximize, "share of samples decoded exactly"}};
   // LibTorch's ctc_loss copies the length tensors to the host (and sizes its work from them).
   spec.loss_waits_for_host =
       "CTC's loss reads the sequence lengths on the host in every step, and its training error rate decodes the "

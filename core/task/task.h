@@ -18,33 +18,27 @@
 
 #include "config/choices.h"
 #include "data/dataset.h"
+#include "plugtrain/task.h"
 
 namespace plugtrain {
 
-using data::TargetKind;  // what one sample's target is (data/dataset.h)
-// Tensors by name: a model's outputs beside "output" (the SDK's TensorMap, plugtrain/model.h).
-using TensorMap = std::map<std::string, at::Tensor>;
-
-struct MetricSpec {
-  std::string name;     // "accuracy", "cer", "miou": the columns are train_<name> and test_<name>
-  Direction direction;  // which way is better: a monitor's "auto" mode
-  std::string doc;      // one line, for docs and `plugtrain tasks`
-};
+// A metric is the SDK's TaskMetric (plugtrain/task.h: "accuracy", "cer", "miou"; the columns are
+// train_<name> and test_<name>); its goal gives a monitor's "auto" mode.
+inline Direction direction_of(MetricGoal goal) {
+  return goal == MetricGoal::maximize ? Direction::max : Direction::min;
+}
 
 struct MetricValue {
   std::string name;
   double value = 0;
 };
 
-// Training measures what is cheap enough to run on every step; evaluation everything.
-enum class Pass { training, evaluation };
-
 class Task {
  public:
   virtual ~Task() = default;
 
   virtual const std::string& name() const = 0;
-  virtual TargetKind target_kind() const = 0;
+  virtual DatasetTargets target_kind() const = 0;
   // What the model must output per sample: the `num_classes` a model is built for.
   virtual std::int64_t model_outputs() const = 0;
 
@@ -52,12 +46,12 @@ class Task {
   virtual at::Tensor loss(const at::Tensor& outputs, const at::Tensor& targets) const = 0;
 
   // The metrics of a pass, the headline metric first (evaluation's is the default monitor).
-  virtual const std::vector<MetricSpec>& metrics(Pass pass) const = 0;
+  virtual const std::vector<TaskMetric>& metrics(TaskPass pass) const = 0;
   // How many statistics a pass sums; a batch's, as one 1-D tensor of that size on the outputs'
   // device (no read back to the host); the metrics from their totals over `samples` samples.
-  virtual std::int64_t statistics_size(Pass pass) const = 0;
-  virtual at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets) const = 0;
-  virtual std::vector<MetricValue> metric_values(Pass pass, const std::vector<double>& totals,
+  virtual std::int64_t statistics_size(TaskPass pass) const = 0;
+  virtual at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const = 0;
+  virtual std::vector<MetricValue> metric_values(TaskPass pass, const std::vector<double>& totals,
                                                  double samples) const = 0;
 
   // The same with the model's other named outputs (Model::forward_batch), such as
@@ -66,7 +60,8 @@ class Task {
     (void)more;
     return loss(outputs, targets);
   }
-  virtual at::Tensor statistics(Pass pass, const at::Tensor& outputs, const at::Tensor& targets, const TensorMap& more) const {
+  virtual at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets,
+                                const TensorMap& more) const {
     (void)more;
     return statistics(pass, outputs, targets);
   }
@@ -80,7 +75,7 @@ class Task {
   virtual void to(c10::Device device) { (void)device; }
 
   // The headline metric: evaluation's first.
-  const MetricSpec& headline() const { return metrics(Pass::evaluation).front(); }
+  const TaskMetric& headline() const { return metrics(TaskPass::evaluation).front(); }
 };
 
 // A metric that checkpoint.monitor or early_stopping.monitor watches, and which way is better.
@@ -91,12 +86,13 @@ struct Monitor {
 
 // Every name a monitor may take, given a task's metrics: train_loss, val_loss, test_loss, and
 // train_<m> for each training metric, val_<m> / test_<m> for each evaluation metric.
-std::vector<std::string> monitor_names(const std::vector<MetricSpec>& training, const std::vector<MetricSpec>& evaluation);
+std::vector<std::string> monitor_names(const std::vector<TaskMetric>& training,
+                                       const std::vector<TaskMetric>& evaluation);
 
 // The monitor `name` (nullopt: "auto", the headline on `split`, "val" or "test") in direction
 // `mode` (nullopt: "auto", the metric's own; losses are minimised). Nullopt when the name is not
 // one of them.
-std::optional<Monitor> find_monitor(const std::vector<MetricSpec>& training, const std::vector<MetricSpec>& evaluation,
+std::optional<Monitor> find_monitor(const std::vector<TaskMetric>& training, const std::vector<TaskMetric>& evaluation,
                                     const std::optional<std::string>& name, std::optional<Direction> mode,
                                     const std::string& split = "test");
 

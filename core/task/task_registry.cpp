@@ -62,7 +62,7 @@ Options default_options(const TaskDefinition& spec) {
 }
 
 std::unique_ptr<Task> make_task(const TaskDefinition& spec, const Options& options, const TaskInputs& inputs,
-                                TargetKind data_targets, const std::string& data_name) {
+                                DatasetTargets data_targets, const std::string& data_name) {
   if (data_targets != spec.target_kind)
     throw ConfigError("task.name", "task '" + spec.name + "' learns " + data::describe(spec.target_kind) +
                       ", but data set '" + data_name + "' gives " + data::describe(data_targets) + " (choose a task for its targets)");

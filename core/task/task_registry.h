@@ -25,10 +25,10 @@ struct TaskDefinition {
   std::string name;
   std::string description;
   std::string plugin;  // the plugin that registered it; empty for a built-in task
-  TargetKind target_kind = TargetKind::class_index;
+  DatasetTargets target_kind = DatasetTargets::class_index;
   std::vector<OptionSpec> options;
   std::vector<OptionRule> rules;
-  std::vector<MetricSpec> training_metrics, evaluation_metrics;  // headline first
+  std::vector<TaskMetric> training_metrics, evaluation_metrics;  // headline first
   // Why a step with this task's loss cannot be recorded as a device graph (train.graphs), when
   // the loss reads something back to the host; empty when it can.
   std::string loss_waits_for_host;
@@ -53,6 +53,6 @@ Options default_options(const TaskDefinition& spec);
 // The task an experiment names, built for its data set: "<where>: ..." when the data set's
 // targets are not the task's kind.
 std::unique_ptr<Task> make_task(const TaskDefinition& spec, const Options& options, const TaskInputs& inputs,
-                                TargetKind data_targets, const std::string& data_name);
+                                DatasetTargets data_targets, const std::string& data_name);
 
 }  // namespace plugtrain

@@ -25,7 +25,7 @@ struct DeviceContext {
   bool float64 = true;   // whether running sums can be float64 on it (Capabilities::float64)
   std::function<MemoryInfo()> memory;  // its memory figures, asked once per epoch (may be empty)
   std::function<void()> release_cached_memory;  // after an out-of-memory error (may be empty)
-  // The host's waits for the device so far, total and by cause (plugtrain/host_syncs.h); empty
+  // The host's waits for the device so far, total and by cause (RuntimeCounts, plugtrain/backend.h); empty
   // when the backend cannot count them.
   std::function<std::uint64_t()> host_waits;
   std::function<std::map<std::string, std::uint64_t>()> host_waits_by_cause;

@@ -72,15 +72,15 @@ std::string epoch_history(const std::string& earlier, const std::vector<EpochMet
 }
 
 std::optional<std::pair<double, std::vector<MetricValue>>> last_figures(const std::string& history,
-                                                                         const std::vector<MetricSpec>& metrics,
-                                                                         const std::string& split) {
+                                                                        const std::vector<TaskMetric>& metrics,
+                                                                        const std::string& split) {
   const nlohmann::json rows = nlohmann::json::parse(history.empty() ? "[]" : history, nullptr, false);
   if (!rows.is_array() || rows.empty()) return std::nullopt;
   const nlohmann::json& last = rows.back();
   const std::string loss = split + "_loss";
   if (!last.contains(loss) || !last[loss].is_number()) return std::nullopt;
   std::vector<MetricValue> values;
-  for (const MetricSpec& m : metrics) {
+  for (const TaskMetric& m : metrics) {
     const auto cell = last.find(split + "_" + m.name);
     values.push_back({m.name, cell != last.end() && cell->is_number() ? cell->get<double>() : 0.0});
   }

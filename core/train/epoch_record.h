@@ -26,7 +26,7 @@ std::string epoch_history(const std::string& earlier, const std::vector<EpochMet
 // The last epoch's loss and metrics (of `metrics`, by name) on `split`, "test" or "val", in a
 // history (nullopt: that epoch did not evaluate it).
 std::optional<std::pair<double, std::vector<MetricValue>>> last_figures(const std::string& history,
-                                                                         const std::vector<MetricSpec>& metrics,
-                                                                         const std::string& split);
+                                                                        const std::vector<TaskMetric>& metrics,
+                                                                        const std::string& split);
 
 }  // namespace plugtrain

@@ -42,14 +42,14 @@ at::Tensor mean_of_probabilities(const at::Tensor& a, const at::Tensor& b, std::
 
 }  // namespace
 
-at::Tensor flip_averaged(const at::Tensor& outputs, const at::Tensor& mirrored_outputs, TargetKind kind) {
+at::Tensor flip_averaged(const at::Tensor& outputs, const at::Tensor& mirrored_outputs, DatasetTargets kind) {
   switch (kind) {
-    case TargetKind::class_index: return mean_of_probabilities(outputs, mirrored_outputs, 1);
-    case TargetKind::pixel_class: return mean_of_probabilities(outputs, mirrored_outputs.flip({-1}), 1);
-    case TargetKind::multi_hot:
-    case TargetKind::real: return (outputs + mirrored_outputs) / 2;
-    case TargetKind::sequence:
-    case TargetKind::next_token: break;
+    case DatasetTargets::class_index: return mean_of_probabilities(outputs, mirrored_outputs, 1);
+    case DatasetTargets::pixel_class: return mean_of_probabilities(outputs, mirrored_outputs.flip({-1}), 1);
+    case DatasetTargets::multi_hot:
+    case DatasetTargets::real: return (outputs + mirrored_outputs) / 2;
+    case DatasetTargets::sequence:
+    case DatasetTargets::next_token: break;
   }
   refuse_mirrored_sequence();
 }
@@ -62,7 +62,8 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, 
 Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, const data::Dataset& dataset,
                     std::int64_t batch_size, const DeviceContext& device, const Precision& precision,
                     const EvaluateOptions& options) {
-  const bool ordered = task.target_kind() == TargetKind::sequence || task.target_kind() == TargetKind::next_token;
+  const bool ordered =
+      task.target_kind() == DatasetTargets::sequence || task.target_kind() == DatasetTargets::next_token;
   if (options.flip && ordered) refuse_mirrored_sequence();  // before any work
   at::NoGradGuard no_grad;
   model.eval();
@@ -74,7 +75,7 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, 
   const at::ScalarType sum_type = device.float64 ? at::kDouble : at::kFloat;
   const auto sums = at::TensorOptions().dtype(sum_type).device(device.device);
   at::Tensor loss_sum = at::zeros({}, sums);
-  at::Tensor statistics = at::zeros({task.statistics_size(Pass::evaluation)}, sums);
+  at::Tensor statistics = at::zeros({task.statistics_size(TaskPass::evaluation)}, sums);
   std::int64_t seen = 0;
   while (auto batch = batches.next()) {
     TensorMap more;
@@ -87,7 +88,7 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, 
     }
     const std::int64_t n = batch->targets.size(0);
     loss_sum += task.loss(outputs, batch->targets, more) * double(n);  // each batch's mean, weighted by its samples
-    statistics += task.statistics(Pass::evaluation, outputs, batch->targets, more);
+    statistics += task.statistics(TaskPass::evaluation, outputs, batch->targets, more);
     if (options.on_batch) options.on_batch(outputs, batch->targets);
     seen += n;
   }
@@ -99,7 +100,7 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, 
   const std::vector<double> totals(total.begin() + 2, total.end());
   Evaluation e;
   e.loss = total[1] > 0 ? total[0] / total[1] : 0;
-  e.metrics = task.metric_values(Pass::evaluation, totals, total[1]);
+  e.metrics = task.metric_values(TaskPass::evaluation, totals, total[1]);
   e.per_class = task.per_class(totals);
   e.samples = static_cast<std::int64_t>(total[1]);
   return e;

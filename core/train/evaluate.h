@@ -48,6 +48,6 @@ Evaluation evaluate(Model& model, TrainingStrategy& strategy, const Task& task, 
 //   pixel_class  the same per pixel, the mirrored map flipped back first
 //   multi_hot, real  the mean of the raw outputs (logits; predicted values)
 // A sequence is refused (Error): mirrored, its order reverses.
-at::Tensor flip_averaged(const at::Tensor& outputs, const at::Tensor& mirrored_outputs, TargetKind kind);
+at::Tensor flip_averaged(const at::Tensor& outputs, const at::Tensor& mirrored_outputs, DatasetTargets kind);
 
 }  // namespace plugtrain

@@ -18,8 +18,8 @@
 
 namespace plugtrain {
 
-// The host's waits for the device in one epoch (a backend with the "plugtrain.host_syncs"
-// extension counts them; plugtrain/host_syncs.h): a value read, a copy to the host, a blocking
+// The host's waits for the device in one epoch (a backend whose RuntimeCounts have host_syncs
+// counts them, plugtrain/backend.h): a value read, a copy to the host, a blocking
 // copy to it, an explicit synchronisation. A steady step is one after the epoch's first two
 // (warm-up) that neither logged (a logged step reads the loss, and phase timing samples it) nor
 // wrote a checkpoint: it should wait for nothing.
@@ -36,7 +36,7 @@ struct HostSyncFigures {
 struct EpochMetrics {
   std::int64_t epoch = 0;  // 1-based
   double train_loss = 0;
-  std::vector<MetricValue> train;  // the task's training metrics (Pass::training), headline first
+  std::vector<MetricValue> train;  // the task's training metrics (TaskPass::training), headline first
   std::optional<double> test_loss;
   std::vector<MetricValue> test;   // the task's evaluation metrics; empty in an epoch without one
   std::optional<double> val_loss;  // the same on the validation split (data.val_fraction's or the data set's)

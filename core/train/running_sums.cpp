@@ -10,7 +10,7 @@ namespace plugtrain {
 
 RunningSums::RunningSums(const Task& task, const DeviceContext& device, const EpochSums& carried, bool carries_them,
                          bool accumulates)
-    : task_(task), statistics_size_(task.statistics_size(Pass::training)) {
+    : task_(task), statistics_size_(task.statistics_size(TaskPass::training)) {
   const at::ScalarType sum_type = device.float64 ? at::kDouble : at::kFloat;
   loss_sum_ =
       at::full({}, carries_them ? carried.loss_sum : 0.0, at::TensorOptions().dtype(sum_type).device(device.device));
@@ -31,11 +31,11 @@ void RunningSums::count(const StepOutput& out, const at::Tensor& counted, std::i
   (pending ? pending_loss_ : loss_sum_).add_(out.loss.detach(), double(size));
   at::Tensor& sums = pending ? pending_statistics_ : statistics_;
   if (out.more.empty()) {
-    sums.add_(task_.statistics(Pass::training, out.logits.detach(), counted));
+    sums.add_(task_.statistics(TaskPass::training, out.logits.detach(), counted));
   } else {
     TensorMap more;
     for (const auto& [name, t] : out.more) more[name] = t.detach();
-    sums.add_(task_.statistics(Pass::training, out.logits.detach(), counted, more));
+    sums.add_(task_.statistics(TaskPass::training, out.logits.detach(), counted, more));
   }
   (pending ? pending_seen_ : seen_) += size;
 }

@@ -167,7 +167,7 @@ TrainSummary Trainer::fit() {
     state_.last_checkpoint = path;
     ++state_.checkpoints_written;
   };
-  best_selected_ = BestSoFar(/*maximise=*/summary_.headline.direction == Direction::max);
+  best_selected_ = BestSoFar(/*maximise=*/summary_.headline.goal == MetricGoal::maximize);
 
   restore();
   strategy.prepare();  // ddp: rank 0's weights everywhere, then gradients averaged during backward

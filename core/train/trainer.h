@@ -61,7 +61,7 @@ struct TrainSummary {
   std::int64_t step_batch = 0;         // samples per step at the end (this process's)
   std::int64_t graph_replays = 0;      // steps replayed from a recorded graph (train.graphs)
   std::string graph_fallback;          // why recorded steps stopped being used ("": they were not, or all went well)
-  MetricSpec headline;                  // the task's headline metric ("accuracy")
+  TaskMetric headline;                 // the task's headline metric ("accuracy")
   // The split that selects: "val" with a validation split (data.val_fraction, or the data set's
   // own), else "test".
   std::string selection_split = "test";

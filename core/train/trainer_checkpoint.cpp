@@ -60,7 +60,7 @@ void Trainer::restore() {
     summary_.already_ended = true;
     const std::int64_t max_steps = parts_.loop.max_steps;
     if (finished && !(max_steps > 0 && state_.planned_step >= max_steps)) state_.request_stop(StopReason::early_stopping);
-    const std::vector<MetricSpec>& metrics = parts_.task->metrics(Pass::evaluation);
+    const std::vector<TaskMetric>& metrics = parts_.task->metrics(TaskPass::evaluation);
     if (auto test = last_figures(summary_.earlier_epochs_json, metrics, "test")) {
       summary_.final_test_loss = test->first;
       summary_.final_test = test->second;

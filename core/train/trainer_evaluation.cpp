@@ -20,7 +20,7 @@ EpochMetrics Trainer::finish_epoch(const EpochTotals& totals) {
   m.lr = state_.lr;
   m.phases = totals.phases;
   m.train_loss = totals.seen > 0 ? totals.loss_sum / totals.seen : 0;
-  m.train = parts_.task->metric_values(Pass::training, totals.statistics, totals.seen);
+  m.train = parts_.task->metric_values(TaskPass::training, totals.statistics, totals.seen);
   m.samples = static_cast<std::int64_t>(totals.seen);
   // A resumed epoch's first part was trained (and timed) before.
   const double trained_now = totals.seen - double(state_.partial_sums.seen);

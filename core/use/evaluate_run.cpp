@@ -126,7 +126,7 @@ EvaluateResult evaluate_run(const EvaluateRequest& request, std::ostream& log) {
   EvaluateOptions options;
   options.flip = request.flip;
   std::optional<ClassRecords> records;
-  if (task->target_kind() == TargetKind::class_index) {
+  if (task->target_kind() == DatasetTargets::class_index) {
     records.emplace(task->model_outputs(), t.plan.device);
     options.on_batch = [&records](const at::Tensor& outputs, const at::Tensor& targets) { records->add(outputs, targets); };
   }

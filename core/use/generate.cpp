@@ -49,7 +49,7 @@ data::Dataset one_window(const RunClasses& classes) {
   data::Dataset d;
   d.images = at::zeros({1, classes.sample_shape.at(0)}, at::TensorOptions().dtype(at::kLong));
   d.labels = d.images.clone();
-  d.target_kind = data::TargetKind::next_token;
+  d.target_kind = DatasetTargets::next_token;
   d.num_classes = classes.num_classes;
   d.class_names = classes.names;
   d.sample_shape = classes.sample_shape;

@@ -131,7 +131,7 @@ std::vector<ImagePrediction> predict_images(const PredictRequest& request, std::
   TrainedRun t = plan_trained_run(request.source, std::move(files));
   const ValidatedRun& run = t.run;
   const Experiment& e = run.experiment;
-  if (run.task->target_kind != TargetKind::class_index)
+  if (run.task->target_kind != DatasetTargets::class_index)
     throw ConfigError("predict: task '" + run.task->name + "' does not learn one class per image; `plugtrain evaluate` "
                       "measures any task");
   if (run.dataset && run.dataset->has_fields())

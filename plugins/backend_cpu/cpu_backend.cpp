@@ -25,17 +25,17 @@ std::string instruction_set() {
 
 class CpuBackend final : public Backend {
  public:
-  void capabilities(CapabilitiesSink& out) const override {
+  Capabilities capabilities() const override {
     Capabilities c;
     c.device_type = "cpu";
     c.host_cpu = true;
     c.priority = 0;  // the fallback: any accelerator that is usable comes first
     c.strategies = {Strategy::single, Strategy::dp, Strategy::ddp};
     c.collective = "gloo";
-    report(out, c);
+    return c;
   }
 
-  void probe(ProbeSink& out) override {
+  ProbeResult probe() override {
     const SystemMemory mem = system_memory();
     DeviceInfo cpu;
     cpu.index = 0;
@@ -50,10 +50,10 @@ class CpuBackend final : public Backend {
     result.message = std::to_string(logical_cores()) + " cores, " + std::to_string(at::get_num_threads()) +
                      " intra-op threads";
     result.devices.push_back(std::move(cpu));
-    report(out, result);
+    return result;
   }
 
-  void loader_config(const std::vector<int>&, LoaderSink& out) override {
+  LoaderConfig loader_config(const std::vector<int>&) override {
     // The original guides' CPU row: no workers, no pinned memory. Batches are gathered on
     // the training thread (prefetch 0): LibTorch's intra-op threads already use every core,
     // and a background producer only competes with them (measured by
@@ -64,11 +64,11 @@ class CpuBackend final : public Backend {
     c.non_blocking = false;
     c.prefetch_depth = 0;
     c.why = "CPU: batches gathered on the training thread; no pinned memory or async copies needed";
-    report(out, c);
+    return c;
   }
 
-  void plan_multi_device(Strategy strategy, const std::vector<int>& devices, PlanSink& out) override {
-    report(out, plan_for(strategy, devices));
+  MultiDevicePlan plan_multi_device(Strategy strategy, const std::vector<int>& devices) override {
+    return plan_for(strategy, devices);
   }
 
   // ddp on the CPU: one process per "device", each with its share of the cores, gradients
@@ -96,7 +96,7 @@ class CpuBackend final : public Backend {
     return plan;
   }
 
-  void memory(int, MemorySink& out) override {
+  MemoryInfo memory(int) override {
     const SystemMemory sys = system_memory();
     const ProcessMemory proc = process_memory();
     MemoryInfo m;
@@ -105,7 +105,7 @@ class CpuBackend final : public Backend {
     m.process_used_bytes = proc.resident_bytes;
     m.process_peak_bytes = proc.peak_resident_bytes;
     m.note = "system RAM; process figures are resident set size";
-    report(out, m);
+    return m;
   }
 
   void release_cached_memory(int) override { trim_heap(); }

@@ -15,7 +15,7 @@ namespace plugtrain::cuda {
 
 class CudaBackend final : public Backend {
  public:
-  void capabilities(CapabilitiesSink& out) const override {
+  Capabilities capabilities() const override {
     Capabilities c;
     c.device_type = "cuda";
     c.priority = 200;
@@ -23,10 +23,10 @@ class CudaBackend final : public Backend {
     c.collective = "nccl";  // offered through extension() (cuda_collective.cpp); Gloo when built without NCCL
     c.visible_devices_variable = "CUDA_VISIBLE_DEVICES";
     c.profiler_activity = "cuda";
-    report(out, c);
+    return c;
   }
 
-  void probe(ProbeSink& out) override { report(out, probe_devices()); }
+  ProbeResult probe() override { return probe_devices(); }
 
   static ProbeResult probe_devices() {
     const CudaRuntime& runtime = cuda_runtime();
@@ -35,7 +35,7 @@ class CudaBackend final : public Backend {
     return probe_cuda_driver(runtime.runtime_version());
   }
 
-  void loader_config(const std::vector<int>& devices, LoaderSink& out) override {
+  LoaderConfig loader_config(const std::vector<int>& devices) override {
     // The original guides: at least one background worker (more with more devices), pinned
     // host memory, asynchronous copies, and the next batch copied on a side stream so the
     // GPU does not wait for data.
@@ -45,11 +45,11 @@ class CudaBackend final : public Backend {
     c.non_blocking = true;
     c.prefetch_depth = 2;
     c.why = "CUDA: background batch preparation, pinned memory, non_blocking copies on a side stream";
-    report(out, c);
+    return c;
   }
 
-  void plan_multi_device(Strategy strategy, const std::vector<int>& devices, PlanSink& out) override {
-    report(out, plan_for(strategy, devices));
+  MultiDevicePlan plan_multi_device(Strategy strategy, const std::vector<int>& devices) override {
+    return plan_for(strategy, devices);
   }
 
   static MultiDevicePlan plan_for(Strategy strategy, const std::vector<int>& devices) {
@@ -86,7 +86,7 @@ class CudaBackend final : public Backend {
     return plan;
   }
 
-  void memory(int device, MemorySink& out) override { report(out, memory_of(device)); }
+  MemoryInfo memory(int device) override { return memory_of(device); }
 
   static MemoryInfo memory_of(int device) {
     const CudaRuntime& runtime = cuda_runtime();

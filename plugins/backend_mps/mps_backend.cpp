@@ -24,17 +24,17 @@ std::optional<std::uint64_t> unified_memory_bytes() {
 
 class MpsBackend final : public Backend {
  public:
-  void capabilities(CapabilitiesSink& out) const override {
+  Capabilities capabilities() const override {
     Capabilities c;
     c.device_type = "mps";
     c.float64 = false;  // Metal has no float64
     c.priority = 100;
     c.strategies = {Strategy::single};  // one GPU, no collective
     c.collective = "none";
-    report(out, c);
+    return c;
   }
 
-  void probe(ProbeSink& out) override {
+  ProbeResult probe() override {
     const PlatformFacts facts = current_platform();
     ProbeResult result = mps_availability(facts);
     if (result.usable()) {
@@ -49,30 +49,30 @@ class MpsBackend final : public Backend {
       if (recommended > 0) gpu.details["recommended max"] = std::to_string(recommended >> 20) + " MiB";
       result.devices.push_back(std::move(gpu));
     }
-    report(out, result);
+    return result;
   }
 
-  void loader_config(const std::vector<int>&, LoaderSink& out) override {
+  LoaderConfig loader_config(const std::vector<int>&) override {
     LoaderConfig c;
     c.workers = 0;
     c.pin_memory = false;  // MPS has no pinned memory
     c.non_blocking = false;
     c.prefetch_depth = 1;
     c.why = "MPS: no background workers and no pinned memory (unsupported on MPS)";
-    report(out, c);
+    return c;
   }
 
-  void plan_multi_device(Strategy strategy, const std::vector<int>& devices, PlanSink& out) override {
+  MultiDevicePlan plan_multi_device(Strategy strategy, const std::vector<int>& devices) override {
     MultiDevicePlan plan;
     plan.strategy = Strategy::single;
     plan.devices = {0};
     plan.collective = "none";
     if (devices.size() > 1 || strategy != Strategy::single)
       plan.warnings.push_back("MPS has one device and no DDP: training on mps:0 alone");
-    report(out, plan);
+    return plan;
   }
 
-  void memory(int, MemorySink& out) override {
+  MemoryInfo memory(int) override {
     MemoryInfo m;
     m.total_bytes = unified_memory_bytes();
     m.free_bytes = std::nullopt;
@@ -81,7 +81,7 @@ class MpsBackend final : public Backend {
       m.reserved_bytes = at::detail::getMPSHooks().getDriverAllocatedMemory();        // held by Metal for us
     }
     m.note = "unified memory shared with the CPU: free is unknowable";
-    report(out, m);
+    return m;
   }
 
   void release_cached_memory(int) override {

@@ -36,7 +36,7 @@ DatasetRead read_of(const data::DatasetPair& pair, std::string source) {
   DatasetRead r;
   r.train = split_of(pair.train);
   r.test = split_of(pair.test);
-  r.targets = static_cast<DatasetTargets>(int(pair.train.target_kind));  // the SDK keeps TargetKind's order
+  r.targets = static_cast<DatasetTargets>(int(pair.train.target_kind));  // the SDK keeps DatasetTargets's order
   r.num_classes = pair.train.num_classes;
   r.class_names = pair.train.class_names;
   r.source = std::move(source);
@@ -104,7 +104,7 @@ DatasetRead read_images(const plugtrain::DatasetQuery& query, bool tiny_imagenet
 }
 
 DatasetRead read_synthetic(const plugtrain::DatasetQuery& query, const plugtrain::Options& options) {
-  const data::TargetKind kind = data::target_kind_of(query.task_targets()).value_or(data::TargetKind::class_index);
+  const DatasetTargets kind = data::target_kind_of(query.task_targets()).value_or(DatasetTargets::class_index);
   return read_of(data::make_synthetic(options.integers("shape"), options.integer("classes"), options.integer("train_size"),
                                       options.integer("test_size"), query.seed(), kind),
                  "synthetic");

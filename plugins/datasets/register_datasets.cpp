@@ -42,7 +42,8 @@ void add(plugtrain::Registrar& host, DatasetSpec s, std::vector<OptionRule> rule
          std::function<DatasetRead(const DatasetQuery&, const Options&)> read, DatasetPathCheck check) {
   s.read = std::move(read);
   s.check = std::move(check);
-  plugtrain::add_dataset(host, s, rules);
+  s.rules = std::move(rules);
+  host.add_dataset(std::move(s));
 }
 
 // Windows of tokens for the language_model task (readers/text_corpus.h).

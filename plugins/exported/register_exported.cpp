@@ -17,7 +17,7 @@ void register_exported(plugtrain::Registrar& host) {
   spec.options = {{"file", plugtrain::OptionType::string, std::string(),
                    "the .pt2 archive torch.export.save wrote (python/export_model.py); relative to the working folder"}};
   spec.batch_factory = make_exported;
-  plugtrain::add_model(host, spec);
+  host.add_model(spec);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ namespace {
 
 void register_sets(plugtrain::Registrar& host) {
   for (auto* sets : {&fashion_mnist_tasks::strip_and_pair_sets, &fashion_mnist_tasks::rotation_and_mask_sets})
-    for (const fashion_mnist_tasks::TaskSet& set : (*sets)()) plugtrain::add_dataset(host, set.spec, set.rules);
+    for (const plugtrain::DatasetSpec& set : (*sets)()) host.add_dataset(set);
 }
 
 }  // namespace

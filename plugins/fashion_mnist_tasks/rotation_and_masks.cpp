@@ -15,14 +15,14 @@ std::pair<at::Tensor, at::Tensor> draw(const Split& split, std::int64_t n, at::G
   return {split.images.index_select(0, items).to(at::kFloat).div_(255), split.labels.index_select(0, items)};
 }
 
-TaskSet rotation() {
-  TaskSet set = task_set(
-      "fashion-mnist-rotation",
-      "a Fashion-MNIST item rotated about its centre (bilinear); the angle in degrees, counter-clockwise",
-      DatasetTargets::real, 30000, 3000,
-      {{"max_degrees", OptionType::real, 45.0, "angles are drawn uniformly from [-max_degrees, max_degrees]"}},
-      {OptionRule("max_degrees").above(0).at_most(180)});
-  set.spec.read = [](const DatasetQuery& query, const Options& options) {
+DatasetSpec rotation() {
+  DatasetSpec set =
+      task_set("fashion-mnist-rotation",
+               "a Fashion-MNIST item rotated about its centre (bilinear); the angle in degrees, counter-clockwise",
+               DatasetTargets::real, 30000, 3000,
+               {{"max_degrees", OptionType::real, 45.0, "angles are drawn uniformly from [-max_degrees, max_degrees]"}},
+               {OptionRule("max_degrees").above(0).at_most(180)});
+  set.read = [](const DatasetQuery& query, const Options& options) {
     const double most = options.real("max_degrees");
     const auto make = [&](const Split& s, std::int64_t n, at::Generator& gen) {
       auto [images, labels] = draw(s, n, gen);
@@ -43,14 +43,15 @@ TaskSet rotation() {
   return set;
 }
 
-TaskSet masks() {
-  TaskSet set = task_set("fashion-mnist-masks",
-                         "a Fashion-MNIST item and its mask: its own pixels (above the threshold) take its class + 1, "
-                         "the background 0 (11 classes)",
-                         DatasetTargets::pixel_class, 60000, 10000,
-                         {{"threshold", OptionType::real, 0.1, "a pixel brighter than this (of 1) belongs to the item"}},
-                         {OptionRule("threshold").above(0).below(1)});
-  set.spec.read = [](const DatasetQuery& query, const Options& options) {
+DatasetSpec masks() {
+  DatasetSpec set =
+      task_set("fashion-mnist-masks",
+               "a Fashion-MNIST item and its mask: its own pixels (above the threshold) take its class + 1, "
+               "the background 0 (11 classes)",
+               DatasetTargets::pixel_class, 60000, 10000,
+               {{"threshold", OptionType::real, 0.1, "a pixel brighter than this (of 1) belongs to the item"}},
+               {OptionRule("threshold").above(0).below(1)});
+  set.read = [](const DatasetQuery& query, const Options& options) {
     const double threshold = options.real("threshold");
     const auto make = [&](const Split& s, std::int64_t n, at::Generator& gen) {
       auto [images, labels] = draw(s, n, gen);
@@ -70,6 +71,6 @@ TaskSet masks() {
 
 }  // namespace
 
-std::vector<TaskSet> rotation_and_mask_sets() { return {rotation(), masks()}; }
+std::vector<DatasetSpec> rotation_and_mask_sets() { return {rotation(), masks()}; }
 
 }  // namespace fashion_mnist_tasks

@@ -19,14 +19,14 @@ DatasetReadSplit side_by_side(const Split& split, std::int64_t n, std::int64_t s
   return out;
 }
 
-TaskSet strips() {
-  TaskSet set = task_set(
-      "fashion-mnist-strips",
-      "strips of 1 to max_items Fashion-MNIST items side by side (28 x 28 max_items); their classes in order",
-      DatasetTargets::sequence, 20000, 2000,
-      {{"max_items", OptionType::integer, std::int64_t(8), "most items in a strip (the width is 28 x this)"}},
-      {OptionRule("max_items").at_least(1).at_most(32)});
-  set.spec.read = [](const DatasetQuery& query, const Options& options) {
+DatasetSpec strips() {
+  DatasetSpec set =
+      task_set("fashion-mnist-strips",
+               "strips of 1 to max_items Fashion-MNIST items side by side (28 x 28 max_items); their classes in order",
+               DatasetTargets::sequence, 20000, 2000,
+               {{"max_items", OptionType::integer, std::int64_t(8), "most items in a strip (the width is 28 x this)"}},
+               {OptionRule("max_items").at_least(1).at_most(32)});
+  set.read = [](const DatasetQuery& query, const Options& options) {
     const std::int64_t slots = options.integer("max_items");
     const auto make = [&](const Split& s, std::int64_t n, at::Generator& gen) {
       const at::Tensor count = at::randint(1, slots + 1, {n}, gen, at::kLong);
@@ -40,11 +40,12 @@ TaskSet strips() {
   return set;
 }
 
-TaskSet pairs() {
-  TaskSet set = task_set("fashion-mnist-pairs",
-                         "two Fashion-MNIST items side by side (28 x 56); both classes (one when they are the same)",
-                         DatasetTargets::multi_hot, 30000, 3000);
-  set.spec.read = [](const DatasetQuery& query, const Options& options) {
+DatasetSpec pairs() {
+  DatasetSpec set =
+      task_set("fashion-mnist-pairs",
+               "two Fashion-MNIST items side by side (28 x 56); both classes (one when they are the same)",
+               DatasetTargets::multi_hot, 30000, 3000);
+  set.read = [](const DatasetQuery& query, const Options& options) {
     const auto make = [](const Split& s, std::int64_t n, at::Generator& gen) {
       DatasetReadSplit split = side_by_side(s, n, 2, at::ones({n, 2}, at::kBool), gen);
       split.targets = at::one_hot(split.targets, 10).amax(1).to(at::kFloat);
@@ -57,6 +58,6 @@ TaskSet pairs() {
 
 }  // namespace
 
-std::vector<TaskSet> strip_and_pair_sets() { return {strips(), pairs()}; }
+std::vector<DatasetSpec> strip_and_pair_sets() { return {strips(), pairs()}; }
 
 }  // namespace fashion_mnist_tasks

@@ -1,4 +1,4 @@
-// What the bundled data-sets plugin's sets share: each set's spec with its rules, and drawing
+// What the bundled data-sets plugin's sets share: each set's spec (with its rules), and drawing
 // both splits of Fashion-MNIST with generators seeded by experiment.seed.
 #pragma once
 
@@ -13,13 +13,8 @@
 
 namespace fashion_mnist_tasks {
 
-struct TaskSet {
-  plugtrain::DatasetSpec spec;
-  std::vector<plugtrain::OptionRule> rules;
-};
-
-std::vector<TaskSet> strip_and_pair_sets();   // strips_and_pairs.cpp
-std::vector<TaskSet> rotation_and_mask_sets();  // rotation_and_masks.cpp
+std::vector<plugtrain::DatasetSpec> strip_and_pair_sets();     // strips_and_pairs.cpp
+std::vector<plugtrain::DatasetSpec> rotation_and_mask_sets();  // rotation_and_masks.cpp
 
 using plugtrain::DatasetQuery;
 using plugtrain::DatasetRead;
@@ -50,16 +45,16 @@ inline DatasetRead both_splits(const DatasetQuery& query, const Options& options
 
 // A set whose options are its sample counts (train_size, test_size: `train`, `test` by
 // default) and `extra`, with their rules; the caller gives it its reader.
-inline TaskSet task_set(std::string name, std::string description, DatasetTargets targets, std::int64_t train,
-                        std::int64_t test, std::vector<plugtrain::OptionSpec> extra = {},
-                        std::vector<OptionRule> extra_rules = {}) {
-  TaskSet set;
-  set.spec.name = std::move(name);
-  set.spec.description = std::move(description);
-  set.spec.targets = targets;
-  set.spec.options = {{"train_size", OptionType::integer, train, "training samples drawn"},
-                      {"test_size", OptionType::integer, test, "test samples drawn"}};
-  set.spec.options.insert(set.spec.options.end(), extra.begin(), extra.end());
+inline DatasetSpec task_set(std::string name, std::string description, DatasetTargets targets, std::int64_t train,
+                            std::int64_t test, std::vector<plugtrain::OptionSpec> extra = {},
+                            std::vector<OptionRule> extra_rules = {}) {
+  DatasetSpec set;
+  set.name = std::move(name);
+  set.description = std::move(description);
+  set.targets = targets;
+  set.options = {{"train_size", OptionType::integer, train, "training samples drawn"},
+                 {"test_size", OptionType::integer, test, "test samples drawn"}};
+  set.options.insert(set.options.end(), extra.begin(), extra.end());
   set.rules = {OptionRule("train_size").at_least(1).at_most(1e7), OptionRule("test_size").at_least(1).at_most(1e7)};
   set.rules.insert(set.rules.end(), extra_rules.begin(), extra_rules.end());
   return set;

@@ -191,7 +191,7 @@ std::unique_ptr<Sender> MlflowLogger::make_sender(SendPlan plan) {
                                   [this](const std::string& line) { say(line); });
 }
 
-void MlflowLogger::log(const LoggedFigures& figures) {
+void MlflowLogger::log(const LoggedMetrics& figures) {
   if (mode_ != Mode::training || journal_failed_) return;
   try {
     const std::int64_t step = figures.step();

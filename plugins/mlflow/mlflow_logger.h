@@ -33,7 +33,7 @@ class MlflowLogger final : public Logger {
   ~MlflowLogger() override;
 
   void start(const LoggedRun& run) override;
-  void log(const LoggedFigures& figures) override;
+  void log(const LoggedMetrics& figures) override;
   void artifact(const std::string& path, const std::string& name) override;
   void finish(RunEnd end) override;
   std::string state() const override;

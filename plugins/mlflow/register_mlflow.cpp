@@ -131,8 +131,9 @@ plugtrain::LoggerSpec mlflow_spec() {
 }
 
 void register_mlflow(plugtrain::Registrar& host) {
-  plugtrain::add_logger(host, mlflow_spec(),
-                        {OptionRule("timeout_seconds").above(0), OptionRule("flush_seconds").at_least(0)});
+  plugtrain::LoggerSpec spec = mlflow_spec();
+  spec.rules = {OptionRule("timeout_seconds").above(0), OptionRule("flush_seconds").at_least(0)};
+  host.add_logger(std::move(spec));
 }
 
 }  // namespace

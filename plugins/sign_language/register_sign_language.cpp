@@ -38,14 +38,16 @@ void register_datasets(plugtrain::Registrar& host) {
     options.max_videos = o.integer("max_videos");
     return sign_language::read_ce_csl(query.path(), options);
   };
-  plugtrain::add_dataset(host, spec,
-                         {OptionRule("test_split").one_of({"test", "dev"}), OptionRule("frames").at_least(1).at_most(1024),
-                          OptionRule("height").at_least(4).at_most(1024), OptionRule("width").at_least(4).at_most(1024),
-                          OptionRule("max_videos").at_least(0)});
+  spec.rules = {OptionRule("test_split").one_of({"test", "dev"}), OptionRule("frames").at_least(1).at_most(1024),
+                OptionRule("height").at_least(4).at_most(1024), OptionRule("width").at_least(4).at_most(1024),
+                OptionRule("max_videos").at_least(0)};
+  host.add_dataset(std::move(spec));
 }
 
 void register_plugin(plugtrain::Registrar& host) {
-  plugtrain::add_model(host, sign_language::tfnet_lite_spec(), sign_language::tfnet_lite_rules());
+  plugtrain::ModelSpec tfnet = sign_language::tfnet_lite_spec();
+  tfnet.rules = sign_language::tfnet_lite_rules();
+  host.add_model(std::move(tfnet));
   register_datasets(host);
 }
 

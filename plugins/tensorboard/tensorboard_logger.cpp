@@ -24,9 +24,9 @@ class TensorBoardLogger final : public Logger {
     writer_ = std::make_unique<TensorBoardWriter>(std::filesystem::path(run.folder()) / folder_);
   }
 
-  void log(const LoggedFigures& figures) override {
+  void log(const LoggedMetrics& figures) override {
     if (!writer_) return;
-    const std::int64_t at = figures.kind() == FiguresKind::epoch ? figures.epoch() : figures.step();
+    const std::int64_t at = figures.kind() == MetricsKind::epoch ? figures.epoch() : figures.step();
     for (std::size_t i = 0; i < figures.size(); ++i) writer_->add_scalar(figures.key(i), figures.value(i), at);
     writer_->flush();
   }
@@ -42,12 +42,12 @@ class TensorBoardLogger final : public Logger {
 };
 
 void register_tensorboard(Registrar& host) {
-  add_logger(host,
-             {"tensorboard",
-              "TensorBoard event files in the run folder: step figures by step, epoch figures by epoch",
-              {{"folder", OptionType::string, std::string("tensorboard"), "the event files' folder in the run folder"}},
-              [](const Options& o) { return std::make_unique<TensorBoardLogger>(o.string("folder")); },
-              /*takes_files=*/false});
+  host.add_logger(
+      {"tensorboard",
+       "TensorBoard event files in the run folder: step metrics by step, epoch metrics by epoch",
+       {{"folder", OptionType::string, std::string("tensorboard"), "the event files' folder in the run folder"}},
+       [](const Options& o) { return std::make_unique<TensorBoardLogger>(o.string("folder")); },
+       /*takes_files=*/false});
 }
 
 }  // namespace

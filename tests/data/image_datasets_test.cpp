@@ -207,7 +207,6 @@ const RegisteredDataset& bundled_dataset(const std::string& name) {
 DataOptions options_for(const RegisteredDataset& d) {
   DataOptions o;
   o.dataset = &d.spec;
-  o.reader = &d.reader;
   o.plugin = d.plugin;
   std::map<std::string, OptionValue> defaults;
   for (const auto& option : d.spec.options) defaults[option.name] = option.default_value;

@@ -74,7 +74,7 @@ TEST(TextCorpus, TheLoaderGathersTheWindowsItsSamplesName) {
   const at::Tensor stream = at::arange(50, at::kLong);
   d.images = stream.as_strided({40, 10}, {1, 1});
   d.labels = stream.as_strided({40, 10}, {1, 1}, 1);
-  d.target_kind = data::TargetKind::next_token;
+  d.target_kind = DatasetTargets::next_token;
   d.num_classes = 50;
   d.sample_shape = {10};
   data::BatchLoader loader(d, 16, /*shuffle=*/true, data::AugmentOptions{}, LoaderConfig{}, at::kCPU, /*seed=*/3);

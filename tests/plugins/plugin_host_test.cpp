@@ -194,11 +194,11 @@ namespace plugin_host_test {
 // its plugin never registered. The host says so when it first asks, naming the plugin.
 class UnparsableDeviceBackend final : public Backend {
  public:
-  void capabilities(CapabilitiesSink& out) const override { out.device_type("emu2"); }
-  void probe(ProbeSink& out) override { report(out, {ProbeCode::usable, "", {DeviceInfo{}}}); }
-  void loader_config(const std::vector<int>&, LoaderSink&) override {}
-  void plan_multi_device(Strategy, const std::vector<int>&, PlanSink&) override {}
-  void memory(int, MemorySink&) override {}
+  Capabilities capabilities() const override { return Capabilities{"emu2"}; }
+  ProbeResult probe() override { return {ProbeCode::usable, "", {DeviceInfo{}}}; }
+  LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
+  MultiDevicePlan plan_multi_device(Strategy, const std::vector<int>&) override { return {}; }
+  MemoryInfo memory(int) override { return {}; }
 };
 
 TEST(PluginHost, ADeviceTypeLibTorchCannotParseIsRefusedWithTheReason) {
@@ -217,11 +217,11 @@ TEST(PluginHost, ADeviceTypeLibTorchCannotParseIsRefusedWithTheReason) {
 class TypedBackend final : public Backend {
  public:
   explicit TypedBackend(std::string type) : type_(std::move(type)) {}
-  void capabilities(CapabilitiesSink& out) const override { out.device_type(type_); }
-  void probe(ProbeSink& out) override { report(out, {ProbeCode::usable, "", {DeviceInfo{}}}); }
-  void loader_config(const std::vector<int>&, LoaderSink&) override {}
-  void plan_multi_device(Strategy, const std::vector<int>&, PlanSink&) override {}
-  void memory(int, MemorySink&) override {}
+  Capabilities capabilities() const override { return Capabilities{type_}; }
+  ProbeResult probe() override { return {ProbeCode::usable, "", {DeviceInfo{}}}; }
+  LoaderConfig loader_config(const std::vector<int>&) override { return {}; }
+  MultiDevicePlan plan_multi_device(Strategy, const std::vector<int>&) override { return {}; }
+  MemoryInfo memory(int) override { return {}; }
 
  private:
   std::string type_;

@@ -115,8 +115,8 @@ TEST(Cli, BadPluginsOnTheEnvironmentPathAreListedAndExitIsStillZero) {
   const nlohmann::json* bad_abi = plugin_named(j, "badabi");
   ASSERT_NE(bad_abi, nullptr) << r.out;
   EXPECT_EQ(bad_abi->at("status"), "refused");
-  EXPECT_EQ(bad_abi->at("reason"),
-            "built against SDK 5.0; this host speaks SDK " + j.at("sdk_abi").get<std::string>() + ": update plugtrain");
+  EXPECT_EQ(bad_abi->at("reason"), "built against SDK 6.0; this host takes SDK " + j.at("sdk_abi").get<std::string>() +
+                                       " plugins only: update plugtrain");
   const nlohmann::json* not_a_plugin = plugin_named(j, "test_not_a_plugin.so");
   ASSERT_NE(not_a_plugin, nullptr) << r.out;
   EXPECT_EQ(not_a_plugin->at("status"), "refused");

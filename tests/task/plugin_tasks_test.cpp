@@ -67,18 +67,18 @@ TEST(PluginTasks, FocalWithGammaZeroIsCrossEntropyThroughTheAdapter) {
   const PluginHost host(search);
   const RegisteredTask* entry = host.tasks().find("focal");
   ASSERT_NE(entry, nullptr);
-  const TaskDefinition definition = definition_from_plugin(entry->spec, entry->rules, entry->plugin);
+  const TaskDefinition definition = definition_from_plugin(entry->spec, entry->plugin);
   const std::unique_ptr<Task> task = definition.factory({4, {}, {}}, Options({{"gamma", 0.0}}));
   at::manual_seed(0);
   const at::Tensor outputs = at::randn({16, 4});
   const at::Tensor targets = at::randint(0, 4, {16}, at::kLong);
   EXPECT_NEAR(task->loss(outputs, targets).item<double>(), at::cross_entropy_loss(outputs, targets).item<double>(),
               1e-6);
-  const at::Tensor stats = task->statistics(Pass::evaluation, outputs, targets);
-  ASSERT_EQ(stats.numel(), task->statistics_size(Pass::evaluation));
+  const at::Tensor stats = task->statistics(TaskPass::evaluation, outputs, targets);
+  ASSERT_EQ(stats.numel(), task->statistics_size(TaskPass::evaluation));
   std::vector<double> totals(stats.numel());
   for (std::int64_t i = 0; i < stats.numel(); ++i) totals[i] = stats[i].item<double>();
-  const std::vector<MetricValue> values = task->metric_values(Pass::evaluation, totals, 16);
+  const std::vector<MetricValue> values = task->metric_values(TaskPass::evaluation, totals, 16);
   ASSERT_EQ(values.size(), 3u);
   EXPECT_EQ(values[0].name, "accuracy");
   EXPECT_NEAR(values[0].value, (outputs.argmax(1) == targets).sum().item<double>() / 16, 1e-9);

@@ -25,7 +25,7 @@ std::unique_ptr<Task> task_named(const std::string& name, const TaskInputs& inpu
 }
 
 // A pass's metrics over `outputs` and `targets` fed in two batches.
-std::vector<MetricValue> in_two_batches(const Task& task, Pass pass, const at::Tensor& outputs,
+std::vector<MetricValue> in_two_batches(const Task& task, TaskPass pass, const at::Tensor& outputs,
                                         const at::Tensor& targets, std::vector<double>* totals_out = nullptr) {
   const std::int64_t n = outputs.size(0), half = n / 2;
   const at::Tensor sums =
@@ -57,7 +57,7 @@ TEST(Tasks, ClassificationIsCrossEntropyWithSmoothingAndWeightsAndCountsTop1Top5
   EXPECT_NEAR(task->loss(logits, targets).item<double>(), expected.item<double>(), 1e-6);
 
   std::vector<double> totals;
-  const auto metrics = in_two_batches(*task, Pass::evaluation, logits, targets, &totals);
+  const auto metrics = in_two_batches(*task, TaskPass::evaluation, logits, targets, &totals);
   const at::Tensor predicted = logits.argmax(1);
   EXPECT_NEAR(value_of(metrics, "accuracy"), predicted.eq(targets).to(at::kDouble).mean().item<double>(), 1e-12);
   const at::Tensor top5 = std::get<1>(logits.topk(5, 1)).eq(targets.unsqueeze(1)).any(1);
@@ -71,7 +71,7 @@ TEST(Tasks, ClassificationIsCrossEntropyWithSmoothingAndWeightsAndCountsTop1Top5
                 1e-12)
         << v.name;
   }
-  EXPECT_NEAR(value_of(in_two_batches(*task, Pass::training, logits, targets), "accuracy"),
+  EXPECT_NEAR(value_of(in_two_batches(*task, TaskPass::training, logits, targets), "accuracy"),
               value_of(metrics, "accuracy"), 1e-12);
 }
 
@@ -97,7 +97,7 @@ TEST(Tasks, RegressionLossesAndMaeRmseAndR2AreSklearns) {
     EXPECT_NEAR(task->loss(outputs, targets).item<double>(), reference.item<double>(), 1e-6) << loss;
   }
   auto task = task_named("regression", {0, {3}, {}});
-  const auto metrics = in_two_batches(*task, Pass::evaluation, outputs, targets);
+  const auto metrics = in_two_batches(*task, TaskPass::evaluation, outputs, targets);
   const at::Tensor e = (outputs - targets).to(at::kDouble), y = targets.to(at::kDouble);
   EXPECT_NEAR(value_of(metrics, "mae"), e.abs().mean().item<double>(), 1e-6);
   EXPECT_NEAR(value_of(metrics, "rmse"), e.square().mean().sqrt().item<double>(), 1e-6);
@@ -114,7 +114,7 @@ TEST(Tasks, MultilabelMeanAveragePrecisionIsSklearnsWithinItsBinsAndF1IsMicro) {
   auto task = task_named("multilabel", {labels, {labels}, {}});
   EXPECT_NEAR(task->loss(logits, targets).item<double>(),
               at::binary_cross_entropy_with_logits(logits, targets).item<double>(), 1e-6);
-  const auto metrics = in_two_batches(*task, Pass::evaluation, logits, targets);
+  const auto metrics = in_two_batches(*task, TaskPass::evaluation, logits, targets);
   // sklearn's average_precision_score per label: sum over thresholds of (R_k - R_{k-1}) P_k.
   double map = 0;
   for (std::int64_t l = 0; l < labels; ++l) {
@@ -140,7 +140,7 @@ TEST(Tasks, SegmentationSkipsTheIgnoreIndexAndMeasuresPixelAccuracyAndMeanIou) {
   auto task = task_named("segmentation", {classes, {8, 8}, {}});
   EXPECT_NEAR(task->loss(logits, targets).item<double>(),
               at::cross_entropy_loss(logits, targets, {}, at::Reduction::Mean, 255).item<double>(), 1e-6);
-  const auto metrics = in_two_batches(*task, Pass::evaluation, logits, targets);
+  const auto metrics = in_two_batches(*task, TaskPass::evaluation, logits, targets);
   const at::Tensor counted = targets.ne(255), predicted = logits.argmax(1);
   EXPECT_NEAR(value_of(metrics, "pixel_accuracy"),
               predicted.eq(targets).logical_and(counted).sum().item<double>() / counted.sum().item<double>(), 1e-12);
@@ -169,9 +169,9 @@ TEST(Tasks, SequenceIsCtcWithTheBlankLastAndMeasuresEditDistancesOfTheGreedyDeco
       scores_for({{1, 1, blank, 2}, {3, blank, 3, 0}, {blank, blank, blank, blank}}, classes + 1);
   const at::Tensor targets = at::tensor({1, 2, -1, 3, 0, -1, 2, -1, -1}, at::kLong).view({3, 3});
   const auto metrics = task->metric_values(
-      Pass::evaluation,
+      TaskPass::evaluation,
       [&] {
-        const at::Tensor s = task->statistics(Pass::evaluation, outputs, targets);
+        const at::Tensor s = task->statistics(TaskPass::evaluation, outputs, targets);
         return std::vector<double>(s.data_ptr<double>(), s.data_ptr<double>() + s.numel());
       }(),
       3);
@@ -187,7 +187,7 @@ TEST(Tasks, SequenceIsCtcWithTheBlankLastAndMeasuresEditDistancesOfTheGreedyDeco
   // The blank first: class c is output c + 1.
   auto first = task_named("sequence", {classes, {3}, {}}, {{"blank", std::int64_t(0)}});
   const at::Tensor shifted = scores_for({{2, 2, 0, 3}, {4, 0, 4, 1}, {0, 0, 0, 0}}, classes + 1);
-  const at::Tensor s = first->statistics(Pass::training, shifted, targets);
+  const at::Tensor s = first->statistics(TaskPass::training, shifted, targets);
   EXPECT_EQ(s[0].item<double>(), 2.0) << "the same decodings";
   EXPECT_NEAR(first->loss(shifted, targets).item<double>(),
               at::ctc_loss(shifted.log_softmax(2).transpose(0, 1), (targets + 1).clamp_min(0),
@@ -206,10 +206,11 @@ TEST(Tasks, SequenceReadsOnlyEachSamplesStepsWhenTheModelGivesTheirLengths) {
   const at::Tensor targets = at::tensor({1, 2, -1, 3, 0, -1, 2, 1, -1}, at::kLong).view({3, 3});
   const at::Tensor lengths = at::tensor({4, 2, 3}, at::kLong);
   const TensorMap more = {{"output_lengths", lengths}};
-  const at::Tensor s = task->statistics(Pass::evaluation, outputs, targets, more);
+  const at::Tensor s = task->statistics(TaskPass::evaluation, outputs, targets, more);
   EXPECT_EQ(s[0].item<double>(), 0.0) << "every sample decodes exactly within its steps";
   EXPECT_EQ(s[4].item<double>(), 3.0);
-  EXPECT_GT(task->statistics(Pass::evaluation, outputs, targets)[0].item<double>(), 0.0) << "all steps read: errors";
+  EXPECT_GT(task->statistics(TaskPass::evaluation, outputs, targets)[0].item<double>(), 0.0)
+      << "all steps read: errors";
   const at::Tensor reference = at::ctc_loss(outputs.log_softmax(2).transpose(0, 1), targets.clamp_min(0), lengths,
                                             at::tensor({2, 2, 2}, at::kLong), blank, at::Reduction::Mean, true);
   EXPECT_NEAR(task->loss(outputs, targets, more).item<double>(), reference.item<double>(), 1e-6);
@@ -221,9 +222,9 @@ TEST(Tasks, SequenceWordErrorRateSplitsAtTheSeparator) {
   // Decoded [1, 0, 2, 3] = words (1)(2 3); target [1, 0, 2, 4] = (1)(2 4): one word of two wrong.
   const at::Tensor outputs = scores_for({{1, 5, 0, 5, 2, 5, 3}}, 6);
   const at::Tensor targets = at::tensor({1, 0, 2, 4, -1}, at::kLong).view({1, 5});
-  const at::Tensor s = task->statistics(Pass::evaluation, outputs, targets);
+  const at::Tensor s = task->statistics(TaskPass::evaluation, outputs, targets);
   const auto metrics =
-      task->metric_values(Pass::evaluation, std::vector<double>(s.data_ptr<double>(), s.data_ptr<double>() + 5), 1);
+      task->metric_values(TaskPass::evaluation, std::vector<double>(s.data_ptr<double>(), s.data_ptr<double>() + 5), 1);
   EXPECT_NEAR(value_of(metrics, "cer"), 1.0 / 4.0, 1e-12);
   EXPECT_NEAR(value_of(metrics, "wer"), 1.0 / 2.0, 1e-12);
 }
@@ -231,7 +232,7 @@ TEST(Tasks, SequenceWordErrorRateSplitsAtTheSeparator) {
 TEST(Tasks, ADataSetWhoseTargetsAreNotTheTasksKindIsRefusedByName) {
   try {
     make_task(*find_task("regression"), default_options(*find_task("regression")), {10, {}, {}},
-              TargetKind::class_index, "fashion-mnist");
+              DatasetTargets::class_index, "fashion-mnist");
     FAIL() << "regression accepted class labels";
   } catch (const ConfigError& e) {
     EXPECT_EQ(
@@ -261,12 +262,12 @@ TEST(Tasks, LanguageModelBitsPerByteCountEachTargetTokensBytes) {
   auto task = task_named("language_model", {4, {}, {"<0x41>", "ab", "\xc3\xa9", ""}});
   const at::Tensor scores = at::zeros({2, 5, 4});
   const at::Tensor targets = at::tensor({0, 1, 2, 3, -1, 0, 1, 2, 3, -1}, at::kLong).view({2, 5});
-  const auto metrics = in_two_batches(*task, Pass::evaluation, scores, targets);
+  const auto metrics = in_two_batches(*task, TaskPass::evaluation, scores, targets);
   EXPECT_NEAR(value_of(metrics, "bits_per_token"), 2.0, 1e-6);
   EXPECT_NEAR(value_of(metrics, "bits_per_byte"), 1.6, 1e-6);
   // Ids without text (a tokens data set without itos, named by their numbers): no figure.
   auto numbered = task_named("language_model", {4, {}, {"0", "1", "2", "3"}});
-  EXPECT_TRUE(std::isnan(value_of(in_two_batches(*numbered, Pass::evaluation, scores, targets), "bits_per_byte")));
+  EXPECT_TRUE(std::isnan(value_of(in_two_batches(*numbered, TaskPass::evaluation, scores, targets), "bits_per_byte")));
 }
 
 }  // namespace task_test

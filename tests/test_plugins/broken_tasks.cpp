@@ -13,7 +13,7 @@ void register_tasks(plugtrain::Registrar& host) {
   spec.factory = [](const plugtrain::TargetDescription&, const plugtrain::Options&) {
     return std::unique_ptr<plugtrain::TaskFunctions>();
   };
-  plugtrain::add_task(host, spec);
+  host.add_task(spec);
 }
 
 }  // namespace

@@ -6,28 +6,26 @@ namespace {
 
 class FakeMps final : public plugtrain::Backend {
  public:
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
+  plugtrain::Capabilities capabilities() const override {
     plugtrain::Capabilities c;
     c.device_type = "cpu";  // trains on the CPU device, but stands for a GPU
     c.priority = 100;
-    plugtrain::report(out, c);
+    return c;
   }
-  void probe(plugtrain::ProbeSink& out) override {
+  plugtrain::ProbeResult probe() override {
     plugtrain::DeviceInfo d;
     d.name = "Apple M2 GPU (fake)";
     plugtrain::ProbeResult r{plugtrain::ProbeCode::usable, "Metal GPU of Apple M2 (fake)", {d}};
     r.avoid_in_auto = "on Apple M2 the CPU is often faster than MPS for small models";
-    plugtrain::report(out, r);
+    return r;
   }
-  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
-    plugtrain::report(out, plugtrain::LoaderConfig{});
-  }
-  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return plugtrain::LoaderConfig{}; }
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy, const std::vector<int>&) override {
     plugtrain::MultiDevicePlan p;
     p.devices = {0};
-    plugtrain::report(out, p);
+    return p;
   }
-  void memory(int, plugtrain::MemorySink& out) override { plugtrain::report(out, plugtrain::MemoryInfo{}); }
+  plugtrain::MemoryInfo memory(int) override { return plugtrain::MemoryInfo{}; }
 };
 
 }  // namespace

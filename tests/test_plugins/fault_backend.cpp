@@ -34,32 +34,32 @@ void shutdown() {
 class FaultyBackend final : public plugtrain::Backend {
  public:
   FaultyBackend() { fault_point("create_backend"); }
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
+  plugtrain::Capabilities capabilities() const override {
     fault_point("capabilities");
     plugtrain::Capabilities c;
     c.device_type = "cpu";
     c.priority = 50;
-    plugtrain::report(out, c);
+    return c;
   }
-  void probe(plugtrain::ProbeSink& out) override {
+  plugtrain::ProbeResult probe() override {
     fault_point("probe");
     plugtrain::DeviceInfo d;
     d.name = "a device that fails when told to";
-    plugtrain::report(out, plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "usable", {d}, std::nullopt});
+    return plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "usable", {d}, std::nullopt};
   }
-  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override {
     fault_point("loader_config");
-    plugtrain::report(out, plugtrain::LoaderConfig{});
+    return plugtrain::LoaderConfig{};
   }
-  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy, const std::vector<int>&) override {
     fault_point("plan_multi_device");
     plugtrain::MultiDevicePlan p;
     p.devices = {0};
-    plugtrain::report(out, p);
+    return p;
   }
-  void memory(int, plugtrain::MemorySink& out) override {
+  plugtrain::MemoryInfo memory(int) override {
     fault_point("memory");
-    plugtrain::report(out, plugtrain::MemoryInfo{});
+    return plugtrain::MemoryInfo{};
   }
   void release_cached_memory(int) override { fault_point("release_cached_memory"); }
   bool reset_peak_memory(int) override {

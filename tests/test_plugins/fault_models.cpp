@@ -76,7 +76,8 @@ void register_models(plugtrain::Registrar& host) {
   // PLUGTRAIN_TEST_FAULT=rules:misfit registers a rule for an option faultnet does not have.
   const char* fault = std::getenv("PLUGTRAIN_TEST_FAULT");
   const bool misfit = fault && std::string(fault) == "rules:misfit";
-  plugtrain::add_model(host, spec, {plugtrain::OptionRule(misfit ? "nope" : "max_batch").at_least(1)});
+  spec.rules = {plugtrain::OptionRule(misfit ? "nope" : "max_batch").at_least(1)};
+  host.add_model(std::move(spec));
 }
 
 }  // namespace

@@ -18,25 +18,21 @@ bool start_runtime() {
 
 class ForkShyBackend final : public plugtrain::Backend {
  public:
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
-    plugtrain::report(out, plugtrain::Capabilities{"cpu"});
-  }
-  void probe(plugtrain::ProbeSink& out) override { plugtrain::report(out, probe_result()); }
+  plugtrain::Capabilities capabilities() const override { return plugtrain::Capabilities{"cpu"}; }
+  plugtrain::ProbeResult probe() override { return probe_result(); }
   static plugtrain::ProbeResult probe_result() {
     if (!start_runtime()) return {plugtrain::ProbeCode::no_driver, "runtime start failed: initialization error", {}};
     plugtrain::DeviceInfo d;
     d.name = "a device that cannot start in a fork";
     return {plugtrain::ProbeCode::usable, "usable", {d}};
   }
-  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
-    plugtrain::report(out, plugtrain::LoaderConfig{});
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return plugtrain::LoaderConfig{}; }
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy, const std::vector<int>&) override {
+    return plugtrain::MultiDevicePlan{};
   }
-  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
-    plugtrain::report(out, plugtrain::MultiDevicePlan{});
-  }
-  void memory(int, plugtrain::MemorySink& out) override {
+  plugtrain::MemoryInfo memory(int) override {
     start_runtime();
-    plugtrain::report(out, plugtrain::MemoryInfo{});
+    return plugtrain::MemoryInfo{};
   }
 };
 

@@ -5,22 +5,18 @@ namespace {
 
 class GoodBackend final : public plugtrain::Backend {
  public:
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
-    plugtrain::report(out, plugtrain::Capabilities{"cpu"});
-  }
-  void probe(plugtrain::ProbeSink& out) override {
+  plugtrain::Capabilities capabilities() const override { return plugtrain::Capabilities{"cpu"}; }
+  plugtrain::ProbeResult probe() override {
     plugtrain::DeviceInfo d;
     d.name = "test device";
     d.total_memory_bytes = 1024;
-    plugtrain::report(out, plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "always usable", {d}});
+    return plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "always usable", {d}};
   }
-  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
-    plugtrain::report(out, plugtrain::LoaderConfig{});
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return plugtrain::LoaderConfig{}; }
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy, const std::vector<int>&) override {
+    return plugtrain::MultiDevicePlan{};
   }
-  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
-    plugtrain::report(out, plugtrain::MultiDevicePlan{});
-  }
-  void memory(int, plugtrain::MemorySink&) override { throw std::runtime_error("memory gauge broken"); }
+  plugtrain::MemoryInfo memory(int) override { throw std::runtime_error("memory gauge broken"); }
 };
 
 }  // namespace

@@ -29,27 +29,24 @@ class RerunningGraph final : public plugtrain::GraphCapture {
 
 class GraphRecorderBackend final : public plugtrain::Backend {
  public:
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
+  plugtrain::Capabilities capabilities() const override {
     plugtrain::Capabilities c;
     c.device_type = "cpu";
     c.priority = 50;
     c.strategies = {plugtrain::Strategy::single, plugtrain::Strategy::ddp};  // ddp: processes on the CPU, Gloo
     c.collective = "gloo";
-    plugtrain::report(out, c);
+    return c;
   }
-  void probe(plugtrain::ProbeSink& out) override {
+  plugtrain::ProbeResult probe() override {
     plugtrain::DeviceInfo d;
     d.name = "graph-recording test device";
     d.total_memory_bytes = 8ull << 30;
     plugtrain::DeviceInfo second = d;  // two, for ddp (both the CPU)
     second.index = 1;
-    plugtrain::report(out, plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "always usable", {d, second}});
+    return plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "always usable", {d, second}};
   }
-  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
-    plugtrain::report(out, plugtrain::LoaderConfig{});
-  }
-  void plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>& devices,
-                         plugtrain::PlanSink& out) override {
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return plugtrain::LoaderConfig{}; }
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>& devices) override {
     plugtrain::MultiDevicePlan p;
     if (strategy == plugtrain::Strategy::ddp) {  // each rank asks for its own one
       p.strategy = plugtrain::Strategy::ddp;
@@ -58,13 +55,13 @@ class GraphRecorderBackend final : public plugtrain::Backend {
     } else {
       p.devices = {0};
     }
-    plugtrain::report(out, p);
+    return p;
   }
-  void memory(int, plugtrain::MemorySink& out) override {
+  plugtrain::MemoryInfo memory(int) override {
     plugtrain::MemoryInfo m;
     m.total_bytes = 8ull << 30;
     m.free_bytes = 6ull << 30;
-    plugtrain::report(out, m);
+    return m;
   }
   std::unique_ptr<plugtrain::GraphCapture> make_graph_capture(int, std::string&) override {
     return std::make_unique<RerunningGraph>();

@@ -11,9 +11,9 @@ namespace {
 using namespace plugtrain;
 
 void add_one_model(Registrar& host) {
-  add_model(host, {TEST_PLUGIN_NAME "_model", "never built", {}, [](const ModelInputs&, const Options&) {
-                     return std::shared_ptr<Model>();
-                   }});
+  host.add_model({TEST_PLUGIN_NAME "_model", "never built", {}, [](const ModelInputs&, const Options&) {
+                    return std::shared_ptr<Model>();
+                  }});
 }
 
 void register_plugin(Registrar& host) {
@@ -24,7 +24,7 @@ void register_plugin(Registrar& host) {
     DatasetSpec data;
     data.name = TEST_PLUGIN_NAME "_data";
     data.read = [](const DatasetQuery&, const Options&) { return DatasetRead{}; };
-    add_dataset(host, data);
+    host.add_dataset(data);
   }
 }
 

@@ -90,13 +90,13 @@ class LimitedMemoryBackend final : public plugtrain::Backend {
  public:
   LimitedMemoryBackend() { limited_allocator(); }
 
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
+  plugtrain::Capabilities capabilities() const override {
     plugtrain::Capabilities c;
     c.device_type = "cpu";
     c.priority = -10;  // never chosen automatically: tests name it
-    plugtrain::report(out, c);
+    return c;
   }
-  void probe(plugtrain::ProbeSink& out) override { plugtrain::report(out, probe_result()); }
+  plugtrain::ProbeResult probe() override { return probe_result(); }
   static plugtrain::ProbeResult probe_result() {
     if (!limited_allocator())
       return {plugtrain::ProbeCode::no_device, "PLUGTRAIN_TEST_MEMORY_LIMIT is not set", {}, std::nullopt};
@@ -105,15 +105,13 @@ class LimitedMemoryBackend final : public plugtrain::Backend {
     d.total_memory_bytes = limited_allocator()->limit();
     return {plugtrain::ProbeCode::usable, "usable (memory limited by the test)", {d}, std::nullopt};
   }
-  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
-    plugtrain::report(out, plugtrain::LoaderConfig{});
-  }
-  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return plugtrain::LoaderConfig{}; }
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy, const std::vector<int>&) override {
     plugtrain::MultiDevicePlan p;
     p.devices = {0};
-    plugtrain::report(out, p);
+    return p;
   }
-  void memory(int, plugtrain::MemorySink& out) override {
+  plugtrain::MemoryInfo memory(int) override {
     plugtrain::MemoryInfo m;
     if (LimitedCpuAllocator* a = limited_allocator()) {
       m.total_bytes = a->limit();
@@ -122,7 +120,7 @@ class LimitedMemoryBackend final : public plugtrain::Backend {
       m.process_peak_bytes = a->peak();
     }
     m.note = "limited by PLUGTRAIN_TEST_MEMORY_LIMIT";
-    plugtrain::report(out, m);
+    return m;
   }
   bool reset_peak_memory(int) override {
     if (LimitedCpuAllocator* a = limited_allocator()) a->reset_peak();

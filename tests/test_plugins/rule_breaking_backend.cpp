@@ -23,27 +23,27 @@ constexpr std::uint64_t kTotal = 8ULL << 30;
 
 class RuleBreaking final : public plugtrain::Backend {
  public:
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
+  plugtrain::Capabilities capabilities() const override {
     plugtrain::Capabilities c;
     c.device_type = "cpu";
     c.priority = -20;  // never chosen automatically: tests name it
     c.strategies = {plugtrain::Strategy::single};
     c.collective = "none";
-    plugtrain::report(out, c);
+    return c;
   }
-  void probe(plugtrain::ProbeSink& out) override {
+  plugtrain::ProbeResult probe() override {
     plugtrain::DeviceInfo d;
     d.name = breaks("probe") ? "the CPU as probed by process " + std::to_string(::getpid()) : "the CPU";
     d.total_memory_bytes = kTotal;
-    plugtrain::report(out, plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "usable", {d}, std::nullopt});
+    return plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "usable", {d}, std::nullopt};
   }
-  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override {
     plugtrain::LoaderConfig c;
     c.prefetch_depth = breaks("loader") ? -1 : 0;
     c.why = breaks("loader") ? "" : "batches made on the training thread";
-    plugtrain::report(out, c);
+    return c;
   }
-  void plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>&) override {
     plugtrain::MultiDevicePlan p;
     p.devices = {0};
     if (breaks("plan")) {
@@ -52,14 +52,14 @@ class RuleBreaking final : public plugtrain::Backend {
     } else if (strategy != plugtrain::Strategy::single) {
       p.warnings.push_back("one device, one process: single");
     }
-    plugtrain::report(out, p);
+    return p;
   }
-  void memory(int, plugtrain::MemorySink& out) override {
+  plugtrain::MemoryInfo memory(int) override {
     plugtrain::MemoryInfo m;
     m.total_bytes = kTotal;
     m.free_bytes = breaks("memory") ? 2 * kTotal : kTotal / 2;
     m.note = "made up by the test";
-    plugtrain::report(out, m);
+    return m;
   }
 };
 

@@ -1,10 +1,8 @@
-// A vendor's plugin in one file, as SDK 4 allows: a backend (the host CPU under the plugin's
-// name), a model, a data set and a task. Built against a released SDK's own headers
-// (tests/sdk_headers/4.0, or the test-only 4.3, first on the include path: sdk_module in
-// CMakeLists.txt), as an author's build really is; tests/plugins/sdk_rules_test.cpp loads it in today's
-// host and in tests/plugins/sdk43_host.cpp. The 4.3 build calls 4.3's appended Registrar::homepage and
-// offers the extension "plugtrain.summary" on its model; both builds ask the host for the
-// extension "plugtrain.test.greeting", which today's host does not have.
+// A vendor's plugin in one file, as SDK 4 allowed: a backend (the host CPU under the plugin's
+// name), a model, a data set and a task. Built against the released SDK 4.0 headers
+// (tests/sdk_headers/4.0 first on the include path: sdk_module in CMakeLists.txt), as an author's
+// build really was; tests/plugins/sdk_rules_test.cpp checks that today's SDK 5 host refuses it in
+// one line, before any of its C++ is touched.
 #include <cmath>
 #include <string>
 

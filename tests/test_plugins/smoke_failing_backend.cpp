@@ -6,26 +6,24 @@ namespace {
 
 class SmokeFailing final : public plugtrain::Backend {
  public:
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
+  plugtrain::Capabilities capabilities() const override {
     plugtrain::Capabilities c;
     c.device_type = "meta";
     c.priority = 10;  // before the CPU in automatic order
-    plugtrain::report(out, c);
+    return c;
   }
-  void probe(plugtrain::ProbeSink& out) override {
+  plugtrain::ProbeResult probe() override {
     plugtrain::DeviceInfo d;
     d.name = "a device with no values";
-    plugtrain::report(out, plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "usable (but it cannot train)", {d}});
+    return plugtrain::ProbeResult{plugtrain::ProbeCode::usable, "usable (but it cannot train)", {d}};
   }
-  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
-    plugtrain::report(out, plugtrain::LoaderConfig{});
-  }
-  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return plugtrain::LoaderConfig{}; }
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy, const std::vector<int>&) override {
     plugtrain::MultiDevicePlan p;
     p.devices = {0};
-    plugtrain::report(out, p);
+    return p;
   }
-  void memory(int, plugtrain::MemorySink& out) override { plugtrain::report(out, plugtrain::MemoryInfo{}); }
+  plugtrain::MemoryInfo memory(int) override { return plugtrain::MemoryInfo{}; }
 };
 
 }  // namespace

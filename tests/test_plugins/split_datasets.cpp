@@ -47,13 +47,13 @@ DatasetSpec spec(const char* name, std::function<DatasetRead(const DatasetQuery&
 }
 
 void register_sets(Registrar& host) {
-  add_dataset(host, spec("three-splits", [](const DatasetQuery& q, const Options&) { return read(q, true); }));
-  add_dataset(host, spec("val-only-labelled", [](const DatasetQuery& q, const Options&) { return read(q, false); }));
-  add_dataset(host, spec("empty-validation", [](const DatasetQuery& q, const Options&) {
-                DatasetRead got = read(q, true);
-                got.validation = DatasetReadSplit{};
-                return got;
-              }));
+  host.add_dataset(spec("three-splits", [](const DatasetQuery& q, const Options&) { return read(q, true); }));
+  host.add_dataset(spec("val-only-labelled", [](const DatasetQuery& q, const Options&) { return read(q, false); }));
+  host.add_dataset(spec("empty-validation", [](const DatasetQuery& q, const Options&) {
+    DatasetRead got = read(q, true);
+    got.validation = DatasetReadSplit{};
+    return got;
+  }));
 }
 
 }  // namespace

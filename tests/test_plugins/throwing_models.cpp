@@ -9,7 +9,7 @@ void register_then_throw(plugtrain::Registrar& host) {
   plugtrain::ModelSpec spec;
   spec.name = "halfregistered";
   spec.description = "must not appear";
-  plugtrain::add_model(host, spec);
+  host.add_model(spec);
   throw std::runtime_error("registry on fire");
 }
 

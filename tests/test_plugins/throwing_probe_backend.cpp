@@ -7,17 +7,13 @@ namespace {
 
 class ThrowingBackend final : public plugtrain::Backend {
  public:
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
-    plugtrain::report(out, plugtrain::Capabilities{"cpu"});
+  plugtrain::Capabilities capabilities() const override { return plugtrain::Capabilities{"cpu"}; }
+  plugtrain::ProbeResult probe() override { throw std::runtime_error("sensor exploded"); }
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override { return plugtrain::LoaderConfig{}; }
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy, const std::vector<int>&) override {
+    return plugtrain::MultiDevicePlan{};
   }
-  void probe(plugtrain::ProbeSink&) override { throw std::runtime_error("sensor exploded"); }
-  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
-    plugtrain::report(out, plugtrain::LoaderConfig{});
-  }
-  void plan_multi_device(plugtrain::Strategy, const std::vector<int>&, plugtrain::PlanSink& out) override {
-    plugtrain::report(out, plugtrain::MultiDevicePlan{});
-  }
-  void memory(int, plugtrain::MemorySink& out) override { plugtrain::report(out, plugtrain::MemoryInfo{}); }
+  plugtrain::MemoryInfo memory(int) override { return plugtrain::MemoryInfo{}; }
 };
 
 }  // namespace

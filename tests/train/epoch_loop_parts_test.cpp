@@ -73,7 +73,7 @@ class RunningSumsTest : public ::testing::Test {
  protected:
   RunningSumsTest()
       : task_(make_task(*find_task("classification"), default_options(*find_task("classification")), {3, {}, {}},
-                        TargetKind::class_index, "test")) {}
+                        DatasetTargets::class_index, "test")) {}
   // A step's output of `n` samples whose loss is `loss` and whose logits pick class 0.
   static StepOutput output(double loss, std::int64_t n) {
     StepOutput out;
@@ -115,7 +115,7 @@ TEST_F(RunningSumsTest, AResumedEpochStartsFromItsCarriedSumsOnOneProcessOnly) {
   EpochSums carried;
   carried.loss_sum = 10;
   carried.seen = 5;
-  carried.statistics = std::vector<double>(task_->statistics_size(Pass::training), 1.0);
+  carried.statistics = std::vector<double>(task_->statistics_size(TaskPass::training), 1.0);
   RunningSums carrier(*task_, device_, carried, /*carries_them=*/true, false);
   carrier.count(output(1.0, 3), at::zeros({3}, at::kLong), 3, false);
   EXPECT_EQ(carrier.seen_here(), 3) << "the carried samples are not this pass's";

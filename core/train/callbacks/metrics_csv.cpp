@@ -42,8 +42,8 @@ std::string cell(const std::vector<MetricValue>& values, std::size_t i) {
 
 }  // namespace
 
-MetricsCsv::MetricsCsv(const std::filesystem::path& path, std::vector<MetricSpec> training,
-                       std::vector<MetricSpec> evaluation, bool with_val)
+MetricsCsv::MetricsCsv(const std::filesystem::path& path, std::vector<TaskMetric> training,
+                       std::vector<TaskMetric> evaluation, bool with_val)
     : path_(path), training_(std::move(training)), evaluation_(std::move(evaluation)), with_val_(with_val) {}
 
 std::string MetricsCsv::header() const {
@@ -53,7 +53,7 @@ std::string MetricsCsv::header() const {
   for (std::size_t i = 1; i < evaluation_.size(); ++i) h += ",test_" + evaluation_[i].name;
   if (with_val_) {
     h += ",val_loss";
-    for (const MetricSpec& m : evaluation_) h += ",val_" + m.name;
+    for (const TaskMetric& m : evaluation_) h += ",val_" + m.name;
   }
   return h + "\n";
 }

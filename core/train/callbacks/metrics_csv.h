@@ -21,7 +21,7 @@ class MetricsCsv final : public Callback {
  public:
   // `training`, `evaluation`: the task's metrics of each pass, headline first.
   // `with_val`: the run has a validation split; its columns follow the others.
-  MetricsCsv(const std::filesystem::path& path, std::vector<MetricSpec> training, std::vector<MetricSpec> evaluation,
+  MetricsCsv(const std::filesystem::path& path, std::vector<TaskMetric> training, std::vector<TaskMetric> evaluation,
              bool with_val = false);
   void on_train_start(LoopState& state) override;
   void on_log_step(const LoopState& state, const StepFigures& figures) override;
@@ -33,7 +33,7 @@ class MetricsCsv final : public Callback {
   void check_written();
   std::string header() const;
   std::filesystem::path path_;
-  std::vector<MetricSpec> training_, evaluation_;
+  std::vector<TaskMetric> training_, evaluation_;
   bool with_val_;
   std::ofstream out_;
 };

@@ -14,13 +14,13 @@ std::int64_t now_ms() {
       .count();
 }
 
-// One record's figures, as LoggedFigures hands them over.
-class FiguresRecord final : public LoggedFigures {
+// One record's figures, as LoggedMetrics hands them over.
+class MetricsRecord final : public LoggedMetrics {
  public:
-  FiguresRecord(FiguresKind kind, std::int64_t step, std::int64_t epoch)
+  MetricsRecord(MetricsKind kind, std::int64_t step, std::int64_t epoch)
       : kind_(kind), step_(step), epoch_(epoch), time_ms_(now_ms()) {}
   void add(std::string key, double value) { values_.emplace_back(std::move(key), value); }
-  FiguresKind kind() const override { return kind_; }
+  MetricsKind kind() const override { return kind_; }
   std::int64_t step() const override { return step_; }
   std::int64_t epoch() const override { return epoch_; }
   std::int64_t time_ms() const override { return time_ms_; }
@@ -29,12 +29,12 @@ class FiguresRecord final : public LoggedFigures {
   double value(std::size_t i) const override { return values_.at(i).second; }
 
  private:
-  FiguresKind kind_;
+  MetricsKind kind_;
   std::int64_t step_, epoch_, time_ms_;
   std::vector<std::pair<std::string, double>> values_;
 };
 
-void add_split(FiguresRecord& r, const char* split, const std::optional<double>& loss,
+void add_split(MetricsRecord& r, const char* split, const std::optional<double>& loss,
                const std::vector<MetricValue>& values) {
   if (loss) r.add(std::string("epoch/") + split + "_loss", *loss);
   for (const MetricValue& v : values) r.add(std::string("epoch/") + split + "_" + v.name, v.value);
@@ -136,7 +136,7 @@ void PluginLoggers::start(std::int64_t resumed_step) {
   drain();
 }
 
-void PluginLoggers::log(const LoggedFigures& figures) {
+void PluginLoggers::log(const LoggedMetrics& figures) {
   each("log", [&](Entry& e) { e.logger->log(figures); });
   drain();
 }
@@ -184,7 +184,7 @@ void PluginLoggersCallback::on_train_start(LoopState& state) {
 }
 
 void PluginLoggersCallback::on_log_step(const LoopState& state, const StepFigures& f) {
-  FiguresRecord r(FiguresKind::step, state.step, state.epoch);
+  MetricsRecord r(MetricsKind::step, state.step, state.epoch);
   r.add("train/loss_step", f.loss);
   r.add("train/lr", f.lr);
   r.add("train/samples_per_second", f.samples_per_second);
@@ -192,7 +192,7 @@ void PluginLoggersCallback::on_log_step(const LoopState& state, const StepFigure
 }
 
 void PluginLoggersCallback::on_epoch_end(LoopState& state, const EpochMetrics& m) {
-  FiguresRecord r(FiguresKind::epoch, state.step, m.epoch);
+  MetricsRecord r(MetricsKind::epoch, state.step, m.epoch);
   add_split(r, "train", m.train_loss, m.train);
   add_split(r, "test", m.test_loss, m.test);
   add_split(r, "val", m.val_loss, m.val);
@@ -209,7 +209,7 @@ void PluginLoggersCallback::on_epoch_end(LoopState& state, const EpochMetrics& m
 
 // Only the test figures: the epoch's others went with its end.
 void PluginLoggersCallback::on_late_test(LoopState& state, const EpochMetrics& m) {
-  FiguresRecord r(FiguresKind::epoch, state.step, m.epoch);
+  MetricsRecord r(MetricsKind::epoch, state.step, m.epoch);
   add_split(r, "test", m.test_loss, m.test);
   loggers_->log(r);
 }

@@ -51,7 +51,7 @@ class PluginLoggers : public Stateful {
   bool any_takes_files() const;
   // `resumed_step`: the checkpoint's optimizer steps (0 for a fresh start).
   void start(std::int64_t resumed_step);
-  void log(const LoggedFigures& figures);
+  void log(const LoggedMetrics& figures);
   // The files, then the end; once (later calls do nothing).
   void finish(RunEnd end, const std::vector<RunArtifact>& artifacts);
 

@@ -7,7 +7,6 @@
 
 #include "emulated_device.h"
 #include "plugtrain/backend.h"
-#include "plugtrain/host_syncs.h"
 #include "staged_collective.h"
 
 namespace emulated {
@@ -47,7 +46,7 @@ std::string gib(std::uint64_t bytes) {
 
 class EmulatedBackend final : public plugtrain::Backend {
  public:
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
+  plugtrain::Capabilities capabilities() const override {
     plugtrain::Capabilities c;
     c.device_type = EMULATED_DEVICE_NAME;
     c.host_cpu = false;  // an accelerator: `plugtrain run --no-gpu` leaves it out
@@ -56,16 +55,17 @@ class EmulatedBackend final : public plugtrain::Backend {
     c.strategies = {plugtrain::Strategy::single, plugtrain::Strategy::dp, plugtrain::Strategy::ddp};
     c.collective = "gloo-staged";
     c.profiler_activity = "";  // no Kineto profiler of its own: --profile records its host side
-    plugtrain::report(out, c);
+    // No autocast kernels are registered for it: autocast would compute in fp32 and say bf16.
+    c.autocast_precisions = {};
+    return c;
   }
 
-  void probe(plugtrain::ProbeSink& out) override {
+  plugtrain::ProbeResult probe() override {
     plugtrain::ProbeResult r;
     if (auto error = configuration_error()) {
       r.code = plugtrain::ProbeCode::error;
       r.message = *error;
-      plugtrain::report(out, r);
-      return;
+      return r;
     }
     r.code = plugtrain::ProbeCode::usable;
     r.message = std::to_string(device_count()) + " emulated devices of " + gib(capacity_bytes()) +
@@ -81,21 +81,20 @@ class EmulatedBackend final : public plugtrain::Backend {
       d.capability = "privateuse1";
       r.devices.push_back(d);
     }
-    plugtrain::report(out, r);
+    return r;
   }
 
-  void loader_config(const std::vector<int>&, plugtrain::LoaderSink& out) override {
+  plugtrain::LoaderConfig loader_config(const std::vector<int>&) override {
     plugtrain::LoaderConfig c;
     c.workers = 0;
     c.pin_memory = false;
     c.non_blocking = true;  // a blocking copy would count as a host wait (host_waits.cpp)
     c.prefetch_depth = 1;
     c.why = "emulated device: a copy to it is a memcpy on the host, so pinned memory and workers gain nothing";
-    plugtrain::report(out, c);
+    return c;
   }
 
-  void plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>& devices,
-                         plugtrain::PlanSink& out) override {
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>& devices) override {
     plugtrain::MultiDevicePlan plan;
     plan.strategy = strategy;
     for (int d : devices)
@@ -111,10 +110,10 @@ class EmulatedBackend final : public plugtrain::Backend {
     }
     if (plan.devices.size() == 1 && plan.strategy == plugtrain::Strategy::dp) plan.strategy = plugtrain::Strategy::single;
     plan.collective = plan.strategy == plugtrain::Strategy::ddp ? "gloo-staged" : "none";
-    plugtrain::report(out, plan);
+    return plan;
   }
 
-  void memory(int device, plugtrain::MemorySink& out) override {
+  plugtrain::MemoryInfo memory(int device) override {
     const PoolStats s = pool_stats(device);
     plugtrain::MemoryInfo m;
     m.total_bytes = capacity_bytes();
@@ -124,7 +123,7 @@ class EmulatedBackend final : public plugtrain::Backend {
     m.reserved_bytes = s.reserved;
     m.oom_events = s.oom_events;
     m.note = "the emulated device's own pool (PLUGTRAIN_EMU_MEMORY per device)";
-    plugtrain::report(out, m);
+    return m;
   }
 
   void release_cached_memory(int device) override { release_cached(device); }
@@ -134,26 +133,24 @@ class EmulatedBackend final : public plugtrain::Backend {
     return true;
   }
 
-  std::map<std::string, std::uint64_t> cpu_fallback_counts() override { return fallback_counts(); }
+  // The host waits it counts (host_waits.cpp) and the operators that fell back to the CPU.
+  plugtrain::RuntimeCounts runtime_counts(bool details) override {
+    plugtrain::RuntimeCounts counts;
+    counts.host_syncs = host_waits();
+    if (details) {
+      counts.host_syncs_by_cause = host_waits_by_cause();
+      counts.cpu_fallbacks = fallback_counts();
+    }
+    return counts;
+  }
 
-  // No autocast kernels are registered for it: autocast would compute in fp32 and say bf16.
-  std::vector<std::string> autocast_precisions() const override { return {}; }
-
-  // ddp's "gloo-staged" (staged_collective.cpp), and the host waits it counts (host_waits.cpp).
+  // ddp's "gloo-staged" (staged_collective.cpp).
   void* extension(const char* name, std::uint32_t version) override {
-    if (plugtrain::is_extension(name, version, plugtrain::kCollectiveExtension, 1)) return &collective_;
-    if (plugtrain::is_extension(name, version, plugtrain::kHostSyncsExtension, 1)) return &waits_;
-    return nullptr;
+    return plugtrain::is_extension(name, version, plugtrain::kCollectiveExtension, 1) ? &collective_ : nullptr;
   }
 
  private:
-  class HostWaits final : public plugtrain::HostSyncCounter {
-   public:
-    std::uint64_t total() const override { return host_waits(); }
-    std::map<std::string, std::uint64_t> by_cause() const override { return host_waits_by_cause(); }
-  };
   StagedCollective collective_;
-  HostWaits waits_;
 };
 
 }  // namespace

@@ -22,7 +22,7 @@ class Focal final : public plugtrain::TaskFunctions {
 
   std::int64_t model_outputs() const override { return classes_; }
 
-  torch::Tensor loss(const plugtrain::TaskOutputs& model, const torch::Tensor& targets) const override {
+  torch::Tensor loss(const plugtrain::TensorMap& model, const torch::Tensor& targets) const override {
     const torch::Tensor& outputs = model.at("output");
     check(outputs, targets);
     const torch::Tensor log_pt = log_probability_of_target(outputs, targets);
@@ -36,7 +36,8 @@ class Focal final : public plugtrain::TaskFunctions {
     return pass == TaskPass::training ? 1 : 2 + 2 * classes_;
   }
 
-  torch::Tensor statistics(TaskPass pass, const plugtrain::TaskOutputs& model, const torch::Tensor& targets) const override {
+  torch::Tensor statistics(TaskPass pass, const plugtrain::TensorMap& model,
+                           const torch::Tensor& targets) const override {
     const torch::Tensor& outputs = model.at("output");
     check(outputs, targets);
     const torch::Tensor hit = outputs.argmax(1) == targets;
@@ -98,7 +99,8 @@ void register_tasks(plugtrain::Registrar& host) {
     return std::make_unique<Focal>(data.classes(), options.real("gamma"));
   };
   // Checked by the host against the experiment's [task] table before any data is loaded.
-  plugtrain::add_task(host, spec, {plugtrain::OptionRule("gamma").at_least(0).at_most(10)});
+  spec.rules = {plugtrain::OptionRule("gamma").at_least(0).at_most(10)};
+  host.add_task(std::move(spec));
 }
 
 }  // namespace

@@ -57,9 +57,9 @@ class JsonlLogger final : public Logger {
     run.say("jsonl: figures go to " + run.folder() + "/" + file_);
   }
 
-  void log(const LoggedFigures& f) override {
+  void log(const LoggedMetrics& f) override {
     if (!out_.is_open()) return;
-    out_ << "{\"event\":" << (f.kind() == FiguresKind::step ? "\"step\"" : "\"epoch\"") << ",\"step\":" << f.step()
+    out_ << "{\"event\":" << (f.kind() == MetricsKind::step ? "\"step\"" : "\"epoch\"") << ",\"step\":" << f.step()
          << ",\"epoch\":" << f.epoch() << ",\"time_ms\":" << f.time_ms();
     for (std::size_t i = 0; i < f.size(); ++i) out_ << "," << quoted(f.key(i)) << ":" << number(f.value(i));
     out_ << "}\n" << std::flush;
@@ -82,15 +82,15 @@ class JsonlLogger final : public Logger {
 };
 
 void register_jsonl(Registrar& host) {
-  add_logger(host, {"jsonl",
-                    "every figure as a JSON line in a file of the run folder (an example logger plugin)",
-                    {{"file", OptionType::string, std::string("figures.jsonl"), "the file, in the run folder"}},
-                    [](const Options& o) {
-                      const std::string& file = o.string("file");
-                      if (file.empty() || file.find('/') != std::string::npos)
-                        throw std::invalid_argument("logging.jsonl.file: \"" + file + "\" is not a file name");
-                      return std::make_unique<JsonlLogger>(file);
-                    }});
+  host.add_logger({"jsonl",
+                   "every figure as a JSON line in a file of the run folder (an example logger plugin)",
+                   {{"file", OptionType::string, std::string("figures.jsonl"), "the file, in the run folder"}},
+                   [](const Options& o) {
+                     const std::string& file = o.string("file");
+                     if (file.empty() || file.find('/') != std::string::npos)
+                       throw std::invalid_argument("logging.jsonl.file: \"" + file + "\" is not a file name");
+                     return std::make_unique<JsonlLogger>(file);
+                   }});
 }
 
 }  // namespace

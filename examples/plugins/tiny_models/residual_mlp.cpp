@@ -55,7 +55,8 @@ void register_plugin(plugtrain::Registrar& host) {
     return std::make_shared<ResidualMlp>(features, o.integer("width"), o.integer("blocks"), in.num_classes);
   };
   // Checked by the host against the experiment before any data is loaded.
-  plugtrain::add_model(host, spec, {plugtrain::OptionRule("width").at_least(1), plugtrain::OptionRule("blocks").at_least(0)});
+  spec.rules = {plugtrain::OptionRule("width").at_least(1), plugtrain::OptionRule("blocks").at_least(0)};
+  host.add_model(std::move(spec));
   tiny::add_rings(host);
 }
 

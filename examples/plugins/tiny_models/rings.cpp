@@ -41,9 +41,9 @@ void add_rings(plugtrain::Registrar& host) {
     read.source = std::to_string(rings) + " rings of " + std::to_string(n) + " points a split";
     return read;
   };
-  plugtrain::add_dataset(host, spec,
-                         {plugtrain::OptionRule("samples").at_least(10), plugtrain::OptionRule("rings").at_least(2).at_most(100),
-                          plugtrain::OptionRule("noise").at_least(0)});
+  spec.rules = {plugtrain::OptionRule("samples").at_least(10), plugtrain::OptionRule("rings").at_least(2).at_most(100),
+                plugtrain::OptionRule("noise").at_least(0)};
+  host.add_dataset(std::move(spec));
 }
 
 }  // namespace tiny

@@ -40,18 +40,18 @@ std::uint64_t resident_bytes() {
 class VirtualDevices final : public plugtrain::Backend {
  public:
   // Asked once after loading, without touching hardware.
-  void capabilities(plugtrain::CapabilitiesSink& out) const override {
+  plugtrain::Capabilities capabilities() const override {
     plugtrain::Capabilities c;
     c.device_type = "cpu";  // tensors live on the host CPU
     c.host_cpu = true;      // `plugtrain run --no-gpu` keeps it
     c.priority = -10;       // below the bundled cpu backend: used when named (backend.name = "virtual")
     c.strategies = {plugtrain::Strategy::single, plugtrain::Strategy::dp, plugtrain::Strategy::ddp};
     c.collective = "gloo";
-    plugtrain::report(out, c);
+    return c;
   }
 
   // Cheap and without side effects: it runs in a child process with a time limit.
-  void probe(plugtrain::ProbeSink& out) override {
+  plugtrain::ProbeResult probe() override {
     plugtrain::ProbeResult r;
     r.code = plugtrain::ProbeCode::usable;
     const int n = virtual_devices();
@@ -64,22 +64,21 @@ class VirtualDevices final : public plugtrain::Backend {
       d.details["cores"] = std::to_string(cores_per_device());
       r.devices.push_back(d);
     }
-    plugtrain::report(out, r);
+    return r;
   }
 
   // Each process trains on its devices' share of the cores.
-  void loader_config(const std::vector<int>& devices, plugtrain::LoaderSink& out) override {
+  plugtrain::LoaderConfig loader_config(const std::vector<int>& devices) override {
     const int threads = std::max<int>(1, cores_per_device() * int(std::max<std::size_t>(1, devices.size())));
     at::set_num_threads(std::min(threads, cores()));
     plugtrain::LoaderConfig c;
     c.workers = 0;
     c.prefetch_depth = 0;
     c.why = "virtual devices: " + std::to_string(at::get_num_threads()) + " intra-op threads for this process";
-    plugtrain::report(out, c);
+    return c;
   }
 
-  void plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>& devices,
-                         plugtrain::PlanSink& out) override {
+  plugtrain::MultiDevicePlan plan_multi_device(plugtrain::Strategy strategy, const std::vector<int>& devices) override {
     plugtrain::MultiDevicePlan plan;
     plan.strategy = strategy;
     for (int d : devices)
@@ -89,15 +88,15 @@ class VirtualDevices final : public plugtrain::Backend {
                               " virtual devices (PLUGTRAIN_VIRTUAL_DEVICES): the others are left out");
     if (plan.devices.empty()) plan.devices = {0};
     plan.collective = strategy == plugtrain::Strategy::ddp ? "gloo" : "none";
-    plugtrain::report(out, plan);
+    return plan;
   }
 
-  void memory(int, plugtrain::MemorySink& out) override {
+  plugtrain::MemoryInfo memory(int) override {
     plugtrain::MemoryInfo m;
     m.total_bytes = physical_memory() / virtual_devices();
     m.process_used_bytes = resident_bytes();
     m.note = "a share of system RAM; process figures are resident set size";
-    plugtrain::report(out, m);
+    return m;
   }
 };
 

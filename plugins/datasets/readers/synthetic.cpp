@@ -27,7 +27,7 @@ void normalise(DatasetPair& pair) {
 }  // namespace
 
 DatasetPair make_synthetic(std::vector<int64_t> sample_shape, int64_t num_classes, int64_t train_size,
-                           int64_t test_size, uint64_t seed, TargetKind targets) {
+                           int64_t test_size, uint64_t seed, DatasetTargets targets) {
   if (sample_shape.size() != 3) throw DataError("synthetic data: sample_shape must be C,H,W");
   for (auto s : sample_shape)
     if (s <= 0) throw DataError("synthetic data: sample_shape sizes must be positive");
@@ -41,7 +41,7 @@ DatasetPair make_synthetic(std::vector<int64_t> sample_shape, int64_t num_classe
   proto_shape.insert(proto_shape.end(), sample_shape.begin(), sample_shape.end());
   const at::Tensor prototypes = at::randn(proto_shape, gen, f32);
   // What a real target scales; drawn only then, so every other kind's data stays as it was.
-  const at::Tensor pattern = targets == TargetKind::real ? at::randn(sample_shape, gen, f32) : at::Tensor();
+  const at::Tensor pattern = targets == DatasetTargets::real ? at::randn(sample_shape, gen, f32) : at::Tensor();
   constexpr float kNoise = 1.0f;  // per-pixel noise as large as the prototypes; still easy over many pixels
 
   auto make = [&](int64_t n) {
@@ -54,21 +54,21 @@ DatasetPair make_synthetic(std::vector<int64_t> sample_shape, int64_t num_classe
     d.sample_shape = sample_shape;
     d.target_kind = targets;
     switch (targets) {
-      case TargetKind::class_index: d.labels = classes; break;
-      case TargetKind::multi_hot: {
+      case DatasetTargets::class_index: d.labels = classes; break;
+      case DatasetTargets::multi_hot: {
         const at::Tensor second = at::randint(num_classes, {n}, gen, i64);
         const at::Tensor distinct = second.ne(classes);
         d.images.add_(prototypes.index_select(0, second).mul_(distinct.to(at::kFloat).view({n, 1, 1, 1})));
         d.labels = at::one_hot(classes, num_classes).logical_or(at::one_hot(second, num_classes)).to(at::kFloat);
         break;
       }
-      case TargetKind::real: {
+      case DatasetTargets::real: {
         d.labels = at::rand({n, 1}, gen, f32);
         d.images.add_(pattern.unsqueeze(0) * d.labels.mul(4).sub(2).view({n, 1, 1, 1}));
         d.num_classes = 0;
         break;
       }
-      case TargetKind::sequence: {
+      case DatasetTargets::sequence: {
         const int64_t height = sample_shape[1], slots = std::max<int64_t>(1, sample_shape[2] / height);
         const at::Tensor items = at::randint(1, slots + 1, {n}, gen, i64);
         const at::Tensor sequence = at::randint(num_classes, {n, slots}, gen, i64);
@@ -83,7 +83,7 @@ DatasetPair make_synthetic(std::vector<int64_t> sample_shape, int64_t num_classe
         d.images = strip;
         break;
       }
-      case TargetKind::pixel_class: {
+      case DatasetTargets::pixel_class: {
         const at::Tensor inside = prototypes.select(1, 0).index_select(0, classes).gt(0);
         d.labels = inside.to(at::kLong).mul_(classes.add(1).view({n, 1, 1}));
         d.num_classes = num_classes + 1;

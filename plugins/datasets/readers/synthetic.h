@@ -20,6 +20,6 @@ namespace plugtrain::data {
 //                class's prototype (its first H columns) each, the rest noise; the classes in
 //                order, padded with -1.
 DatasetPair make_synthetic(std::vector<int64_t> sample_shape, int64_t num_classes, int64_t train_size,
-                           int64_t test_size, uint64_t seed, TargetKind targets = TargetKind::class_index);
+                           int64_t test_size, uint64_t seed, DatasetTargets targets = DatasetTargets::class_index);
 
 }  // namespace plugtrain::data

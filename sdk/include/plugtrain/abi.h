@@ -1,23 +1,17 @@
-/* plugtrain SDK 4 — the plain-C handshake every plugin exports.
+/* plugtrain SDK 5 — the plain-C handshake every plugin exports.
  *
  * The host dlopens a candidate file, looks up PLUGTRAIN_INFO_SYMBOL and reads this struct
- * BEFORE it touches any C++ symbol of the plugin. Only when the SDK major, the LibTorch version
+ * BEFORE it touches any C++ symbol of the plugin. Only when the SDK version, the LibTorch version
  * and the C++ ABI tag match does it call the plugin's registration (plugin.h). Keep this header
  * C-compatible and free of LibTorch.
  *
- * The growth rule (docs/plugins.md, "How the SDK grows"):
- *   - what a plugin tells the host, it tells by calling interfaces the host implements
- *     (Registrar, the builders, the sinks, the descriptions): calls are only appended to them,
- *     and an older plugin never calls the newer ones;
- *   - what the host asks of a plugin beyond the 4.0 calls (Backend, Model, TaskFunctions,
- *     GraphCapture never change within a major), it finds by name and version through
- *     extension(); an absent extension means the documented default;
- *   - no struct that may grow crosses the boundary: the SDK's value types (ModelSpec, ProbeResult,
- *     DatasetRead, ...) are compiled into the plugin and cross as calls, by inline functions.
- * So sdk_abi_minor grows with every appended call, and a host takes plugins of its own major whose
- * minor is not above its own.
+ * The version rule (docs/plugins.md, "How the SDK changes"): the host takes plugins of exactly
+ * its own SDK version, major and minor, as it takes them only for exactly its own LibTorch. So
+ * the SDK's values (Capabilities, ModelSpec, DatasetRead, ...) cross the boundary as they are,
+ * each answer in one representation. A minor version changes what plugins must be rebuilt
+ * against but not their source; a major version changes their source (docs/migrating-to-sdk5.md).
  *
- * The handshake itself grows as PJRT's structs do: fields are only appended to
+ * The handshake itself, unlike the rest, grows as PJRT's structs do: fields are only appended to
  * plugtrain_plugin_info, and struct_size says how far the plugin's copy reaches. A host checks
  * struct_size against the end of the last field it needs (PLUGTRAIN_INFO_FIELD_END), never
  * against its own sizeof, and reads a later field only where PLUGTRAIN_INFO_HAS says the plugin
@@ -30,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PLUGTRAIN_SDK_ABI_MAJOR 4
-#define PLUGTRAIN_SDK_ABI_MINOR 2
+#define PLUGTRAIN_SDK_ABI_MAJOR 5
+#define PLUGTRAIN_SDK_ABI_MINOR 0
 
 /* The one symbol the host looks up first, by this exact name (unchanged since SDK 1, so the
  * host can name the SDK an old plugin was built against). */
@@ -48,10 +42,10 @@ typedef enum plugtrain_plugin_kind {
   PLUGTRAIN_KIND_MODELS = 2,
   PLUGTRAIN_KIND_DATASETS = 4,
   PLUGTRAIN_KIND_TASKS = 8,
-  PLUGTRAIN_KIND_LOGGERS = 16 /* SDK 4.1 */
+  PLUGTRAIN_KIND_LOGGERS = 16
 } plugtrain_plugin_kind;
 
-/* Fields are only appended (see the growth rule above). A host needs every field up to and
+/* Fields are only appended (see above). A host needs every field up to and
  * including `name`; `version` and `description` it reads when struct_size covers them. */
 typedef struct plugtrain_plugin_info {
   uint32_t struct_size;      /* sizeof(plugtrain_plugin_info) the plugin was built with */

@@ -1,4 +1,4 @@
-// plugtrain SDK 4 — the Backend interface a compute-backend plugin implements.
+// plugtrain SDK 5 — the Backend interface a compute-backend plugin implements.
 //
 // A backend says what its devices can do (capabilities) and answers four questions about its
 // hardware: probe (is it usable, which devices), loader config (how to feed it data),
@@ -7,10 +7,9 @@
 // device comes from these answers, and every call is wrapped so an exception thrown here becomes
 // an error naming the plugin rather than a crash of the host.
 //
-// Answers go to sinks the host implements (calls only appended). The value types below
-// (Capabilities, ProbeResult, ...) are the plugin's own: report() turns one into sink calls, so
-// a backend may fill a struct and report it, or call the sink directly. Backend itself never
-// changes within SDK 4: what a later host asks beyond it, it asks through extension().
+// Each answer is one value the backend returns (Capabilities, ProbeResult, ...). The host takes
+// plugins of exactly its own SDK version (abi.h), as it takes them only for exactly its own
+// LibTorch, so these structs cross the boundary as they are.
 //
 // This header needs no LibTorch library at link time (only <torch/version.h> for the
 // handshake macro), so probing stays cheap.
@@ -136,6 +135,31 @@ struct Capabilities {
   // LibTorch's profiler (Kineto) activity that records this device's kernels, as LibTorch
   // names it in lower case ("cuda", "xpu", "mtia", "privateuse1"). Empty: the CPU's only.
   std::string profiler_activity;
+  // The precisions autocast really computes in on this device, from "bf16" and "fp16" (a
+  // device without autocast kernels of its own gives none, and the host refuses those
+  // precisions when it validates the run).
+  std::vector<std::string> autocast_precisions = {"bf16", "fp16"};
+};
+
+// What a backend has counted in this process so far. The host asks once per training step (so
+// keep the answer cheap: atomics, and the maps only when `details` is asked) and reports the
+// differences: the waits per step (the epoch line's device figures, summary.json's
+// "host_syncs") and which operators fell back to the CPU.
+struct RuntimeCounts {
+  // The host's waits for the device: a step that reads a device value on the host
+  // (`loss.item()`, a copy to the CPU, `nonzero`, a blocking copy to the device, an explicit
+  // synchronisation) stalls the host until the device's queue drains, and breaks recorded
+  // graphs. Count what a real device of yours would wait on, not what an emulation does
+  // internally. nullopt: this backend cannot count them.
+  std::optional<std::uint64_t> host_syncs;
+  // With details: the same waits by cause, an operator ("aten::_local_scalar_dense",
+  // "aten::nonzero") or a kind of transfer ("copy to the host", "blocking copy to the device",
+  // "device synchronisation"); the counts sum to host_syncs.
+  std::map<std::string, std::uint64_t> host_syncs_by_cause;
+  // With details: the operators that ran on the host CPU because this device has no kernel of
+  // its own (a boxed CPU fallback, as PrivateUse1 backends use), each with how often it ran. The
+  // host prints them: a silent fallback is the slowest way to train.
+  std::map<std::string, std::uint64_t> cpu_fallbacks;
 };
 
 // A recording of device work that can be run again with no host work per kernel
@@ -155,105 +179,24 @@ class GraphCapture {
   virtual void replay() = 0;
 };
 
-// ---- sinks: implemented by the host, calls only ever appended ----
-
-class CapabilitiesSink {
- public:
-  virtual ~CapabilitiesSink() = default;
-  virtual void device_type(const std::string& type) = 0;
-  virtual void host_cpu(bool is_host_cpu) = 0;
-  virtual void float64(bool computes_float64) = 0;
-  virtual void priority(int value) = 0;
-  virtual void strategies(const std::vector<Strategy>& possible) = 0;
-  virtual void collective(const std::string& name) = 0;
-  virtual void visible_devices_variable(const std::string& variable) = 0;
-  virtual void profiler_activity(const std::string& activity) = 0;
-};
-
-class ProbeSink {
- public:
-  virtual ~ProbeSink() = default;
-  virtual void result(ProbeCode code, const std::string& message) = 0;
-  virtual void device(int index, const std::string& name, const std::string& capability) = 0;
-  virtual void device_memory(int index, std::optional<std::uint64_t> total_bytes, std::optional<std::uint64_t> free_bytes) = 0;
-  virtual void device_detail(int index, const std::string& key, const std::string& value) = 0;
-  virtual void avoid_in_auto(const std::string& why) = 0;
-};
-
-class LoaderSink {
- public:
-  virtual ~LoaderSink() = default;
-  virtual void loader(int workers, bool pin_memory, bool non_blocking, int prefetch_depth, const std::string& why) = 0;
-};
-
-class PlanSink {
- public:
-  virtual ~PlanSink() = default;
-  virtual void plan(Strategy strategy, const std::vector<int>& devices, const std::string& collective) = 0;
-  virtual void warning(const std::string& line) = 0;
-};
-
-class MemorySink {
- public:
-  virtual ~MemorySink() = default;
-  // nullopt: unknowable (unified memory, say); the note says why.
-  virtual void memory(std::optional<std::uint64_t> total_bytes, std::optional<std::uint64_t> free_bytes) = 0;
-  virtual void process(std::optional<std::uint64_t> used_bytes, std::optional<std::uint64_t> peak_bytes,
-                       std::optional<std::uint64_t> reserved_bytes, std::optional<std::uint64_t> oom_events) = 0;
-  virtual void note(const std::string& line) = 0;
-};
-
-// Compiled into the plugin: a filled struct as sink calls.
-inline void report(CapabilitiesSink& out, const Capabilities& c) {
-  out.device_type(c.device_type);
-  out.host_cpu(c.host_cpu);
-  out.float64(c.float64);
-  out.priority(c.priority);
-  out.strategies(c.strategies);
-  out.collective(c.collective);
-  out.visible_devices_variable(c.visible_devices_variable);
-  out.profiler_activity(c.profiler_activity);
-}
-inline void report(ProbeSink& out, const ProbeResult& p) {
-  out.result(p.code, p.message);
-  for (const DeviceInfo& d : p.devices) {
-    out.device(d.index, d.name, d.capability);
-    out.device_memory(d.index, d.total_memory_bytes, d.free_memory_bytes);
-    for (const auto& [key, value] : d.details) out.device_detail(d.index, key, value);
-  }
-  if (p.avoid_in_auto) out.avoid_in_auto(*p.avoid_in_auto);
-}
-inline void report(LoaderSink& out, const LoaderConfig& l) {
-  out.loader(l.workers, l.pin_memory, l.non_blocking, l.prefetch_depth, l.why);
-}
-inline void report(PlanSink& out, const MultiDevicePlan& p) {
-  out.plan(p.strategy, p.devices, p.collective);
-  for (const std::string& w : p.warnings) out.warning(w);
-}
-inline void report(MemorySink& out, const MemoryInfo& m) {
-  out.memory(m.total_bytes, m.free_bytes);
-  out.process(m.process_used_bytes, m.process_peak_bytes, m.reserved_bytes, m.oom_events);
-  if (!m.note.empty()) out.note(m.note);
-}
-
-// Implemented by the plugin. Never changes within SDK 4 (extension() is how it grows).
+// Implemented by the plugin.
 class Backend {
  public:
   virtual ~Backend() = default;
 
   // Constant for the life of the plugin; may be asked before probe and on unusable backends.
-  virtual void capabilities(CapabilitiesSink& out) const = 0;
+  virtual Capabilities capabilities() const = 0;
 
   // Cheap, side-effect free, creates no device context. Must not abort the process.
-  virtual void probe(ProbeSink& out) = 0;
+  virtual ProbeResult probe() = 0;
 
-  virtual void loader_config(const std::vector<int>& devices, LoaderSink& out) = 0;
+  virtual LoaderConfig loader_config(const std::vector<int>& devices) = 0;
 
   // How a request for `devices` with `strategy` is served. A backend that cannot do what is
   // asked narrows the plan and says so in warnings (never silently).
-  virtual void plan_multi_device(Strategy strategy, const std::vector<int>& devices, PlanSink& out) = 0;
+  virtual MultiDevicePlan plan_multi_device(Strategy strategy, const std::vector<int>& devices) = 0;
 
-  virtual void memory(int device, MemorySink& out) = 0;
+  virtual MemoryInfo memory(int device) = 0;
 
   // Gives memory a caching allocator holds but does not use back to the device, as
   // torch.cuda.empty_cache() does. Called after an out-of-memory error, before the host
@@ -276,18 +219,15 @@ class Backend {
     return nullptr;
   }
 
-  // The operators that ran on the host CPU because this device has no kernel of its own (a
-  // boxed CPU fallback, as PrivateUse1 backends use), each with how often it ran in this
-  // process so far. The host prints them: a silent fallback is the slowest way to train.
-  virtual std::map<std::string, std::uint64_t> cpu_fallback_counts() { return {}; }
+  // What this backend has counted so far (RuntimeCounts); `details`: with the maps too.
+  virtual RuntimeCounts runtime_counts(bool details) {
+    (void)details;
+    return {};
+  }
 
-  // The precisions autocast really computes in on this device, from "bf16" and "fp16" (a
-  // device without autocast kernels of its own returns none, and the host refuses those
-  // precisions when it validates the run).
-  virtual std::vector<std::string> autocast_precisions() const { return {"bf16", "fp16"}; }
-
-  // What a host asks beyond these calls, by name and version (docs/plugins.md lists them, e.g.
-  // collective.h's "plugtrain.collective"), or null: the host then uses the documented default.
+  // The optional parts a backend offers by name and version, or null: the host then uses the
+  // documented default. One today: collective.h's "plugtrain.collective" (its own c10d
+  // collective, e.g. NCCL).
   virtual void* extension(const char* name, std::uint32_t version) {
     (void)name;
     (void)version;

@@ -1,4 +1,4 @@
-// plugtrain SDK 4 — optional: a backend plugin's own c10d collective (the extension
+// plugtrain SDK 5 — optional: a backend plugin's own c10d collective (the extension
 // "plugtrain.collective", version 1).
 //
 // In a ddp run the host all-reduces through a c10d::ProcessGroup. CPU tensors always go through
@@ -27,7 +27,7 @@ namespace plugtrain {
 
 inline constexpr const char* kCollectiveExtension = "plugtrain.collective";
 
-// Implemented by the host: what one rank's collective is set up with. Calls only appended.
+// Implemented by the host: what one rank's collective is set up with.
 class CollectiveSetup {
  public:
   virtual ~CollectiveSetup() = default;

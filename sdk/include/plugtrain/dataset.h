@@ -1,15 +1,15 @@
-// plugtrain SDK 4 — data sets from plugins.
+// plugtrain SDK 5 — data sets from plugins.
 //
-// A plugin registers data sets by name, each with an option schema (the experiment's [dataset]
-// table, checked before any work like a model's options) and a reader: given what the experiment
-// says (DatasetQuery), it gives its splits to a DatasetSink, in memory or decoded on demand, with
-// named per-sample fields and its own validation split where it has them. The host treats every
-// data set alike (the bundled ones are the `datasets` plugin's): normalisation from the training
-// split's statistics, augmentation, the batch loader, data kept on the device.
+// A plugin registers data sets by name (Registrar::add_dataset), each with an option schema (the
+// experiment's [dataset] table, checked before any work like a model's options) and a reader:
+// given what the experiment says (DatasetQuery), it returns its splits (DatasetRead), in memory
+// or decoded on demand, with named per-sample fields and its own validation split where it has
+// them. The host treats every data set alike (the bundled ones are the `datasets` plugin's):
+// normalisation from the training split's statistics, augmentation, the batch loader, data kept
+// on the device.
 //
-// DatasetQuery, DatasetSink and DatasetBuilder are implemented by the host (calls only appended).
-// DatasetSpec and DatasetRead are the plugin's own: add_dataset() and write() turn
-// them into calls.
+// DatasetQuery, BatchDescription and TargetDescription are implemented by the host: what it
+// tells the plugin. DatasetSpec and DatasetRead are the plugin's answers.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +28,10 @@
 
 namespace plugtrain {
 
+// Tensors by name: a batch's fields, a model's outputs ("output", "output_lengths").
+using TensorMap = std::map<std::string, at::Tensor>;
+
 // What one sample's target is; the run's [task] must learn this kind (`plugtrain tasks`).
-// Crosses as its integer; values are only appended.
 enum class DatasetTargets {
   class_index = 0,  // int64 (N): one class per sample (task classification)
   multi_hot = 1,    // float (N, K): 1 for each of the K labels that applies (multilabel)
@@ -37,13 +39,12 @@ enum class DatasetTargets {
   pixel_class = 3,  // int64 (N, H, W): a class per pixel (segmentation)
   sequence = 4,     // int64 (N, S): classes in order, padded at the end with -1 (sequence)
   as_task = 5,      // the data set makes the kind the run's task learns (synthetic data):
-                    // DatasetQuery::task_targets says which, DatasetSink::targets says it back
+                    // DatasetQuery::task_targets says which, DatasetRead::targets says it back
   next_token = 6,   // int64 (N, T): the token that follows each position of the input window
-                    // (language_model); inputs are int64 (N, T) token ids. A host before it
-                    // refuses the read, naming the unknown kind
+                    // (language_model); inputs are int64 (N, T) token ids
 };
 
-// Implemented by the host: what the experiment says about reading. Calls only appended.
+// Implemented by the host: what the experiment says about reading.
 class DatasetQuery {
  public:
   virtual ~DatasetQuery() = default;
@@ -61,35 +62,7 @@ class DatasetQuery {
 // line naming the file.
 using SampleDecoder = std::function<void(std::int64_t index, std::uint8_t* pixels)>;
 
-// Implemented by the host: what a read gives. Splits are "train", "test" and, for a data set
-// that declared one (DatasetBuilder::validation_split), its own validation split. Calls only appended.
-class DatasetSink {
- public:
-  virtual ~DatasetSink() = default;
-  // A split in memory: inputs uint8 or float32 (N, C, H, W) (or a model's own layout: token ids
-  // int64 (N, T)), targets N rows of the data set's kind. Test targets may be undefined (a test
-  // split without labels): the host then evaluates the validation split at the end, and says so.
-  virtual void split(const std::string& split, const at::Tensor& inputs, const at::Tensor& targets) = 0;
-  // A split decoded on demand (images that do not fit, data.cache = "none"): `count` samples of
-  // uint8 `sample_shape` (C, H, W).
-  virtual void decoded_split(const std::string& split, std::int64_t count, const std::vector<std::int64_t>& sample_shape,
-                             SampleDecoder decode, const at::Tensor& targets) = 0;
-  // A per-sample tensor beside a split's inputs, N rows, named as the data set declared it; it
-  // reaches the model in its batch under that name ("input_lengths": int64 (N), the real steps
-  // of a padded variable-length input).
-  virtual void field(const std::string& split, const std::string& name, const at::Tensor& values) = 0;
-  virtual void targets(DatasetTargets kind) = 0;  // for as_task: the kind it made
-  virtual void classes(std::int64_t count, const std::vector<std::string>& names) = 0;  // classes or labels; names may be empty
-  virtual void source(const std::string& line) = 0;      // for the log: "cifar10 from /data/cifar-10-binary.tar.gz"
-  virtual void test_split_name(const std::string& name) = 0;  // the split evaluated on, for the log ("val" for an image folder)
-  virtual void note(const std::string& line) = 0;        // decoding speed, images skipped, the cache
-  // SDK 4.2: the tokenizer file the token ids came from (a language model's data set). The host
-  // keeps a copy with the run, checks on a resume that it is the same file, and opens it with the
-  // data set's TokenizerOpener for `generate` and `tokenize`.
-  virtual void tokenizer_file(const std::string& path) = 0;
-};
-
-// Implemented by the plugin: a tokenizer read from its file. Never changes within SDK 4.
+// Implemented by the plugin: a tokenizer read from its file.
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -104,33 +77,12 @@ class Tokenizer {
 // Opens a tokenizer file (throws std::exception, one line naming the file, when it is not one).
 using TokenizerOpener = std::function<std::unique_ptr<Tokenizer>(const std::string& path)>;
 
-// Reads the data set (throws std::exception with one line naming the file and the cause).
-using DatasetReader = std::function<void(const DatasetQuery& query, const Options& options, DatasetSink& out)>;
 // Called before any work (beside the option check): throws std::exception with one line when
 // the data set cannot be read at query.path() ("'/data/x' does not exist or is not a folder"),
 // so a run stops before it makes its folder.
 using DatasetPathCheck = std::function<void(const DatasetQuery& query, const Options& options)>;
 
-// Implemented by the host. Calls only appended.
-class DatasetBuilder {
- public:
-  virtual ~DatasetBuilder() = default;
-  virtual void description(const std::string& line) = 0;
-  virtual void targets(DatasetTargets kind) = 0;
-  virtual OptionsBuilder& options() = 0;  // the [dataset] table
-  virtual void reader(DatasetReader read) = 0;
-  virtual void path_check(DatasetPathCheck check) = 0;
-  // The per-sample fields every read gives beside inputs and targets ("input_lengths").
-  virtual void fields(const std::vector<std::string>& names) = 0;
-  // The data set has its own validation split of this name (TinyImageNet's "val", a corpus's
-  // "dev"), which chooses the model: monitors, early stopping and best checkpoints read its val_
-  // metrics, and the test split is evaluated at the end. Every read then gives it.
-  virtual void validation_split(const std::string& name) = 0;
-  // SDK 4.2: how the data set's tokenizer files are opened (a language model's data set).
-  virtual void tokenizer_opener(TokenizerOpener open) = 0;
-};
-
-// Implemented by the host: the batch a model will get (model.h), per sample. Calls only appended.
+// Implemented by the host: the batch a model will get (model.h), per sample.
 class BatchDescription {
  public:
   virtual ~BatchDescription() = default;
@@ -147,7 +99,7 @@ class BatchDescription {
 };
 
 // Implemented by the host: what the data set's targets are, for a model (model.h) and a task
-// (task.h). Calls only appended.
+// (task.h).
 class TargetDescription {
  public:
   virtual ~TargetDescription() = default;
@@ -163,7 +115,7 @@ class TargetDescription {
   virtual std::int64_t model_outputs() const = 0;
 };
 
-// ---- the plugin's own values, and the inline functions that turn them into calls ----
+// ---- the plugin's answers ----
 
 // One split as a reader gives it: in memory, or decoded on demand (inputs undefined; `decode`
 // and `sample_shape` set, `count` samples).
@@ -176,67 +128,45 @@ struct DatasetReadSplit {
   std::map<std::string, at::Tensor> fields;  // per-sample tensors by name
 };
 
+// What a read gives. A split in memory has inputs uint8 or float32 (N, C, H, W) (or a model's
+// own layout: token ids int64 (N, T)) and targets N rows of the data set's kind; test targets
+// may be undefined (a test split without labels: the host then evaluates the validation split
+// at the end, and says so). A split decoded on demand (images that do not fit, data.cache =
+// "none") has `count` samples of uint8 `sample_shape` (C, H, W). A field is a per-sample tensor
+// beside the inputs, N rows, named as the spec declared it; it reaches the model in its batch
+// under that name ("input_lengths": int64 (N), the real steps of a padded input).
 struct DatasetRead {
   DatasetReadSplit train, test, validation;  // validation: for a spec with validation_split only
   std::optional<DatasetTargets> targets;  // unset: the spec's kind; for as_task, the task's
-  std::int64_t num_classes = 0;
-  std::vector<std::string> class_names;
-  std::string source;
-  std::string test_split = "test";
-  std::vector<std::string> notes;
-  std::string tokenizer_file;  // SDK 4.2: the tokenizer the ids came from ("" for none)
+  std::int64_t num_classes = 0;           // classes or labels
+  std::vector<std::string> class_names;   // may be empty
+  std::string source;                     // for the log: "cifar10 from /data/cifar-10-binary.tar.gz"
+  std::string test_split = "test";        // the split evaluated on, for the log ("val" for an image folder)
+  std::vector<std::string> notes;         // decoding speed, images skipped, the cache
+  // The tokenizer file the token ids came from ("" for none). The host keeps a copy with the
+  // run, checks on a resume that it is the same file, and opens it with the spec's `tokenizer`
+  // for `generate` and `tokenize`.
+  std::string tokenizer_file;
 };
 
-inline void write_split(DatasetSink& out, const std::string& name, const DatasetReadSplit& s) {
-  if (!s.inputs.defined() && !s.decode) return;  // a split the read left empty: nothing to give
-  if (s.inputs.defined()) {
-    out.split(name, s.inputs, s.targets);
-  } else {
-    const std::int64_t count = s.count > 0 ? s.count : (s.targets.defined() ? s.targets.size(0) : 0);
-    out.decoded_split(name, count, s.sample_shape, s.decode, s.targets);
-  }
-  for (const auto& [field, values] : s.fields) out.field(name, field, values);
-}
+// Reads the data set (throws std::exception with one line naming the file and the cause).
+using DatasetReader = std::function<DatasetRead(const DatasetQuery& query, const Options& options)>;
 
-inline void write(DatasetSink& out, const DatasetRead& read, const std::string& validation_split = "") {
-  if (read.targets) out.targets(*read.targets);
-  out.classes(read.num_classes, read.class_names);
-  write_split(out, "train", read.train);
-  write_split(out, "test", read.test);
-  if (!validation_split.empty()) write_split(out, validation_split, read.validation);
-  out.source(read.source);
-  out.test_split_name(read.test_split);
-  for (const std::string& note : read.notes) out.note(note);
-  if (!read.tokenizer_file.empty()) out.tokenizer_file(read.tokenizer_file);
-}
-
-// The plugin's description of one data set; add_dataset() registers it.
+// The plugin's description of one data set; Registrar::add_dataset registers it.
 struct DatasetSpec {
   std::string name;  // data.dataset
   std::string description;
   DatasetTargets targets = DatasetTargets::class_index;
   std::vector<OptionSpec> options;  // the [dataset] table
-  std::function<DatasetRead(const DatasetQuery& query, const Options& options)> read;
+  DatasetReader read;
   DatasetPathCheck check = {};                 // may be empty
-  std::vector<std::string> fields = {};        // the per-sample fields every read gives
-  std::string validation_split = {};           // non-empty: every read gives DatasetRead::validation
-  TokenizerOpener tokenizer = {};              // SDK 4.2: opens the files DatasetRead::tokenizer_file names
+  std::vector<std::string> fields = {};        // the per-sample fields every read gives ("input_lengths")
+  // The data set has its own validation split of this name (TinyImageNet's "val", a corpus's
+  // "dev"), which chooses the model: monitors, early stopping and best checkpoints read its val_
+  // metrics, and the test split is evaluated at the end. Every read then gives it.
+  std::string validation_split = {};
+  TokenizerOpener tokenizer = {};      // opens the files DatasetRead::tokenizer_file names
+  std::vector<OptionRule> rules = {};  // what its option values may be (options.h)
 };
-
-inline void add_dataset(Registrar& host, const DatasetSpec& spec, const std::vector<OptionRule>& rules = {}) {
-  DatasetBuilder& dataset = host.add_dataset(spec.name);
-  dataset.description(spec.description);
-  dataset.targets(spec.targets);
-  add_options(dataset.options(), spec.options, rules);
-  if (!spec.fields.empty()) dataset.fields(spec.fields);
-  if (!spec.validation_split.empty()) dataset.validation_split(spec.validation_split);
-  if (spec.check) dataset.path_check(spec.check);
-  if (spec.tokenizer) dataset.tokenizer_opener(spec.tokenizer);
-  if (spec.read)
-    dataset.reader([read = spec.read, validation = spec.validation_split](const DatasetQuery& query, const Options& options,
-                                                                          DatasetSink& out) {
-      write(out, read(query, options), validation);
-    });
-}
 
 }  // namespace plugtrain

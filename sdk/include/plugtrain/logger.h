@@ -1,14 +1,14 @@
-// plugtrain SDK 4.1 — loggers from plugins: where a run's figures go besides its own records.
+// plugtrain SDK 5 — loggers from plugins: where a run's metrics go besides its own records.
 //
 // A run always writes its record (metrics.csv, summary.json, train.log) into its run folder.
-// Loggers send the same figures elsewhere: a TensorBoard event file, an MLflow server, an
+// Loggers send the same metrics elsewhere: a TensorBoard event file, an MLflow server, an
 // in-house tracker. A plugin registers loggers by name, each with an option schema (the
 // experiment's [logging.<name>] table, checked before any work like a model's options) and a
 // factory; a [logging.<name>] table switches the logger on for a run.
 //
 //   class MyLogger final : public plugtrain::Logger { ... };
-//   plugtrain::add_logger(host, {"mine", "one line", {{"path", OptionType::string, std::string("x"), "doc"}},
-//                                [](const plugtrain::Options& o) { return std::make_unique<MyLogger>(o); }});
+//   host.add_logger({"mine", "one line", {{"path", OptionType::string, std::string("x"), "doc"}},
+//                    [](const plugtrain::Options& o) { return std::make_unique<MyLogger>(o); }});
 //
 // Only the run's first process logs. The host calls a logger from the training thread, in this
 // order: start, log (every train.log_interval steps and at every epoch's end), artifact (each
@@ -16,8 +16,7 @@
 // your own. finish() may wait, but briefly: what cannot be sent then, keep under the run folder
 // and send when LoggedRun::resending() is true (`plugtrain send-logs RUN`) or when the run resumes.
 //
-// LoggedRun and LoggedFigures are implemented by the host (calls only appended); Logger never
-// changes within SDK 4: what the host asks beyond these calls, it asks through extension().
+// LoggedRun and LoggedMetrics are implemented by the host; Logger by the plugin.
 #pragma once
 
 #include <cstddef>
@@ -32,7 +31,7 @@
 
 namespace plugtrain {
 
-// How a run ended, for a tracker's run status. Crosses as its integer.
+// How a run ended, for a tracker's run status.
 enum class RunEnd { finished = 0, failed = 1, killed = 2 };
 
 // One run as a logger sees it. Host-implemented; valid until finish() returns.
@@ -55,7 +54,7 @@ class LoggedRun {
   virtual std::string tag_value(std::size_t i) const = 0;
   // What state() returned into the checkpoint this run resumed from; "" for a fresh start.
   virtual std::string restored_state() const = 0;
-  // The optimizer steps the checkpoint held (0 for a fresh start): figures logged after it by an
+  // The optimizer steps the checkpoint held (0 for a fresh start): metrics logged after it by an
   // earlier, killed attempt will be logged again, with the same values (the timings aside).
   virtual std::int64_t resumed_step() const = 0;
   // In a sweep's trial: what this logger's state() returned for the sweep's own run (its
@@ -70,21 +69,21 @@ class LoggedRun {
   virtual void say(const std::string& line) const = 0;
 };
 
-// Which figures a record holds. Crosses as its integer.
-enum class FiguresKind { step = 0, epoch = 1 };
+// Which metrics a record holds.
+enum class MetricsKind { step = 0, epoch = 1 };
 
-// One record: a logged step's or an epoch's figures. Host-implemented; valid during log().
+// One record: a logged step's or an epoch's metrics. Host-implemented; valid during log().
 // Keys: a step's "train/loss_step", "train/lr", "train/samples_per_second"; an epoch's
 // "epoch/train_loss", "epoch/train_<metric>", "epoch/test_loss", "epoch/test_<metric>",
 // "epoch/val_..." with a validation split, "epoch/lr", "epoch/samples_per_second",
 // "epoch/seconds", "epoch/memory_used_bytes" and "phase/<phase>_share" where measured.
 // The values are those metrics.csv has.
-class LoggedFigures {
+class LoggedMetrics {
  public:
-  virtual ~LoggedFigures() = default;
-  virtual FiguresKind kind() const = 0;
+  virtual ~LoggedMetrics() = default;
+  virtual MetricsKind kind() const = 0;
   virtual std::int64_t step() const = 0;     // optimizer steps done, over the whole run
-  virtual std::int64_t epoch() const = 0;    // the epoch (1-based) the figures belong to
+  virtual std::int64_t epoch() const = 0;    // the epoch (1-based) the metrics belong to
   virtual std::int64_t time_ms() const = 0;  // when they were measured, ms since the Unix epoch
   virtual std::size_t size() const = 0;
   virtual std::string key(std::size_t i) const = 0;
@@ -98,7 +97,7 @@ class Logger {
   // Once, before the first step (or the resend).
   virtual void start(const LoggedRun& run) = 0;
   // Every logged step and every epoch; on the training thread: do not block.
-  virtual void log(const LoggedFigures& figures) = 0;
+  virtual void log(const LoggedMetrics& metrics) = 0;
   // At the end: a file of the run (summary.json, metrics.csv, experiment.toml, classes.json, the
   // exported weights model.safetensors) and its name relative to the run folder.
   virtual void artifact(const std::string& path, const std::string& name) = 0;
@@ -107,28 +106,11 @@ class Logger {
   // Kept in every checkpoint and handed back by LoggedRun::restored_state() when the run
   // resumes (a tracker's run id); also what a sweep's trials get as parent_state().
   virtual std::string state() const { return ""; }
-  // What a host asks beyond these calls, by name and version, or null (the default).
-  virtual void* extension(const char* name, std::uint32_t version) {
-    (void)name;
-    (void)version;
-    return nullptr;
-  }
 };
 
 // Builds a run's logger from its [logging.<name>] table; throws std::exception with one line
 // naming the option ("logging.mine.path: ...") when an option cannot work.
 using LoggerFactory = std::function<std::unique_ptr<Logger>(const Options& options)>;
-
-// Implemented by the host. Calls only appended.
-class LoggerBuilder {
- public:
-  virtual ~LoggerBuilder() = default;
-  virtual void description(const std::string& line) = 0;
-  virtual OptionsBuilder& options() = 0;  // the [logging.<name>] table
-  virtual void factory(LoggerFactory make) = 0;
-  // Whether artifact() is wanted (the default); false: the host writes no file for this logger.
-  virtual void takes_files(bool wanted) = 0;
-};
 
 struct LoggerSpec {
   std::string name;  // [logging.<name>]
@@ -138,14 +120,7 @@ struct LoggerSpec {
   // The run's files at its end (artifact()). The host exports the weights (model.safetensors)
   // only for a run with a logger that takes them.
   bool takes_files = true;
+  std::vector<OptionRule> rules = {};  // what its option values may be (options.h)
 };
-
-inline void add_logger(Registrar& host, const LoggerSpec& spec, const std::vector<OptionRule>& rules = {}) {
-  LoggerBuilder& logger = host.add_logger(spec.name);
-  logger.description(spec.description);
-  add_options(logger.options(), spec.options, rules);
-  logger.factory(spec.factory);
-  logger.takes_files(spec.takes_files);
-}
 
 }  // namespace plugtrain

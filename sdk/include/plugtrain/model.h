@@ -1,4 +1,4 @@
-// plugtrain SDK 4 — models: a network built from a description of its batch and its target.
+// plugtrain SDK 5 — models: a network built from a description of its batch and its target.
 //
 // A model is built from what the host tells it (BatchDescription: each field of the batch it
 // will get, with dtype and per-sample shape; TargetDescription: what it must predict) and its
@@ -27,16 +27,14 @@
 
 namespace plugtrain {
 
-// Tensors by name: a batch's fields, a model's outputs.
-using TensorMap = std::map<std::string, torch::Tensor>;
-
-// Implemented by the plugin. Never changes within SDK 4 (extension() is how it grows).
+// Implemented by the plugin.
 class Model : public torch::nn::Module {
  public:
   // The batch's fields in (BatchDescription's names), named outputs out: "output" always, and
   // "output_lengths" (int64 (N): the real steps of per-step scores) where they vary.
   virtual TensorMap forward_batch(const TensorMap& batch) = 0;
-  // What a host asks beyond forward_batch, by name and version, or null (the default).
+  // The optional parts a model offers by name and version, or null (the default). One today:
+  // units.h's "plugtrain.units" (the blocks sharded training and checkpointing work on).
   virtual void* extension(const char* name, std::uint32_t version) {
     (void)name;
     (void)version;
@@ -52,20 +50,10 @@ class TensorModel : public Model {
   TensorMap forward_batch(const TensorMap& batch) override { return {{"output", forward(batch.at("input"))}}; }
 };
 
-// ---- registering: the builder (implemented by the host) and the plugin's own spec ----
+// ---- registering: the plugin's spec (Registrar::add_model) ----
 
 using BatchModelFactory = std::function<std::shared_ptr<Model>(const BatchDescription& batch,
                                                                const TargetDescription& target, const Options& options)>;
-
-class ModelBuilder {
- public:
-  virtual ~ModelBuilder() = default;
-  virtual void description(const std::string& line) = 0;
-  virtual OptionsBuilder& options() = 0;
-  // The kinds of target whose tasks its outputs fit; none declared: every task its output fits.
-  virtual void serves(const std::vector<DatasetTargets>& targets) = 0;
-  virtual void factory(BatchModelFactory make) = 0;
-};
 
 // The convenience for image models: the input's per-sample shape and the outputs asked for.
 struct ModelInputs {
@@ -78,27 +66,16 @@ inline ModelInputs model_inputs(const BatchDescription& batch, const TargetDescr
   return {batch.shape("input"), target.model_outputs()};
 }
 
-// The plugin's description of one model; add_model() registers it.
+// The plugin's description of one model; Registrar::add_model registers it.
 struct ModelSpec {
   std::string name;
   std::string description;
   std::vector<OptionSpec> options;
   ModelFactory factory;                 // from ModelInputs (image models), or
   BatchModelFactory batch_factory = {};  // from the whole description (used when set)
+  // The kinds of target whose tasks its outputs fit; empty: every task its output fits.
   std::vector<DatasetTargets> serves = {};
+  std::vector<OptionRule> rules = {};  // what its option values may be (options.h)
 };
-
-inline void add_model(Registrar& host, const ModelSpec& spec, const std::vector<OptionRule>& rules = {}) {
-  ModelBuilder& model = host.add_model(spec.name);
-  model.description(spec.description);
-  add_options(model.options(), spec.options, rules);
-  if (!spec.serves.empty()) model.serves(spec.serves);
-  if (spec.batch_factory) {
-    model.factory(spec.batch_factory);
-  } else {
-    model.factory([make = spec.factory](const BatchDescription& batch, const TargetDescription& target,
-                                        const Options& options) { return make(model_inputs(batch, target), options); });
-  }
-}
 
 }  // namespace plugtrain

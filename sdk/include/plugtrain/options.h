@@ -1,8 +1,8 @@
-// plugtrain SDK 4 — typed options with a schema and rules: a model's, data set's or task's table.
+// plugtrain SDK 5 — typed options with a schema and rules: a model's, data set's, task's or
+// logger's table.
 //
-// OptionSpec and OptionRule are the plugin's own values: they reach the host as OptionsBuilder
-// calls (add_options below), so they may grow. Options, the resolved values the host hands a
-// factory, is a map of the closed OptionValue variant; enum values are only appended.
+// A spec (ModelSpec, ...) lists its OptionSpecs and OptionRules; Options, the resolved values
+// the host hands a factory, is a map of the OptionValue variant.
 #pragma once
 
 #include <cstdint>
@@ -107,28 +107,5 @@ class Options {
  private:
   std::map<std::string, OptionValue> values_;
 };
-
-// Implemented by the host: the options of one model, data set or task. Calls are only appended.
-class OptionsBuilder {
- public:
-  virtual ~OptionsBuilder() = default;
-  virtual void option(const std::string& name, OptionType type, const OptionValue& default_value,
-                      const std::string& doc) = 0;
-  virtual void lower_bound(const std::string& option, double bound, bool exclusive) = 0;
-  virtual void upper_bound(const std::string& option, double bound, bool exclusive) = 0;
-  virtual void choices(const std::string& option, const std::vector<std::string>& allowed) = 0;
-  virtual void length(const std::string& option, std::size_t at_least_entries, std::size_t at_most_entries) = 0;
-};
-
-// Compiled into the plugin: the specs and rules as builder calls.
-inline void add_options(OptionsBuilder& out, const std::vector<OptionSpec>& specs, const std::vector<OptionRule>& rules) {
-  for (const OptionSpec& s : specs) out.option(s.name, s.type, s.default_value, s.doc);
-  for (const OptionRule& r : rules) {
-    if (r.min) out.lower_bound(r.option, *r.min, r.min_exclusive);
-    if (r.max) out.upper_bound(r.option, *r.max, r.max_exclusive);
-    if (!r.choices.empty()) out.choices(r.option, r.choices);
-    if (r.min_length || r.max_length) out.length(r.option, r.min_length.value_or(0), r.max_length.value_or(SIZE_MAX));
-  }
-}
 
 }  // namespace plugtrain

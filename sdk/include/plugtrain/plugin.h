@@ -1,11 +1,11 @@
-// plugtrain SDK 4 — a plugin's one entry point: it registers what it has with the host.
+// plugtrain SDK 5 — a plugin's one entry point: it registers what it has with the host.
 //
 //   void register_plugin(plugtrain::Registrar& host) {
-//     host.add_backend(std::make_unique<MyBackend>());       // backend.h
-//     plugtrain::add_model(host, my_model_spec());            // model.h
-//     plugtrain::add_dataset(host, my_dataset_spec());        // dataset.h
-//     plugtrain::add_task(host, my_task_spec());              // task.h
-//     plugtrain::add_logger(host, my_logger_spec());          // logger.h (SDK 4.1)
+//     host.add_backend(std::make_unique<MyBackend>());  // backend.h
+//     host.add_model(my_model_spec());                  // model.h
+//     host.add_dataset(my_dataset_spec());              // dataset.h
+//     host.add_task(my_task_spec());                    // task.h
+//     host.add_logger(my_logger_spec());                // logger.h
 //   }
 //   PLUGTRAIN_PLUGIN(register_plugin, PLUGTRAIN_KIND_BACKEND | PLUGTRAIN_KIND_MODELS, "name", "1.0.0", "one line")
 //
@@ -26,27 +26,23 @@
 namespace plugtrain {
 
 class Backend;
-class ModelBuilder;
-class DatasetBuilder;
-class TaskBuilder;
-class LoggerBuilder;
+struct ModelSpec;
+struct DatasetSpec;
+struct TaskSpec;
+struct LoggerSpec;
 
-// Implemented by the host, handed to the plugin's registration. Calls are only ever appended.
+// Implemented by the host, handed to the plugin's registration. Each call takes the plugin's
+// description of one thing; the host checks it when the registration returns.
 class Registrar {
  public:
   virtual ~Registrar() = default;
   // A compute backend (backend.h); one per plugin.
   virtual void add_backend(std::unique_ptr<Backend> backend) = 0;
-  // A model, data set or task by name: the returned builder describes it (valid until the
-  // registration returns). model.h, dataset.h and task.h add them from their specs in one call.
-  virtual ModelBuilder& add_model(const std::string& name) = 0;
-  virtual DatasetBuilder& add_dataset(const std::string& name) = 0;
-  virtual TaskBuilder& add_task(const std::string& name) = 0;
-  // An extension the host offers, by name and version (docs/plugins.md lists them), or null
-  // when this host has none: the plugin then does without.
-  virtual void* host_extension(const char* name, std::uint32_t version) = 0;
-  // SDK 4.1: a logger by name (logger.h adds it from its spec in one call).
-  virtual LoggerBuilder& add_logger(const std::string& name) = 0;
+  // A model, data set, task or logger, by the name its spec gives.
+  virtual void add_model(ModelSpec spec) = 0;
+  virtual void add_dataset(DatasetSpec spec) = 0;
+  virtual void add_task(TaskSpec spec) = 0;
+  virtual void add_logger(LoggerSpec spec) = 0;
 };
 
 // For extension(name, version) overrides: true when `name` is `wanted` at a version from 1 to

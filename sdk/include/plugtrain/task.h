@@ -1,4 +1,4 @@
-// plugtrain SDK 4 — tasks from plugins: your own loss and metrics.
+// plugtrain SDK 5 — tasks from plugins: your own loss and metrics.
 //
 // A task decides what a model learns and how it is judged: the loss of the model's outputs
 // against the targets, and metrics, each with the way it improves. A plugin registers tasks by
@@ -12,8 +12,7 @@
 // statistics stay on the device (no read back to the host per step); accuracy is "correct, then
 // correct / samples", an error rate "edits and lengths, then edits / length".
 //
-// TaskBuilder is implemented by the host (calls only appended); TaskSpec and TaskMetric are the
-// plugin's own, registered by add_task(). TaskFunctions never changes within SDK 4.
+// TaskSpec and TaskMetric describe a task; Registrar::add_task registers it.
 #pragma once
 
 #include <cstdint>
@@ -44,9 +43,6 @@ struct TaskMetric {
 // Training measures what is cheap enough to run on every step; evaluation (the test pass) everything.
 enum class TaskPass { training = 0, evaluation = 1 };
 
-// The model's outputs by name: "output", and what else the model gave ("output_lengths").
-using TaskOutputs = std::map<std::string, at::Tensor>;
-
 // One run's task, made by the spec's factory. Every call may run on any device the run trains on;
 // none may read a tensor back to the host except where the spec says so (loss_waits_for_host).
 class TaskFunctions {
@@ -59,12 +55,12 @@ class TaskFunctions {
   // The mean loss of a batch, a scalar that autograd can differentiate; `outputs` is what the
   // model returned for it ("output", and "output_lengths" where it gives them), `targets` the
   // batch's rows of the data set's targets.
-  virtual at::Tensor loss(const TaskOutputs& outputs, const at::Tensor& targets) const = 0;
+  virtual at::Tensor loss(const TensorMap& outputs, const at::Tensor& targets) const = 0;
 
   // How many statistics a pass sums, and one batch's as a 1-D float tensor of that size on the
   // outputs' device (computed without autograd).
   virtual std::int64_t statistics_size(TaskPass pass) const = 0;
-  virtual at::Tensor statistics(TaskPass pass, const TaskOutputs& outputs, const at::Tensor& targets) const = 0;
+  virtual at::Tensor statistics(TaskPass pass, const TensorMap& outputs, const at::Tensor& targets) const = 0;
 
   // The pass's metrics from the statistics' totals over `samples` samples: one value per metric
   // of the spec's list for that pass, in its order.
@@ -72,33 +68,12 @@ class TaskFunctions {
 
   // Moves what the loss keeps (weights, say) to the training device, once, before the first step.
   virtual void to(c10::Device device) { (void)device; }
-
-  // What a host asks beyond these calls, by name and version, or null (the default).
-  virtual void* extension(const char* name, std::uint32_t version) {
-    (void)name;
-    (void)version;
-    return nullptr;
-  }
 };
 
 // Builds a run's task for its data's targets (dataset.h; its model_outputs() is 0 here: the
 // task decides it); throws std::exception with one line naming the option ("task.gamma: ...")
 // when an option does not fit the data.
 using TaskFactory = std::function<std::unique_ptr<TaskFunctions>(const TargetDescription& data, const Options& options)>;
-
-// Implemented by the host. Calls only appended.
-class TaskBuilder {
- public:
-  virtual ~TaskBuilder() = default;
-  virtual void description(const std::string& line) = 0;
-  virtual void targets(DatasetTargets kind) = 0;  // the kind of target it learns
-  virtual OptionsBuilder& options() = 0;          // the rest of the [task] table
-  virtual void metric(TaskPass pass, const std::string& name, MetricGoal goal, const std::string& doc) = 0;  // the headline first
-  // Why a training step with this loss cannot be recorded as a device graph (train.graphs),
-  // because the loss reads something back to the host.
-  virtual void loss_waits_for_host(const std::string& why) = 0;
-  virtual void factory(TaskFactory make) = 0;
-};
 
 struct TaskSpec {
   std::string name;  // [task] name
@@ -110,17 +85,7 @@ struct TaskSpec {
   // because the loss reads something back to the host; empty when it can.
   std::string loss_waits_for_host;
   TaskFactory factory;
+  std::vector<OptionRule> rules = {};  // what its option values may be (options.h)
 };
-
-inline void add_task(Registrar& host, const TaskSpec& spec, const std::vector<OptionRule>& rules = {}) {
-  TaskBuilder& task = host.add_task(spec.name);
-  task.description(spec.description);
-  task.targets(spec.targets);
-  add_options(task.options(), spec.options, rules);
-  for (const TaskMetric& m : spec.training_metrics) task.metric(TaskPass::training, m.name, m.goal, m.doc);
-  for (const TaskMetric& m : spec.evaluation_metrics) task.metric(TaskPass::evaluation, m.name, m.goal, m.doc);
-  if (!spec.loss_waits_for_host.empty()) task.loss_waits_for_host(spec.loss_waits_for_host);
-  task.factory(spec.factory);
-}
 
 }  // namespace plugtrain

@@ -1,4 +1,4 @@
-// plugtrain SDK 4 — optional: a model's units (the extension "plugtrain.units", version 1).
+// plugtrain SDK 5 — optional: a model's units (the extension "plugtrain.units", version 1).
 //
 // A unit is a block of the model that runs as a whole: a transformer block, a residual block.
 // Sharded training (backend.strategy = "fsdp") keeps each unit's parameters in shards and
@@ -43,7 +43,7 @@ inline constexpr const char* kUnitsExtension = "plugtrain.units";
 using UnitForward = std::function<torch::Tensor(const torch::Tensor&)>;
 
 // Implemented by the host: runs unit `unit`'s forward on `input` (gathering its parameters
-// first, recomputing it in backward, ...). Never changes within SDK 4.
+// first, recomputing it in backward, ...).
 class UnitRunner {
  public:
   virtual torch::Tensor run(std::size_t unit, const torch::Tensor& input, const UnitForward& forward) = 0;
@@ -52,8 +52,7 @@ class UnitRunner {
   ~UnitRunner() = default;
 };
 
-// Implemented by the plugin; Model::extension("plugtrain.units", 1) returns it. Never changes
-// within SDK 4.
+// Implemented by the plugin; Model::extension("plugtrain.units", 1) returns it.
 class ModelUnits {
  public:
   // The units' module names as named_modules() gives them ("transformer.h.0"), in forward order.
