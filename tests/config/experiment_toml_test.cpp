@@ -96,6 +96,9 @@ TEST(ExperimentToml, SweepKeysAreDottedAndNestedTablesAreNamedWhole) {
   EXPECT_EQ(sweep["experiment.seed"][1].value<std::int64_t>(), 2) << "a quoted key keeps its dot";
   EXPECT_EQ(sweep.at_path("optim.lr.log_uniform[0]").value<double>(), 1e-4);
   EXPECT_EQ(sweep["when"]["optim.name=sgd"]["optim"]["lr"].value<double>(), 0.1);
+  const toml::table without = parsed(ExperimentToml(toml).unset("sweep.when.\"optim.name=sgd\""));
+  EXPECT_FALSE(without["sweep"]["when"]) << "a nested table goes by its whole name";
+  EXPECT_TRUE(without["sweep"]["optim"]["name"]) << "and [sweep] stays";
 }
 
 TEST(ExperimentToml, AnEmptyTableIsWrittenAndRawTextIsWrittenAsGiven) {
@@ -104,6 +107,15 @@ TEST(ExperimentToml, AnEmptyTableIsWrittenAndRawTextIsWrittenAsGiven) {
   EXPECT_TRUE(t["dataset"].is_table());
   EXPECT_EQ(t.at_path("model.hidden[0]").value<std::int64_t>(), 8);
   EXPECT_NE(toml.text().find("hidden = [ 8 ]"), std::string::npos) << toml.text();
+}
+
+TEST(ExperimentToml, SetKeysSetsSeveralKeysOfOneTable) {
+  const Experiment e = resolved(ExperimentToml::synthetic("keys").set_keys(
+      "data", {{"synthetic_classes", 6}, {"synthetic_shape", {3, 8, 8}}, {"test_batch_size", 100}}));
+  EXPECT_EQ(e.data.synthetic_classes, 6);
+  EXPECT_THAT(e.data.synthetic_shape, ElementsAre(3, 8, 8));
+  EXPECT_EQ(e.data.test_batch_size, 100);
+  EXPECT_EQ(e.data.batch_size, 50) << "the table's other keys stay";
 }
 
 TEST(ExperimentToml, AKeyWithoutItsTableIsRefusedWhenItIsSet) {

@@ -135,17 +135,21 @@ class ExperimentToml {
     return *this;
   }
 
-  // "table.key" goes (the run takes its default); a name without a dot drops that whole table.
+  // Several keys of one table: set_keys("data", {{"dataset", "cifar10"}, {"path", "c10"}}).
+  ExperimentToml& set_keys(const std::string& table_name, const std::vector<std::pair<std::string, TomlValue>>& keys) {
+    for (const auto& [key, value] : keys) set_in(table_name, key, value);
+    return *this;
+  }
+
+  // "table.key" goes (the run takes its default); a table's whole name drops that table.
   ExperimentToml& unset(const std::string& dotted_key) {
+    for (auto it = tables_.begin(); it != tables_.end(); ++it)
+      if (it->first == dotted_key) {
+        tables_.erase(it);
+        return *this;
+      }
     const std::size_t dot = dotted_key.find('.');
-    if (dot == std::string::npos) {
-      for (auto it = tables_.begin(); it != tables_.end(); ++it)
-        if (it->first == dotted_key) {
-          tables_.erase(it);
-          break;
-        }
-      return *this;
-    }
+    if (dot == std::string::npos) return *this;
     for (auto& [name, entries] : tables_)
       if (name == dotted_key.substr(0, dot))
         for (auto it = entries.begin(); it != entries.end(); ++it)
