@@ -88,6 +88,13 @@ install_test_python_tools() {
     log "installing tokenizers==0.23.3 into $PLUGTRAIN_VENV (for the byte-level BPE parity tests)"
     "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir tokenizers==0.23.3
   fi
+  # timm: the exported-model parity test trains its models (pretrained=False: no weights are
+  # downloaded) through `plugtrain run` and in eager PyTorch. 1.0.31 runs on torch 2.11.0; pip
+  # keeps the torch and torchvision already here.
+  if ! "$PLUGTRAIN_VENV/bin/python" -c 'import timm, sys; sys.exit(timm.__version__ != "1.0.31")' 2>/dev/null; then
+    log "installing timm==1.0.31 into $PLUGTRAIN_VENV (for the exported timm models' parity test)"
+    "$PLUGTRAIN_VENV/bin/python" -m pip install -q --no-cache-dir timm==1.0.31
+  fi
 }
 
 install_torch() {

@@ -28,6 +28,35 @@ std::chrono::milliseconds rendezvous_timeout(std::chrono::milliseconds collectiv
   return std::max(collective, std::chrono::milliseconds(60000));
 }
 
+// The key prefix of this attempt of the group. Without torchrun's agent store, the store is
+// rank 0's own and new with every start: the attempt is the restart count. Torchrun's agents
+// share one store across their restarts, and their restart counts differ: an agent counts only
+// its own workers' failures, so the agent that restarts because another node's worker died
+// gives its workers the old count (TORCHELASTIC_RESTART_COUNT 0 beside the other node's 1), and
+// the ranks would wait for each other under different prefixes. So rank 0 numbers the attempts
+// in the store itself (a counter it adds 1 to), and every other rank joins the newest number it
+// has not joined before: when the counter still holds the number an earlier worker of its rank
+// joined, rank 0 of this attempt has not counted yet, and the rank waits for the next.
+std::string torchrun_attempt_prefix(c10d::Store& store, int rank) {
+  const std::string counter = "plugtrain/attempts";
+  std::int64_t attempt = 0;
+  if (rank == 0) {
+    attempt = store.add(counter, 1);
+  } else {
+    attempt = std::max<std::int64_t>(store.add(counter, 0), 1);
+    if (store.add("plugtrain/attempt/" + std::to_string(attempt) + "/joined/" + std::to_string(rank), 1) > 1) {
+      ++attempt;
+      store.add("plugtrain/attempt/" + std::to_string(attempt) + "/joined/" + std::to_string(rank), 1);
+    }
+  }
+  const std::string opened = "plugtrain/attempt/" + std::to_string(attempt) + "/opened";
+  if (rank == 0)
+    store.set(opened, bytes("1"));
+  else
+    store.wait({opened});
+  return "/plugtrain/attempt_" + std::to_string(attempt);
+}
+
 }  // namespace
 
 Collectives::Collectives(const World& world, std::chrono::milliseconds timeout, c10::DeviceType device_type,
@@ -51,8 +80,10 @@ Collectives::Collectives(const World& world, std::chrono::milliseconds timeout, 
     options.timeout = rendezvous_timeout(timeout);
     c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(network_.address, options);
     impl_->tcp_store = store;
-    // The same prefix torch.distributed uses under torchrun, so a restarted attempt's keys stay apart.
-    impl_->store = c10::make_intrusive<c10d::PrefixStore>("/worker/attempt_" + world.restart_count, store);
+    // A restarted attempt's keys stay apart from the attempt before.
+    const std::string prefix =
+        world.agent_store ? torchrun_attempt_prefix(*store, world.rank) : "/worker/attempt_" + world.restart_count;
+    impl_->store = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
   } catch (const std::exception& e) {
     throw DistributedError("rank " + std::to_string(world.rank) + ": cannot reach the rendezvous store at " + where +
                            (world.rank == 0 && !world.agent_store ? " (serving it on that port failed)" : "") + ": " +

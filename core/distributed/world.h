@@ -32,7 +32,7 @@ struct World {
   int master_port = 0;
   // torchrun's agent already serves the store at MASTER_ADDR:MASTER_PORT: every rank is a client.
   bool agent_store = false;
-  std::string restart_count = "0";  // TORCHELASTIC_RESTART_COUNT: keys of an earlier attempt stay apart
+  std::string restart_count = "0";  // TORCHELASTIC_RESTART_COUNT (counts this agent's failures only)
   std::string source;               // "torchrun/env", "slurm", "open mpi": for messages
 };
 

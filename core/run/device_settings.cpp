@@ -55,11 +55,20 @@ DeviceSettings apply_device_settings(const Experiment& e, bool accelerator, Mode
   return s;
 }
 
+// As PyTorch's Module.to(memory_format=...): Tensor.to, not contiguous(). A weight whose layout
+// is ambiguous (a 1x1 convolution's [O, I, 1, 1], a depthwise [C, 1, k, k], a one-channel stem)
+// already counts as channels-last contiguous, so contiguous() keeps its NCHW strides; then a
+// convolution on an input just as ambiguous (squeeze-and-excitation's [N, C, 1, 1], a head after
+// global pooling) runs in the other layout, with other rounding, than in PyTorch. to() gives
+// every 4-d tensor the format's own strides (MobileNetV3 drifted from eager from the first step).
 void convert_memory_format(Model& model, at::MemoryFormat format) {
   if (format == at::MemoryFormat::Contiguous) return;
   at::NoGradGuard no_grad;
-  for (auto& p : model.parameters())
-    if (p.dim() == 4) p.set_data(p.contiguous(format));
+  const auto restride = [format](at::Tensor t) {
+    if (t.dim() == 4) t.set_data(t.to(t.options(), /*non_blocking=*/false, /*copy=*/false, format));
+  };
+  for (auto& p : model.parameters()) restride(p);
+  for (auto& b : model.buffers()) restride(b);
 }
 
 }  // namespace plugtrain

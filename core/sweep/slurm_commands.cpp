@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "util/text.h"
@@ -81,6 +82,19 @@ std::map<std::string, std::string> accounted_array_tasks(const std::vector<std::
     states[line.substr(0, bar)] = state;
   }
   return states;
+}
+
+std::optional<std::size_t> slurm_node_count(const std::string& partition) {
+  std::vector<std::string> arguments{"--noheader", "--Node", "--format=%N"};
+  if (!partition.empty()) arguments.push_back("--partition=" + partition);
+  Result<CommandOutput> r = run_command("sinfo", arguments);
+  if (!r || !r.value().status.succeeded()) return std::nullopt;
+  // One line per node and partition: a node in two partitions is counted once.
+  std::set<std::string> nodes;
+  std::istringstream lines(r.value().output);
+  for (std::string node; lines >> node;) nodes.insert(node);
+  if (nodes.empty()) return std::nullopt;  // a partition sinfo does not know: sbatch says why
+  return nodes.size();
 }
 
 }  // namespace plugtrain

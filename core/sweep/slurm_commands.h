@@ -34,4 +34,8 @@ std::optional<std::map<std::string, std::string>> queued_array_tasks(const std::
 // "JOBID_INDEX" for these jobs, where the cluster keeps accounting; empty where it does not.
 std::map<std::string, std::string> accounted_array_tasks(const std::vector<std::string>& job_ids);
 
+// How many nodes the cluster (or `partition`, when given) has, by sinfo; nullopt when sinfo
+// cannot say.
+std::optional<std::size_t> slurm_node_count(const std::string& partition);
+
 }  // namespace plugtrain

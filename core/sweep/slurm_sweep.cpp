@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "config/config_error.h"
 #include "plugins/plugin_permissions.h"
 #include "sweep/rung_report.h"
 #include "sweep/slurm_commands.h"
@@ -74,11 +75,15 @@ std::string array_script(const SweepRequest& request, const SweepSetup& setup, c
       << "; command=(" << quoted_command(trial_command(request, setup, work[i], "")) << ") ;;\n";
   s << "  *) echo \"plugtrain: error: array task $SLURM_ARRAY_TASK_ID is not in $0\" >&2; exit 2 ;;\nesac\n";
   if (own_threads) s << "command+=(--set \"train.threads=${SLURM_CPUS_PER_TASK:-1}\")\n";
+  // [sweep] nodes: the trial's ranks are one step over the task's nodes, which meet at its first
+  // node as `srun plugtrain run` does; a rank that fails ends the others at once.
+  if (setup.spec.nodes > 0) s << "command=(srun --kill-on-bad-exit=1 \"${command[@]}\")\n";
   // Slurm's SIGTERM (scancel, a time limit, preemption, a requeue) goes on to the trial, which
   // writes its checkpoint and exits 130; this script waits for that and records it, so the job
   // ends only when the trial has.
   s << "logs=" << shell_quoted(logs.string()) << "\n"
     << "rm -f \"$logs/$trial.exit\"\n"
+    << "echo \"${SLURM_JOB_NODELIST:-}\" >\"$logs/$trial.nodes\"\n"
     << "\"${command[@]}\" >>\"$logs/$trial.log\" 2>&1 &\npid=$!\n"
     << "terminated=0\ntrap 'terminated=1; kill -TERM \"$pid\" 2>/dev/null' TERM INT\n"
     << "wait \"$pid\"\ncode=$?\n"
@@ -86,6 +91,17 @@ std::string array_script(const SweepRequest& request, const SweepSetup& setup, c
     << "echo \"$code\" >\"$logs/$trial.exit.tmp-$$\" && mv \"$logs/$trial.exit.tmp-$$\" \"$logs/$trial.exit\"\n"
     << "exit \"$code\"\n";
   return s.str();
+}
+
+// [sweep] nodes beyond what the cluster (or the partition) has: refused before anything is
+// written, where sinfo can tell (sbatch would refuse each array only once it is submitted).
+void check_trial_nodes(const SweepRequest& request, const SweepSpec& spec) {
+  if (spec.nodes <= 1) return;
+  const std::optional<std::size_t> nodes = slurm_node_count(request.partition);
+  if (nodes && std::size_t(spec.nodes) > *nodes)
+    throw ConfigError(spec.nodes_where + ": sweep.nodes = " + std::to_string(spec.nodes) + ", but " +
+                      (request.partition.empty() ? "the cluster" : "partition " + request.partition) + " has " +
+                      std::to_string(*nodes) + (*nodes == 1 ? " node" : " nodes") + " (sinfo)");
 }
 
 // sbatch --parsable prints "JOBID" or "JOBID;CLUSTER"; anything else is Slurm's refusal.
@@ -217,6 +233,10 @@ std::string submit_array(const SweepRequest& request, const SweepSetup& setup, c
                                    "--chdir=" + fs::current_path().string(),
                                    "--output=" + fs::absolute(folder / "slurm" / "array-%A_%a.out").string()};
   if (request.gpus_per_trial > 0) options.push_back("--gpus-per-task=" + std::to_string(request.gpus_per_trial));
+  if (setup.spec.nodes > 0) {
+    options.push_back("--nodes=" + std::to_string(setup.spec.nodes));
+    options.push_back("--ntasks-per-node=" + std::to_string(setup.spec.tasks_per_node));
+  }
   for (const auto& o : common_options(request)) options.push_back(o);
   const std::string id = submit(options, script, "job array");
   {
@@ -253,6 +273,7 @@ void submit_follow_up(const SweepRequest& request, const fs::path& folder, const
 
 int submit_sweep_to_slurm(const SweepRequest& request, const SweepSetup& setup, std::ostream& out) {
   if (!find_on_path("sbatch")) throw Error("--slurm: no sbatch on PATH (run the sweep on a Slurm login node)");
+  check_trial_nodes(request, setup.spec);
   const fs::path& folder = setup.folder;
   const std::string name = slurm_job_name(folder);
   const SlurmActivity active = slurm_activity(folder, name);

@@ -63,6 +63,10 @@ SweepSetup prepare_sweep(const SweepRequest& request) {
   ExperimentFile file = parse_experiment_file(request.experiment_file);
   for (const auto& o : request.overrides) apply_override(file, o);
   setup.spec = read_sweep(file);
+  if (setup.spec.nodes > 0 && !request.slurm)
+    throw ConfigError(setup.spec.nodes_where + ": sweep.nodes = " + std::to_string(setup.spec.nodes) +
+                      " trains each trial across Slurm nodes, so it needs --slurm (without it every trial runs here "
+                      "as one process)");
   setup.trials = setup.spec.expand();
   setup.base = resolve_experiment(file);
   setup.folder = fs::path(setup.base.experiment.output) / setup.base.experiment.name / "sweep";

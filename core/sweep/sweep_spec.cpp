@@ -14,7 +14,8 @@ namespace plugtrain {
 
 namespace {
 
-const char* const kReserved[] = {"method", "trials", "samples", "seed", "repeat_seeds", "when"};
+const char* const kReserved[] = {"method",       "trials", "samples", "seed",
+                                 "repeat_seeds", "when",   "nodes",   "tasks_per_node"};
 
 bool reserved(const std::string& key) {
   for (const char* r : kReserved)
@@ -144,6 +145,26 @@ void read_repeat_seeds(const ExperimentFile& file, const toml::table& sweep, Swe
     spec.axes.push_back(std::move(axis));
 }
 
+// sweep.nodes and sweep.tasks_per_node: how many Slurm nodes each trial trains across, and its
+// ranks on each.
+void read_trial_nodes(const ExperimentFile& file, const toml::table& sweep, SweepSpec& spec) {
+  for (const char* key : {"nodes", "tasks_per_node"}) {
+    const toml::node* n = sweep.get(key);
+    if (!n) continue;
+    const std::int64_t value = n->value_or(std::int64_t{0});
+    if (!n->is_integer() || value < 1)
+      throw ConfigError(
+          position(file, *n) + ": sweep." + key + " must be a positive integer (" +
+          (std::string(key) == "nodes" ? "the Slurm nodes each trial trains across" : "each trial's ranks on a node") +
+          "), not " + toml_text(*n));
+    (std::string(key) == "nodes" ? spec.nodes : spec.tasks_per_node) = value;
+    if (std::string(key) == "nodes") spec.nodes_where = position(file, *n);
+  }
+  if (sweep.contains("tasks_per_node") && !sweep.contains("nodes"))
+    throw ConfigError(position(file, *sweep.get("tasks_per_node")) +
+                      ": sweep.tasks_per_node goes with sweep.nodes (the Slurm nodes each trial trains across)");
+}
+
 // The axes in the order the file lists them (toml++ keeps a table's keys sorted); each key varied
 // once, and ranges for a random search only.
 void order_and_check_axes(const ExperimentFile& file, const toml::node& node, SweepSpec& spec) {
@@ -220,6 +241,7 @@ SweepSpec read_sweep(const ExperimentFile& file) {
   read_scheduler(file, *sweep, spec.scheduler);
   read_axes(file, *sweep, "", spec);
   read_repeat_seeds(file, *sweep, spec);
+  read_trial_nodes(file, *sweep, spec);
   order_and_check_axes(file, *node, spec);
   if (const toml::node* w = sweep->get("when")) {
     const toml::table* when = w->as_table();

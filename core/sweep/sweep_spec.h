@@ -9,6 +9,8 @@
 //   seed = 0                              # random: the draws' seed
 //   optim.lr = { log_uniform = [1e-4, 1e-1] }   # random: also uniform, int, choice = [...]
 //   scheduler = "asha"                    # early stopping of trials (sweep/rung_scheduler.h)
+//   nodes = 2                             # --slurm: each trial an array task over 2 nodes, ddp
+//   tasks_per_node = 1                    #   across them (ranks per node; 1 by default)
 //   [sweep.when."optim.name=sgd"]         # overrides for the trials where optim.name is sgd
 //   optim.momentum = 0.9
 #pragma once
@@ -72,6 +74,11 @@ struct SweepSpec {
   };
   std::vector<When> when;
   SchedulerRequest scheduler;
+  // [sweep] nodes: each trial trains across this many Slurm nodes, tasks_per_node ranks on each
+  // (0: not given, a trial is one process). Only a sweep on Slurm has nodes to give.
+  std::int64_t nodes = 0;
+  std::int64_t tasks_per_node = 1;
+  std::string nodes_where;  // file:line:col of sweep.nodes, for messages
 };
 
 // True when the file has a [sweep] table.

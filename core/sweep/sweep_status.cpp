@@ -1,5 +1,6 @@
 #include "sweep/sweep_status.h"
 
+#include <fstream>
 #include <map>
 #include <ostream>
 #include <set>
@@ -91,6 +92,8 @@ TrialStatus trial_status(const fs::path& folder, const std::string& name, const 
     state = "pending";
     detail = "not started";
   }
+  // The array script records its allocation's nodes (SLURM_JOB_NODELIST) before the trial starts.
+  std::ifstream(folder / "logs" / (name + ".nodes")) >> t.nodes;
   // Where the cluster keeps accounting, what ended a task the files could not say (TIMEOUT, OUT_OF_MEMORY).
   if (const auto final = slurm.trial_final.find(name);
       final != slurm.trial_final.end() && (state == "interrupted" || state == "failed") && final->second != "COMPLETED")
@@ -147,7 +150,11 @@ void print_sweep_status(const SweepStatus& status, std::ostream& out) {
 nlohmann::json sweep_status_json(const SweepStatus& status) {
   nlohmann::json trials = nlohmann::json::array();
   for (const TrialStatus& t : status.trials)
-    trials.push_back({{"trial", t.name}, {"overrides", t.label}, {"state", t.state}, {"detail", t.detail}});
+    trials.push_back({{"trial", t.name},
+                      {"overrides", t.label},
+                      {"state", t.state},
+                      {"detail", t.detail},
+                      {"nodes", t.nodes.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.nodes)}});
   return {{"sweep", status.folder.string()},
           {"experiment", status.experiment.string()},
           {"scheduler", status.schedule.empty() ? nlohmann::json(nullptr) : nlohmann::json(status.schedule)},

@@ -19,6 +19,7 @@ struct TrialStatus {
   std::string label;   // its overrides, "optim.lr=0.01 seed=1"
   std::string state;   // pending, running, finished, failed, interrupted, waiting, stopped, promoted
   std::string detail;  // why, or how far ("" when the state says it all)
+  std::string nodes;   // on Slurm, the nodes its newest array task ran on ("n[1-2]"; "" before it started)
 };
 
 struct SweepStatus {

@@ -10,8 +10,9 @@
 namespace plugtrain::exported {
 
 // The model `file` (a .pt2 archive) holds, checked against the batch and the target; throws
-// ProgramError (a std::runtime_error) naming the file and what is wrong.
+// ProgramError (a std::runtime_error) naming the file and what is wrong. `graph_pass`: the graph
+// as graph_fusion.h rewrites it (no-op nodes dropped, fused kernels), else as exported.
 std::shared_ptr<Model> make_exported_model(const std::filesystem::path& file, const BatchDescription& batch,
-                                           const TargetDescription& target);
+                                           const TargetDescription& target, bool graph_pass = true);
 
 }  // namespace plugtrain::exported

@@ -54,27 +54,29 @@ c10::IValue constant_value(const nlohmann::json& constant) {
 
 }  // namespace
 
-std::shared_ptr<const LoadedProgram> load_program(const std::filesystem::path& file) {
+std::shared_ptr<const LoadedProgram> load_program(const std::filesystem::path& file, bool graph_pass) {
   static std::mutex mutex;
   static std::map<std::string, std::pair<std::filesystem::file_time_type, std::shared_ptr<const LoadedProgram>>> read;
   std::error_code ignored;
-  const std::string key = std::filesystem::weakly_canonical(file, ignored).string();
+  const std::string key =
+      std::filesystem::weakly_canonical(file, ignored).string() + (graph_pass ? "" : "\n(as exported)");
   const auto written = std::filesystem::last_write_time(file, ignored);
   std::lock_guard<std::mutex> lock(mutex);
   auto it = read.find(key);
   if (it == read.end() || it->second.first != written)
-    it = read.insert_or_assign(key, std::make_pair(written, std::make_shared<const LoadedProgram>(read_program(file))))
+    it = read.insert_or_assign(
+                 key, std::make_pair(written, std::make_shared<const LoadedProgram>(read_program(file), graph_pass)))
              .first;
   return it->second.second;
 }
 
 std::shared_ptr<Model> make_exported_model(const std::filesystem::path& file, const BatchDescription& batch,
-                                           const TargetDescription& target) {
+                                           const TargetDescription& target, bool graph_pass) {
   if (file.empty())
     throw ProgramError(
         "model.file is not set: name the .pt2 file torch.export.save wrote (python/export_model.py "
         "writes one)");
-  return std::make_shared<ExportedModel>(load_program(file), batch, target);
+  return std::make_shared<ExportedModel>(load_program(file, graph_pass), batch, target);
 }
 
 ExportedModel::ExportedModel(std::shared_ptr<const LoadedProgram> loaded, const BatchDescription& batch,

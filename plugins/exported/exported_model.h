@@ -17,15 +17,18 @@
 
 namespace plugtrain::exported {
 
-// A program read and compiled once per file, shared by every model built from it.
+// A program read and compiled once per file (and graph pass), shared by every model built from
+// it; `graph_pass`: GraphProgram::optimize (graph_fusion.h) applied.
 struct LoadedProgram {
   Program program;
   GraphProgram graph;
-  explicit LoadedProgram(Program p) : program(std::move(p)), graph(program) {}
+  LoadedProgram(Program p, bool graph_pass) : program(std::move(p)), graph(program) {
+    if (graph_pass) graph.optimize(program);
+  }
 };
 
 // Reads (or finds already read) `file`; throws ProgramError.
-std::shared_ptr<const LoadedProgram> load_program(const std::filesystem::path& file);
+std::shared_ptr<const LoadedProgram> load_program(const std::filesystem::path& file, bool graph_pass = true);
 
 class ExportedModel final : public Model {
  public:

@@ -158,6 +158,12 @@ CompiledNode GraphProgram::compile(const json& node, const std::set<std::string>
   }
   if (!given.empty()) fail(c, "argument " + given.begin()->first + " is not in the operator's schema");
   compile_outputs(node.at("outputs"), c);
+  // torch.export leaves out a .contiguous() that did nothing where it traced (attention's CPU
+  // output is laid out (B, T, H, D) already, so y.transpose(1, 2).contiguous().view(...) is traced
+  // as a view); on a device whose kernel lays it out otherwise that view would fail. reshape
+  // (the same arguments) is the view wherever the view works, and the copy .contiguous() makes
+  // where it does not.
+  if (c.target == "aten::view") c.op = c10::Dispatcher::singleton().findSchema({"aten::reshape", ""});
   return c;
 }
 

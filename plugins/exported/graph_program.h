@@ -4,6 +4,7 @@
 // exactly as eager PyTorch does, on any device, under autocast, in any memory format.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -38,8 +39,12 @@ struct CompiledArg {
   std::vector<std::int64_t> ints;
 };
 
-// Integer arithmetic on symbolic sizes (Python's operator module) and size queries.
-enum class NodeKind { op, sym_size, sym_numel, int_arith };
+// Integer arithmetic on symbolic sizes (Python's operator module) and size queries; `fused`: a
+// node the graph pass made of several (graph_fusion.h).
+enum class NodeKind { op, sym_size, sym_numel, int_arith, fused };
+
+// What a fused node computes (graph_fusion.h): linear then GELU (exact or tanh), add then LayerNorm.
+enum class Fusion { none, linear_gelu, add_layer_norm };
 
 struct CompiledNode {
   std::string name;    // the graph's name for the node ("conv2d_3")
@@ -51,6 +56,15 @@ struct CompiledNode {
   std::vector<std::vector<int>> list_outputs;  // per return that is Tensor[]: its slots
   bool training_only = false;                  // eval() skips it (num_batches_tracked += 1)
   std::string module;                          // the top-level submodule it runs in ("": the root's own)
+  Fusion fusion = Fusion::none;                // kind fused: what it computes
+  std::vector<CompiledNode> unfused;           // kind fused: the nodes it replaced, run where it does not apply
+};
+
+// What the graph pass (graph_fusion.h) did to a graph.
+struct GraphPassCounts {
+  std::size_t nodes_before = 0, nodes_after = 0;
+  std::size_t dropped = 0;  // view, copy and dropout nodes that did nothing
+  std::size_t linear_gelu = 0, add_layer_norm = 0;
 };
 
 class GraphProgram {
@@ -71,12 +85,17 @@ class GraphProgram {
   void run_nodes(std::vector<c10::IValue>& values, std::size_t begin, std::size_t end, bool training,
                  const c10::Device& device) const;
   const std::vector<CompiledNode>& nodes() const { return nodes_; }
+  // The graph pass (graph_fusion.cpp): drops nodes that do nothing and fuses linear+GELU and
+  // add+LayerNorm; `program` is the one this graph was compiled from (its shapes and outputs).
+  const GraphPassCounts& optimize(const Program& program);
+  const GraphPassCounts& pass_counts() const { return pass_counts_; }
 
  private:
   std::string file_;
   std::map<std::string, int> slots_;
   int slot_count_ = 0;
   std::vector<CompiledNode> nodes_;
+  GraphPassCounts pass_counts_;
 
   int slot(const std::string& value);                                 // a value defined here
   int use(const std::string& value, const CompiledNode& node) const;  // one defined before

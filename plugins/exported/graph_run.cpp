@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "graph_fusion.h"
 #include "graph_program.h"
 
 namespace plugtrain::exported {
@@ -111,7 +112,7 @@ void GraphProgram::run_nodes(std::vector<c10::IValue>& values, std::size_t begin
   for (std::size_t n = begin; n < end && n < nodes_.size(); ++n) {
     const CompiledNode& node = nodes_[n];
     if (node.training_only && !training) continue;
-    if (node.kind != NodeKind::op) {
+    if (node.kind != NodeKind::op && node.kind != NodeKind::fused) {
       // Said in one line naming the node (an operator's own errors pass through untouched: the
       // host tells an out-of-memory error by its type).
       try {
@@ -122,9 +123,14 @@ void GraphProgram::run_nodes(std::vector<c10::IValue>& values, std::size_t begin
       continue;
     }
     // An operator's complaint names the file and the node; running out of memory passes as it
-    // is, since the host tells it by its type (a smaller batch, a clear message).
+    // is, since the host tells it by its type (a smaller batch, a clear message). A fused node
+    // runs the nodes it replaced where its kernels do not apply (graph_fusion.h).
     try {
-      run_op_node(node, values, training, device, stack);
+      if (node.kind == NodeKind::op) {
+        run_op_node(node, values, training, device, stack);
+      } else if (!run_fused_node(node, values)) {
+        for (const CompiledNode& part : node.unfused) run_op_node(part, values, training, device, stack);
+      }
     } catch (const c10::OutOfMemoryError&) { throw; } catch (const c10::Error& e) {
       const std::string why = e.what_without_backtrace();
       fail(node, why.substr(0, why.find('\n')));
@@ -137,9 +143,12 @@ void GraphProgram::check_kernels(const c10::Device& device) const {
   auto& dispatcher = c10::Dispatcher::singleton();
   if (dispatcher.hasBackendFallbackForDispatchKey(backend)) return;  // the device runs every operator
   // The computed table holds a backend's own kernel or a composite one (that decomposes).
-  for (const CompiledNode& node : nodes_)
-    if (node.op && !node.op->hasComputedKernelForDispatchKey(backend))
-      fail(node, "no kernel on " + device.str() + " (" + c10::toString(backend) + ")");
+  for (const CompiledNode& node : nodes_) {
+    const auto lacks = [&](const CompiledNode& n) { return n.op && !n.op->hasComputedKernelForDispatchKey(backend); };
+    if (lacks(node)) fail(node, "no kernel on " + device.str() + " (" + c10::toString(backend) + ")");
+    for (const CompiledNode& part : node.unfused)  // a fused node's, which it runs off the CPU
+      if (lacks(part)) fail(part, "no kernel on " + device.str() + " (" + c10::toString(backend) + ")");
+  }
 }
 
 }  // namespace plugtrain::exported

@@ -48,8 +48,9 @@ GraphUnit try_unit(const std::vector<CompiledNode>& nodes, const Uses& uses, std
     for (int s : slots_read(nodes[i])) {
       const auto made = uses.producer.find(s);
       if (made != uses.producer.end() && inside(made->second)) continue;
-      const bool tensor =
-          made != uses.producer.end() ? nodes[made->second].kind == NodeKind::op : !weight_slots.count(s);
+      const bool tensor = made != uses.producer.end()
+                              ? nodes[made->second].kind == NodeKind::op || nodes[made->second].kind == NodeKind::fused
+                              : !weight_slots.count(s);
       if (weight_slots.count(s)) unit.weights.insert(s);
       (tensor && !weight_slots.count(s) ? inputs : reads).insert(s);
     }

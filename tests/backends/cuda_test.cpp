@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "support/fashion_mnist.h"
 #include "support/image_data.h"
 #include "support/metrics_csv.h"
@@ -42,11 +43,18 @@ class CudaTest : public ExperimentFolderTest {
     GTEST_SKIP() << "no cuda backend plugin was built";
   }
 
-  // Fashion-MNIST subset, a short run on CUDA with the given extra lines.
-  void write_fashion_run(const std::string& name, const std::string& model, const std::string& extra = "") const {
-    write_experiment("[experiment]\nname = \"" + name + "\"\nseed = 1\n[backend]\nname = \"cuda\"\n[model]\nname = \"" +
-                     model + "\"\n[data]\n" + fashion_mnist_path_line() +
-                     "train_subset = 6000\ntest_subset = 2000\n[train]\nepochs = 2\nlog_interval = 0\n" + extra);
+  // Fashion-MNIST subset, a short run on CUDA.
+  static testing::ExperimentToml fashion_run(const std::string& name, const std::string& model) {
+    return testing::ExperimentToml(name)
+        .set("experiment.seed", 1)
+        .set("backend.name", "cuda")
+        .set("model.name", model)
+        .set_keys("data",
+                  {{"path", testing::fashion_mnist_dir().string()}, {"train_subset", 6000}, {"test_subset", 2000}})
+        .set_keys("train", {{"epochs", 2}, {"log_interval", 0}});
+  }
+  void write_fashion_run(const std::string& name, const std::string& model) const {
+    write_experiment(fashion_run(name, model).text());
   }
 
   nlohmann::json summary(const std::string& name, int version = 0) const {
@@ -84,11 +92,12 @@ TEST_F(CudaTest, MlpAndConvnetLearnInEveryPrecision) {
   for (const char* model : {"mlp", "convnet"}) {
     for (const char* precision : {"fp32", "bf16", "fp16"}) {
       const std::string name = std::string(model) + "-" + precision;
-      write_fashion_run(name, model, std::string("precision = \"") + precision + "\"\n");
+      write_experiment(fashion_run(name, model).set("train.precision", precision).text());
       const ProcessResult r = plugtrain("run exp.toml");
       ASSERT_EQ(r.exit_code, 0) << name << "\n" << r.out;
-      EXPECT_NE(r.out.find("backend: chose cuda"), std::string::npos) << r.out;
       const nlohmann::json s = summary(name);
+      EXPECT_EQ(s["backend"], "cuda") << s.dump();
+      EXPECT_EQ(s["precision"], precision) << s.dump();
       EXPECT_EQ(s["device"].get<std::string>().rfind("cuda", 0), 0u) << s.dump();
       // The CPU's band for the same run (tests/run/run_test.cpp): at least 0.75.
       EXPECT_GE(s["final_test_accuracy"].get<double>(), 0.75) << name << "\n" << r.out;
@@ -98,7 +107,7 @@ TEST_F(CudaTest, MlpAndConvnetLearnInEveryPrecision) {
 
 TEST_F(CudaTest, ACheckpointMovesFromCudaToTheCpuAndBack) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  write_fashion_run("move", "mlp", "[checkpoint]\nsave = \"last\"\n");
+  write_experiment(fashion_run("move", "mlp").set("checkpoint.save", "last").text());
   ProcessResult r = plugtrain("run exp.toml --set train.epochs=1");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   r = plugtrain("run exp.toml --set train.epochs=2 --set backend.name='\"cpu\"' --resume last");
@@ -116,7 +125,7 @@ TEST_F(CudaTest, ACheckpointMovesFromCudaToTheCpuAndBack) {
 TEST_F(CudaTest, DpReplicatesOverEveryVisibleGpu) {
   if (devices_ < 2) GTEST_SKIP() << "dp needs at least 2 GPUs; this machine has " << devices_;
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  write_fashion_run("dp", "mlp", "");
+  write_fashion_run("dp", "mlp");
   const ProcessResult r = plugtrain("run exp.toml --set backend.devices='\"auto\"' --set backend.strategy='\"dp\"'");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("dp: " + std::to_string(devices_) + " replicas in this process"), std::string::npos) << r.out;
@@ -125,7 +134,7 @@ TEST_F(CudaTest, DpReplicatesOverEveryVisibleGpu) {
 TEST_F(CudaTest, DdpThroughNcclOnEveryGpu) {
   if (devices_ < 2) GTEST_SKIP() << "ddp over GPUs needs at least 2; this machine has " << devices_;
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
-  write_fashion_run("ddp", "mlp", "");
+  write_fashion_run("ddp", "mlp");
   const ProcessResult r = plugtrain("run exp.toml --set backend.devices='\"auto\"' --set backend.strategy='\"ddp\"'");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("ddp: " + std::to_string(devices_) + " processes"), std::string::npos) << r.out;
@@ -176,26 +185,16 @@ TEST_F(CudaTest, TheDataSetLivesOnTheGpuWhenItFits) {
 
 TEST_F(CudaTest, ResNetOnCifarFilesTrainsInBf16) {
   write_cifar10(dir_ / "c10", 64, 64);
-  write_experiment(R"([experiment]
-name = "c10"
-[backend]
-name = "cuda"
-[model]
-name = "resnet18"
-stem = "cifar"
-[data]
-dataset = "cifar10"
-path = "c10"
-batch_size = 32
-augmentation = ["random_crop", "horizontal_flip"]
-[optim]
-name = "sgd"
-lr = 0.01
-momentum = 0.9
-[train]
-epochs = 3
-precision = "bf16"
-)");
+  write_experiment(testing::ExperimentToml("c10")
+                       .set("backend.name", "cuda")
+                       .set_keys("model", {{"name", "resnet18"}, {"stem", "cifar"}})
+                       .set_keys("data", {{"dataset", "cifar10"},
+                                          {"path", "c10"},
+                                          {"batch_size", 32},
+                                          {"augmentation", {"random_crop", "horizontal_flip"}}})
+                       .set_keys("optim", {{"name", "sgd"}, {"lr", 0.01}, {"momentum", 0.9}})
+                       .set_keys("train", {{"epochs", 3}, {"precision", "bf16"}})
+                       .text());
   const ProcessResult r = plugtrain("run exp.toml");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // It learns: the training accuracy of its last epoch and its best test accuracy. Not the last

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/experiment_toml.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -95,11 +96,16 @@ TEST(CudaUnavailable, ARuntimePartOthersCouldChangeOrARelativePathIsNotLoaded) {
 TEST(CudaUnavailable, TrainingStillRunsOnTheCpu) {
   const fs::path dir = fs::temp_directory_path() / ("plugtrain-nocuda-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  std::ofstream(dir / "exp.toml")
-      << "[experiment]\nname = \"nocuda\"\noutput = \"" << (dir / "runs").string()
-      << "\"\n[model]\nname = \"mlp\"\nhidden = [16]\n[data]\ndataset = \"synthetic\"\n"
-         "synthetic_shape = [1, 4, 4]\nsynthetic_train_size = 200\nsynthetic_test_size = 50\n"
-         "[train]\nepochs = 1\n";
+  testing::ExperimentToml("nocuda")
+      .set("experiment.output", (dir / "runs").string())
+      .set("model.name", "mlp")
+      .set("model.hidden", {16})
+      .set("data.dataset", "synthetic")
+      .set("data.synthetic_shape", {1, 4, 4})
+      .set("data.synthetic_train_size", 200)
+      .set("data.synthetic_test_size", 50)
+      .set("train.epochs", 1)
+      .write(dir / "exp.toml");
   const std::string runtime = std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/missing_dependency/test_missing_dependency.so";
   auto r = run_process(with_broken_cuda_runtime(runtime, "run " + shell_quote((dir / "exp.toml").string())));
   fs::remove_all(dir);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/emulated_runs.h"
+#include "support/experiment_toml.h"
 #include "support/fashion_mnist.h"
 #include "support/image_data.h"
 #include "support/metrics_csv.h"
@@ -36,6 +37,7 @@ class EmulatedAcceleratorTest : public ::testing::Test {
   void SetUp() override { dir_ = testing::scratch_dir("emulated"); }
   void TearDown() override { fs::remove_all(dir_); }
 
+  void write(const testing::ExperimentToml& experiment) const { experiment.write(dir_ / "exp.toml"); }
   void write(const std::string& text) const { std::ofstream(dir_ / "exp.toml") << text; }
   testing::ProcessResult plugtrain(const std::string& args, const std::string& env = "") const {
     return run_process(testing::emulated_command(dir_, args, env));
@@ -111,23 +113,14 @@ class EmulatedAcceleratorTest : public ::testing::Test {
 TEST_F(EmulatedAcceleratorTest, FashionMnistMlpAndConvnetTakeTheCpusSteps) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   for (const std::string model : {"mlp", "convnet"}) {
-    write(R"(
-[experiment]
-name = ")" +
-          model + R"("
-seed = 1
-[model]
-name = ")" +
-          model + R"("
-dropout = 0.0
-[data]
-)" + testing::fashion_mnist_path_line() +
-          R"(train_subset = 3000
-test_subset = 1000
-batch_size = 100
-[train]
-epochs = 1
-)");
+    write(testing::ExperimentToml(model)
+              .set("experiment.seed", 1)
+              .set_keys("model", {{"name", model}, {"dropout", 0.0}})
+              .set_keys("data", {{"path", testing::fashion_mnist_dir().string()},
+                                 {"train_subset", 3000},
+                                 {"test_subset", 1000},
+                                 {"batch_size", 100}})
+              .set("train.epochs", 1));
     expect_same_steps_as_the_cpu(model, 10);
   }
 }
@@ -136,44 +129,25 @@ epochs = 1
 // emulated device's own kernel copies back): both epoch steps (32 and 8 samples), then the test.
 TEST_F(EmulatedAcceleratorTest, ResNet18InCifarFormTakesTheCpusSteps) {
   testing::write_cifar10(dir_ / "cifar", 40, 40);
-  write(R"(
-[experiment]
-name = "resnet"
-seed = 2
-[model]
-name = "resnet18"
-stem = "cifar"
-[data]
-dataset = "cifar10"
-path = "cifar"
-batch_size = 32
-[optim]
-name = "sgd"
-lr = 0.05
-momentum = 0.9
-[train]
-epochs = 1
-)");
+  write(testing::ExperimentToml("resnet")
+            .set("experiment.seed", 2)
+            .set_keys("model", {{"name", "resnet18"}, {"stem", "cifar"}})
+            .set_keys("data", {{"dataset", "cifar10"}, {"path", "cifar"}, {"batch_size", 32}})
+            .set_keys("optim", {{"name", "sgd"}, {"lr", 0.05}, {"momentum", 0.9}})
+            .set("train.epochs", 1));
   expect_same_steps_as_the_cpu("resnet", 2);
 }
 
 TEST_F(EmulatedAcceleratorTest, OperatorsThatFellBackAreCountedInTheSummaryAndSaidOnce) {
-  write(R"(
-[experiment]
-name = "fb"
-[model]
-name = "mlp"
-hidden = [16]
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 4, 4]
-synthetic_train_size = 200
-synthetic_test_size = 100
-batch_size = 50
-[train]
-epochs = 1
-log_interval = 0
-)");
+  write(testing::ExperimentToml::synthetic("fb")
+            .unset("experiment.seed")
+            .set("model.hidden", {16})
+            .set("data.synthetic_shape", {1, 4, 4})
+            .unset("data.synthetic_classes")
+            .set("data.synthetic_train_size", 200)
+            .set("data.synthetic_test_size", 100)
+            .unset("optim")
+            .set("train.epochs", 1));
   auto r = run_on("emulated");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::regex line(R"(warning: emulated: [0-9]+ operators ran on the CPU, [0-9]+ calls \(most: aten::)");
@@ -194,6 +168,7 @@ log_interval = 0
 }
 
 TEST_F(EmulatedAcceleratorTest, AutocastPrecisionsItLacksAreRefusedAtValidation) {
+  // Inline on purpose: the message names a position (exp.toml:8:13) in this text.
   write(
       "[experiment]\nname = \"p\"\n[model]\nname = \"mlp\"\n[data]\ndataset = \"synthetic\"\n[train]\nprecision = "
       "\"bf16\"\n");
@@ -206,24 +181,18 @@ TEST_F(EmulatedAcceleratorTest, AutocastPrecisionsItLacksAreRefusedAtValidation)
   EXPECT_FALSE(fs::exists(dir_ / "runs")) << "refused before any run folder";
 }
 
-const std::string kMlp = R"(
-[experiment]
-name = "mem"
-seed = 4
-[model]
-name = "mlp"
-hidden = [256, 256]
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 28, 28]
-synthetic_train_size = 2048
-synthetic_test_size = 256
-batch_size = "auto"
-max_batch_size = 1024
-[train]
-epochs = 1
-log_interval = 0
-)";
+// Adam on 2048 synthetic 28x28 samples, the batch chosen for the device's memory.
+const testing::ExperimentToml kMlp = testing::ExperimentToml::synthetic("mem")
+                                         .set("experiment.seed", 4)
+                                         .set("model.hidden", {256, 256})
+                                         .set("data.synthetic_shape", {1, 28, 28})
+                                         .unset("data.synthetic_classes")
+                                         .set("data.synthetic_train_size", 2048)
+                                         .set("data.synthetic_test_size", 256)
+                                         .set("data.batch_size", "auto")
+                                         .set("data.max_batch_size", 1024)
+                                         .unset("optim")
+                                         .set("train.epochs", 1);
 
 TEST_F(EmulatedAcceleratorTest, AutomaticBatchSizeFollowsTheAllocatorsCapacity) {
   write(kMlp);

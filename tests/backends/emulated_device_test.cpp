@@ -17,6 +17,7 @@
 
 #include "support/background_run.h"
 #include "support/emulated_runs.h"
+#include "support/experiment_toml.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -27,34 +28,24 @@ using testing::shell_quote;
 using testing::slurp;
 namespace fs = std::filesystem;
 
-const std::string kExperiment = R"(
-[experiment]
-name = "dev"
-seed = 3
-[model]
-name = "mlp"
-hidden = [64]
-dropout = 0.1
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_classes = 4
-synthetic_train_size = 2000
-synthetic_test_size = 400
-batch_size = 50
-[optim]
-name = "adam"
-lr = 0.002
-[train]
-epochs = 2
-log_interval = 10
-)";
+// An MLP with dropout on 2000 synthetic samples, Adam, two epochs that log every 10 steps.
+const testing::ExperimentToml kExperiment = testing::ExperimentToml::synthetic("dev")
+                                                .set("experiment.seed", 3)
+                                                .set("model.hidden", {64})
+                                                .set("model.dropout", 0.1)
+                                                .set("data.synthetic_train_size", 2000)
+                                                .set("data.synthetic_test_size", 400)
+                                                .unset("optim")
+                                                .set("optim.name", "adam")
+                                                .set("optim.lr", 0.002)
+                                                .set("train.epochs", 2)
+                                                .set("train.log_interval", 10);
 
 class DeviceRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::scratch_dir("device");
-    std::ofstream(dir_ / "exp.toml") << kExperiment;
+    kExperiment.write(dir_ / "exp.toml");
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -124,15 +115,20 @@ TEST_P(EmulatedDeviceTest, DataKeptOnTheDeviceTrainsAsTheHostLoaderDoes) {
 // faultnet (tests/test_plugins/fault_models.cpp) runs out of memory above 25 samples from its third
 // call on, wherever it runs: the step is retried with half the batch.
 TEST_P(EmulatedDeviceTest, OutOfMemoryFromTheModelHalvesTheBatch) {
-  std::string experiment = kExperiment;
-  experiment.replace(experiment.find("name = \"mlp\"\nhidden = [64]\ndropout = 0.1"),
-                     std::string("name = \"mlp\"\nhidden = [64]\ndropout = 0.1").size(),
-                     "name = \"faultnet\"\nmax_batch = 25\nfrom_call = 3");
-  std::ofstream(dir_ / "exp.toml") << experiment;
+  testing::ExperimentToml(kExperiment)
+      .unset("model")
+      .set("model.name", "faultnet")
+      .set("model.max_batch", 25)
+      .set("model.from_call", 3)
+      .write(dir_ / "exp.toml");
   auto r = plugtrain("run exp.toml --set backend.name=\\\"" + backend() + "\\\"" +
                      testing::faults::test_plugin("fault_models"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("out of memory at step 3 (epoch 1) with 50 samples per step"), std::string::npos) << r.out;
+  const nlohmann::json halvings = summary(0)["batch_halvings"];
+  ASSERT_EQ(halvings.size(), 1u) << r.out;
+  EXPECT_EQ(halvings[0]["epoch"], 1) << halvings.dump();
+  EXPECT_EQ(halvings[0]["step"], 3) << halvings.dump();
+  EXPECT_EQ(halvings[0]["from"], 50) << halvings.dump();
   EXPECT_EQ(summary(0)["step_batch"], 25);
   EXPECT_EQ(summary(0)["epochs"][1]["samples"], 2000) << "no sample lost or trained twice";
 }

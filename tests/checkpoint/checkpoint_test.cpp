@@ -20,6 +20,7 @@
 #include "logging/tensorboard_writer.h"
 #include "support/background_run.h"
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "support/run_folder.h"
 #include "support/run_process.h"
 #include "train/callbacks/profiler_callback.h"
@@ -32,30 +33,20 @@ using testing::shell_quote;
 using testing::slurp;
 namespace fs = std::filesystem;
 
-const std::string kExperiment = R"(
-[experiment]
-name = "ckpt"
-seed = 5
-[model]
-name = "mlp"
-hidden = [32]
-dropout = 0.2
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_train_size = 3000
-synthetic_test_size = 300
-batch_size = 50
-[optim]
-name = "adam"
-lr = 0.002
-[schedule]
-name = "cosine"
-warmup_epochs = 1
-[train]
-epochs = 4
-log_interval = 0
-)";
+// 10 classes (the data set's default), cosine schedule after a warm-up epoch, four epochs.
+const std::string kExperiment = testing::ExperimentToml::synthetic("ckpt")
+                                    .set("experiment.seed", 5)
+                                    .set("model.dropout", 0.2)
+                                    .unset("data.synthetic_classes")
+                                    .set("data.synthetic_train_size", 3000)
+                                    .set("data.synthetic_test_size", 300)
+                                    .unset("optim")
+                                    .set("optim.name", "adam")
+                                    .set("optim.lr", 0.002)
+                                    .set("schedule.name", "cosine")
+                                    .set("schedule.warmup_epochs", 1)
+                                    .set("train.epochs", 4)
+                                    .text();
 
 class CheckpointTest : public testing::ExperimentFolderTest {
  protected:
@@ -328,8 +319,11 @@ TEST_F(CheckpointTest, BadCheckpointsGiveOneLineErrors) {
   auto missing = run("--resume nowhere.ckpt");
   EXPECT_NE(missing.out.find("nowhere.ckpt: no such checkpoint file"), std::string::npos) << missing.out;
 
-  std::ofstream(dir_ / "lenet.toml") << "[experiment]\nname = \"ckpt\"\n[model]\nname = \"lenet5\"\n[data]\n"
-                                        "dataset = \"synthetic\"\nsynthetic_shape = [1, 28, 28]\n";
+  testing::ExperimentToml("ckpt")
+      .set("model.name", "lenet5")
+      .set("data.dataset", "synthetic")
+      .set("data.synthetic_shape", {1, 28, 28})
+      .write(dir_ / "lenet.toml");
   auto other_model =
       plugtrain("run lenet.toml --resume " + shell_quote((version(0) / "checkpoints" / "last.ckpt").string()));
   EXPECT_EQ(other_model.exit_code, 1);

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "support/faults.h"
 #include "support/run_process.h"
 
@@ -29,25 +30,20 @@ using testing::shell_quote;
 using testing::slurp;
 namespace fs = std::filesystem;
 
-const std::string kExperiment = R"([experiment]
-name = "durable"
-[model]
-name = "mlp"
-hidden = [16]
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_train_size = 2000
-synthetic_test_size = 100
-batch_size = 20
-[train]
-epochs = 1
-log_interval = 0
-)";
+// 100 steps an epoch (2000 samples, batches of 20), Adam (the default), one epoch.
+const testing::ExperimentToml kExperiment = testing::ExperimentToml::synthetic("durable")
+                                                .unset("experiment.seed")
+                                                .set("model.hidden", {16})
+                                                .unset("data.synthetic_classes")
+                                                .set("data.synthetic_train_size", 2000)
+                                                .set("data.synthetic_test_size", 100)
+                                                .set("data.batch_size", 20)
+                                                .unset("optim")
+                                                .set("train.epochs", 1);
 
 class DurabilityTest : public testing::ExperimentFolderTest {
  protected:
-  DurabilityTest() : ExperimentFolderTest("durable", kExperiment) {}
+  DurabilityTest() : ExperimentFolderTest("durable", kExperiment.text()) {}
   // `plugtrain run exp.toml args`, as a shell command.
   std::string command(const std::string& args) const { return ExperimentFolderTest::command("run exp.toml " + args); }
   // Starts a run in the background; returns its pid once `line` appears in its output.
@@ -207,7 +203,7 @@ const std::string kNanAt150 = testing::faults::test_plugin("fault_models") +
                               " --set model.name=\\\"faultnet\\\" --set model.nan_at=150 --set train.epochs=3";
 
 TEST_F(DurabilityTest, ANonFiniteLossStopsTheRunAtThatStepAndNamesTheLastGoodCheckpoint) {
-  write_experiment(std::string(kExperiment).replace(kExperiment.find("hidden = [16]\n"), 14, ""));
+  write_experiment(testing::ExperimentToml(kExperiment).unset("model.hidden").text());
   auto r = run_process(command(kNanAt150));
   EXPECT_EQ(r.exit_code, 1) << r.out;
   // On the host CPU every step's loss is read: it stops at step 150. On a GPU the loss is read

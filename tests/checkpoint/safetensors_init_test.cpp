@@ -13,6 +13,7 @@
 
 #include "checkpoint/safetensors_file.h"
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "support/metrics_csv.h"
 #include "support/run_folder.h"
 #include "support/run_process.h"
@@ -24,26 +25,16 @@ namespace fs = std::filesystem;
 
 #ifdef PLUGTRAIN_PYTHON
 
-const std::string kExperiment = R"(
-[experiment]
-name = "st"
-seed = 3
-[model]
-name = "mlp"
-hidden = [32]
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_train_size = 400
-synthetic_test_size = 100
-batch_size = 50
-[optim]
-name = "sgd"
-lr = 0.05
-[train]
-epochs = 1
-log_interval = 1
-)";
+const std::string kExperiment = testing::ExperimentToml::synthetic("st")
+                                    .set("experiment.seed", 3)
+                                    .unset("data.synthetic_classes")
+                                    .set("data.synthetic_train_size", 400)
+                                    .set("data.synthetic_test_size", 100)
+                                    .set("optim.lr", 0.05)
+                                    .unset("optim.momentum")
+                                    .set("train.epochs", 1)
+                                    .set("train.log_interval", 1)
+                                    .text();
 
 class SafetensorsInitTest : public ExperimentFolderTest {
  protected:

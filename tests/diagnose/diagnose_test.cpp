@@ -13,6 +13,7 @@
 #include <torch/version.h>
 
 #include "plugtrain/abi.h"
+#include "support/experiment_toml.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -137,12 +138,16 @@ TEST(Bench, TimesEachBatchSizeOnEachBackendAndSaysWhichFailed) {
 
 TEST(Fastest, MeasuresEveryUsableBackendChoosesTheFastestAndRemembersIt) {
   const fs::path dir = testing::scratch_dir("fastest");
-  std::ofstream(dir / "exp.toml")
-      << "[experiment]\noutput = " << shell_quote((dir / "runs").string())
-      << "\n[backend]\nselect = \"fastest\"\n"
-         // Only these two: on a GPU machine the GPU would be measured too.
-         "prefer = [\"smokefail\", \"cpu\"]\n[model]\nname = \"mlp\"\nhidden = [16]\n"
-         "[data]\ndataset = \"synthetic\"\nsynthetic_train_size = 256\n[train]\nepochs = 1\n";
+  testing::ExperimentToml("experiment")  // the default name
+      .set("experiment.output", (dir / "runs").string())
+      .set("backend.select", "fastest")
+      .set("backend.prefer", {"smokefail", "cpu"})  // only these two: on a GPU machine the GPU would be measured too
+      .set("model.name", "mlp")
+      .set("model.hidden", {16})
+      .set("data.dataset", "synthetic")
+      .set("data.synthetic_train_size", 256)
+      .set("train.epochs", 1)
+      .write(dir / "exp.toml");
   const std::string run = testing::plugtrain_command(
       "run " + shell_quote((dir / "exp.toml").string()) + " --plugin-path " + shell_quote(kSmokeFailing),
       "XDG_CACHE_HOME=" + shell_quote((dir / "cache").string()));

@@ -19,6 +19,7 @@
 
 #include "distributed/launcher.h"
 #include "distributed/world.h"
+#include "support/experiment_toml.h"
 #include "support/exported_weights.h"
 #include "support/run_folder.h"
 #include "support/run_process.h"
@@ -35,36 +36,21 @@ namespace fs = std::filesystem;
 
 // No dropout and no augmentation: those draw per rank, so only without them is 2 x 30 the
 // same computation as 1 x 60. The CPU, named: these are Gloo's figures on a GPU machine too.
-const std::string kExperiment = R"(
-[experiment]
-name = "ddp"
-seed = 11
-[backend]
-name = "cpu"
-[model]
-name = "mlp"
-hidden = [32]
-dropout = 0.0
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_train_size = 1200
-synthetic_test_size = 200
-batch_size = 60
-[optim]
-name = "sgd"
-lr = 0.05
-momentum = 0.9
-[train]
-epochs = 2
-log_interval = 0
-)";
+const testing::ExperimentToml kExperiment = testing::ExperimentToml::synthetic("ddp")
+                                                .set("experiment.seed", 11)
+                                                .on_cpu()
+                                                .set("model.dropout", 0.0)
+                                                .unset("data.synthetic_classes")
+                                                .set("data.synthetic_train_size", 1200)
+                                                .set("data.batch_size", 60)
+                                                .set("optim.lr", 0.05)
+                                                .set("train.epochs", 2);
 
 class DistributedTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::scratch_dir("ddp");
-    std::ofstream(dir_ / "exp.toml") << kExperiment;
+    kExperiment.write(dir_ / "exp.toml");
   }
   void TearDown() override { fs::remove_all(dir_); }
 

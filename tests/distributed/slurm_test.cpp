@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/experiment_toml.h"
 #include "support/local_slurm.h"
 #include "support/run_process.h"
 
@@ -28,30 +29,18 @@ namespace fs = std::filesystem;
 // Epochs of about a second with 2 ranks on 2 cores, so a cancel after epoch 2 lands mid-run.
 // No dropout or augmentation: nothing here depends on how the ranks draw.
 constexpr int kEpochs = 8;
-const std::string kExperiment = R"(
-[experiment]
-name = "srun"
-seed = 5
-[backend]
-name = "cpu"
-[model]
-name = "mlp"
-hidden = [256]
-dropout = 0.0
-[data]
-dataset = "synthetic"
-synthetic_shape = [3, 16, 16]
-synthetic_train_size = 12000
-synthetic_test_size = 400
-batch_size = 20
-[optim]
-name = "sgd"
-lr = 0.01
-[train]
-epochs = )" + std::to_string(kEpochs) +
-                                R"(
-log_interval = 0
-)";
+const testing::ExperimentToml kExperiment = testing::ExperimentToml::synthetic("srun")
+                                                .set("experiment.seed", 5)
+                                                .on_cpu()
+                                                .set_keys("model", {{"hidden", {256}}, {"dropout", 0.0}})
+                                                .unset("data.synthetic_classes")
+                                                .set_keys("data", {{"synthetic_shape", {3, 16, 16}},
+                                                                   {"synthetic_train_size", 12000},
+                                                                   {"synthetic_test_size", 400},
+                                                                   {"batch_size", 20}})
+                                                .set("optim.lr", 0.01)
+                                                .unset("optim.momentum")
+                                                .set("train.epochs", kEpochs);
 
 // wait_for PATTERN FILE: until a line of FILE matches (up to 120 s). ended JOB: until Slurm says
 // the job is over, and prints that state (up to 300 s: the second job trains most of the run).
@@ -98,7 +87,7 @@ std::string short_hostname() {
 }
 
 TEST_F(SlurmDdpTest, SrunTrainsTwoRanksAndResumesAfterScancel) {
-  std::ofstream(dir() / "exp.toml") << kExperiment;
+  kExperiment.write(dir() / "exp.toml");
   const std::string epoch_2 = "^epoch 2/" + std::to_string(kEpochs);
   std::ofstream(dir() / "cancelled.sh") << kWaitFunctions + "J=$(" + submit() + ") || exit 1; echo \"JOB=$J\"\n" +
                                                "wait_for '" + epoch_2 + "' out-$J.txt; scancel $J\n" +

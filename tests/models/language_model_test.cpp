@@ -7,12 +7,14 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "support/metrics_csv.h"
 
 namespace plugtrain {
@@ -65,6 +67,8 @@ void write_idx(const fs::path& file, const std::vector<std::uint32_t>& shape, co
   out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
 
+using Keys = std::vector<std::pair<std::string, testing::TomlValue>>;
+
 class TransformerParity : public ExperimentFolderTest {
  protected:
   TransformerParity() : ExperimentFolderTest("transformer_parity", "") {}
@@ -79,12 +83,14 @@ class TransformerParity : public ExperimentFolderTest {
   }
 
   // 10 epochs of one full batch each: metrics.csv's train loss per epoch is each step's loss.
-  static std::string recipe() {
-    return "[optim]\nname = \"adamw\"\nlr = 1e-3\nbetas = [0.9, 0.99]\nweight_decay = 0.1\ndecay = \"matrices\"\n"
-           "[train]\nepochs = " +
-           std::to_string(kSteps) +
-           "\nthreads = 1\nlog_interval = 1\n"
-           "[checkpoint]\nsave = \"none\"\n";
+  static testing::ExperimentToml parity_run(const std::string& name) {
+    return testing::ExperimentToml(name)
+        .on_cpu()
+        .set_keys(
+            "optim",
+            {{"name", "adamw"}, {"lr", 1e-3}, {"betas", {0.9, 0.99}}, {"weight_decay", 0.1}, {"decay", "matrices"}})
+        .set_keys("train", {{"epochs", kSteps}, {"threads", 1}, {"log_interval", 1}})
+        .set("checkpoint.save", "none");
   }
 
   void expect_same_losses(const std::vector<double>& python, const std::string& run) {
@@ -112,13 +118,17 @@ TEST_F(TransformerParity, GptMatchesNanoGptForTenAdamWStepsInFp32) {
   std::ofstream(dir_ / "data" / "meta.json") << "{\"vocab_size\": " << kVocab << "}";
   const std::vector<double> python = python_losses("gpt");
   for (const std::string fused : {"true", "false"}) {
-    write_experiment("[experiment]\nname = \"gpt-fused-" + fused +
-                     "\"\n[backend]\nname = \"cpu\"\n[model]\nname = \"gpt\"\n"
-                     "layers = 2\nheads = 2\nwidth = 32\nfused = " +
-                     fused +
-                     "\ninit = \"reference/init.pt\"\n[task]\n"
-                     "name = \"language_model\"\n[data]\ndataset = \"tokens\"\npath = \"data\"\nbatch_size = " +
-                     std::to_string(kBatch) + "\n[dataset]\ncontext = " + std::to_string(kContext) + "\n" + recipe());
+    write_experiment(parity_run("gpt-fused-" + fused)
+                         .set_keys("model", {{"name", "gpt"},
+                                             {"layers", 2},
+                                             {"heads", 2},
+                                             {"width", 32},
+                                             {"fused", fused == "true"},
+                                             {"init", "reference/init.pt"}})
+                         .set("task.name", "language_model")
+                         .set_keys("data", {{"dataset", "tokens"}, {"path", "data"}, {"batch_size", kBatch}})
+                         .set("dataset.context", kContext)
+                         .text());
     const ProcessResult r = plugtrain("run exp.toml");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     expect_same_losses(python, "gpt-fused-" + fused);
@@ -142,10 +152,17 @@ TEST_F(TransformerParity, VitMatchesItsPythonTwinForTenAdamWStepsInFp32) {
   write_idx(dir_ / "data" / "t10k-labels-idx1-ubyte", {std::uint32_t(kBatch)}, labels);
   const std::vector<double> python = python_losses("vit");
   write_experiment(
-      "[experiment]\nname = \"vit\"\n[backend]\nname = \"cpu\"\n[model]\nname = \"vit\"\npatch = 7\n"
-      "width = 32\ndepth = 2\nheads = 2\nmlp_ratio = 2.0\ninit = \"reference/init.pt\"\n"
-      "[data]\ndataset = \"fashion-mnist\"\npath = \"data\"\nnormalize = \"none\"\nbatch_size = " +
-      std::to_string(kBatch) + "\n" + recipe());
+      parity_run("vit")
+          .set_keys("model", {{"name", "vit"},
+                              {"patch", 7},
+                              {"width", 32},
+                              {"depth", 2},
+                              {"heads", 2},
+                              {"mlp_ratio", 2.0},
+                              {"init", "reference/init.pt"}})
+          .set_keys("data",
+                    {{"dataset", "fashion-mnist"}, {"path", "data"}, {"normalize", "none"}, {"batch_size", kBatch}})
+          .text());
   const ProcessResult r = plugtrain("run exp.toml");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   expect_same_losses(python, "vit");
@@ -207,13 +224,19 @@ TEST_F(JargonRun, TheShippedCharacterGptLearnsTheJargonFileAndGeneratesTheSameTe
 class LanguageModelRun : public ExperimentFolderTest {
  protected:
   LanguageModelRun()
-      : ExperimentFolderTest("lm_run",
-                             "[experiment]\nname = \"lm\"\nseed = 3\n[backend]\nname = \"cpu\"\n"
-                             "[model]\nname = \"gpt\"\nlayers = 1\nheads = 2\nwidth = 16\n"
-                             "[task]\nname = \"language_model\"\n[data]\ndataset = \"tokens\"\npath = \"tok\"\n"
-                             "batch_size = 8\n[dataset]\ncontext = 16\n[optim]\nname = \"adamw\"\nlr = 3e-3\n"
-                             "weight_decay = 0.1\ndecay = \"matrices\"\n[schedule]\nname = \"cosine\"\n"
-                             "warmup_steps = 5\n[train]\nepochs = 3\nsteps_per_epoch = 20\nlog_interval = 5\n") {}
+      : ExperimentFolderTest(
+            "lm_run",
+            testing::ExperimentToml("lm")
+                .set("experiment.seed", 3)
+                .on_cpu()
+                .set_keys("model", {{"name", "gpt"}, {"layers", 1}, {"heads", 2}, {"width", 16}})
+                .set("task.name", "language_model")
+                .set_keys("data", {{"dataset", "tokens"}, {"path", "tok"}, {"batch_size", 8}})
+                .set("dataset.context", 16)
+                .set_keys("optim", {{"name", "adamw"}, {"lr", 3e-3}, {"weight_decay", 0.1}, {"decay", "matrices"}})
+                .set_keys("schedule", {{"name", "cosine"}, {"warmup_steps", 5}})
+                .set_keys("train", {{"epochs", 3}, {"steps_per_epoch", 20}, {"log_interval", 5}})
+                .text()) {}
   void SetUp() override {
     ExperimentFolderTest::SetUp();
     fs::create_directories(dir_ / "tok");
@@ -288,14 +311,20 @@ TEST_F(LanguageModelRun, ResumesBitwiseEvaluatesAsItRanAndExportsToNanoGpt) {
 class LanguageModelBadInput : public ExperimentFolderTest {
  protected:
   LanguageModelBadInput() : ExperimentFolderTest("lm_bad_input", "") {}
-  ProcessResult run_text(const std::string& path, const std::string& dataset_table, const std::string& model = "") {
-    write_experiment(
-        "[experiment]\nname = \"bad\"\n[backend]\nname = \"cpu\"\n[model]\nname = \"gpt\"\nlayers = 1\n"
-        "heads = 1\nwidth = 8\n" +
-        model +
-        "[task]\nname = \"language_model\"\n[data]\ndataset = \"text\"\n"
-        "path = \"" +
-        path + "\"\nbatch_size = 4\n[dataset]\n" + dataset_table + "[train]\nepochs = 1\n");
+  // A one-layer GPT on the text file `path`, with these [dataset] keys and more [model] keys.
+  static testing::ExperimentToml bad_run() {
+    return testing::ExperimentToml("bad")
+        .on_cpu()
+        .set_keys("model", {{"name", "gpt"}, {"layers", 1}, {"heads", 1}, {"width", 8}})
+        .set("task.name", "language_model");
+  }
+  ProcessResult run_text(const std::string& path, const Keys& dataset, const Keys& model = {}) {
+    write_experiment(bad_run()
+                         .set_keys("model", model)
+                         .set_keys("data", {{"dataset", "text"}, {"path", path}, {"batch_size", 4}})
+                         .set_keys("dataset", dataset)
+                         .set("train.epochs", 1)
+                         .text());
     return plugtrain("run exp.toml");
   }
   void expect_refused(const ProcessResult& r, const std::string& part) {
@@ -307,17 +336,17 @@ class LanguageModelBadInput : public ExperimentFolderTest {
 
 TEST_F(LanguageModelBadInput, BinaryEmptyAndShortTextsAreRefusedNamingTheFile) {
   std::ofstream(dir_ / "binary.txt", std::ios::binary) << std::string("abc\0\x01\x02", 6);
-  expect_refused(run_text("binary.txt", "context = 2\n"), "'binary.txt' is not UTF-8 text (byte 0x00 at offset 3)");
+  expect_refused(run_text("binary.txt", {{"context", 2}}), "'binary.txt' is not UTF-8 text (byte 0x00 at offset 3)");
   std::ofstream(dir_ / "empty.txt");
-  expect_refused(run_text("empty.txt", "context = 2\n"), "'empty.txt' is empty");
+  expect_refused(run_text("empty.txt", {{"context", 2}}), "'empty.txt' is empty");
   std::ofstream(dir_ / "short.txt") << std::string(300, 'a');
-  expect_refused(run_text("short.txt", "context = 32\nval_fraction = 0.1\n"),
+  expect_refused(run_text("short.txt", {{"context", 32}, {"val_fraction", 0.1}}),
                  "the val split has 30 tokens, fewer than one window of [dataset] context = 32");
 }
 
 TEST_F(LanguageModelBadInput, AContextLongerThanTheModelsIsRefused) {
   std::ofstream(dir_ / "text.txt") << std::string(500, 'x') + "yz";
-  expect_refused(run_text("text.txt", "context = 16\n", "context = 8\n"),
+  expect_refused(run_text("text.txt", {{"context", 16}}, {{"context", 8}}),
                  "gpt: the data's windows have 16 tokens, more than model.context = 8");
 }
 
@@ -328,18 +357,24 @@ TEST_F(LanguageModelBadInput, ATokenIdOutsideTheVocabularyIsRefusedWithItsPositi
   write_uint16(dir_ / "tok" / "train.bin", ids);
   write_uint16(dir_ / "tok" / "val.bin", random_ids(64, 10, 5));
   std::ofstream(dir_ / "tok" / "meta.json") << "{\"vocab_size\": 10}";
-  write_experiment(
-      "[experiment]\nname = \"bad\"\n[model]\nname = \"gpt\"\nlayers = 1\nheads = 1\nwidth = 8\n"
-      "[task]\nname = \"language_model\"\n[data]\ndataset = \"tokens\"\npath = \"tok\"\nbatch_size = 4\n"
-      "[dataset]\ncontext = 8\n");
+  write_experiment(bad_run()
+                       .unset("backend")
+                       .set_keys("data", {{"dataset", "tokens"}, {"path", "tok"}, {"batch_size", 4}})
+                       .set("dataset.context", 8)
+                       .text());
   expect_refused(plugtrain("run exp.toml"),
                  "train.bin': token id 10 at position 37 is at or above the vocabulary size 10");
 }
 
 TEST_F(LanguageModelBadInput, GenerateOnAnImageRunSaysItIsNotALanguageModel) {
   write_experiment(
-      "[experiment]\nname = \"img\"\n[model]\nname = \"mlp\"\nhidden = [8]\n[data]\ndataset = \"synthetic\"\n"
-      "synthetic_train_size = 64\nsynthetic_test_size = 16\nbatch_size = 32\n[train]\nepochs = 1\n");
+      testing::ExperimentToml("img")
+          .set_keys("model", {{"name", "mlp"}, {"hidden", {8}}})
+          .set_keys(
+              "data",
+              {{"dataset", "synthetic"}, {"synthetic_train_size", 64}, {"synthetic_test_size", 16}, {"batch_size", 32}})
+          .set("train.epochs", 1)
+          .text());
   ASSERT_EQ(plugtrain("run exp.toml").exit_code, 0);
   const ProcessResult r = plugtrain("generate runs/img/version_0 --tokens 5");
   EXPECT_NE(r.exit_code, 0);

@@ -26,6 +26,7 @@
 #include "optim/multi_tensor_rmsprop.h"
 #include "optim/multi_tensor_sgd.h"
 #include "optim/optimizers.h"
+#include "support/experiment_toml.h"
 #include "support/run_folder.h"
 #include "support/run_process.h"
 #include "train/precision.h"
@@ -385,10 +386,17 @@ TEST(FusedOptimizers, FusedNeedsAnOptimizerWithAFusedKernel) {
 // The run's header names the form; a checkpoint written with the loop resumes with "auto".
 TEST(FusedOptimizers, ARunNamesItsFormAndResumesALoopCheckpointFused) {
   const std::filesystem::path dir = testing::scratch_dir("impl-run");
-  std::ofstream(dir / "exp.toml") << "[experiment]\nname = \"impl\"\n[model]\nname = \"mlp\"\nhidden = [16]\n"
-                                     "[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 4, 4]\n"
-                                     "synthetic_train_size = 400\nsynthetic_test_size = 100\nbatch_size = 50\n"
-                                     "[optim]\nname = \"adam\"\n[train]\nepochs = 2\nlog_interval = 0\n";
+  testing::ExperimentToml::synthetic("impl")
+      .unset("experiment.seed")
+      .set("model.hidden", {16})
+      .set("data.synthetic_shape", {1, 4, 4})
+      .unset("data.synthetic_classes")
+      .set("data.synthetic_train_size", 400)
+      .set("data.synthetic_test_size", 100)
+      .unset("optim")
+      .set("optim.name", "adam")
+      .set("train.epochs", 2)
+      .write(dir / "exp.toml");
   const auto run = [&](const std::string& args) {
     return testing::run_process(testing::plugtrain_command("run exp.toml " + args, "", dir));
   };

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "support/faults.h"
 #include "support/run_process.h"
 
@@ -25,24 +26,20 @@ using testing::slurp;
 namespace faults = testing::faults;
 namespace fs = std::filesystem;
 
-const std::string kExperiment = R"([experiment]
-name = "bad"
-[model]
-name = "mlp"
-hidden = [8]
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 4, 4]
-synthetic_train_size = 64
-synthetic_test_size = 16
-batch_size = 16
-[train]
-epochs = 1
-)";
+// A small MLP on 64 synthetic 4x4 samples, Adam, one epoch.
+const testing::ExperimentToml kExperiment = testing::ExperimentToml("bad")
+                                                .set("model.name", "mlp")
+                                                .set("model.hidden", {8})
+                                                .set("data.dataset", "synthetic")
+                                                .set("data.synthetic_shape", {1, 4, 4})
+                                                .set("data.synthetic_train_size", 64)
+                                                .set("data.synthetic_test_size", 16)
+                                                .set("data.batch_size", 16)
+                                                .set("train.epochs", 1);
 
 class BadInputTest : public testing::ExperimentFolderTest {
  protected:
-  BadInputTest() : ExperimentFolderTest("bad", kExperiment) {}
+  BadInputTest() : ExperimentFolderTest("bad", kExperiment.text()) {}
   // What a run says to `--set key=value`.
   testing::ProcessResult run_with(const std::string& assignment) {
     return plugtrain("run exp.toml --set " + shell_quote(assignment));
@@ -189,10 +186,10 @@ TEST_F(BadInputTest, APluginThatThrowsAtAnyEntryPointIsNamedInOneLine) {
        "plugin 'faultmodels': building model threw: injected fault in create_model", 1},
       {faults::model_entry("forward", "throw"), "", "injected fault in forward", 1},
   };
-  std::string without_hidden = kExperiment;
-  without_hidden.erase(without_hidden.find("hidden = [8]\n"), 13);  // faultnet has no such option
+  const std::string without_hidden =
+      testing::ExperimentToml(kExperiment).unset("model.hidden").text();  // faultnet has none
   for (const Case& c : cases) {
-    write_experiment(c.fault.args.find("faultnet") != std::string::npos ? without_hidden : kExperiment);
+    write_experiment(c.fault.args.find("faultnet") != std::string::npos ? without_hidden : kExperiment.text());
     auto r = plugtrain_with(c.fault, "run exp.toml" + c.args);
     EXPECT_EQ(r.exit_code, c.exit_code) << c.fault.env << r.out;
     EXPECT_NE(r.out.find(c.expected), std::string::npos) << c.fault.env << r.out;
@@ -204,6 +201,7 @@ TEST_F(BadInputTest, APluginThatThrowsAtAnyEntryPointIsNamedInOneLine) {
 // A models plugin's OptionRules: every kind is checked before any work, with the
 // value's file:line:col (the column of the value), exit 2 and no run folder.
 TEST_F(BadInputTest, ModelOptionsOutsideTheirRulesAreRefusedBeforeAnyWork) {
+  // Inline on purpose: the expected messages name positions (exp.toml:7:10) in this text.
   const std::string head = "[experiment]\nname = \"bad\"\n[data]\ndataset = \"synthetic\"\n[model]\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"name = \"mlp\"\nhidden = [8, -5]", "exp.toml:7:10: model.hidden[1] must be >= 1 (got -5)"},

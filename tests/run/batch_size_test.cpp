@@ -8,11 +8,15 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <utility>
+#include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "support/faults.h"
 #include "support/run_folder.h"
 #include "support/run_process.h"
@@ -20,6 +24,7 @@
 namespace plugtrain {
 namespace batch_size_test {
 
+using ::testing::HasSubstr;
 using testing::run_process;
 using testing::shell_quote;
 namespace fs = std::filesystem;
@@ -39,21 +44,29 @@ class BatchSizeTest : public testing::ExperimentFolderTest {
   }
   fs::path version(int n) const { return testing::run_folder(dir_, "batch", n); }
   nlohmann::json summary(int n) const { return testing::run_summary(dir_, "batch", n); }
+  // The batch per device that run `n` trained with ("auto": the one the search chose).
+  std::int64_t chosen_batch(int n) const { return summary(n)["plan"]["batch"]["per_device"].get<std::int64_t>(); }
 };
 
-// A synthetic data set of 2000 samples; `model` and `data` add keys to their tables.
-std::string experiment(const std::string& backend, const std::string& model, const std::string& data,
-                       const std::string& optim = "") {
-  return "[experiment]\nname = \"batch\"\nseed = 3\n[backend]\nname = \"" + backend + "\"\n[model]\n" + model +
-         "\n[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 16, 16]\nsynthetic_train_size = 2000\n"
-         "synthetic_test_size = 200\ntest_batch_size = 100\n" +
-         data + "\n[optim]\nname = \"adam\"\n" + optim + "\n[train]\nepochs = 1\nlog_interval = 0\n";
-}
+using ModelKey = std::pair<std::string, testing::TomlValue>;
 
-std::int64_t chosen_batch(const std::string& out) {
-  std::smatch m;
-  if (!std::regex_search(out, m, std::regex("batch: auto: chose ([0-9]+) per device"))) return 0;
-  return std::stoll(m[1]);
+// Adam on 2000 synthetic 16x16 samples for one epoch, on `backend`, with `model` (the
+// [model] table's keys); a test adds its batch keys.
+testing::ExperimentToml experiment(const std::string& backend, const std::vector<ModelKey>& model) {
+  testing::ExperimentToml e = testing::ExperimentToml::synthetic("batch")
+                                  .set("experiment.seed", 3)
+                                  .set("backend.name", backend)
+                                  .unset("model")
+                                  .set("data.synthetic_shape", {1, 16, 16})
+                                  .unset("data.synthetic_classes")
+                                  .set("data.synthetic_train_size", 2000)
+                                  .set("data.test_batch_size", 100)
+                                  .unset("data.batch_size")
+                                  .unset("optim")
+                                  .set("optim.name", "adam")
+                                  .set("train.epochs", 1);
+  for (const auto& [key, value] : model) e.set("model." + key, value);
+  return e;
 }
 
 bool is_power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
@@ -68,13 +81,13 @@ struct MemoryModel {
 
 double mib(const std::string& text) { return std::stod(text) * 1024 * 1024; }
 
-const std::string kMlp = "name = \"mlp\"\nhidden = [512, 512]";
+const std::vector<ModelKey> kMlp = {{"name", "mlp"}, {"hidden", {512, 512}}};
 
 TEST_F(BatchSizeTest, AutoChoosesTheLargestPowerOfTwoThatFitsTheDevicesMemory) {
-  write(experiment("limited", kMlp, "batch_size = \"auto\""));
+  write(experiment("limited", kMlp).set("data.batch_size", "auto").text());
   auto roomy = run("", 256ull << 20);
   ASSERT_EQ(roomy.exit_code, 0) << roomy.out;
-  EXPECT_EQ(chosen_batch(roomy.out), 1024) << "room for all: the largest power of two of 2000 samples: " << roomy.out;
+  EXPECT_EQ(chosen_batch(0), 1024) << "room for all: the largest power of two of 2000 samples: " << roomy.out;
   EXPECT_NE(roomy.out.find("batch: auto: memory budget 230.4 MiB on limited:0 (90% of free + used by this process)"),
             std::string::npos)
       << roomy.out;
@@ -90,13 +103,13 @@ TEST_F(BatchSizeTest, AutoChoosesTheLargestPowerOfTwoThatFitsTheDevicesMemory) {
   const std::uint64_t limit = memory.limit_for(384);
   auto r = run("", limit);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const std::int64_t chosen = chosen_batch(r.out);
+  const std::int64_t chosen = chosen_batch(1);
   ASSERT_TRUE(is_power_of_two(chosen)) << r.out;
   EXPECT_LT(chosen, 1024) << r.out;
   EXPECT_NE(r.out.find(" " + std::to_string(chosen) + " fits (peak "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" " + std::to_string(2 * chosen) + " does not fit ("), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(the largest power of two whose trial steps fit)"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("out of memory at step"), std::string::npos) << "the chosen batch trains: " << r.out;
+  EXPECT_TRUE(summary(1)["batch_halvings"].empty()) << "the chosen batch trains: " << r.out;
   // The run folder records what was chosen; a resume continues with it instead of searching.
   EXPECT_NE(testing::slurp(version(1) / "experiment.toml").find("batch_size = " + std::to_string(chosen)),
             std::string::npos);
@@ -113,30 +126,38 @@ TEST_F(BatchSizeTest, AutoChoosesTheLargestPowerOfTwoThatFitsTheDevicesMemory) {
 // faultnet runs out of memory above 100 samples: the guess (the cap, 1024) fails and a binary
 // search between the last that fit (32) and it finds 64.
 TEST_F(BatchSizeTest, AutoNarrowsDownWhenTheGuessRunsOutOfMemory) {
-  write(experiment("cpu", "name = \"faultnet\"\nmax_batch = 100", "batch_size = \"auto\""));
+  write(experiment("cpu", {{"name", "faultnet"}, {"max_batch", 100}}).set("data.batch_size", "auto").text());
   auto r = run("");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(chosen_batch(r.out), 64) << r.out;
+  EXPECT_EQ(chosen_batch(0), 64) << r.out;
   EXPECT_NE(r.out.find(" 128 does not fit (out of memory (faultnet: out of memory"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("out of memory at step"), std::string::npos) << "the chosen batch trains: " << r.out;
+  EXPECT_TRUE(summary(0)["batch_halvings"].empty()) << "the chosen batch trains: " << r.out;
 }
 
 TEST_F(BatchSizeTest, AutoOnTheCpuStopsAtMaxBatchSizeAndTheLearningRateFollows) {
-  write(experiment("cpu", "name = \"mlp\"\nhidden = [32]", "batch_size = \"auto\"\nmax_batch_size = 300",
-                   "lr = 0.001\nlr_scaling = \"linear\"\nlr_batch_size = 64"));
+  write(experiment("cpu", {{"name", "mlp"}, {"hidden", {32}}})
+            .set("data.batch_size", "auto")
+            .set("data.max_batch_size", 300)
+            .set("optim.lr", 0.001)
+            .set("optim.lr_scaling", "linear")
+            .set("optim.lr_batch_size", 64)
+            .text());
   auto r = run("");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(chosen_batch(r.out), 256) << r.out;
+  EXPECT_EQ(chosen_batch(0), 256) << r.out;
   EXPECT_NE(r.out.find("(the largest power of two up to data.max_batch_size 300)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("lr 0.001 x 4 (linear scaling) = 0.004"), std::string::npos) << r.out;
 }
 
 // ddp started by plugtrain's own launcher: the launcher searches once, every rank trains on it.
 TEST_F(BatchSizeTest, AutoWithDdpSearchesOnceAndEveryRankUsesTheSize) {
-  write(experiment("cpu", "name = \"mlp\"\nhidden = [32]", "batch_size = \"auto\"\nmax_batch_size = 64"));
+  write(experiment("cpu", {{"name", "mlp"}, {"hidden", {32}}})
+            .set("data.batch_size", "auto")
+            .set("data.max_batch_size", 64)
+            .text());
   auto r = run("--set backend.devices=2");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(chosen_batch(r.out), 64) << r.out;
+  EXPECT_EQ(chosen_batch(0), 64) << r.out;
   std::size_t searches = 0;
   for (std::size_t at = r.out.find("batch: auto: tried"); at != std::string::npos;
        at = r.out.find("batch: auto: tried", at + 1))
@@ -150,14 +171,14 @@ TEST_F(BatchSizeTest, AutoWithDdpSearchesOnceAndEveryRankUsesTheSize) {
 }
 
 TEST_F(BatchSizeTest, AutoWithLrScalingNeedsTheReferenceBatch) {
-  write(experiment("cpu", "name = \"mlp\"", "batch_size = \"auto\"", "lr_scaling = \"sqrt\""));
+  write(experiment("cpu", {{"name", "mlp"}}).set("data.batch_size", "auto").set("optim.lr_scaling", "sqrt").text());
   auto r = run("");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("exp.toml:"), std::string::npos) << "names the place: " << r.out;
   EXPECT_NE(r.out.find("needs optim.lr_batch_size"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir_ / "runs")) << "nothing is written before the experiment is valid";
 
-  write(experiment("cpu", "name = \"mlp\"", "batch_size = \"many\""));
+  write(experiment("cpu", {{"name", "mlp"}}).set("data.batch_size", "many").text());
   r = run("");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("data.batch_size"), std::string::npos) << r.out;
@@ -166,19 +187,23 @@ TEST_F(BatchSizeTest, AutoWithLrScalingNeedsTheReferenceBatch) {
 // faultnet runs out of memory above 32 samples from training step 5 on: the step is retried
 // with 64, which also fails, then with 32; every later batch of 128 trains as four steps.
 TEST_F(BatchSizeTest, OutOfMemoryHalvesTheBatchAndTrainsEverySampleOnce) {
-  write(experiment("cpu", "name = \"faultnet\"\nmax_batch = 32\nfrom_call = 5", "batch_size = 128",
-                   "lr = 0.002\nlr_scaling = \"linear\""));
+  write(experiment("cpu", {{"name", "faultnet"}, {"max_batch", 32}, {"from_call", 5}})
+            .set("data.batch_size", 128)
+            .set("optim.lr", 0.002)
+            .set("optim.lr_scaling", "linear")
+            .text());
   auto r = run("--set train.epochs=2");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("out of memory at step 5 (epoch 1) with 128 samples per step: freed the device's cached "
-                       "memory; continuing with 64 per step, lr 0.002 -> 0.001 (optim.lr_scaling)"),
-            std::string::npos)
-      << r.out;
-  EXPECT_NE(r.out.find("with 64 samples per step: freed the device's cached memory; continuing with 32 per step, "
-                       "lr 0.001 -> 0.0005"),
-            std::string::npos)
-      << r.out;
   const nlohmann::json s = summary(0);
+  ASSERT_EQ(s["batch_halvings"].size(), 2u) << s["batch_halvings"].dump();
+  const nlohmann::json first = s["batch_halvings"][0], second = s["batch_halvings"][1];
+  EXPECT_EQ(first["epoch"], 1) << first.dump();
+  EXPECT_EQ(first["step"], 5) << first.dump();
+  EXPECT_EQ(first["to"], 64) << first.dump();
+  EXPECT_DOUBLE_EQ(first["lr_before"].get<double>(), 0.002) << "optim.lr_scaling follows the batch";
+  EXPECT_DOUBLE_EQ(first["lr_after"].get<double>(), 0.001);
+  EXPECT_EQ(second["from"], 64) << second.dump();
+  EXPECT_DOUBLE_EQ(second["lr_after"].get<double>(), 0.0005);
   ASSERT_EQ(s["epochs"].size(), 2u);
   EXPECT_EQ(s["epochs"][0]["samples"], 2000) << "no sample lost or trained twice";
   EXPECT_EQ(s["epochs"][1]["samples"], 2000);
@@ -186,9 +211,8 @@ TEST_F(BatchSizeTest, OutOfMemoryHalvesTheBatchAndTrainsEverySampleOnce) {
   // epoch 2: 15 batches as 4 steps each and 80 as 3.
   EXPECT_EQ(s["steps"], 4 + 44 + 3 + 60 + 3);
   EXPECT_EQ(s["step_batch"], 32);
-  ASSERT_EQ(s["batch_halvings"].size(), 2u);
-  EXPECT_EQ(s["batch_halvings"][0]["from"], 128);
-  EXPECT_EQ(s["batch_halvings"][1]["to"], 32);
+  EXPECT_EQ(first["from"], 128);
+  EXPECT_EQ(second["to"], 32);
   EXPECT_DOUBLE_EQ(s["epochs"][1]["lr"].get<double>(), 0.0005);
 
   // The checkpoint keeps the smaller batch: a resumed run does not run out of memory again.
@@ -199,7 +223,10 @@ TEST_F(BatchSizeTest, OutOfMemoryHalvesTheBatchAndTrainsEverySampleOnce) {
 }
 
 TEST_F(BatchSizeTest, OutOfMemoryBelowMinBatchSizeStopsAndSaysWhatWasTried) {
-  write(experiment("cpu", "name = \"faultnet\"\nmax_batch = 10", "batch_size = 128\nmin_batch_size = 32"));
+  write(experiment("cpu", {{"name", "faultnet"}, {"max_batch", 10}})
+            .set("data.batch_size", 128)
+            .set("data.min_batch_size", 32)
+            .text());
   auto r = run("");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("out of memory at step 1 (epoch 1) with 32 samples per step (tried 128, 64, 32); 16 would be "
@@ -210,7 +237,7 @@ TEST_F(BatchSizeTest, OutOfMemoryBelowMinBatchSizeStopsAndSaysWhatWasTried) {
 
 // The limited device's own allocator runs out: the same recovery, from a real allocation.
 TEST_F(BatchSizeTest, OutOfMemoryFromTheAllocatorIsRecoveredToo) {
-  write(experiment("limited", kMlp, "batch_size = \"auto\""));
+  write(experiment("limited", kMlp).set("data.batch_size", "auto").text());
   auto roomy = run("", 256ull << 20);
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
@@ -220,15 +247,17 @@ TEST_F(BatchSizeTest, OutOfMemoryFromTheAllocatorIsRecoveredToo) {
 
   // Memory where "auto" chooses less than 1024: a run told to use 1024 runs out in its first
   // step and goes on with a smaller batch.
-  write(experiment("limited", kMlp, "batch_size = 1024"));
+  write(experiment("limited", kMlp).set("data.batch_size", 1024).text());
   auto r = run("", memory.limit_for(384));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  // (The first step may still fit: the optimizer's state is made after it.)
-  EXPECT_TRUE(
-      std::regex_search(r.out, std::regex(R"(out of memory at step [12] \(epoch 1\) with 1024 samples per step)")))
-      << r.out;
-  EXPECT_NE(r.out.find("limited test device: out of memory"), std::string::npos) << r.out;
   const nlohmann::json s = summary(1);
+  ASSERT_FALSE(s["batch_halvings"].empty()) << r.out;
+  const nlohmann::json halving = s["batch_halvings"][0];
+  EXPECT_EQ(halving["epoch"], 1) << halving.dump();
+  // (The first step may still fit: the optimizer's state is made after it.)
+  EXPECT_LE(halving["step"].get<int>(), 2) << halving.dump();
+  EXPECT_EQ(halving["from"], 1024) << halving.dump();
+  EXPECT_THAT(halving["error"].get<std::string>(), HasSubstr("limited test device: out of memory"));
   EXPECT_LT(s["step_batch"].get<std::int64_t>(), 1024) << r.out;
   EXPECT_EQ(s["epochs"][0]["samples"], 2000);
 }

@@ -6,12 +6,15 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "data/image_codec.h"
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "support/image_data.h"
 #include "support/run_folder.h"
 
@@ -26,16 +29,22 @@ class ImageRunTest : public ExperimentFolderTest {
 
   nlohmann::json summary(const std::string& name) const { return testing::run_summary(dir_, name, 0); }
 
-  // A small, fast network and recipe over the given [data] lines; trains `epochs` epochs.
-  void write_small_run(const std::string& name, const std::string& data_lines, int epochs = 4) const {
-    write_experiment("[experiment]\nname = \"" + name + "\"\nseed = 1\n" +
-                     "[backend]\nname = \"cpu\"\n"
-                     "[model]\nname = \"baseline_cnn\"\nchannels = [16, 32]\n"
-                     "[data]\nbatch_size = 32\ntest_batch_size = 100\n" +
-                     data_lines +
-                     "[optim]\nname = \"adam\"\nlr = 0.003\n"
-                     "[train]\nepochs = " +
-                     std::to_string(epochs) + "\nlog_interval = 0\n");
+  // A small, fast network and recipe over the given [data] keys; trains `epochs` epochs.
+  void write_small_run(const std::string& name, const std::vector<std::pair<std::string, testing::TomlValue>>& data,
+                       int epochs = 4) const {
+    write_experiment(testing::ExperimentToml(name)
+                         .set("experiment.seed", 1)
+                         .on_cpu()
+                         .set("model.name", "baseline_cnn")
+                         .set("model.channels", {16, 32})
+                         .set("data.batch_size", 32)
+                         .set("data.test_batch_size", 100)
+                         .set_keys("data", data)
+                         .set("optim.name", "adam")
+                         .set("optim.lr", 0.003)
+                         .set("train.epochs", epochs)
+                         .set("train.log_interval", 0)
+                         .text());
   }
 
   void expect_learns(const std::string& name, double accuracy) const {
@@ -52,15 +61,15 @@ TEST_F(ImageRunTest, Cifar10FromItsTarGzTrainsWellAboveChance) {
                           shell_quote(dir_.string()) + " cifar-10-batches-bin";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   fs::remove_all(dir_ / "cifar-10-batches-bin");  // only the archive is left
-  write_small_run("c10",
-                  "dataset = \"cifar10\"\npath = \"cifar-10-binary.tar.gz\"\n"
-                  "augmentation = [\"random_crop\", \"horizontal_flip\"]\n");
+  write_small_run("c10", {{"dataset", "cifar10"},
+                          {"path", "cifar-10-binary.tar.gz"},
+                          {"augmentation", {"random_crop", "horizontal_flip"}}});
   expect_learns("c10", 0.6);  // 10 classes: chance is 0.1
 }
 
 TEST_F(ImageRunTest, ChannelsLastOnRequestTrainsAndSaysSo) {
   write_cifar10(dir_ / "c10", 40, 100);
-  write_small_run("cl", "dataset = \"cifar10\"\npath = \"c10\"\n", 2);
+  write_small_run("cl", {{"dataset", "cifar10"}, {"path", "c10"}}, 2);
   const ProcessResult r = plugtrain("run exp.toml --set train.memory_format='\"channels_last\"'");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("device: memory format channels-last (train.memory_format)"), std::string::npos) << r.out;
@@ -80,7 +89,7 @@ TEST_F(ImageRunTest, ChannelsLastOnRequestTrainsAndSaysSo) {
 // resume normalises with them, not with what the (possibly changed) files would give now.
 TEST_F(ImageRunTest, TheNormalisationIsStoredBesideTheRunAndAResumeUsesIt) {
   write_cifar10(dir_ / "c10", 40, 100);
-  write_small_run("norm", "dataset = \"cifar10\"\npath = \"c10\"\n", 1);
+  write_small_run("norm", {{"dataset", "cifar10"}, {"path", "c10"}}, 1);
   ProcessResult r = plugtrain("run exp.toml");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const fs::path stored = dir_ / "runs" / "norm" / "version_0" / "normalization.json";
@@ -103,24 +112,29 @@ TEST_F(ImageRunTest, TheNormalisationIsStoredBesideTheRunAndAResumeUsesIt) {
 
 TEST_F(ImageRunTest, Cifar100CoarseLabelsTrain) {
   write_cifar100(dir_ / "c100", 1000, 200);
-  write_small_run("c100", "dataset = \"cifar100\"\npath = \"c100\"\nlabel = \"coarse\"\n", 3);
+  write_small_run("c100", {{"dataset", "cifar100"}, {"path", "c100"}, {"label", "coarse"}}, 3);
   expect_learns("c100", 0.15);  // 20 superclasses of 5 colours each, 50 images each: chance is 0.05
 }
 
 TEST_F(ImageRunTest, JpegAndPngImageFolderTrainsWithWorkerThreads) {
   write_image_folder(dir_ / "images", 4, 40, 10, 40, 30);
-  write_small_run("folder",
-                  "dataset = \"image-folder\"\npath = \"images\"\nimage_size = 24\nworkers = 2\n"
-                  "augmentation = [\"random_resized_crop\", \"horizontal_flip\", \"color_jitter\"]\n"
-                  "resized_crop_scale = [0.5, 1.0]\n");
+  write_small_run("folder", {{"dataset", "image-folder"},
+                             {"path", "images"},
+                             {"image_size", 24},
+                             {"workers", 2},
+                             {"augmentation", {"random_resized_crop", "horizontal_flip", "color_jitter"}},
+                             {"resized_crop_scale", {0.5, 1.0}}});
   expect_learns("folder", 0.7);  // 4 classes: chance is 0.25
 }
 
 TEST_F(ImageRunTest, TinyImageNetDecodedEveryEpochTrains) {
   write_tiny_imagenet(dir_ / "tiny", 5, 24, 6);
-  write_small_run("tiny",
-                  "dataset = \"tiny-imagenet\"\npath = \"tiny\"\nimage_size = 32\ncache = \"none\"\n"
-                  "workers = 2\naugmentation = [\"random_crop\", \"horizontal_flip\", \"random_erasing\"]\n");
+  write_small_run("tiny", {{"dataset", "tiny-imagenet"},
+                           {"path", "tiny"},
+                           {"image_size", 32},
+                           {"cache", "none"},
+                           {"workers", 2},
+                           {"augmentation", {"random_crop", "horizontal_flip", "random_erasing"}}});
   const ProcessResult r = plugtrain("run exp.toml");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("120 training and 30 val samples, 5 classes"), std::string::npos) << r.out;
@@ -196,7 +210,7 @@ augmentation = ["random_resized_crop", "horizontal_flip", "color_jitter"]
 TEST_F(ImageRunTest, BadDataStopsTheRunWithOneLineNamingTheFile) {
   write_cifar10(dir_ / "c10", 8, 8);
   fs::remove(dir_ / "c10" / "data_batch_5.bin");
-  write_small_run("bad", "dataset = \"cifar10\"\npath = \"c10\"\n");
+  write_small_run("bad", {{"dataset", "cifar10"}, {"path", "c10"}});
   ProcessResult r = plugtrain("run exp.toml");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.out.find("plugtrain: error: data set 'cifar10' (plugin 'datasets'): c10/data_batch_5.bin: missing"),
@@ -206,14 +220,14 @@ TEST_F(ImageRunTest, BadDataStopsTheRunWithOneLineNamingTheFile) {
 
   write_image_folder(dir_ / "images", 2, 3, 1);
   std::ofstream(dir_ / "images" / "train" / "class_1" / "broken.jpg") << "\xff\xd8\xff truncated";
-  write_small_run("bad", "dataset = \"image-folder\"\npath = \"images\"\nimage_size = 16\n", 1);
+  write_small_run("bad", {{"dataset", "image-folder"}, {"path", "images"}, {"image_size", 16}}, 1);
   r = plugtrain("run exp.toml");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(
       r.out.find("plugtrain: error: data set 'image-folder' (plugin 'datasets'): images/train/class_1/broken.jpg: "),
       std::string::npos)
       << r.out;
-  write_small_run("skip", "dataset = \"image-folder\"\npath = \"images\"\nimage_size = 16\nskip_bad = true\n", 1);
+  write_small_run("skip", {{"dataset", "image-folder"}, {"path", "images"}, {"image_size", 16}, {"skip_bad", true}}, 1);
   r = plugtrain("run exp.toml");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("data: skipped 1 images that cannot be decoded (data.skip_bad); the first: "
@@ -251,24 +265,13 @@ else:
 )";
   ASSERT_EQ(run_process("cd " + shell_quote(dir_.string()) + " && " + python + " tv.py save").exit_code, 0);
   write_cifar10(dir_ / "c10", 8, 8);
-  write_experiment(R"([experiment]
-name = "tv"
-[backend]
-name = "cpu"
-[model]
-name = "resnet18"
-stem = "imagenet"
-init = "tv.pt"
-[data]
-dataset = "cifar10"
-path = "c10"
-batch_size = 8
-[optim]
-name = "sgd"
-lr = 1e-30
-[train]
-max_steps = 1
-)");
+  write_experiment(testing::ExperimentToml("tv")
+                       .on_cpu()
+                       .set_keys("model", {{"name", "resnet18"}, {"stem", "imagenet"}, {"init", "tv.pt"}})
+                       .set_keys("data", {{"dataset", "cifar10"}, {"path", "c10"}, {"batch_size", 8}})
+                       .set_keys("optim", {{"name", "sgd"}, {"lr", 1e-30}})
+                       .set("train.max_steps", 1)
+                       .text());
   const ProcessResult r = plugtrain("run exp.toml");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("model: initialised from tv.pt"), std::string::npos) << r.out;
@@ -345,16 +348,21 @@ for _ in range(steps):
   ASSERT_EQ(run_process(curve + "save resnet18 resnet50 mobilenet_v2").exit_code, 0);
   for (const std::string model : {"resnet18", "resnet50", "mobilenet_v2"}) {
     const std::size_t steps = model == "resnet18" ? 2 : 1;
-    write_experiment("[experiment]\nname = \"" + model +
-                     "\"\nseed = 1\n[backend]\nname = \"cpu\"\n"
-                     "[model]\nname = \"" +
-                     model + "\"\nstem = \"" + (model == "mobilenet_v2" ? "imagenet\"\ndropout = 0.0" : "cifar\"") +
-                     "\ninit = \"" + model +
-                     ".pt\"\n"
-                     "[data]\ndataset = \"cifar10\"\npath = \"c10\"\nbatch_size = 20\nmean = [0.5, 0.5, 0.5]\n"
-                     "std = [0.25, 0.25, 0.25]\n[optim]\nname = \"sgd\"\nlr = 0.01\nmomentum = 0.9\n"
-                     "[train]\nepochs = " +
-                     std::to_string(steps) + "\nlog_interval = 1\nthreads = 1\n");
+    testing::ExperimentToml experiment(model);
+    experiment.set("experiment.seed", 1)
+        .on_cpu()
+        .set_keys("model",
+                  {{"name", model}, {"stem", model == "mobilenet_v2" ? "imagenet" : "cifar"}, {"init", model + ".pt"}});
+    if (model == "mobilenet_v2") experiment.set("model.dropout", 0.0);
+    experiment
+        .set_keys("data", {{"dataset", "cifar10"},
+                           {"path", "c10"},
+                           {"batch_size", 20},
+                           {"mean", {0.5, 0.5, 0.5}},
+                           {"std", {0.25, 0.25, 0.25}}})
+        .set_keys("optim", {{"name", "sgd"}, {"lr", 0.01}, {"momentum", 0.9}})
+        .set_keys("train", {{"epochs", steps}, {"log_interval", 1}, {"threads", 1}});
+    write_experiment(experiment.text());
     const ProcessResult ours = plugtrain("run exp.toml");
     ASSERT_EQ(ours.exit_code, 0) << ours.out;
     const ProcessResult theirs = run_process(curve + "curve " + model + " " + std::to_string(steps));

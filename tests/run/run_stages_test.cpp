@@ -19,6 +19,7 @@
 #include "config/config_error.h"
 #include "run/run_experiment.h"
 #include "run/run_stages.h"
+#include "support/experiment_toml.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -107,15 +108,24 @@ class RunStagesTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  // A small MLP on 64 synthetic samples, one epoch, written to this test's folder; `extra` adds
-  // keys (TOML lines after [data]'s).
-  RunRequest request(const std::string& data_and_more) const {
-    std::ofstream(dir_ / "exp.toml") << "[experiment]\nname = \"stages\"\noutput = \"" << (dir_ / "runs").string()
-                                     << "\"\n[model]\nname = \"mlp\"\nhidden = [8]\n[data]\ndataset = \"synthetic\"\n"
-                                        "synthetic_shape = [1, 4, 4]\nsynthetic_train_size = 64\n"
-                                        "synthetic_test_size = 16\n"
-                                     << data_and_more << "\n[train]\nepochs = 1\nlog_interval = 0\n"
-                                     << "[logging]\nloggers = []\n";
+  // A small MLP on 64 synthetic samples, one epoch, no loggers, its runs in this test's folder;
+  // a test adds its batch and [backend] keys.
+  testing::ExperimentToml experiment() const {
+    return testing::ExperimentToml("stages")
+        .set("experiment.output", (dir_ / "runs").string())
+        .set("model.name", "mlp")
+        .set("model.hidden", {8})
+        .set("data.dataset", "synthetic")
+        .set("data.synthetic_shape", {1, 4, 4})
+        .set("data.synthetic_train_size", 64)
+        .set("data.synthetic_test_size", 16)
+        .set("train.epochs", 1)
+        .set("train.log_interval", 0)
+        .set("logging.loggers", testing::TomlValue::array({}));
+  }
+  // `experiment` written to this test's folder, as the run's request.
+  RunRequest request(const testing::ExperimentToml& experiment) const {
+    experiment.write(dir_ / "exp.toml");
     RunRequest r;
     r.experiment_file = dir_ / "exp.toml";
     r.plugin_paths = {PLUGTRAIN_PLUGIN_DIR};
@@ -135,9 +145,11 @@ class RunStagesTest : public ::testing::Test {
 
 TEST_F(RunStagesTest, FastestAndAutomaticBatchAreTrialStepsBetweenValidationAndThePlan) {
   Seen seen;
-  const RunResult result =
-      run_experiment(recording(seen),
-                     request("batch_size = \"auto\"\nmax_batch_size = 16\n[backend]\nselect = \"fastest\""), console_);
+  const RunResult result = run_experiment(
+      recording(seen),
+      request(
+          experiment().set("data.batch_size", "auto").set("data.max_batch_size", 16).set("backend.select", "fastest")),
+      console_);
   EXPECT_EQ(seen.calls, kEveryStage) << console_.str();
   ASSERT_TRUE(seen.trials && seen.plan);
   // The trials measured the backend and searched the batch, reading the data the run trains on.
@@ -159,7 +171,7 @@ TEST_F(RunStagesTest, FastestAndAutomaticBatchAreTrialStepsBetweenValidationAndT
 
 TEST_F(RunStagesTest, ARunThatAsksForNoTrialRunsNoStepBeforeThePlan) {
   Seen seen;
-  run_experiment(recording(seen), request("batch_size = 16"), console_);
+  run_experiment(recording(seen), request(experiment().set("data.batch_size", 16)), console_);
   EXPECT_EQ(seen.calls, kEveryStage) << console_.str();
   ASSERT_TRUE(seen.trials);
   EXPECT_FALSE(seen.trials->fastest);
@@ -172,7 +184,8 @@ TEST_F(RunStagesTest, ARunThatAsksForNoTrialRunsNoStepBeforeThePlan) {
 TEST_F(RunStagesTest, AStageThatFailsEndsTheRunThere) {
   Seen seen;
   // 1000 processes on the host CPU: the plan refuses it, after trials that had nothing to do.
-  EXPECT_THROW(run_experiment(recording(seen), request("batch_size = 16\n[backend]\ndevices = 1000"), console_),
+  EXPECT_THROW(run_experiment(recording(seen),
+                              request(experiment().set("data.batch_size", 16).set("backend.devices", 1000)), console_),
                ConfigError);
   EXPECT_EQ(seen.calls, (std::vector<std::string>{"validate", "trials", "plan"}));
   EXPECT_FALSE(fs::exists(dir_ / "runs")) << "no run folder for a run the plan refused";
@@ -182,7 +195,8 @@ TEST_F(RunStagesTest, AStageThatFailsEndsTheRunThere) {
 // found (a batch that is not a power of two, a reason of the test's own), it plans with them,
 // and it runs no trial step of its own (a trial would have read the data set).
 TEST_F(RunStagesTest, ThePlanTakesTheTrialsResultsAsTheyAre) {
-  const ValidatedRun run = validate(request("batch_size = \"auto\"\n[backend]\nselect = \"fastest\""));
+  const ValidatedRun run =
+      validate(request(experiment().set("data.batch_size", "auto").set("backend.select", "fastest")));
   TrialResults given;
   given.fastest = BackendChoice{run.host->backend("cpu"), {"chose cpu (the test says so)"}};
   given.batch_size = 24;

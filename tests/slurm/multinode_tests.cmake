@@ -3,6 +3,8 @@
 # cluster once (about 2 s) for every case, and stops it at the end. Beside them, the rendezvous
 # network's own cases on this machine's loopback.
 add_executable(plugtrain_multinode_tests ${CMAKE_CURRENT_SOURCE_DIR}/distributed/multinode_slurm_test.cpp
+                                         ${CMAKE_CURRENT_SOURCE_DIR}/distributed/multinode_sweep_test.cpp
+                                         ${CMAKE_CURRENT_SOURCE_DIR}/distributed/multinode_restart_test.cpp
                                          ${CMAKE_CURRENT_SOURCE_DIR}/distributed/rendezvous_network_test.cpp)
 target_link_libraries(plugtrain_multinode_tests PRIVATE plugtrain_test_support plugtrain_distributed plugtrain::torch_cpu
                                                         nlohmann_json::nlohmann_json GTest::gtest_main)

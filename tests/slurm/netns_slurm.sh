@@ -105,7 +105,10 @@ EOF
 }
 
 start() {
-  local dir=$1 nodes=${2:-3} owner=${PLUGTRAIN_CLUSTER_OWNER:-$PPID}
+  local dir=$1 nodes=${2:-3} owner=${PLUGTRAIN_CLUSTER_OWNER:-$PPID} fd
+  # The daemons must not keep the caller's descriptors: started under `flock -s` (the tests'
+  # build lock), they would hold that lock for as long as they live, a killed test's too.
+  for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
   [ "$(id -u)" = 0 ] || skip "network namespaces and slurmd need root; this is uid $(id -u)"
   command -v ip >/dev/null || skip "ip is missing (Debian package iproute2; scripts/setup installs it)"
   command -v nsenter >/dev/null || skip "nsenter is missing (Debian package util-linux)"

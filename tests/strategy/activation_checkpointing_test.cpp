@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
+#include "support/jargon_experiment.h"
 #include "support/metrics_csv.h"
 #include "support/run_folder.h"
 #include "support/run_process.h"
@@ -22,35 +24,14 @@ namespace fs = std::filesystem;
 using testing::ProcessResult;
 
 // Eight blocks, dropout on (so the recomputation must draw the same numbers as the first pass).
-const std::string kExperiment = R"(
-[experiment]
-name = "gpt"
-seed = 3
-[backend]
-name = "cpu"
-[model]
-name = "gpt"
-layers = 8
-heads = 4
-width = 128
-dropout = 0.1
-[task]
-name = "language_model"
-[data]
-dataset = "text"
-path = "/usr/share/doc/jargon-text/jargon.txt.gz"
-batch_size = 32
-test_batch_size = 64
-[dataset]
-context = 128
-vocabulary = "char"
-val_fraction = 0.01
-[train]
-epochs = 1
-steps_per_epoch = 3
-log_interval = 1
-threads = 1
-)";
+const std::string kExperiment =
+    testing::jargon_gpt("gpt")
+        .set("experiment.seed", 3)
+        .set_keys("model", {{"layers", 8}, {"heads", 4}, {"width", 128}, {"dropout", 0.1}})
+        .set_keys("data", {{"batch_size", 32}, {"test_batch_size", 64}})
+        .set_keys("dataset", {{"context", 128}, {"vocabulary", "char"}, {"val_fraction", 0.01}})
+        .set_keys("train", {{"epochs", 1}, {"steps_per_epoch", 3}, {"log_interval", 1}, {"threads", 1}})
+        .text();
 
 class ActivationCheckpointingTest : public testing::ExperimentFolderTest {
  protected:
@@ -118,10 +99,11 @@ TEST_F(ActivationCheckpointingTest, KeysThatCannotApplyAreRefusedInOneLine) {
     EXPECT_FALSE(fs::exists(dir_ / "runs" / "gpt" / "version_0" / "summary.json")) << c.set;
   }
   // A model that declares no units has nothing to checkpoint.
-  write_experiment(
-      "[experiment]\nname = \"mlp\"\n[model]\nname = \"mlp\"\nhidden = [8]\n[data]\n"
-      "dataset = \"synthetic\"\nsynthetic_shape = [1, 4, 4]\nbatch_size = 16\n[train]\nepochs = 1\n"
-      "activation_checkpointing = \"blocks\"\n");
+  write_experiment(testing::ExperimentToml("mlp")
+                       .set_keys("model", {{"name", "mlp"}, {"hidden", {8}}})
+                       .set_keys("data", {{"dataset", "synthetic"}, {"synthetic_shape", {1, 4, 4}}, {"batch_size", 16}})
+                       .set_keys("train", {{"epochs", 1}, {"activation_checkpointing", "blocks"}})
+                       .text());
   const ProcessResult mlp = plugtrain("run exp.toml");
   EXPECT_EQ(mlp.exit_code, 2) << mlp.out;
   EXPECT_NE(mlp.out.find("train.activation_checkpointing"), std::string::npos) << mlp.out;

@@ -15,6 +15,8 @@
 
 #include "support/emulated_runs.h"
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
+#include "support/jargon_experiment.h"
 #include "support/metrics_csv.h"
 #include "support/run_folder.h"
 #include "support/run_process.h"
@@ -27,43 +29,18 @@ using testing::ProcessResult;
 
 // No dropout (each rank would draw its own), no gradient clipping unless a test sets it. The
 // global batch is fixed, so a checkpoint resumes at 1, 2 or 4 processes.
-const std::string kExperiment = R"(
-[experiment]
-name = "gpt"
-seed = 7
-[backend]
-name = "cpu"
-[model]
-name = "gpt"
-layers = 4
-heads = 2
-width = 64
-dropout = 0.0
-[task]
-name = "language_model"
-[data]
-dataset = "text"
-path = "/usr/share/doc/jargon-text/jargon.txt.gz"
-global_batch_size = 16
-test_batch_size = 64
-[dataset]
-context = 32
-vocabulary = "char"
-val_fraction = 0.02
-[optim]
-name = "adamw"
-lr = 1e-3
-weight_decay = 0.1
-decay = "matrices"
-[train]
-epochs = 2
-steps_per_epoch = 10
-log_interval = 1
-)";
+const testing::ExperimentToml kExperiment =
+    testing::jargon_gpt("gpt")
+        .set("experiment.seed", 7)
+        .set_keys("model", {{"layers", 4}, {"heads", 2}, {"width", 64}, {"dropout", 0.0}})
+        .set_keys("data", {{"global_batch_size", 16}, {"test_batch_size", 64}})
+        .set_keys("dataset", {{"context", 32}, {"vocabulary", "char"}, {"val_fraction", 0.02}})
+        .set_keys("optim", {{"name", "adamw"}, {"lr", 1e-3}, {"weight_decay", 0.1}, {"decay", "matrices"}})
+        .set_keys("train", {{"epochs", 2}, {"steps_per_epoch", 10}, {"log_interval", 1}});
 
 class FsdpTest : public testing::ExperimentFolderTest {
  protected:
-  FsdpTest() : ExperimentFolderTest("fsdp", kExperiment) {}
+  FsdpTest() : ExperimentFolderTest("fsdp", kExperiment.text()) {}
 
   // `plugtrain run exp.toml` on `devices` processes with `strategy`; the run's folder.
   fs::path train(int devices, const std::string& strategy, const std::string& more = "") {
@@ -103,10 +80,7 @@ TEST_F(FsdpTest, EachShardLevelLogsDdpsLossesAtTwoProcesses) {
 // so the ranks meet in every collective (else they would wait for each other until the timeout)
 // and the figures are ddp's, within the reduction order's rounding (see below).
 TEST_F(FsdpTest, AnUnevenEvaluationShardStillMeetsItsPeers) {
-  std::string experiment = kExperiment;
-  const std::string val = "val_fraction = 0.02\n";
-  experiment.erase(experiment.find(val), val.size());
-  write_experiment(experiment);
+  write_experiment(testing::ExperimentToml(kExperiment).unset("dataset.val_fraction").text());
   const std::string uneven = "--set data.test_batch_size=1264 --set distributed.timeout=30 --set train.epochs=1 ";
   const ProcessResult r = run(4, "fsdp", uneven);
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -245,10 +219,10 @@ TEST_F(FsdpTest, AnExportedGptShardsByItsTopLevelSubmodules) {
       " " PLUGTRAIN_SOURCE_DIR "/python/export_model.py twin.py:GPT --input 32 --dtype int64 --vocab " + vocab +
       " --args '{\"vocab\": " + vocab + "}' --out gpt.pt2");
   ASSERT_EQ(exported.exit_code, 0) << exported.out;
-  std::string experiment = kExperiment;
-  const std::string zoo = "name = \"gpt\"\nlayers = 4\nheads = 2\nwidth = 64\ndropout = 0.0\n";
-  experiment.replace(experiment.find(zoo), zoo.size(), "name = \"exported\"\nfile = \"gpt.pt2\"\n");
-  write_experiment(experiment);
+  write_experiment(testing::ExperimentToml(kExperiment)
+                       .unset("model")
+                       .set_keys("model", {{"name", "exported"}, {"file", "gpt.pt2"}})
+                       .text());
   const fs::path fsdp = train(2, "fsdp");
   EXPECT_EQ(losses(fsdp), losses(train(2, "ddp")));
   EXPECT_EQ(summary(fsdp)["sharding"]["units"], 6);  // wte, wpe, h.0, h.1, ln_f, lm_head

@@ -3,7 +3,8 @@
 // and stopped when it ends. A test derives from SlurmClusterTest; where the cluster cannot run
 // (not root, no iproute2 or Slurm, a kernel without network namespaces) every test is skipped
 // with the script's reason. The binary's own pid owns the cluster: if the binary is killed, the
-// next start anywhere stops what it left. Header-only: include it in one .cpp of a binary.
+// next start anywhere stops what it left. Header-only; its environment is an inline variable,
+// registered once however many .cpp files of a binary include it.
 #pragma once
 
 #include <stdlib.h>

@@ -9,10 +9,14 @@
 #include <map>
 #include <regex>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/experiment_toml.h"
 #include "support/local_slurm.h"
 #include "sweep/sweep_report.h"
 
@@ -23,13 +27,21 @@ namespace fs = std::filesystem;
 using testing::shell_quote;
 using testing::slurp;
 
-std::string experiment(const std::string& name, int epochs, int train_size, const std::string& sweep) {
-  return "[experiment]\nname = \"" + name +
-         "\"\n[model]\nname = \"mlp\"\nhidden = [32]\n[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 8, 8]\n"
-         "synthetic_classes = 10\nsynthetic_train_size = " +
-         std::to_string(train_size) +
-         "\nsynthetic_test_size = 400\nbatch_size = 30\n[optim]\nname = \"sgd\"\nmomentum = 0.9\n[train]\nepochs = " +
-         std::to_string(epochs) + "\nlog_interval = 0\nthreads = 1\n[sweep]\n" + sweep;
+using Keys = std::vector<std::pair<std::string, testing::TomlValue>>;
+
+// SGD with momentum on synthetic 8x8 samples of 10 classes, one thread per trial; `sweep` is
+// its [sweep] table.
+std::string experiment(const std::string& name, int epochs, int train_size, const Keys& sweep) {
+  return testing::ExperimentToml::synthetic(name)
+      .unset("experiment.seed")
+      .set_keys("data", {{"synthetic_classes", 10},
+                         {"synthetic_train_size", train_size},
+                         {"synthetic_test_size", 400},
+                         {"batch_size", 30}})
+      .unset("optim.lr")
+      .set_keys("train", {{"epochs", epochs}, {"threads", 1}})
+      .set_keys("sweep", sweep)
+      .text();
 }
 
 class SlurmSweepTest : public testing::SlurmTest {
@@ -64,7 +76,7 @@ class SlurmSweepTest : public testing::SlurmTest {
   }
 };
 
-const std::string kGrid = "optim.lr = [0.01, 0.1]\nrepeat_seeds = [1, 2]\n";
+const Keys kGrid = {{"optim.lr", {0.01, 0.1}}, {"repeat_seeds", {1, 2}}};
 
 TEST_F(SlurmSweepTest, AnArraySweepFinishesAndItsReportEqualsTheLocalSweeps) {
   write("grid.toml", experiment("grid", 3, 600, kGrid));
@@ -89,7 +101,7 @@ TEST_F(SlurmSweepTest, AnArraySweepFinishesAndItsReportEqualsTheLocalSweeps) {
 }
 
 TEST_F(SlurmSweepTest, ACancelledArrayTaskRequeuedFinishesItsTrialFromItsCheckpoint) {
-  write("long.toml", experiment("long", 4, 60000, "optim.lr = [0.01, 0.02]\n"));
+  write("long.toml", experiment("long", 4, 60000, {{"optim.lr", {0.01, 0.02}}}));
   const auto submitted = plugtrain("sweep long.toml --slurm");
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
   const std::string job = array_id(submitted.out);
@@ -127,7 +139,7 @@ TEST_F(SlurmSweepTest, ACancelledArrayTaskRequeuedFinishesItsTrialFromItsCheckpo
 
 TEST_F(SlurmSweepTest, AshaPromotionsAreNewArrayTasksThatResumeTheirTrials) {
   write("asha.toml",
-        experiment("asha", 9, 300, "optim.lr = [20.0, 1e-5, 0.003, 0.01, 0.03, 0.1]\nscheduler = \"asha\"\n"));
+        experiment("asha", 9, 300, {{"optim.lr", {20.0, 1e-5, 0.003, 0.01, 0.03, 0.1}}, {"scheduler", "asha"}}));
   const auto submitted = plugtrain("sweep asha.toml --slurm");
   ASSERT_EQ(submitted.exit_code, 0) << submitted.out;
   EXPECT_NE(submitted.out.find("6 to submit"), std::string::npos) << submitted.out;

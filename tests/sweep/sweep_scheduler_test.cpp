@@ -34,6 +34,7 @@ using testing::slurp;
 // SGD with learning rates from diverging (20) and crawling (1e-5) to good, on a small synthetic
 // set; rungs at epochs 1 and 3 with η = 3, the best trial trains to epoch 9.
 // On the CPU, which runs --jobs 2 on any machine (a GPU machine's one GPU takes one trial).
+// Inline on purpose: a test names a position in this text (exp.toml:26:20).
 const std::string kAsha = R"(
 [experiment]
 name = "asha"

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/experiment_toml.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 #include "sweep/sweep_report.h"
@@ -37,30 +38,16 @@ namespace fs = std::filesystem;
 
 // 2 optimizers x 3 seeds on a small synthetic set.
 // On the CPU, which runs --jobs 2 on any machine (a GPU machine's one GPU takes one trial).
-const std::string kGrid = R"(
-[experiment]
-name = "grid"
-[backend]
-name = "cpu"
-[model]
-name = "mlp"
-hidden = [16]
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_classes = 4
-synthetic_train_size = 600
-synthetic_test_size = 200
-batch_size = 30
-[train]
-epochs = 3
-log_interval = 0
-[sweep]
-optim.name = ["sgd", "adam"]
-"experiment.seed" = [1, 2, 3]
-[sweep.when."optim.name=sgd"]
-optim.lr = 0.1
-)";
+const testing::ExperimentToml kGrid = testing::ExperimentToml::synthetic("grid")
+                                          .unset("experiment.seed")
+                                          .on_cpu()
+                                          .set("model.hidden", {16})
+                                          .set("data.synthetic_train_size", 600)
+                                          .set("data.batch_size", 30)
+                                          .unset("optim")
+                                          .set("sweep.optim.name", {"sgd", "adam"})
+                                          .set("sweep.\"experiment.seed\"", {1, 2, 3})
+                                          .set_in("sweep.when.\"optim.name=sgd\"", "optim.lr", 0.1);
 
 class SweepTest : public ::testing::Test {
  protected:
@@ -69,6 +56,9 @@ class SweepTest : public ::testing::Test {
   fs::path write(const std::string& name, const std::string& text) {
     std::ofstream(dir_ / name) << text;
     return dir_ / name;
+  }
+  fs::path write(const std::string& name, const testing::ExperimentToml& experiment) {
+    return experiment.write(dir_ / name);
   }
   std::string plugtrain(const std::string& args) const { return testing::plugtrain_command(args, "", dir_); }
   testing::ProcessResult run(const std::string& args) { return run_process(plugtrain(args)); }
@@ -131,28 +121,18 @@ TEST_F(SweepTest, AGridOfTwoByThreeTrainsSixTrialsAndItsStatisticsAreTheTrialsOw
 // The task's own headline metric, in its own direction: a regression sweep ranks its groups by
 // mean absolute error, lowest first, and says so in every file of the report.
 TEST_F(SweepTest, ARegressionSweepRanksByItsErrorLowestFirst) {
-  write("reg.toml", R"(
-[experiment]
-name = "reg"
-[backend]
-name = "cpu"
-[task]
-name = "regression"
-[model]
-name = "mlp"
-hidden = [16]
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_train_size = 400
-synthetic_test_size = 100
-batch_size = 40
-[train]
-epochs = 2
-log_interval = 0
-[sweep]
-optim.lr = [0.00001, 0.01]
-)");
+  write("reg.toml", testing::ExperimentToml::synthetic("reg")
+                        .unset("experiment.seed")
+                        .on_cpu()
+                        .set("task.name", "regression")
+                        .set("model.hidden", {16})
+                        .unset("data.synthetic_classes")
+                        .set("data.synthetic_train_size", 400)
+                        .set("data.synthetic_test_size", 100)
+                        .set("data.batch_size", 40)
+                        .unset("optim")
+                        .set("train.epochs", 2)
+                        .set("sweep.optim.lr", {0.00001, 0.01}));
   auto r = run("sweep reg.toml --jobs 2");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::string md = slurp(sweep_folder("reg") / "sweep.md");
@@ -284,11 +264,11 @@ TEST_F(SweepTest, AnInterruptedSweepResumedTrainsEveryTrialExactlyItsEpochs) {
 
 TEST_F(SweepTest, AFailingTrialIsReportedAndTheOthersFinish) {
   write("not-weights.pt", "this is not a torch.save file");
-  std::string text = kGrid;
-  text.replace(text.find("[sweep]\n"), std::string("[sweep]\n").size(),
-               "[sweep]\nmodel.init = [\"\", \"not-weights.pt\"]\n");
-  text = text.substr(0, text.find("optim.name = [")) + "repeat_seeds = [1]\n";
-  write("fails.toml", text);
+  write("fails.toml", testing::ExperimentToml(kGrid)
+                          .unset("sweep")
+                          .unset("sweep.when.\"optim.name=sgd\"")
+                          .set("sweep.model.init", {"", "not-weights.pt"})
+                          .set("sweep.repeat_seeds", {1}));
   auto r = run("sweep fails.toml");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("FAILED: "), std::string::npos) << r.out;
@@ -311,10 +291,11 @@ TEST_F(SweepTest, AFailingTrialIsReportedAndTheOthersFinish) {
 // Diverged trials fail with their reason (train.on_nonfinite = "stop"); the others still make a
 // well-formed report.
 TEST_F(SweepTest, ADivergedTrialAndListValuesStillGiveAWellFormedReport) {
-  std::string text = kGrid;
-  text = text.substr(0, text.find("[sweep]")) +
-         "[sweep]\nmodel.hidden = [[16], [16, 8]]\noptim.lr = [0.01, 1e30]\n";  // 1e30: the loss becomes NaN
-  write("diverge.toml", text);
+  write("diverge.toml", testing::ExperimentToml(kGrid)
+                            .unset("sweep")
+                            .unset("sweep.when.\"optim.name=sgd\"")
+                            .set("sweep.model.hidden", {{16}, {16, 8}})
+                            .set("sweep.optim.lr", {0.01, 1e30}));  // 1e30: the loss becomes NaN
   auto r = run("sweep diverge.toml");
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("2 of 4 trials finished, 2 failed"), std::string::npos) << r.out;
@@ -340,36 +321,27 @@ TEST_F(SweepTest, ADivergedTrialAndListValuesStillGiveAWellFormedReport) {
 }
 
 TEST_F(SweepTest, RandomSearchIsReproducibleWithItsSeed) {
-  const std::string random = R"(
-[experiment]
-name = "random"
-[model]
-name = "mlp"
-[data]
-dataset = "synthetic"
-[sweep]
-method = "random"
-trials = 5
-seed = 11
-optim.lr = { log_uniform = [1e-4, 1e-1] }
-optim.name = ["sgd", "adam", "lion"]
-data.batch_size = { int = [16, 64] }
-)";
+  const testing::ExperimentToml random =
+      testing::ExperimentToml("random")
+          .set("model.name", "mlp")
+          .set("data.dataset", "synthetic")
+          .set_keys("sweep", {{"method", "random"},
+                              {"trials", 5},
+                              {"seed", 11},
+                              {"optim.lr", testing::TomlValue::table({{"log_uniform", {1e-4, 1e-1}}})},
+                              {"optim.name", {"sgd", "adam", "lion"}},
+                              {"data.batch_size", testing::TomlValue::table({{"int", {16, 64}}})}});
   write("random.toml", random);
   auto a = run("sweep random.toml --dry-run");
   ASSERT_EQ(a.exit_code, 0) << a.out;
   EXPECT_NE(a.out.find("5 trials, 0 already finished"), std::string::npos) << a.out;
   EXPECT_EQ(run("sweep random.toml --dry-run").out, a.out);
-  std::string other = random;
-  other.replace(other.find("seed = 11"), 9, "seed = 12");
-  write("random.toml", other);
+  write("random.toml", testing::ExperimentToml(random).set("sweep.seed", 12));
   EXPECT_NE(run("sweep random.toml --dry-run").out, a.out) << "another seed draws other trials";
 }
 
 TEST_F(SweepTest, EveryTrialIsValidatedBeforeTheFirstStarts) {
-  std::string text = kGrid;
-  text.replace(text.find("optim.name = [\"sgd\", \"adam\"]"), 28, "optim.name = [\"sgd\", \"adma\"]");
-  write("bad.toml", text);
+  write("bad.toml", testing::ExperimentToml(kGrid).set("sweep.optim.name", {"sgd", "adma"}));
   auto r = run("sweep bad.toml");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("sweep trial 4 of 6 (optim.name=adma, experiment.seed=1): "), std::string::npos) << r.out;

@@ -30,6 +30,7 @@ namespace fs = std::filesystem;
 std::string plugin_folder(const std::string& name) { return std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/" + name; }
 std::string plugin_path(const std::string& name) { return " --plugin-path " + plugin_folder(name); }
 
+// Inline on purpose: ABadPluginTaskOptionIsOneLineWithItsPlace names a position (exp.toml:23:9) after this text.
 std::string fashion_base() {
   return "[experiment]\nname = \"focal\"\nseed = 5\n[backend]\nname = \"cpu\"\n[model]\nname = \"mlp\"\nhidden = [64]\n"
          "[data]\n" +

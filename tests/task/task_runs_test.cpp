@@ -20,6 +20,7 @@ namespace task_runs_test {
 using testing::slurp;
 namespace fs = std::filesystem;
 
+// Inline on purpose: BadTaskInputIsOneLineNamingTheKey names a position (exp.toml:21:8) after this text.
 const std::string kBase = R"([experiment]
 name = "task"
 seed = 3

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "support/exported_weights.h"
 #include "support/faults.h"
 #include "support/run_folder.h"
@@ -25,13 +26,20 @@ using testing::slurp;
 namespace fs = std::filesystem;
 
 // No dropout and no batch norm (mlp), no augmentation: only then is 2 x 30 the computation of 1 x 60.
-std::string experiment(const std::string& task,
-                       const std::string& model = "name = \"mlp\"\nhidden = [32]\ndropout = 0.0") {
-  return "[experiment]\nname = \"tasks\"\nseed = 7\n[backend]\nname = \"cpu\"\n[model]\n" + model + "\n[task]\n" +
-         task +
-         "\n[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 8, 8]\nsynthetic_classes = 5\n"
-         "synthetic_train_size = 1200\nsynthetic_test_size = 300\nbatch_size = 60\ntest_batch_size = 100\n"
-         "[optim]\nname = \"adam\"\nlr = 0.003\n[train]\nepochs = 3\nlog_interval = 0\n";
+// A test with another model replaces the [model] table.
+testing::ExperimentToml experiment(const std::string& task) {
+  return testing::ExperimentToml::synthetic("tasks")
+      .on_cpu()
+      .set("model.dropout", 0.0)
+      .set("task.name", task)
+      .set("data.synthetic_classes", 5)
+      .set("data.synthetic_train_size", 1200)
+      .set("data.synthetic_test_size", 300)
+      .set("data.batch_size", 60)
+      .set("data.test_batch_size", 100)
+      .unset("optim")
+      .set("optim.name", "adam")
+      .set("optim.lr", 0.003);
 }
 
 class TaskStrategyTest : public testing::ExperimentFolderTest {
@@ -59,7 +67,7 @@ class TaskStrategyTest : public testing::ExperimentFolderTest {
 };
 
 TEST_F(TaskStrategyTest, RegressionOverTwoDdpProcessesGivesTheWeightsAndErrorsOfOne) {
-  write_experiment(experiment("name = \"regression\""));
+  write_experiment(experiment("regression").text());
   const testing::ProcessResult one = run("");
   ASSERT_EQ(one.exit_code, 0) << one.out;
   const testing::ProcessResult two = run("--set backend.devices=2 --set data.global_batch_size=60");
@@ -71,7 +79,7 @@ TEST_F(TaskStrategyTest, RegressionOverTwoDdpProcessesGivesTheWeightsAndErrorsOf
 }
 
 TEST_F(TaskStrategyTest, MultilabelOverTwoDpReplicasGivesTheWeightsAndPrecisionOfOne) {
-  write_experiment(experiment("name = \"multilabel\""));
+  write_experiment(experiment("multilabel").text());
   const testing::ProcessResult one = run("");
   ASSERT_EQ(one.exit_code, 0) << one.out;
   const testing::ProcessResult dp =
@@ -86,7 +94,12 @@ TEST_F(TaskStrategyTest, MultilabelOverTwoDpReplicasGivesTheWeightsAndPrecisionO
 // Models with batch norm see another batch per rank, so ddp is not one process's computation
 // (the regression test above shows the figures adding up exactly): the CRNN learns under it.
 TEST_F(TaskStrategyTest, SequenceRecognitionTrainsUnderDdp) {
-  write_experiment(experiment("name = \"sequence\"", "name = \"crnn\"\nchannels = [16, 32]\nhidden = 32"));
+  write_experiment(experiment("sequence")
+                       .unset("model")
+                       .set("model.name", "crnn")
+                       .set("model.channels", {16, 32})
+                       .set("model.hidden", 32)
+                       .text());
   const testing::ProcessResult r =
       run("--set backend.devices=2 --set data.synthetic_shape=[1,8,48] --set train.epochs=6 "
           "--set optim.lr=0.005 --set data.synthetic_train_size=2400");
@@ -98,31 +111,44 @@ TEST_F(TaskStrategyTest, SequenceRecognitionTrainsUnderDdp) {
 }
 
 TEST_F(TaskStrategyTest, SegmentationTrainsInBf16) {
-  write_experiment(experiment("name = \"segmentation\"", "name = \"unet\"\nwidth = 8\ndepth = 1"));
+  write_experiment(experiment("segmentation")
+                       .unset("model")
+                       .set("model.name", "unet")
+                       .set("model.width", 8)
+                       .set("model.depth", 1)
+                       .text());
   const testing::ProcessResult r = run("--set train.precision=\\\"bf16\\\" --set train.epochs=4");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("bf16"), std::string::npos) << r.out;
+  EXPECT_EQ(summary(0)["precision"], "bf16");
   EXPECT_GT(summary(0)["final_test_miou"].get<double>(), 0.5) << "6 pixel classes: a constant guess is about 1/6";
 }
 
 // faultnet (a test model) runs out of memory above 20 samples from step 3: the step is retried
 // with halved batches, and every sample still trains once per epoch with the task's loss.
 TEST_F(TaskStrategyTest, MultilabelRecoversFromOutOfMemoryByHalvingTheBatch) {
-  write_experiment(experiment("name = \"multilabel\"", "name = \"faultnet\"\nmax_batch = 20\nfrom_call = 3"));
+  write_experiment(experiment("multilabel")
+                       .unset("model")
+                       .set("model.name", "faultnet")
+                       .set("model.max_batch", 20)
+                       .set("model.from_call", 3)
+                       .text());
   const testing::ProcessResult r = run(testing::faults::test_plugin("fault_models"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("out of memory at step 3 (epoch 1) with 60 samples per step"), std::string::npos) << r.out;
   const nlohmann::json s = summary(0);
+  ASSERT_FALSE(s["batch_halvings"].empty()) << s.dump();
+  EXPECT_EQ(s["batch_halvings"][0]["epoch"], 1) << s["batch_halvings"].dump();
+  EXPECT_EQ(s["batch_halvings"][0]["step"], 3) << s["batch_halvings"].dump();
+  EXPECT_EQ(s["batch_halvings"][0]["from"], 60) << s["batch_halvings"].dump();
   EXPECT_EQ(s["step_batch"], 15);
   for (const auto& epoch : s["epochs"]) EXPECT_EQ(epoch["samples"], 1200) << "no sample lost or trained twice";
   EXPECT_GT(s["final_test_map"].get<double>(), 0.6) << "chance is about 0.36";
 }
 
 TEST_F(TaskStrategyTest, TheAutoBatchSearchRunsTheTasksLoss) {
-  write_experiment(experiment("name = \"regression\"\nloss = \"l1\""));
+  write_experiment(experiment("regression").set("task.loss", "l1").text());
   const testing::ProcessResult r = run("--set data.batch_size=\\\"auto\\\" --set data.max_batch_size=128");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_NE(r.out.find("batch: auto: chose 128 per device"), std::string::npos) << r.out;
+  EXPECT_EQ(summary(0)["plan"]["batch"]["per_device"], 128) << summary(0)["plan"].dump();
   EXPECT_LT(summary(0)["final_test_mae"].get<double>(), 0.2) << r.out;
 }
 

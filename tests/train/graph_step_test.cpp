@@ -23,6 +23,7 @@
 #include "optim/fused_optimizers.h"
 #include "readers/synthetic.h"
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "train/graph_step.h"
 #include "train/trainer.h"
 
@@ -267,29 +268,17 @@ TEST(GraphDecision, AutoUsesGraphsOnlyWhenNothingStandsInTheWay) {
 class GraphRunTest : public testing::ExperimentFolderTest {
  protected:
   GraphRunTest()
-      : ExperimentFolderTest("graph_run", R"([experiment]
-name = "g"
-seed = 4
-[backend]
-name = "graphrec"
-[model]
-name = "mlp"
-hidden = [32]
-dropout = 0.0
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_classes = 4
-synthetic_train_size = 420
-synthetic_test_size = 100
-batch_size = 50
-[optim]
-name = "adamw"
-lr = 0.003
-[train]
-epochs = 2
-log_interval = 0
-)") {}
+      : ExperimentFolderTest("graph_run", testing::ExperimentToml::synthetic("g")
+                                              .set("experiment.seed", 4)
+                                              .set("backend.name", "graphrec")
+                                              .set("model.dropout", 0.0)
+                                              .set("data.synthetic_train_size", 420)
+                                              .set("data.synthetic_test_size", 100)
+                                              .unset("optim")
+                                              .set("optim.name", "adamw")
+                                              .set("optim.lr", 0.003)
+                                              .set("train.epochs", 2)
+                                              .text()) {}
   std::string run_args(const std::string& extra = "") const {
     return "run exp.toml --plugin-path " +
            shell_quote((fs::path(PLUGTRAIN_TEST_PLUGIN_DIR) / "graph_recorder").string()) + " " + extra;
@@ -390,10 +379,18 @@ TEST_F(GraphRunTest, TrueFailsWithTheReasonWhenTheRunCannotReplay) {
       << refused.out;
   // CTC's loss reads the lengths on the host: a sequence task's step cannot be recorded.
   fs::remove_all(dir_ / "runs");
-  write_experiment(
-      "[experiment]\nname = \"g\"\n[backend]\nname = \"graphrec\"\n[model]\nname = \"crnn\"\nchannels = [8]\n"
-      "hidden = 8\n[task]\nname = \"sequence\"\n[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 8, 16]\n"
-      "synthetic_train_size = 100\nsynthetic_test_size = 20\n[optim]\nname = \"adamw\"\n");
+  write_experiment(testing::ExperimentToml("g")
+                       .set("backend.name", "graphrec")
+                       .set("model.name", "crnn")
+                       .set("model.channels", {8})
+                       .set("model.hidden", 8)
+                       .set("task.name", "sequence")
+                       .set("data.dataset", "synthetic")
+                       .set("data.synthetic_shape", {1, 8, 16})
+                       .set("data.synthetic_train_size", 100)
+                       .set("data.synthetic_test_size", 20)
+                       .set("optim.name", "adamw")
+                       .text());
   auto ctc = plugtrain(run_args("--set train.graphs=true"));
   EXPECT_EQ(ctc.exit_code, 2) << ctc.out;
   EXPECT_NE(ctc.out.find("cannot be replayed from a graph: task 'sequence': CTC's loss reads the sequence lengths on "

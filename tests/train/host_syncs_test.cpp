@@ -9,11 +9,14 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "support/emulated_runs.h"
+#include "support/experiment_toml.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -23,23 +26,42 @@ using testing::run_process;
 using testing::slurp;
 namespace fs = std::filesystem;
 
+using Keys = std::vector<std::pair<std::string, testing::TomlValue>>;
+
+// A family's task and model, and what it changes in the data, in [train] and in other tables
+// ("table.key") of the base run.
 struct Family {
-  std::string name, task, model, data, train;
+  std::string name, task;
+  Keys model, data = {}, train = {}, other = {};
 };
 
+// One epoch of 480 synthetic 16x16 samples of 5 classes in batches of 24, Adam, logged every 10 steps.
 std::string experiment(const Family& f, const std::string& backend = "emulated") {
-  return "[experiment]\nname = \"syncs\"\nseed = 5\n[backend]\nname = \"" + backend + "\"\n[model]\n" + f.model +
-         "\n[task]\nname = \"" + f.task + "\"\n[data]\n" +
-         (f.data.empty() ? "dataset = \"synthetic\"\nsynthetic_shape = [1, 16, 16]\n" : f.data) +
-         (f.data.find("batch_size") == std::string::npos ? "synthetic_train_size = 480\nbatch_size = 24\n" : "") +
-         "synthetic_classes = 5\nsynthetic_test_size = 100\n"
-         "[optim]\nname = \"adam\"\nlr = 0.002\n[train]\nepochs = 1\nlog_interval = 10\n" +
-         f.train;
+  testing::ExperimentToml e = testing::ExperimentToml::synthetic("syncs")
+                                  .set("experiment.seed", 5)
+                                  .set("backend.name", backend)
+                                  .unset("model")
+                                  .set_keys("model", f.model)
+                                  .set("task.name", f.task)
+                                  .set("data.synthetic_shape", {1, 16, 16})
+                                  .set("data.synthetic_classes", 5)
+                                  .set("data.synthetic_train_size", 480)
+                                  .set("data.synthetic_test_size", 100)
+                                  .set("data.batch_size", 24)
+                                  .set_keys("data", f.data)
+                                  .unset("optim")
+                                  .set("optim.name", "adam")
+                                  .set("optim.lr", 0.002)
+                                  .set("train.epochs", 1)
+                                  .set("train.log_interval", 10)
+                                  .set_keys("train", f.train);
+  for (const auto& [key, value] : f.other) e.set(key, value);
+  return e.text();
 }
 
 void PrintTo(const Family& f, std::ostream* out) { *out << f.name; }  // names the case in ctest's list
 
-const std::string kMlp = "name = \"mlp\"\nhidden = [32]";
+const Keys kMlp = {{"name", "mlp"}, {"hidden", {32}}};
 
 class HostSyncTest : public ::testing::Test {
  protected:
@@ -71,22 +93,25 @@ TEST_P(EveryFamily, TrainsItsSteadyStepsWithoutTheHostWaitingForTheDevice) {
 }
 
 const Family kFamilies[] = {
-    {"mlp", "classification", kMlp, "", ""},
-    {"convnet", "classification", "name = \"convnet\"", "", ""},
-    {"resnet", "classification", "name = \"resnet18\"",
-     "dataset = \"synthetic\"\nsynthetic_shape = [3, 32, 32]\nsynthetic_train_size = 104\nbatch_size = 8\n", ""},
-    {"regression", "regression", kMlp, "", ""},
-    {"multilabel", "multilabel", kMlp, "", ""},
-    {"segmentation", "segmentation", "name = \"unet\"\nwidth = 8\ndepth = 1", "", ""},
+    {"mlp", "classification", kMlp},
+    {"convnet", "classification", {{"name", "convnet"}}},
+    {"resnet",
+     "classification",
+     {{"name", "resnet18"}},
+     {{"synthetic_shape", {3, 32, 32}}, {"synthetic_train_size", 104}, {"batch_size", 8}}},
+    {"regression", "regression", kMlp},
+    {"multilabel", "multilabel", kMlp},
+    {"segmentation", "segmentation", {{"name", "unet"}, {"width", 8}, {"depth", 1}}},
     // The batches made on the host and copied over (not kept on the device), one-cycle schedule.
-    {"host_batches_onecycle", "classification", kMlp,
-     "dataset = \"synthetic\"\nsynthetic_shape = [1, 16, 16]\non_device = false\n",
-     "[schedule]\nname = \"onecycle\"\n"},
-    {"accumulated_clipped", "classification", kMlp, "", "accumulate_steps = 3\ngrad_clip = 0.5\n"},
-    {"ema_mixup_cutmix", "classification", kMlp + "\ndropout = 0.1",
-     "dataset = \"synthetic\"\nsynthetic_shape = [1, 16, 16]\nmixup_alpha = 0.2\ncutmix_alpha = 1.0\n",
-     "ema_decay = 0.99\n[early_stopping]\npatience = 3\n"},
-    {"swa", "classification", kMlp, "", "swa_start = 1\n"},
+    {"host_batches_onecycle", "classification", kMlp, {{"on_device", false}}, {}, {{"schedule.name", "onecycle"}}},
+    {"accumulated_clipped", "classification", kMlp, {}, {{"accumulate_steps", 3}, {"grad_clip", 0.5}}},
+    {"ema_mixup_cutmix",
+     "classification",
+     {{"name", "mlp"}, {"hidden", {32}}, {"dropout", 0.1}},
+     {{"mixup_alpha", 0.2}, {"cutmix_alpha", 1.0}},
+     {{"ema_decay", 0.99}},
+     {{"early_stopping.patience", 3}}},
+    {"swa", "classification", kMlp, {}, {{"swa_start", 1}}},
 };
 INSTANTIATE_TEST_SUITE_P(Families, EveryFamily, ::testing::ValuesIn(kFamilies),
                          [](const auto& info) { return info.param.name; });
@@ -96,11 +121,17 @@ TEST_F(HostSyncTest, TheLanguageModelTrainsItsSteadyStepsWithoutWaiting) {
   for (int i = 0; i < 600; ++i) text += (i % 7 ? "jargon " : "hack ");
   std::ofstream(dir_ / "text.txt") << text;
   const testing::ProcessResult r =
-      run("[experiment]\nname = \"syncs\"\nseed = 5\n[backend]\nname = \"emulated\"\n[model]\nname = \"gpt\"\n"
-          "layers = 1\nheads = 2\nwidth = 16\n[task]\nname = \"language_model\"\n[data]\ndataset = \"text\"\n"
-          "path = \"text.txt\"\nbatch_size = 8\n[dataset]\ncontext = 16\n[optim]\nname = \"adamw\"\nlr = 3e-3\n"
-          "decay = \"matrices\"\n[schedule]\nname = \"cosine\"\nwarmup_steps = 5\n[train]\nepochs = 1\n"
-          "steps_per_epoch = 30\nlog_interval = 10\ngrad_clip = 1.0\n");
+      run(testing::ExperimentToml("syncs")
+              .set("experiment.seed", 5)
+              .set("backend.name", "emulated")
+              .set_keys("model", {{"name", "gpt"}, {"layers", 1}, {"heads", 2}, {"width", 16}})
+              .set("task.name", "language_model")
+              .set_keys("data", {{"dataset", "text"}, {"path", "text.txt"}, {"batch_size", 8}})
+              .set("dataset.context", 16)
+              .set_keys("optim", {{"name", "adamw"}, {"lr", 3e-3}, {"decay", "matrices"}})
+              .set_keys("schedule", {{"name", "cosine"}, {"warmup_steps", 5}})
+              .set_keys("train", {{"epochs", 1}, {"steps_per_epoch", 30}, {"log_interval", 10}, {"grad_clip", 1.0}})
+              .text());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const nlohmann::json syncs = summary(0)["host_syncs"];
   EXPECT_GE(syncs["steady_steps"].get<int>(), 20) << syncs.dump();
@@ -111,7 +142,7 @@ TEST_F(HostSyncTest, TheLanguageModelTrainsItsSteadyStepsWithoutWaiting) {
 // run says why once, before training.
 TEST_F(HostSyncTest, ATaskThatReadsEveryStepIsCountedAndSaysWhyOnce) {
   const testing::ProcessResult r =
-      run(experiment({"sequence", "sequence", "name = \"crnn\"\nchannels = [8, 16]\nhidden = 16", "", ""}));
+      run(experiment({"sequence", "sequence", {{"name", "crnn"}, {"channels", {8, 16}}, {"hidden", 16}}}));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const nlohmann::json s = summary(0), syncs = s["host_syncs"];
   EXPECT_GE(syncs["per_step"].get<double>(), 1.0) << syncs.dump();
@@ -127,7 +158,7 @@ TEST_F(HostSyncTest, ATaskThatReadsEveryStepIsCountedAndSaysWhyOnce) {
 
 TEST_F(HostSyncTest, SkippingNonfiniteStepsReadsEachStepsCheckAndSaysSo) {
   const testing::ProcessResult r =
-      run(experiment({"skip", "classification", kMlp, "", "on_nonfinite = \"skip_step\"\n"}));
+      run(experiment({"skip", "classification", kMlp, {}, {{"on_nonfinite", "skip_step"}}}));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const nlohmann::json s = summary(0);
   EXPECT_EQ(s["host_syncs"]["per_step"], 1.0) << s["host_syncs"].dump();
@@ -137,7 +168,7 @@ TEST_F(HostSyncTest, SkippingNonfiniteStepsReadsEachStepsCheckAndSaysSo) {
 }
 
 TEST_F(HostSyncTest, AnEvaluationReadsItsSumsOnceWhateverItsNumberOfBatches) {
-  const Family mlp{"mlp", "classification", kMlp, "", ""};
+  const Family mlp{"mlp", "classification", kMlp};
   ASSERT_EQ(run(experiment(mlp), "--set data.test_batch_size=100").exit_code, 0);  // 1 test batch
   ASSERT_EQ(run(experiment(mlp), "--set data.test_batch_size=5").exit_code, 0);    // 20 test batches
   const auto evaluation = [&](int n) { return summary(n)["epochs"][0]["host_syncs"]["evaluation"].get<int>(); };
@@ -146,7 +177,7 @@ TEST_F(HostSyncTest, AnEvaluationReadsItsSumsOnceWhateverItsNumberOfBatches) {
 }
 
 TEST_F(HostSyncTest, ABackendThatCannotCountReportsNoFigure) {
-  const testing::ProcessResult r = run(experiment({"mlp", "classification", kMlp, "", ""}, "cpu"));
+  const testing::ProcessResult r = run(experiment({"mlp", "classification", kMlp}, "cpu"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(summary(0)["host_syncs"].is_null());
   EXPECT_TRUE(summary(0)["epochs"][0]["host_syncs"].is_null());

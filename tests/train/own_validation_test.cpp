@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/experiment_toml.h"
 #include "support/run_folder.h"
 #include "support/run_process.h"
 
@@ -21,33 +22,14 @@ using testing::shell_quote;
 namespace fs = std::filesystem;
 
 // An MLP on tests/test_plugins/split_datasets.cpp's data sets (400 training samples of 4 classes).
-std::string experiment(const std::string& dataset) {
-  return R"([experiment]
-name = "own-val"
-seed = 3
-
-[plugins]
-paths = [")" +
-         std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + R"(/split_datasets"]
-
-[model]
-name = "mlp"
-hidden = [32]
-
-[data]
-dataset = ")" +
-         dataset + R"("
-batch_size = 50
-
-[optim]
-name = "sgd"
-lr = 0.1
-momentum = 0.9
-
-[train]
-epochs = 2
-log_interval = 0
-)";
+testing::ExperimentToml experiment(const std::string& dataset) {
+  return testing::ExperimentToml::synthetic("own-val")
+      .set("experiment.seed", 3)
+      .set("plugins.paths", {std::string(PLUGTRAIN_TEST_PLUGIN_DIR) + "/split_datasets"})
+      .unset("data")
+      .set("data.dataset", dataset)
+      .set("data.batch_size", 50)
+      .set("train.epochs", 2);
 }
 
 class OwnValidationTest : public ::testing::Test {
@@ -58,7 +40,7 @@ class OwnValidationTest : public ::testing::Test {
   testing::ProcessResult plugtrain(const std::string& args, bool merge_stderr = true) {
     return run_process(testing::plugtrain_command(args, "", dir_), merge_stderr);
   }
-  void write(const std::string& dataset) { std::ofstream(dir_ / "exp.toml") << experiment(dataset); }
+  void write(const std::string& dataset) { experiment(dataset).write(dir_ / "exp.toml"); }
   fs::path run_folder(int version) { return testing::run_folder(dir_, "own-val", version); }
   nlohmann::json summary(int version) { return testing::run_summary(dir_, "own-val", version); }
   fs::path dir_;

@@ -21,6 +21,7 @@
 
 #include "data/image_codec.h"
 #include "readers/idx_reader.h"
+#include "support/experiment_toml.h"
 #include "support/fashion_mnist.h"
 #include "support/run_process.h"
 
@@ -60,23 +61,18 @@ class EvaluatePredictTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("plugtrain-evaluate-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    std::ofstream(dir_ / "exp.toml") << R"([experiment]
-name = "fm-eval"
-seed = 3
-[backend]
-name = "cpu"  # the same device for the run and the commands that read it
-[model]
-name = "mlp"
-hidden = [64]
-[data]
-)" + testing::fashion_mnist_path_line() +
-                                            "train_subset = " + std::to_string(kTrainSamples) +
-                                            "\ntest_subset = " + std::to_string(kTestSamples) + R"(
-batch_size = 100
-[train]
-epochs = 1
-log_interval = 0
-)";
+    testing::ExperimentToml("fm-eval")
+        .set("experiment.seed", 3)
+        .on_cpu()  // the same device for the run and the commands that read it
+        .set("model.name", "mlp")
+        .set("model.hidden", {64})
+        .set("data.path", testing::fashion_mnist_dir().string())
+        .set("data.train_subset", kTrainSamples)
+        .set("data.test_subset", kTestSamples)
+        .set("data.batch_size", 100)
+        .set("train.epochs", 1)
+        .set("train.log_interval", 0)
+        .write(dir_ / "exp.toml");
     const testing::ProcessResult r = plugtrain("run exp.toml");
     run_log_ = r.out;
     trained_ = r.exit_code == 0;

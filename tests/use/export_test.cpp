@@ -19,6 +19,7 @@
 #include "checkpoint/checkpoint_error.h"
 #include "checkpoint/safetensors_file.h"
 #include "support/experiment_folder.h"
+#include "support/experiment_toml.h"
 #include "support/image_data.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
@@ -154,23 +155,17 @@ TEST_F(ExportTest, SafetensorsLoadIntoTorchvisionAndEqualTheTorchExport) {
   if (run_process(python + " -c 'import safetensors.torch'").exit_code != 0)
     GTEST_SKIP() << "safetensors is not installed beside the torch wheel (scripts/setup installs it)";
   write_cifar10(dir_ / "c10", 8, 8);
-  write_experiment(R"([experiment]
-name = "ex"
-[backend]
-name = "cpu"
-[model]
-name = "resnet18"
-stem = "imagenet"
-[data]
-dataset = "cifar10"
-path = "c10"
-batch_size = 8
-[optim]
-name = "sgd"
-lr = 0.01
-[train]
-max_steps = 1
-)");
+  write_experiment(testing::ExperimentToml("ex")
+                       .on_cpu()
+                       .set("model.name", "resnet18")
+                       .set("model.stem", "imagenet")
+                       .set("data.dataset", "cifar10")
+                       .set("data.path", "c10")
+                       .set("data.batch_size", 8)
+                       .set("optim.name", "sgd")
+                       .set("optim.lr", 0.01)
+                       .set("train.max_steps", 1)
+                       .text());
   const ProcessResult r = plugtrain("run exp.toml");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::string ckpt = "runs/ex/version_0/checkpoints/last.ckpt";
