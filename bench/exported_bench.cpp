@@ -13,9 +13,9 @@
 // heads, width 128, context 64, batch 12, 65 characters) and a ViT on 28 x 28 images (patch 4,
 // width 128, depth 6, heads 4, batch 64): the transformers with nanoGPT's AdamW (lr 1e-3, betas
 // (0.9, 0.99), weight decay 0.1 on matrices) and clipping at 1, as bench/transformer_bench.cpp.
-// One plugtrain step is Trainer::time_steps(1) (batch, forward, backward, optimizer). The sides
-// take turns at each seat: the order rotates every round (the step right after the Python
-// peer's runs a few percent slower while its threads wake). The table: median per side and the
+// One plugtrain step is Trainer::time_steps(1) (batch, forward, backward, optimizer). The
+// plugtrain sides take turns at the seat right after the Python peer's steps, which runs a few
+// percent slower while the peer's threads wake (run_round). The table: median per side and the
 // ratios of the exported side to each other side.
 //
 //   exported_bench [--rounds N] [--warmup N] [--only row,row] [--threads N] [--no-compile] [--unfused]
@@ -224,11 +224,18 @@ std::string add_command(const Row& r, const std::string& mode) {
   return c;
 }
 
-// One round of a row: every side once, the order rotated by `round`.
+// One round of a row: every side once, plugtrain's sides first and the peer's after them, each
+// group's order rotated by `round`. The step right after the peer's runs a few percent slower
+// (its threads wake), so that seat moves from one plugtrain side to the next each round.
 void run_round(const Row& r, PlugtrainSides& sides, bench::PythonPeer& peer, const std::vector<std::string>& order,
                int round, Times* times) {
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    const std::string& side = order[(k + std::size_t(round)) % order.size()];
+  std::vector<std::string> ours, theirs;
+  for (const std::string& side : order) (sides.runs.count(side) ? ours : theirs).push_back(side);
+  std::rotate(ours.begin(), ours.begin() + std::ptrdiff_t(std::size_t(round) % ours.size()), ours.end());
+  if (!theirs.empty())
+    std::rotate(theirs.begin(), theirs.begin() + std::ptrdiff_t(std::size_t(round) % theirs.size()), theirs.end());
+  ours.insert(ours.end(), theirs.begin(), theirs.end());
+  for (const std::string& side : ours) {
     double seconds = 0;
     if (const auto run = sides.runs.find(side); run != sides.runs.end()) {
       seconds = run->second->trainer().time_steps(1).at(0);

@@ -4,7 +4,6 @@
 // the weights of a run that was never interrupted.
 // ctest-label: slurm
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -41,8 +40,8 @@ class TorchrunRestartTest : public testing::MultiNodeJobTest {
 // each), both resume runs/restarted's last checkpoint, and the run ends with the weights of the
 // same two ranks uninterrupted under Slurm.
 TEST_F(TorchrunRestartTest, AWorkerKilledMidRunRestartsTheGroupWhichResumesToTheWeightsOfAnUninterruptedRun) {
-  std::ofstream(dir() / "restarted.toml") << testing::multinode_experiment("restarted");
-  std::ofstream(dir() / "straight.toml") << testing::multinode_experiment("straight");
+  testing::multinode_experiment("restarted").write(dir() / "restarted.toml");
+  testing::multinode_experiment("straight").write(dir() / "straight.toml");
   const std::string args = " --resume auto --set train.epochs=30 --set train.threads=1";
   const std::string kill_worker_on_n2 =
       "K=0; for p in $(ip netns pids " + node_namespace(2) +

@@ -5,7 +5,6 @@
 // ctest-label: slurm
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -22,14 +21,12 @@ using testing::slurp;
 namespace fs = std::filesystem;
 
 using MultiNodeTest = testing::MultiNodeJobTest;
-std::string experiment(const std::string& name, const std::string& extra = "") {
-  return testing::multinode_experiment(name, extra);
-}
+testing::ExperimentToml experiment(const std::string& name) { return testing::multinode_experiment(name); }
 const std::string& kShellFunctions = testing::kJobShellFunctions;
 
 TEST_F(MultiNodeTest, TwoNodesTrainTheWeightsOfFourProcessesOnOne) {
-  std::ofstream(dir() / "two.toml") << experiment("two");
-  std::ofstream(dir() / "one.toml") << experiment("one");
+  experiment("two").write(dir() / "two.toml");
+  experiment("one").write(dir() / "one.toml");
   // Both at once: the first takes n1 and n2, the second the node left.
   const testing::ProcessResult r =
       slurm(kShellFunctions + submit("A", "two", "-N 2 --ntasks-per-node 2", "two.toml") +
@@ -58,8 +55,8 @@ TEST_F(MultiNodeTest, TwoNodesTrainTheWeightsOfFourProcessesOnOne) {
 // fsdp's all-gathers and reduce-scatters cross the nodes the same way: 2 nodes x 2 ranks, each
 // keeping a quarter of the model's state, give bitwise the weights of 4 ranks on one node.
 TEST_F(MultiNodeTest, FsdpOnTwoNodesTrainsTheWeightsOfFourProcessesOnOne) {
-  std::ofstream(dir() / "fsdp2.toml") << experiment("fsdp2");
-  std::ofstream(dir() / "fsdp1.toml") << experiment("fsdp1");
+  experiment("fsdp2").write(dir() / "fsdp2.toml");
+  experiment("fsdp1").write(dir() / "fsdp1.toml");
   const std::string args = " --set backend.strategy=fsdp --set distributed.shard=full";
   const testing::ProcessResult r =
       slurm(kShellFunctions + submit("A", "fsdp2", "-N 2 --ntasks-per-node 2", "fsdp2.toml" + args) +
@@ -73,7 +70,7 @@ TEST_F(MultiNodeTest, FsdpOnTwoNodesTrainsTheWeightsOfFourProcessesOnOne) {
 }
 
 TEST_F(MultiNodeTest, AnInterfaceKeyNamingNoInterfaceIsOneLine) {
-  std::ofstream(dir() / "exp.toml") << experiment("bad");
+  experiment("bad").write(dir() / "exp.toml");
   const std::string out = failed_job("-N 2 --ntasks-per-node 1", "exp.toml --set distributed.interface=eth9");
   EXPECT_NE(out.find("error: rank 0: distributed.interface = \"eth9\" names no network interface on this host (n1); "
                      "it has lo, eth0\n"),
@@ -110,7 +107,7 @@ TEST_F(MultiNodeTest, DoctorUnderSlurmSaysWhatEachNodeSees) {
 }
 
 TEST_F(MultiNodeTest, AFirstNodeWithoutAnAddressIsNamedWithWhatWasTried) {
-  std::ofstream(dir() / "exp.toml") << experiment("bad");
+  experiment("bad").write(dir() / "exp.toml");
   // A rank of a step whose first node Slurm does not know and no resolver can find.
   const testing::ProcessResult r = slurm(testing::plugtrain_command(
       "run exp.toml", "SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_STEP_ID=0 SLURM_STEP_NODELIST=n[9-10] SLURM_JOB_ID=7"));
@@ -124,10 +121,8 @@ TEST_F(MultiNodeTest, AFirstNodeWithoutAnAddressIsNamedWithWhatWasTried) {
 
 TEST_F(MultiNodeTest, NodesWithDifferentExperimentsAreRefusedAtTheRendezvous) {
   // Each node reads its own copy, and n2's says another learning rate.
-  std::ofstream(dir() / "exp-0.toml") << experiment("differs");
-  std::string second = experiment("differs");
-  second.replace(second.find("lr = 0.05"), 9, "lr = 0.07");
-  std::ofstream(dir() / "exp-1.toml") << second;
+  experiment("differs").write(dir() / "exp-0.toml");
+  experiment("differs").set("optim.lr", 0.07).write(dir() / "exp-1.toml");
   const testing::ProcessResult r =
       slurm(kShellFunctions +
             "J=$(env -u PLUGTRAIN_PLUGIN_PATH sbatch --parsable -N 2 "
@@ -152,8 +147,8 @@ TEST_F(MultiNodeTest, TorchrunAcrossTheNodesTrainsTheWeightsOfSlurm) {
 #ifndef PLUGTRAIN_TORCHRUN
   GTEST_SKIP() << "no torchrun beside the torch wheel";
 #else
-  std::ofstream(dir() / "torchrun.toml") << experiment("torchrun");
-  std::ofstream(dir() / "slurm.toml") << experiment("slurm");
+  experiment("torchrun").write(dir() / "torchrun.toml");
+  experiment("slurm").write(dir() / "slurm.toml");
   std::string agents;
   for (int node = 1; node <= 2; ++node)
     agents += "timeout 120 env -u PLUGTRAIN_PLUGIN_PATH nsenter --net=/run/netns/" + node_namespace(node) + " " +
@@ -180,8 +175,7 @@ TEST_F(MultiNodeTest, TorchrunAcrossTheNodesTrainsTheWeightsOfSlurm) {
 // distributed.timeout (and the few seconds it gives the others to say why), never hangs.
 TEST_F(MultiNodeTest, ANodeWhoseTasksAreKilledIsNamedAndTheSurvivorExits) {
   constexpr int kTimeout = 10;
-  std::ofstream(dir() / "exp.toml") << experiment("lost",
-                                                  "[distributed]\ntimeout = " + std::to_string(kTimeout) + "\n");
+  experiment("lost").set("distributed.timeout", kTimeout).write(dir() / "exp.toml");
   const std::string kill_node =
       "for p in $(ip netns pids " + node_namespace(2) +
       "); do [ \"$(cat /proc/$p/comm 2>/dev/null)\" = plugtrain ] && kill -KILL $p && K=1; done\n";
@@ -208,8 +202,8 @@ TEST_F(MultiNodeTest, ANodeWhoseTasksAreKilledIsNamedAndTheSurvivorExits) {
 // it resumes from its last checkpoint (--resume auto) and ends with bitwise the weights of a run
 // that was never interrupted.
 TEST_F(MultiNodeTest, ARequeuedJobResumesAfterANodeFailureWithTheWeightsOfAnUninterruptedRun) {
-  std::ofstream(dir() / "requeued.toml") << experiment("requeued");
-  std::ofstream(dir() / "straight.toml") << experiment("straight");
+  experiment("requeued").write(dir() / "requeued.toml");
+  experiment("straight").write(dir() / "straight.toml");
   const std::string cluster_script = testing::SlurmClusterEnvironment::script() + " ";
   const std::string cluster_dir = shell_quote(cluster().dir.string());
   const std::string args = "--resume auto --set train.epochs=30 --set train.threads=1";
@@ -250,8 +244,7 @@ TEST_F(MultiNodeTest, ARequeuedJobResumesAfterANodeFailureWithTheWeightsOfAnUnin
 // The last case: Slurm takes up to a minute to hear n2's step end once n2 is back.
 TEST_F(MultiNodeTest, ASilentNodeIsNamedAndTheSurvivorExitsWithinTheTimeoutKey) {
   constexpr int kTimeout = 5;
-  std::ofstream(dir() / "exp.toml") << experiment("silent",
-                                                  "[distributed]\ntimeout = " + std::to_string(kTimeout) + "\n");
+  experiment("silent").set("distributed.timeout", kTimeout).write(dir() / "exp.toml");
   const std::string survivors_left = "for p in $(ip netns pids " + node_namespace(1) +
                                      "); do [ \"$(cat /proc/$p/comm 2>/dev/null)\" = plugtrain ] && return 0; done; "
                                      "return 1";

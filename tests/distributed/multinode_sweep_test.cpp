@@ -4,7 +4,6 @@
 // than the cluster has, refused before anything is written.
 // ctest-label: slurm
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <string>
 
@@ -33,9 +32,11 @@ class MultiNodeSweepTest : public testing::MultiNodeJobTest {
 // task on 2 nodes (its status says which), trains as ddp of 2 ranks meeting at its first node,
 // and ends with bitwise the plain job's weights.
 TEST_F(MultiNodeSweepTest, ATrialOfTwoNodesIsAnArrayTaskWithTheWeightsOfAPlainTwoNodeRun) {
-  std::ofstream(dir() / "swept.toml") << testing::multinode_experiment("swept",
-                                                                       "[sweep]\noptim.lr = [0.05]\nnodes = 2\n");
-  std::ofstream(dir() / "plain.toml") << testing::multinode_experiment("plain");
+  testing::multinode_experiment("swept")
+      .set("sweep.optim.lr", {0.05})
+      .set("sweep.nodes", 2)
+      .write(dir() / "swept.toml");
+  testing::multinode_experiment("plain").write(dir() / "plain.toml");
   const fs::path folder = dir() / "runs" / "swept" / "sweep";
   const std::string next_out = shell_quote(folder.string()) + "/slurm/next-*.out";
   // The sweep's own follow-up job says when it is over; the plain job waits for free nodes.
@@ -71,8 +72,7 @@ TEST_F(MultiNodeSweepTest, ATrialOfTwoNodesIsAnArrayTaskWithTheWeightsOfAPlainTw
 // More nodes than the cluster has: one line naming the key and the cluster's count, exit 2,
 // nothing submitted or written (sbatch would refuse only once the array is submitted).
 TEST_F(MultiNodeSweepTest, MoreNodesThanTheClusterHasIsOneLineAndWritesNothing) {
-  std::ofstream(dir() / "wide.toml") << testing::multinode_experiment("wide",
-                                                                      "[sweep]\noptim.lr = [0.05]\nnodes = 4\n");
+  testing::multinode_experiment("wide").set("sweep.optim.lr", {0.05}).set("sweep.nodes", 4).write(dir() / "wide.toml");
   const testing::ProcessResult r = sweep("wide.toml --slurm");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_TRUE(std::regex_search(

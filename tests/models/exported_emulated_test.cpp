@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/emulated_runs.h"
+#include "support/experiment_toml.h"
 #include "support/metrics_csv.h"
 #include "support/run_process.h"
 
@@ -87,26 +88,18 @@ TEST_F(ExportedOnTheEmulatedDevice, Resnet18TakesTheCpusSteps) {
   export_model("torchvision:resnet18 --input 3x32x32 --args '{\"num_classes\": 10}'");
   // 40 samples a batch of 32: both epoch steps (32 and 8 samples, the dynamic batch), then the
   // test through batch norm's running statistics.
-  std::ofstream(dir_ / "exp.toml") << R"([experiment]
-name = "resnet"
-seed = 2
-[model]
-name = "exported"
-file = "model.pt2"
-[data]
-dataset = "synthetic"
-synthetic_shape = [3, 32, 32]
-synthetic_classes = 10
-synthetic_train_size = 40
-synthetic_test_size = 40
-batch_size = 32
-[optim]
-name = "sgd"
-lr = 0.05
-momentum = 0.9
-[train]
-epochs = 1
-)";
+  testing::ExperimentToml("resnet")
+      .set("experiment.seed", 2)
+      .set_keys("model", {{"name", "exported"}, {"file", "model.pt2"}})
+      .set_keys("data", {{"dataset", "synthetic"},
+                         {"synthetic_shape", {3, 32, 32}},
+                         {"synthetic_classes", 10},
+                         {"synthetic_train_size", 40},
+                         {"synthetic_test_size", 40},
+                         {"batch_size", 32}})
+      .set_keys("optim", {{"name", "sgd"}, {"lr", 0.05}, {"momentum", 0.9}})
+      .set("train.epochs", 1)
+      .write(dir_ / "exp.toml");
   train("cpu", 2);
   train("emulated", 2);
   EXPECT_EQ(summary(1)["device"], "emu:0");
@@ -125,26 +118,15 @@ TEST_F(ExportedOnTheEmulatedDevice, GptTakesTheCpusStepsAndTheGraphPassChangesNo
     for (int i = 0; i < 64 * 16; ++i) out.put(char(rng() % 64)).put(char(0));  // uint16 ids
   }
   std::ofstream(dir_ / "tokens" / "meta.json") << R"({"vocab_size": 64})";
-  std::ofstream(dir_ / "exp.toml") << R"([experiment]
-name = "gpt"
-seed = 1
-[model]
-name = "exported"
-file = "model.pt2"
-[task]
-name = "language_model"
-[data]
-dataset = "tokens"
-path = "tokens"
-batch_size = 8
-[dataset]
-context = 16
-[optim]
-name = "adamw"
-lr = 1e-3
-[train]
-epochs = 1
-)";
+  testing::ExperimentToml("gpt")
+      .set("experiment.seed", 1)
+      .set_keys("model", {{"name", "exported"}, {"file", "model.pt2"}})
+      .set("task.name", "language_model")
+      .set_keys("data", {{"dataset", "tokens"}, {"path", "tokens"}, {"batch_size", 8}})
+      .set("dataset.context", 16)
+      .set_keys("optim", {{"name", "adamw"}, {"lr", 1e-3}})
+      .set("train.epochs", 1)
+      .write(dir_ / "exp.toml");
   train("cpu", 3, " --set model.fused=false");
   train("emulated", 3, " --set model.fused=false");
   train("emulated", 3);

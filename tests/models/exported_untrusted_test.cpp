@@ -16,6 +16,7 @@
 #include "data/model_description.h"
 #include "exported.h"
 #include "exported_model.h"
+#include "support/experiment_toml.h"
 #include "support/run_process.h"
 
 namespace plugtrain::exported {
@@ -125,12 +126,18 @@ INSTANTIATE_TEST_SUITE_P(
 // naming the file and the node, and an exit code, not a signal.
 TEST(HostileArchiveRun, SizeArithmeticFaultsWhileTrainingAreOneLineAndAnExitCodeNotASignal) {
   const fs::path dir = bad_archives();
-  std::ofstream(dir / "exp.toml")
-      << "[experiment]\nname = \"hostile\"\n[backend]\nname = \"cpu\"\n[model]\n"
-         "name = \"exported\"\nfile = \"divide_by_zero_at_run.pt2\"\n[data]\n"
-         "dataset = \"synthetic\"\nsynthetic_shape = [1, 4, 4]\nsynthetic_classes = 3\n"
-         "synthetic_train_size = 64\nsynthetic_test_size = 16\nbatch_size = 16\n"
-         "[optim]\nname = \"sgd\"\nlr = 0.1\n[train]\nepochs = 1\nmemory_format = \"contiguous\"\n";
+  testing::ExperimentToml hostile("hostile");
+  hostile.on_cpu()
+      .set_keys("model", {{"name", "exported"}, {"file", "divide_by_zero_at_run.pt2"}})
+      .set_keys("data", {{"dataset", "synthetic"},
+                         {"synthetic_shape", {1, 4, 4}},
+                         {"synthetic_classes", 3},
+                         {"synthetic_train_size", 64},
+                         {"synthetic_test_size", 16},
+                         {"batch_size", 16}})
+      .set_keys("optim", {{"name", "sgd"}, {"lr", 0.1}})
+      .set_keys("train", {{"epochs", 1}, {"memory_format", "contiguous"}})
+      .write(dir / "exp.toml");
   const testing::ProcessResult r =
       testing::run_process("cd " + dir.string() + " && " + PLUGTRAIN_EXE + " run exp.toml");
   EXPECT_EQ(r.exit_code, 1) << r.out;  // the shell gives 128 + 8 for SIGFPE
@@ -138,9 +145,7 @@ TEST(HostileArchiveRun, SizeArithmeticFaultsWhileTrainingAreOneLineAndAnExitCode
             std::string::npos)
       << r.out;
   // batch * 2^62 overflows 64 bits: undefined in C++, an error on that node here.
-  std::string experiment = testing::slurp(dir / "exp.toml");
-  experiment.replace(experiment.find("divide_by_zero_at_run.pt2"), 25, "overflow_at_run.pt2");
-  std::ofstream(dir / "exp.toml") << experiment;
+  hostile.set("model.file", "overflow_at_run.pt2").write(dir / "exp.toml");
   const testing::ProcessResult o =
       testing::run_process("cd " + dir.string() + " && " + PLUGTRAIN_EXE + " run exp.toml");
   EXPECT_EQ(o.exit_code, 1) << o.out;

@@ -9,39 +9,21 @@
 
 #include <gtest/gtest.h>
 
+#include "support/experiment_toml.h"
 #include "support/exported_weights.h"
 #include "support/local_slurm_cluster.h"
 #include "support/run_process.h"
 
 namespace plugtrain::testing {
 
-// No dropout or augmentation: the ranks' draws then do not depend on where they run.
-inline std::string multinode_experiment(const std::string& name, const std::string& extra = "") {
-  return R"(
-[experiment]
-name = ")" +
-         name + R"("
-seed = 11
-[backend]
-name = "cpu"
-[model]
-name = "mlp"
-hidden = [32]
-dropout = 0.0
-[data]
-dataset = "synthetic"
-synthetic_shape = [1, 8, 8]
-synthetic_train_size = 1200
-synthetic_test_size = 200
-batch_size = 30
-[optim]
-name = "sgd"
-lr = 0.05
-momentum = 0.9
-[train]
-epochs = 2
-log_interval = 0
-)" + extra;
+// No dropout or augmentation: the ranks' draws then do not depend on where they run. The
+// synthetic preset with 1200 training samples of its default classes, batches of 30, 2 epochs;
+// a test adds its own keys (.set("distributed.timeout", 5)) and writes it where its job reads it.
+inline ExperimentToml multinode_experiment(const std::string& name) {
+  ExperimentToml e = ExperimentToml::synthetic(name).on_cpu();
+  e.set("experiment.seed", 11).set("model.dropout", 0.0).unset("data.synthetic_classes");
+  e.set("data.synthetic_train_size", 1200).set("data.batch_size", 30).set("optim.lr", 0.05);
+  return e.set("train.epochs", 2);
 }
 
 // ended JOB: until Slurm says the job is over, then its state (up to 300 s). wait_for PATTERN

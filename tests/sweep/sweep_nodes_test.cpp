@@ -17,7 +17,7 @@ namespace sweep_nodes_test {
 
 namespace fs = std::filesystem;
 
-// Line 12 of the file holds `nodes_line`.
+// Inline, not ExperimentToml: the refusals name exp.toml:12:C, and line 12 holds `nodes_line`.
 std::string experiment(const std::string& nodes_line) {
   return "[experiment]\nname = \"wide\"\n[backend]\nname = \"cpu\"\n[model]\nname = \"mlp\"\n"
          "[data]\ndataset = \"synthetic\"\n[train]\nepochs = 1\n[sweep]\n" +
