@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -20,6 +19,7 @@
 
 #include "plugins/plugin_host.h"
 #include "plugins/plugin_permissions.h"
+#include "support/experiment_toml.h"
 #include "support/run_process.h"
 
 namespace plugtrain {
@@ -239,12 +239,19 @@ TEST_F(InsecurePluginsCli, ASweepPassesTheFlagToItsTrials) {
   ::chmod(dir_.c_str(), 0777);
   const fs::path work = dir_ / "work";
   fs::create_directory(work);
-  std::ofstream(work / "exp.toml") << "[experiment]\nname = \"insecure\"\n[backend]\nname = \"cpu\"\n"
-                                      "[model]\nname = \"mlp\"\nhidden = [8]\n"
-                                      "[data]\ndataset = \"synthetic\"\nsynthetic_shape = [1, 4, 4]\n"
-                                      "synthetic_classes = 2\nsynthetic_train_size = 32\nsynthetic_test_size = 16\n"
-                                      "batch_size = 16\n[task]\nname = \"focal\"\n"
-                                      "[train]\nepochs = 1\nlog_interval = 0\n[sweep]\n\"experiment.seed\" = [1]\n";
+  testing::ExperimentToml("insecure")
+      .on_cpu()
+      .set_keys("model", {{"name", "mlp"}, {"hidden", {8}}})
+      .set_keys("data", {{"dataset", "synthetic"},
+                         {"synthetic_shape", {1, 4, 4}},
+                         {"synthetic_classes", 2},
+                         {"synthetic_train_size", 32},
+                         {"synthetic_test_size", 16},
+                         {"batch_size", 16}})
+      .set("task.name", "focal")
+      .set_keys("train", {{"epochs", 1}, {"log_interval", 0}})
+      .set_in("sweep", "\"experiment.seed\"", {1})
+      .write(work / "exp.toml");
   const auto r = run_process(testing::plugtrain_command(
       "sweep exp.toml --allow-insecure-plugins --plugin-path " + shell_quote(dir_.string()), "", work));
   EXPECT_EQ(r.exit_code, 0) << r.out;
