@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::ofstream(path, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data), std::streamsize(size));
   try {
-    plugtrain::exported::LoadedProgram loaded(plugtrain::exported::read_program(path));
+    plugtrain::exported::LoadedProgram loaded(plugtrain::exported::read_program(path), /*graph_pass=*/true);
   } catch (const plugtrain::exported::ProgramError&) {}
   return 0;
 }

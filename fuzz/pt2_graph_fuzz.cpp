@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::string path = "/tmp/plugtrain-fuzz-" + std::to_string(::getpid()) + "-graph.pt2";
   write_archive(path, records_of(std::string(reinterpret_cast<const char*>(data), size)));
   try {
-    const LoadedProgram loaded(read_program(path));
+    const LoadedProgram loaded(read_program(path), /*graph_pass=*/true);
     run_once(loaded);
   } catch (const ProgramError&) {
   } catch (const c10::Error&) {  // an operator refusing its inputs, as eager PyTorch would
