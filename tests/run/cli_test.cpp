@@ -37,7 +37,7 @@ TEST(Cli, PluginsJsonReportsCpuUsableAndGpuBackendsWithReasons) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["libtorch"], TORCH_VERSION);
-  EXPECT_EQ(j["sdk_abi"], "4.2");
+  EXPECT_EQ(j["sdk_abi"], "5.0");
   ASSERT_FALSE(j["search_path"].empty());
   EXPECT_EQ(j["search_path"].back()["origin"], "beside executable");
 
@@ -130,7 +130,7 @@ TEST(Cli, VersionNamesPlugtrainLibTorchAndSdkAbi) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("plugtrain 0.1.0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("LibTorch " TORCH_VERSION), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("SDK ABI 4.2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SDK ABI 5.0"), std::string::npos) << r.out;
 }
 
 TEST(Cli, HelpListsCommandsAndEachCommandHasHelp) {
