@@ -181,8 +181,12 @@ class LoggingBadInputTest : public ExperimentFolderTest {
 };
 
 TEST_F(LoggingBadInputTest, AUriThatIsNotHttpIsOneLine) {
-  expect_refused("\n[logging.mlflow]\nuri = \"file:///tmp/mlruns\"\n",
-                 "exp.toml:28:7: logging.mlflow.uri: \"file:///tmp/mlruns\" is not an http(s) URL");
+  const std::string logging = "\n[logging.mlflow]\nuri = \"file:///tmp/mlruns\"\n";
+  // The uri's line in the file the test writes: the synthetic experiment's lines come first.
+  const std::string text = synthetic_experiment("bad") + logging;
+  const auto line = 1 + std::count(text.begin(), text.begin() + text.find("uri ="), '\n');
+  expect_refused(logging, "exp.toml:" + std::to_string(line) +
+                              ":7: logging.mlflow.uri: \"file:///tmp/mlruns\" is not an http(s) URL");
 }
 
 TEST_F(LoggingBadInputTest, ACaFileThatCannotBeReadIsOneLine) {
