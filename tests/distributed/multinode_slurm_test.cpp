@@ -230,7 +230,11 @@ TEST_F(MultiNodeTest, ARequeuedJobResumesAfterANodeFailureWithTheWeightsOfAnUnin
   EXPECT_EQ(value(r.out, "NODES"), "n[1,3]") << r.out;
   EXPECT_NE(r.out.find("REVIVED=n2"), std::string::npos) << r.out;
   ASSERT_EQ(value(r.out, "STRAIGHT"), "COMPLETED") << r.out;
-  EXPECT_NE(out.find("error: rank 0 (node n1): training failed; rank 1 (node n2) stopped answering"), std::string::npos)
+  // The same race as when a node's tasks are lost: rank 0 names n2, or Slurm cancels the step
+  // first when it marks n2 down. Either way the first instance was interrupted.
+  EXPECT_TRUE(out.find("error: rank 0 (node n1): training failed; rank 1 (node n2) stopped answering") !=
+                  std::string::npos ||
+              out.find("DUE TO NODE FAILURE") != std::string::npos)
       << out;
   EXPECT_NE(out.find("resumed from runs/requeued/version_0/checkpoints/last.ckpt"), std::string::npos) << out;
   const auto summary = nlohmann::json::parse(slurp(dir() / "runs" / "requeued" / "version_0" / "summary.json"));
