@@ -126,6 +126,18 @@ class CudaBackend final : public Backend {
     return make_cuda_graph_capture(device, why_not);
   }
 
+  // The host's waits, counted by the runtime part through LibTorch's sync debug mode
+  // (cuda_host_waits.cpp). The host's first ask (when it builds a run, on the thread that then
+  // trains) starts the counting; before the runtime part is loaded there is nothing to count.
+  RuntimeCounts runtime_counts(bool details) override {
+    RuntimeCounts counts;
+    const CudaRuntime& runtime = cuda_runtime();
+    if (!runtime.loaded) return counts;
+    counts.host_syncs = runtime.host_waits();
+    if (details) runtime.host_waits_by_cause(&counts.host_syncs_by_cause);
+    return counts;
+  }
+
   void* extension(const char* name, std::uint32_t version) override {
     return is_extension(name, version, kCollectiveExtension, 1) ? &collective_ : nullptr;
   }

@@ -46,6 +46,12 @@ typedef int (*plugtrain_cuda_graph_run_fn)(void* graph, plugtrain_cuda_work_fn w
 typedef int (*plugtrain_cuda_graph_replay_fn)(void* graph, char* error, size_t error_size);
 typedef void (*plugtrain_cuda_graph_destroy_fn)(void* graph);
 
+/* The host's waits for the device so far (cuda_host_waits.cpp: LibTorch's sync debug mode), and
+ * the same by cause into `causes` (a std::map<std::string, uint64_t>*, one build as above). The
+ * first call on a thread starts counting there: the caller is the training thread. */
+typedef uint64_t (*plugtrain_cuda_host_waits_fn)(void);
+typedef void (*plugtrain_cuda_host_waits_by_cause_fn)(void* causes);
+
 #define PLUGTRAIN_CUDA_RUNTIME_VERSION_SYMBOL "plugtrain_cuda_runtime_version"
 #define PLUGTRAIN_CUDA_MEMORY_QUERY_SYMBOL "plugtrain_cuda_memory_query"
 #define PLUGTRAIN_CUDA_CREATE_NCCL_SYMBOL "plugtrain_cuda_create_nccl"
@@ -55,6 +61,8 @@ typedef void (*plugtrain_cuda_graph_destroy_fn)(void* graph);
 #define PLUGTRAIN_CUDA_GRAPH_CAPTURE_SYMBOL "plugtrain_cuda_graph_capture"
 #define PLUGTRAIN_CUDA_GRAPH_REPLAY_SYMBOL "plugtrain_cuda_graph_replay"
 #define PLUGTRAIN_CUDA_GRAPH_DESTROY_SYMBOL "plugtrain_cuda_graph_destroy"
+#define PLUGTRAIN_CUDA_HOST_WAITS_SYMBOL "plugtrain_cuda_host_waits"
+#define PLUGTRAIN_CUDA_HOST_WAITS_BY_CAUSE_SYMBOL "plugtrain_cuda_host_waits_by_cause"
 
 #ifdef __cplusplus
 }

@@ -75,8 +75,12 @@ CudaRuntime load() {
       reinterpret_cast<plugtrain_cuda_graph_replay_fn>(::dlsym(handle, PLUGTRAIN_CUDA_GRAPH_REPLAY_SYMBOL));
   r.graph_destroy =
       reinterpret_cast<plugtrain_cuda_graph_destroy_fn>(::dlsym(handle, PLUGTRAIN_CUDA_GRAPH_DESTROY_SYMBOL));
+  r.host_waits = reinterpret_cast<plugtrain_cuda_host_waits_fn>(::dlsym(handle, PLUGTRAIN_CUDA_HOST_WAITS_SYMBOL));
+  r.host_waits_by_cause = reinterpret_cast<plugtrain_cuda_host_waits_by_cause_fn>(
+      ::dlsym(handle, PLUGTRAIN_CUDA_HOST_WAITS_BY_CAUSE_SYMBOL));
   if (!r.runtime_version || !r.memory_query || !r.create_nccl || !r.nccl_version || !r.graph_create ||
-      !r.graph_warm_up || !r.graph_capture || !r.graph_replay || !r.graph_destroy) {
+      !r.graph_warm_up || !r.graph_capture || !r.graph_replay || !r.graph_destroy || !r.host_waits ||
+      !r.host_waits_by_cause) {
     r.error = r.path + " is not plugtrain's CUDA runtime part (symbols missing)";
     return r;
   }

@@ -20,6 +20,8 @@ struct CudaRuntime {
   plugtrain_cuda_graph_run_fn graph_warm_up = nullptr, graph_capture = nullptr;
   plugtrain_cuda_graph_replay_fn graph_replay = nullptr;
   plugtrain_cuda_graph_destroy_fn graph_destroy = nullptr;
+  plugtrain_cuda_host_waits_fn host_waits = nullptr;
+  plugtrain_cuda_host_waits_by_cause_fn host_waits_by_cause = nullptr;
 };
 
 const CudaRuntime& cuda_runtime();

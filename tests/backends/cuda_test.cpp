@@ -173,6 +173,41 @@ TEST_F(CudaTest, GraphsOnAndOffTakeTheSameSteps) {
   }
 }
 
+// summary.json's host_syncs on CUDA (LibTorch's sync debug mode, counted by the plugin): the MLP
+// with its steps replayed from a CUDA graph waits for nothing once recorded (the second epoch's
+// steady steps: the first epoch's warm-up and capture are not what the figure is about), while
+// logged steps read their loss. The counter is not blind: train.on_nonfinite = "skip_step" reads
+// each step's finiteness check on the host (train_step.cpp: item()), eagerly.
+TEST_F(CudaTest, HostSyncsAreCountedAndAGraphedStepWaitsForNothing) {
+  const auto run = [&](const std::string& name, const std::string& args) {
+    write_experiment(testing::ExperimentToml::synthetic(name)
+                         .set("backend.name", "cuda")
+                         .unset("optim")
+                         .set_keys("optim", {{"name", "adam"}, {"lr", 1e-3}})
+                         .set_keys("train", {{"epochs", 2}, {"log_interval", 10}})
+                         .text());
+    const ProcessResult r = plugtrain("run exp.toml " + args);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return summary(name);
+  };
+  const nlohmann::json graphed = run("graphed", "--set train.graphs=true");
+  ASSERT_TRUE(graphed["host_syncs"].is_object()) << "the CUDA backend counts host waits: " << graphed.dump();
+  EXPECT_GT(graphed["graph_replays"].get<int>(), 0) << graphed.dump();
+  const nlohmann::json second = graphed["epochs"][1]["host_syncs"];
+  EXPECT_GE(second["steady_steps"].get<int>(), 10) << second.dump();
+  EXPECT_EQ(second["steady"], 0) << second.dump();
+  EXPECT_EQ(second["per_step"], 0.0) << second.dump();
+  EXPECT_GT(second["epoch"].get<int>(), 0) << "a logged step reads its loss: " << second.dump();
+  std::printf("graphed MLP: host syncs per steady step %s over the run\n",
+              graphed["host_syncs"]["per_step"].dump().c_str());
+
+  const nlohmann::json checked = run("checked", "--set train.graphs=false --set train.on_nonfinite='\"skip_step\"'");
+  ASSERT_TRUE(checked["host_syncs"].is_object()) << checked.dump();
+  EXPECT_GE(checked["host_syncs"]["per_step"].get<double>(), 1.0) << checked["host_syncs"].dump();
+  EXPECT_GT(checked["host_syncs"]["steady_causes"].value("aten::_local_scalar_dense", 0), 0)
+      << checked["host_syncs"].dump();
+}
+
 // data.on_device = "auto" puts Fashion-MNIST (47 MB) on the GPU, says so, and learns as well.
 TEST_F(CudaTest, TheDataSetLivesOnTheGpuWhenItFits) {
   if (!fs::exists(kFashion)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
