@@ -91,7 +91,7 @@ class GPT(nn.Module):
                 torch.nn.init.zeros_(p)
 
     def forward(self, idx):
-        pos = torch.arange(idx.size(1), dtype=torch.long)
+        pos = torch.arange(idx.size(1), dtype=torch.long, device=idx.device)  # on the GPU too
         x = self.transformer.wte(idx) + self.transformer.wpe(pos)
         for block in self.transformer.h:
             x = block(x)
