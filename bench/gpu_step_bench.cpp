@@ -16,12 +16,13 @@
 // (gpt2: device and graphs, data.on_device = "auto"). The peer (bench/python/gpu_step_peer.py)
 // is PyTorch with its data on the GPU: eager, and torch.compile(model, mode=...) for each of
 // --modes (reduce-overhead: CUDA graphs too; max-autotune-no-cudagraphs), compiled before the
-// rounds (their compile time is printed; --compile-budget stops starting compilations after
-// that many seconds, --no-compile measures eager only). Every figure is samples/s over the
-// steps of one measurement ended by one synchronisation, after warm-up; rows alternate round by
-// round and the median of the rounds is printed, with plugtrain's graphs against each PyTorch
-// column. Without a usable CUDA device it says why and exits 0. --backend cpu runs the same
-// paths on the CPU (the peer then skips): a check of the bench itself, at tiny --steps.
+// rounds (their compile time is printed). --compile-budget stops starting compilations after
+// that many seconds, --no-compile measures eager only, --deadline ends the rounds early. Every
+// figure is samples/s over the steps of one measurement ended by one synchronisation, after
+// warm-up; rows alternate round by round and the median of the rounds is printed, with
+// plugtrain's graphs against each PyTorch column. Without a usable CUDA device it says why and
+// exits 0. --backend cpu runs the same paths on the CPU (the peer then skips): a check of the
+// bench itself, at tiny --steps.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -143,24 +144,26 @@ std::string column_of(const std::string& mode) {
   return mode;
 }
 
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
 // Builds (and compiles) every peer run before the rounds: eager ones first, then each compile
-// mode with gpt2 first (the figure), within --compile-budget. `why_not[row|column]`:
-// a column not measured for a row, and why.
+// mode, within --compile-budget (seconds since `start`, the bench's). gpt2 comes first in the
+// first compile mode (the figure) and last in the others (max-autotune compiles it for
+// minutes). `why_not[row|column]`: a column not measured for a row, and why.
 void prepare_peer(bench::PythonPeer& peer, const std::vector<StepRow>& rows, const bench::GpuStepOptions& o,
-                  std::map<std::string, std::string>& why_not) {
-  const Clock::time_point start = Clock::now();
-  std::vector<StepRow> order;
-  for (const StepRow& r : rows)
-    if (r.model == "gpt2") order.push_back(r);
-  for (const StepRow& r : rows)
-    if (r.model != "gpt2") order.push_back(r);
+                  Clock::time_point start, std::map<std::string, std::string>& why_not) {
   std::vector<std::string> modes{"eager"};
   modes.insert(modes.end(), o.compile_modes.begin(), o.compile_modes.end());
-  for (const std::string& mode : modes)
+  for (std::size_t m = 0; m < modes.size(); ++m) {
+    const std::string& mode = modes[m];
+    std::vector<StepRow> order;
+    for (const StepRow& r : rows)
+      if ((r.model == "gpt2") == (m <= 1)) order.push_back(r);
+    for (const StepRow& r : rows)
+      if ((r.model == "gpt2") != (m <= 1)) order.push_back(r);
     for (const StepRow& r : order) {
       const std::string at = r.key() + "|" + column_of(mode);
-      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      if (mode != "eager" && o.compile_budget_s > 0 && elapsed > o.compile_budget_s) {
+      if (mode != "eager" && o.compile_budget_s > 0 && seconds_since(start) > o.compile_budget_s) {
         why_not[at] = "not compiled: --compile-budget " + std::to_string(int(o.compile_budget_s)) + " s spent";
         continue;
       }
@@ -173,6 +176,7 @@ void prepare_peer(bench::PythonPeer& peer, const std::vector<StepRow>& rows, con
       std::printf("peer: %s %s ready in %.1f s\n", r.key().c_str(), mode.c_str(), a["prepare_seconds"].get<double>());
       std::fflush(stdout);
     }
+  }
 }
 
 void measure_round(int round, const std::vector<StepRow>& rows, const std::map<std::string, fs::path>& files,
@@ -186,6 +190,7 @@ void measure_round(int round, const std::vector<StepRow>& rows, const std::map<s
     settings.synchronise_each_step = false;
     std::printf("round %d %-14s", round + 1, r.key().c_str());
     for (const Mode& mode : gpt ? kGptModes : kSmallModelModes) {
+      if (mode.name == "host" && !o.host_side) continue;
       RunRequest request;
       request.experiment_file = files.at(r.key());
       request.overrides = {"data.on_device=" + mode.on_device, "train.graphs=" + mode.graphs};
@@ -217,11 +222,11 @@ void measure_round(int round, const std::vector<StepRow>& rows, const std::map<s
   }
 }
 
-void print_tables(const std::vector<StepRow>& rows, const bench::GpuStepOptions& o, Figures& f,
+void print_tables(const std::vector<StepRow>& rows, const bench::GpuStepOptions& o, int rounds, Figures& f,
                   const std::string& device, const bench::GptShape& gpt) {
   std::vector<std::string> peer{"eager"};
   for (const std::string& m : o.compile_modes) peer.push_back(column_of(m));
-  std::printf("\nsamples/s, median of %d rounds (gpt2: sequences of %lld tokens)\n%-14s %10s %10s %10s", o.rounds,
+  std::printf("\nsamples/s, median of %d rounds (gpt2: sequences of %lld tokens)\n%-14s %10s %10s %10s", rounds,
               static_cast<long long>(gpt.context), "model", "host", "device", "graphs");
   for (const std::string& c : peer) std::printf(" %10s", c.c_str());
   for (const std::string& c : peer)
@@ -262,6 +267,7 @@ void print_tables(const std::vector<StepRow>& rows, const bench::GpuStepOptions&
 }
 
 int run_gpu_step_bench(const bench::GpuStepOptions& o, const std::string& device) {
+  const Clock::time_point start = Clock::now();
   const fs::path dir = fs::temp_directory_path() / "plugtrain_gpu_step_bench";
   fs::create_directories(dir);
   bench::GptShape gpt;
@@ -278,10 +284,16 @@ int run_gpu_step_bench(const bench::GpuStepOptions& o, const std::string& device
               peer.ok() ? peer.hello().dump().c_str() : ("skipped (" + peer.skipped() + ")").c_str());
   std::fflush(stdout);
   std::map<std::string, std::string> why_not;
-  if (peer.ok()) prepare_peer(peer, rows, o, why_not);
+  if (peer.ok()) prepare_peer(peer, rows, o, start, why_not);
   Figures figures;
-  for (int round = 0; round < o.rounds; ++round) measure_round(round, rows, files, o, peer, figures, why_not);
-  print_tables(rows, o, figures, device, gpt);
+  int rounds = 0;
+  for (double last = 0; rounds < o.rounds; ++rounds) {
+    if (rounds > 0 && o.deadline_s > 0 && seconds_since(start) + last > o.deadline_s) break;
+    const Clock::time_point round_start = Clock::now();
+    measure_round(rounds, rows, files, o, peer, figures, why_not);
+    last = seconds_since(round_start);
+  }
+  print_tables(rows, o, rounds, figures, device, gpt);
   for (const auto& [at, why] : why_not) std::printf("not measured: %s: %s\n", at.c_str(), why.c_str());
   if (!peer.ok()) std::printf("python peer: skipped (%s)\n", peer.skipped().c_str());
   fs::remove_all(dir);

@@ -22,6 +22,8 @@ struct GpuStepOptions {
   // PyTorch's torch.compile modes measured beside eager (--no-compile: none).
   std::vector<std::string> compile_modes = {"reduce-overhead", "max-autotune-no-cudagraphs"};
   double compile_budget_s = 0;   // > 0: no compilation starts after this many seconds of the bench
+  double deadline_s = 0;         // > 0: no round starts that would end after it (one always runs)
+  bool host_side = true;         // plugtrain's host-data side of the small models (--no-host: not)
   double peak_tflops = 0;        // > 0: the device's dense bf16 peak, instead of the table's
   std::string backend = "cuda";  // another one (cpu) checks the bench's own paths with tiny shapes
 };
@@ -30,8 +32,8 @@ inline constexpr const char* kGpuStepUsage =
     "usage: gpu_step_bench [--rounds N] [--steps N] [--gpt-steps N] [--gpt-context N] [--gpt-batch N]\n"
     "                      [--only mlp,convnet,resnet18,gpt2] [--precisions fp32,bf16] [--no-compile]\n"
     "                      [--modes reduce-overhead,max-autotune-no-cudagraphs]"
-    " [--compile-budget SECONDS] [--peak-tflops X]\n"
-    "                      [--backend NAME]";
+    " [--compile-budget SECONDS] [--deadline SECONDS]\n"
+    "                      [--no-host] [--peak-tflops X] [--backend NAME]";
 
 inline std::vector<std::string> comma_list(const std::string& text) {
   std::vector<std::string> items;
@@ -78,6 +80,10 @@ inline GpuStepOptions parse_gpu_step_options(int argc, char** argv) {
       o.compile_modes = comma_list(value(i));
     else if (a == "--compile-budget")
       o.compile_budget_s = number(i, 0);
+    else if (a == "--deadline")
+      o.deadline_s = number(i, 0);
+    else if (a == "--no-host")
+      o.host_side = false;
     else if (a == "--peak-tflops")
       o.peak_tflops = number(i, 0);
     else if (a == "--backend")
