@@ -15,10 +15,10 @@
 // 50304) at context 128 and batch 4, and a ViT on 28 x 28 images (patch 4, width 128, depth 6,
 // heads 4, batch 64).
 //
-// --fused adds a third side, the same experiment with model.fused = true (plugins/models/fused_ops.h
-// instead of ATen's ops one by one), timed in the same rounds.
+// --unfused adds a third side, the same experiment with model.fused = false (ATen's ops one by one
+// instead of plugins/models/fused_ops.h, the default), timed in the same rounds.
 //
-//   transformer_bench [--rounds N] [--warmup N] [--only label,label] [--no-compile] [--fused]
+//   transformer_bench [--rounds N] [--warmup N] [--only label,label] [--no-compile] [--unfused]
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -71,9 +71,9 @@ std::filesystem::path token_folder(const Row& r) {
   return folder;
 }
 
-std::string experiment_text(const Row& r, const std::filesystem::path& tokens, bool fused = false) {
+std::string experiment_text(const Row& r, const std::filesystem::path& tokens, bool unfused = false) {
   std::string t = "[experiment]\nname = \"transformer-bench\"\nseed = 1\n[backend]\nname = \"cpu\"\n";
-  const std::string model = std::string("[model]\n") + (fused ? "fused = true\n" : "");
+  const std::string model = std::string("[model]\n") + (unfused ? "fused = false\n" : "");
   if (r.kind == "gpt") {
     t += model + "name = \"gpt\"\nlayers = " + std::to_string(r.n[2]) + "\nheads = " + std::to_string(r.n[3]) +
          "\nwidth = " + std::to_string(r.n[4]) +
@@ -94,7 +94,7 @@ std::string experiment_text(const Row& r, const std::filesystem::path& tokens, b
 
 struct BenchOptions {
   int rounds = 5, warmup = 2;
-  bool compile = true, fused = false;
+  bool compile = true, unfused = false;
   std::vector<std::string> only;
 };
 
@@ -104,14 +104,14 @@ BenchOptions parse(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) o.rounds = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) o.warmup = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-compile")) o.compile = false;
-    else if (!std::strcmp(argv[i], "--fused"))
-      o.fused = true;
+    else if (!std::strcmp(argv[i], "--unfused"))
+      o.unfused = true;
     else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       std::stringstream list(argv[++i]);
       for (std::string name; std::getline(list, name, ',');) o.only.push_back(name);
     } else {
       std::fprintf(
-          stderr, "usage: transformer_bench [--rounds N] [--warmup N] [--only label,label] [--no-compile] [--fused]\n");
+          stderr, "usage: transformer_bench [--rounds N] [--warmup N] [--only label,label] [--no-compile] [--unfused]\n");
       std::exit(2);
     }
   }
@@ -128,40 +128,40 @@ std::string add_command(const Row& r, const std::string& mode) {
   return c;
 }
 
-// Seconds of one step of each side, by side ("plugtrain", "fused", "eager", "compile").
+// Seconds of one step of each side, by side ("plugtrain", "unfused", "eager", "compile").
 using Times = std::map<std::string, std::vector<double>>;
 
 void print_table(const std::vector<Row>& chosen, std::map<std::string, Times>& times, bool compile) {
-  std::printf("\n  %-18s %6s %12s %12s %12s %12s %8s %8s %17s\n", "row", "batch", "plugtrain", "fused", "eager",
-              "compile", "x eager", "x compile", "fused / plugtrain");
+  std::printf("\n  %-18s %6s %12s %12s %12s %12s %8s %8s %17s\n", "row", "batch", "plugtrain", "unfused", "eager",
+              "compile", "x eager", "x compile", "x unfused");
   for (const Row& r : chosen) {
     Times& t = times[r.label];
     const double units = double(r.batch() * r.per_sample());
     const auto rate = [&](const std::string& side) {
       return t[side].empty() ? 0.0 : units / bench::median(t[side]);
     };
-    const double ours = rate("plugtrain"), fused = rate("fused"), eager = rate("eager");
+    const double ours = rate("plugtrain"), unfused = rate("unfused"), eager = rate("eager");
     const double compiled = compile ? rate("compile") : 0.0;
     std::printf("  %-18s %6lld %12.0f %12.0f %12.0f %12.0f %8.2f %8.2f %17.2f\n", r.label.c_str(), (long long)r.batch(),
-                ours, fused, eager, compiled, eager > 0 ? ours / eager : 0.0, compiled > 0 ? ours / compiled : 0.0,
-                fused > 0 ? fused / ours : 0.0);
+                ours, unfused, eager, compiled, eager > 0 ? ours / eager : 0.0, compiled > 0 ? ours / compiled : 0.0,
+                unfused > 0 ? ours / unfused : 0.0);
   }
   std::printf("  (gpt rows: tokens/s; vit: samples/s; 0: that side skipped)\n");
 }
 
 int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
   std::vector<std::unique_ptr<bench::ExperimentFile>> files;
-  std::vector<std::unique_ptr<bench::DefaultRun>> ours, fused;
+  std::vector<std::unique_ptr<bench::DefaultRun>> ours, unfused;
   std::vector<std::filesystem::path> folders;
   for (const Row& r : chosen) {
     folders.push_back(r.kind == "gpt" ? token_folder(r) : std::filesystem::path());
     files.push_back(
         std::make_unique<bench::ExperimentFile>("transformer_bench_" + r.label, experiment_text(r, folders.back())));
     ours.push_back(bench::build_default_run(files.back()->path(), {}));
-    if (!o.fused) continue;
-    files.push_back(std::make_unique<bench::ExperimentFile>("transformer_bench_" + r.label + "_fused",
+    if (!o.unfused) continue;
+    files.push_back(std::make_unique<bench::ExperimentFile>("transformer_bench_" + r.label + "_unfused",
                                                             experiment_text(r, folders.back(), true)));
-    fused.push_back(bench::build_default_run(files.back()->path(), {}));
+    unfused.push_back(bench::build_default_run(files.back()->path(), {}));
   }
   const int threads = at::get_num_threads();
   bench::PythonPeer peer("transformer_peer.py", {"--threads", std::to_string(threads), "--twins", PLUGTRAIN_TWINS_DIR});
@@ -180,10 +180,10 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       const Row& r = chosen[i];
       std::printf("%s %d %-18s", timed ? "round" : "warmup", round + 1, r.label.c_str());
-      // With --fused the two plugtrain sides swap places every round: the step right after the
+      // With --unfused the two plugtrain sides swap places every round: the step right after the
       // Python peer's runs slower (its threads wake from sleep), and neither side takes that seat.
       std::vector<std::pair<std::string, bench::DefaultRun*>> sides{{"plugtrain", ours[i].get()}};
-      if (o.fused) sides.insert(round % 2 ? sides.end() : sides.begin(), {"fused", fused[i].get()});
+      if (o.unfused) sides.insert(round % 2 ? sides.end() : sides.begin(), {"unfused", unfused[i].get()});
       for (const auto& [side, run] : sides) {
         const double seconds = run->trainer().time_steps(1).at(0);
         if (timed) times[r.label][side].push_back(seconds);
@@ -205,7 +205,7 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
   print_table(chosen, times, o.compile);
   if (!peer.ok()) std::printf("PyTorch peer: skipped (%s)\n", peer.skipped().c_str());
   while (!ours.empty()) ours.pop_back();
-  while (!fused.empty()) fused.pop_back();
+  while (!unfused.empty()) unfused.pop_back();
   for (const auto& folder : folders)
     if (!folder.empty()) std::filesystem::remove_all(folder);
   return 0;

@@ -113,7 +113,7 @@ ModelSpec vit_spec() {
       {"dropout", OptionType::real, 0.0, "dropout on embeddings, attention and residuals, in [0, 1)"},
       {"fused", OptionType::boolean, true,
        "fused CPU kernels for float32 (bias+GELU, residual+LayerNorm, packed attention), 1.03-1.11x the steps of "
-       "ATen's ops one by one (bench/transformer_bench --fused); off: ATen's ops, PyTorch's own rounding"},
+       "ATen's ops one by one (bench/transformer_bench --unfused); off: ATen's ops, PyTorch's own rounding"},
   };
   spec.factory = make_vit;
   spec.serves = per_sample_targets();
