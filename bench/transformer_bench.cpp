@@ -111,7 +111,8 @@ BenchOptions parse(int argc, char** argv) {
       for (std::string name; std::getline(list, name, ',');) o.only.push_back(name);
     } else {
       std::fprintf(
-          stderr, "usage: transformer_bench [--rounds N] [--warmup N] [--only label,label] [--no-compile] [--unfused]\n");
+          stderr,
+          "usage: transformer_bench [--rounds N] [--warmup N] [--only label,label] [--no-compile] [--unfused]\n");
       std::exit(2);
     }
   }
