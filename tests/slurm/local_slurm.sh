@@ -16,7 +16,10 @@ set -uo pipefail
 skip() { echo "SKIP: $*"; exit 77; }
 
 start() {
-  local dir=$1
+  local dir=$1 fd
+  # The daemons must not keep the caller's descriptors: started under `flock -s` (the tests'
+  # build lock), they would hold that lock for as long as they live (netns_slurm.sh does the same).
+  for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
   [ "$(id -u)" = 0 ] || skip "the local Slurm runs its daemons as root (slurmd must); this is uid $(id -u)"
   local d
   for d in /usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd /usr/bin/sbatch /usr/bin/srun /usr/bin/squeue; do
