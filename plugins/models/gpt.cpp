@@ -115,7 +115,7 @@ ModelSpec gpt_spec() {
       {"bias", OptionType::boolean, true, "biases in the linear layers and LayerNorms"},
       {"tie_embeddings", OptionType::boolean, true, "the head's weight is the token embedding's"},
       {"fused", OptionType::boolean, true,
-       "fused CPU kernels for float32 (bias+GELU, residual+LayerNorm, packed attention), 1.03-1.10x the steps of "
+       "fused CPU kernels for float32 (bias+GELU, residual+LayerNorm, packed attention), 1.01-1.10x the steps of "
        "ATen's ops one by one at 1 thread (bench/transformer_bench --unfused); off: ATen's ops, PyTorch's own "
        "rounding"},
   };

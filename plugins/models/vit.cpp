@@ -112,7 +112,7 @@ ModelSpec vit_spec() {
       {"pooling", OptionType::string, std::string("token"), "token (a class token) or mean (of the patch tokens)"},
       {"dropout", OptionType::real, 0.0, "dropout on embeddings, attention and residuals, in [0, 1)"},
       {"fused", OptionType::boolean, true,
-       "fused CPU kernels for float32 (bias+GELU, residual+LayerNorm, packed attention), 1.03-1.10x the steps of "
+       "fused CPU kernels for float32 (bias+GELU, residual+LayerNorm, packed attention), 1.01-1.10x the steps of "
        "ATen's ops one by one at 1 thread (bench/transformer_bench --unfused); off: ATen's ops, PyTorch's own "
        "rounding"},
   };
