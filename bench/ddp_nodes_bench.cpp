@@ -42,6 +42,7 @@
 
 #include "bench_stats.h"
 #include "python_peer.h"
+#include "token_folder.h"
 
 namespace {
 
@@ -159,13 +160,7 @@ Placement place(int ranks, bool two_nodes, const Namespaces* ns) {
 // The GPT's tokens: random ids of a 65-character vocabulary, a short val split.
 fs::path token_folder() {
   const fs::path folder = work_dir() / "tokens";
-  fs::create_directories(folder);
-  std::mt19937 rng(1);
-  for (const auto& [split, tokens] : {std::pair<const char*, int>{"train.bin", 200000}, {"val.bin", 200}}) {
-    std::ofstream out(folder / split, std::ios::binary);
-    for (int i = 0; i < tokens; ++i) out.put(char(rng() % 65)).put(char(0));
-  }
-  std::ofstream(folder / "meta.json") << "{\"vocab_size\": 65}";
+  plugtrain::bench::write_random_tokens(folder, 65, 200000, 200);
   return folder;
 }
 

@@ -38,6 +38,7 @@
 #include "bench_stats.h"
 #include "default_run.h"
 #include "python_peer.h"
+#include "token_folder.h"
 
 namespace {
 
@@ -97,15 +98,7 @@ fs::path export_row(const Row& r, const fs::path& folder) {
 
 // A tokens folder of random ids (nanoGPT's layout) for the GPT row.
 void write_tokens(const Row& r, const fs::path& folder) {
-  std::mt19937 rng(1);
-  for (const char* split : {"train.bin", "val.bin"}) {
-    std::ofstream out(folder / split, std::ios::binary);
-    for (std::int64_t i = 0; i < 64 * r.n[1]; ++i) {
-      const auto id = std::uint16_t(rng() % std::uint32_t(r.n[0]));
-      out.put(char(id & 0xFF)).put(char(id >> 8));
-    }
-  }
-  std::ofstream(folder / "meta.json") << "{\"vocab_size\": " << r.n[0] << "}";
+  bench::write_random_tokens(folder, r.n[0], 64 * r.n[1], 64 * r.n[1]);
 }
 
 // The row's experiment with `model` as its [model] table.

@@ -40,6 +40,7 @@
 #include "python_peer.h"
 #include "run/step_bench.h"
 #include "run/validate.h"
+#include "token_folder.h"
 
 namespace {
 
@@ -84,16 +85,7 @@ std::string small_model_tables(const std::string& model) {
 // A tokens folder (nanoGPT's layout: uint16 ids, meta.json) of random ids for gpt2's windows.
 fs::path gpt_tokens(const fs::path& dir, const bench::GptShape& shape) {
   const fs::path folder = dir / "gpt2_tokens";
-  fs::create_directories(folder);
-  std::mt19937 rng(1);
-  for (const char* split : {"train.bin", "val.bin"}) {
-    std::ofstream out(folder / split, std::ios::binary);
-    for (std::int64_t i = 0; i < 64 * shape.context; ++i) {
-      const auto id = std::uint16_t(rng() % std::uint32_t(shape.vocab));
-      out.put(char(id & 0xFF)).put(char(id >> 8));
-    }
-  }
-  std::ofstream(folder / "meta.json") << "{\"vocab_size\": " << shape.vocab << "}";
+  bench::write_random_tokens(folder, shape.vocab, 64 * shape.context, 64 * shape.context);
   return folder;
 }
 

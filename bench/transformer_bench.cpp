@@ -36,6 +36,7 @@
 #include "bench_stats.h"
 #include "default_run.h"
 #include "python_peer.h"
+#include "token_folder.h"
 
 namespace {
 
@@ -58,16 +59,7 @@ const std::vector<Row>& rows() {
 // A tokens folder of random ids (nanoGPT's layout) big enough for the row's windows.
 std::filesystem::path token_folder(const Row& r) {
   const auto folder = std::filesystem::temp_directory_path() / ("transformer_bench_" + std::to_string(::getpid()) + "_" + r.label);
-  std::filesystem::create_directories(folder);
-  std::mt19937 rng(1);
-  for (const char* split : {"train.bin", "val.bin"}) {
-    std::ofstream out(folder / split, std::ios::binary);
-    for (std::int64_t i = 0; i < 64 * r.n[1]; ++i) {
-      const auto id = std::uint16_t(rng() % std::uint32_t(r.n[0]));
-      out.put(char(id & 0xFF)).put(char(id >> 8));
-    }
-  }
-  std::ofstream(folder / "meta.json") << "{\"vocab_size\": " << r.n[0] << "}";
+  bench::write_random_tokens(folder, r.n[0], 64 * r.n[1], 64 * r.n[1]);
   return folder;
 }
 
