@@ -2,6 +2,7 @@
 #include "fused_ops.h"
 
 #include <ATen/Version.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu_backward.h>
 #include <ATen/ops/native_layer_norm_backward.h>
@@ -133,7 +134,10 @@ struct PackedAttentionFunction : torch::autograd::Function<PackedAttentionFuncti
 
 }  // namespace
 
-bool applies(const torch::Tensor& x) { return x.device().is_cpu() && x.scalar_type() == torch::kFloat; }
+// Under CPU autocast a float32 input still meets bf16 linear outputs inside the block: not ours.
+bool applies(const torch::Tensor& x) {
+  return x.device().is_cpu() && x.scalar_type() == torch::kFloat && !at::autocast::is_autocast_enabled(at::kCPU);
+}
 
 torch::Tensor bias_gelu(const torch::Tensor& h, const torch::Tensor& bias, GeluForm form) {
   if (bias.defined() && (bias.dim() != 1 || bias.size(0) != h.size(-1)))

@@ -18,7 +18,7 @@
 
 namespace plugtrain::models::fused {
 
-// Whether the fused kernels take x: float32 on the CPU.
+// Whether the fused kernels take x: float32 on the CPU, outside CPU autocast.
 bool applies(const torch::Tensor& x);
 
 // gelu(h + bias) over h's last dimension; bias (that dimension's size) may be undefined.

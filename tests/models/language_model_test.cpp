@@ -257,6 +257,16 @@ class LanguageModelRun : public ExperimentFolderTest {
   }
 };
 
+// bf16 autocast on the CPU: the block's float32 residual meets bf16 linear outputs, which the fused
+// float32 kernels (model.fused, the default) must leave to ATen's ops rather than refuse mid-step.
+TEST_F(LanguageModelRun, Bf16AutocastOnTheCpuTrainsWithTheFusedDefault) {
+  const ProcessResult r = plugtrain("run exp.toml --set train.precision='\"bf16\"' --set train.epochs=1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const std::vector<double> bits = epoch_column(dir_ / "runs" / "lm" / "version_0", "val_bits_per_token");
+  ASSERT_EQ(bits.size(), 1u);
+  EXPECT_TRUE(std::isfinite(bits[0])) << r.out;
+}
+
 TEST_F(LanguageModelRun, ResumesBitwiseEvaluatesAsItRanAndExportsToNanoGpt) {
   ASSERT_EQ(plugtrain("run exp.toml").exit_code, 0);
   const ProcessResult stopped = plugtrain("run exp.toml --stop-after-epoch 1");
