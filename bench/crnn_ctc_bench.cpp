@@ -126,7 +126,7 @@ int main() {
         figures[device.backend]["plugtrain"].push_back(row.samples_per_second);
       if (!peer_has(device.backend)) continue;
       if (const nlohmann::json a = peer.ask("time " + device.backend + " " + std::to_string(device.steps)); a.is_object())
-        figures[device.backend]["pytorch"].push_back(a["samples_per_second"].get<double>());
+        figures[device.backend]["pytorch"].push_back(a.at("samples_per_second").get<double>());
     }
   }
 
@@ -145,7 +145,7 @@ int main() {
   std::printf("\nparameters: plugtrain crnn %lld (by hand %lld)", static_cast<long long>(ours),
               static_cast<long long>(kCrnnParameters));
   if (peer.ok()) {
-    const std::int64_t theirs = peer.hello()["parameters"].get<std::int64_t>();
+    const std::int64_t theirs = peer.hello().at("parameters").get<std::int64_t>();
     std::printf(", PyTorch %lld", static_cast<long long>(theirs));
     if (theirs != ours) rc = 1;
   } else {

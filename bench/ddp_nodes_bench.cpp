@@ -208,7 +208,7 @@ double plugtrain_side(const std::string& model, int steps, const Placement& p, i
     return 0;
   }
   std::ifstream in(dir / "runs" / "bench" / "version_0" / "summary.json");
-  return nlohmann::json::parse(in)["samples_per_second"].get<double>();
+  return nlohmann::json::parse(in).at("samples_per_second").get<double>();
 }
 
 struct Row {
@@ -281,10 +281,10 @@ int main(int argc, char** argv) {
         for (const auto& place : p.places) command += " " + place;
         const nlohmann::json a = peer.ask(command);
         if (a.is_null()) return;
-        f.torch.push_back(a["samples_per_second"].get<double>());
-        f.step_ms.push_back(a["step_ms"].get<double>());
-        f.compute_ms.push_back(a["compute_ms"].get<double>());
-        f.allreduce_ms.push_back(a["allreduce_ms"].get<double>());
+        f.torch.push_back(a.at("samples_per_second").get<double>());
+        f.step_ms.push_back(a.at("step_ms").get<double>());
+        f.compute_ms.push_back(a.at("compute_ms").get<double>());
+        f.allreduce_ms.push_back(a.at("allreduce_ms").get<double>());
       };
       if (round % 2 == 0)
         ours(), theirs();

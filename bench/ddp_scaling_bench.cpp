@@ -77,7 +77,7 @@ double train_once(const Workload& w, bool ddp) {
     std::exit(1);
   }
   std::ifstream in(dir / "runs" / "bench" / "version_0" / "summary.json");
-  return nlohmann::json::parse(in)["samples_per_second"].get<double>();
+  return nlohmann::json::parse(in).at("samples_per_second").get<double>();
 }
 
 void BM_Train(benchmark::State& state, const std::string& workload, bool ddp) {

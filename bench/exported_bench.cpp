@@ -235,7 +235,7 @@ void run_round(const Row& r, PlugtrainSides& sides, bench::PythonPeer& peer, con
     } else {
       const nlohmann::json a = peer.ask("step " + r.label + "_" + side);
       if (a.is_null()) continue;
-      seconds = a["seconds"].get<double>();
+      seconds = a.at("seconds").get<double>();
     }
     if (times) (*times)[side].push_back(seconds);
     std::printf("  %s %.4f s", side.c_str(), seconds);
@@ -264,7 +264,8 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
       if (!a.is_null() && mode == std::string("eager"))
         std::printf("%s: parameters exported %lld, zoo %lld, PyTorch %lld\n", chosen[i].label.c_str(),
                     (long long)sides[i].runs["exported"]->built->parameters,
-                    (long long)sides[i].runs["zoo"]->built->parameters, (long long)a["parameters"].get<std::int64_t>());
+                    (long long)sides[i].runs["zoo"]->built->parameters,
+                    (long long)a.at("parameters").get<std::int64_t>());
     }
   std::map<std::string, Times> times;
   for (int round = 0; round < o.warmup + o.rounds; ++round) {
@@ -279,7 +280,7 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
       "(rows alternating, seats rotating) after %d warm-up\n",
       threads, o.rounds, o.warmup);
   if (peer.ok() && peer.hello().contains("torch"))
-    std::printf("torch %s\n", peer.hello()["torch"].get<std::string>().c_str());
+    std::printf("torch %s\n", peer.hello().at("torch").get<std::string>().c_str());
   print_table(chosen, times, o);
   if (!peer.ok()) std::printf("PyTorch peer: skipped (%s)\n", peer.skipped().c_str());
   sides.clear();

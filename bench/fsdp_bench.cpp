@@ -83,8 +83,8 @@ void plugtrain_row(const std::string& row, int processes, const std::string& str
   if (std::regex_search(log, vocabulary, std::regex("vocabulary: ([0-9]+) characters")))
     g_vocabulary = std::stoi(vocabulary[1]);
   const nlohmann::json s = nlohmann::json::parse(slurp(dir / "runs" / "bench" / "version_0" / "summary.json"));
-  g_rows[row].tokens_per_second.push_back(s["samples_per_second"].get<double>() * kContext);
-  g_rows[row].peak_rss.push_back(s["epochs"][0]["memory"]["peak_bytes"].get<double>());
+  g_rows[row].tokens_per_second.push_back(s.at("samples_per_second").get<double>() * kContext);
+  g_rows[row].peak_rss.push_back(s["epochs"][0]["memory"].at("peak_bytes").get<double>());
 }
 
 // One FSDP2 run of 2 ranks (skipped, with the reason, where the peer cannot run).
@@ -113,12 +113,12 @@ void fsdp2_row(const std::string& row) {
   }
   const nlohmann::json j = nlohmann::json::parse(out.substr(line), nullptr, false);
   if (j.is_discarded() || j.contains("skipped")) {
-    g_peer_skipped = j.is_discarded() ? "the peer's answer is not JSON" : j["skipped"].get<std::string>();
+    g_peer_skipped = j.is_discarded() ? "the peer's answer is not JSON" : j.at("skipped").get<std::string>();
     return;
   }
   double peak = 0;
   for (const auto& p : j["peak_rss_bytes"]) peak = std::max(peak, p.get<double>());
-  g_rows[row].tokens_per_second.push_back(j["tokens_per_second"].get<double>());
+  g_rows[row].tokens_per_second.push_back(j.at("tokens_per_second").get<double>());
   g_rows[row].peak_rss.push_back(peak);
 }
 

@@ -136,6 +136,14 @@ std::string column_of(const std::string& mode) {
   return mode;
 }
 
+// Why the peer's answer `a` holds no number `key`: its {"failed": reason}, or the answer itself
+// (that column is then left out, not the whole bench); empty when it holds one.
+std::string failure_in(const nlohmann::json& a, const char* key) {
+  if (a.contains("failed") && a.at("failed").is_string()) return a.at("failed").get<std::string>();
+  if (a.contains(key) && a.at(key).is_number()) return {};
+  return "the peer answered " + a.dump().substr(0, 200) + " (no number \"" + key + "\")";
+}
+
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Builds (and compiles) every peer run before the rounds: eager ones first, then each compile
@@ -161,11 +169,12 @@ void prepare_peer(bench::PythonPeer& peer, const std::vector<StepRow>& rows, con
       }
       const nlohmann::json a = peer.ask("prepare " + r.model + " " + r.precision + " " + mode);
       if (a.is_null()) return;  // the peer is gone: skipped() says why
-      if (a.contains("failed")) {
-        why_not[at] = a["failed"].get<std::string>();
+      if (const std::string why = failure_in(a, "prepare_seconds"); !why.empty()) {
+        why_not[at] = why;
         continue;
       }
-      std::printf("peer: %s %s ready in %.1f s\n", r.key().c_str(), mode.c_str(), a["prepare_seconds"].get<double>());
+      std::printf("peer: %s %s ready in %.1f s\n", r.key().c_str(), mode.c_str(),
+                  a.at("prepare_seconds").get<double>());
       std::fflush(stdout);
     }
   }
@@ -202,12 +211,12 @@ void measure_round(int round, const std::vector<StepRow>& rows, const std::map<s
       const nlohmann::json a =
           peer.ask("time " + r.model + " " + r.precision + " " + std::to_string(settings.steps) + " " + mode);
       if (a.is_null()) break;
-      if (a.contains("failed")) {
-        why_not[at] = a["failed"].get<std::string>();
+      if (const std::string why = failure_in(a, "samples_per_second"); !why.empty()) {
+        why_not[at] = why;
         continue;
       }
-      f[r.key()][column_of(mode)].push_back(a["samples_per_second"].get<double>());
-      std::printf(" %s %.0f", column_of(mode).c_str(), a["samples_per_second"].get<double>());
+      f[r.key()][column_of(mode)].push_back(a.at("samples_per_second").get<double>());
+      std::printf(" %s %.0f", column_of(mode).c_str(), a.at("samples_per_second").get<double>());
     }
     std::printf("\n");
     std::fflush(stdout);

@@ -171,10 +171,10 @@ void Torchvision(benchmark::State& state, int workers) {
       state.SetLabel("python peer: skipped (" + python().skipped() + ")");
       continue;
     }
-    const double images = python().hello()["images"].get<double>();
-    record(state, "torchvision/" + std::to_string(workers), images / answer["seconds"].get<double>(),
+    const double images = python().hello().at("images").get<double>();
+    record(state, "torchvision/" + std::to_string(workers), images / answer.at("seconds").get<double>(),
            std::int64_t(images));
-    g_first_batch[workers].push_back(answer["first_batch_seconds"].get<double>());
+    g_first_batch[workers].push_back(answer.at("first_batch_seconds").get<double>());
   }
 }
 
@@ -262,8 +262,8 @@ int main(int argc, char** argv) {
   if (g_python && g_python->ok()) {
     const nlohmann::json& hello = g_python->hello();
     std::printf("torchvision side: torch %s, torchvision %s, Pillow %s, image backend %s\n",
-                hello["torch"].get<std::string>().c_str(), hello["torchvision"].get<std::string>().c_str(),
-                hello["pillow"].get<std::string>().c_str(), hello["image_backend"].get<std::string>().c_str());
+                hello.at("torch").get<std::string>().c_str(), hello.at("torchvision").get<std::string>().c_str(),
+                hello.at("pillow").get<std::string>().c_str(), hello.at("image_backend").get<std::string>().c_str());
   } else if (g_python) {
     std::printf("python peer: skipped (%s)\n", g_python->skipped().c_str());
   }

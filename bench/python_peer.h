@@ -86,7 +86,7 @@ class PythonPeer {
     hello_ = next_answer();
     if (!skipped_.empty()) return;
     if (hello_.contains("skipped")) {
-      skipped_ = hello_["skipped"].get<std::string>();
+      skipped_ = hello_.at("skipped").get<std::string>();
       stop();
     }
   }
@@ -105,7 +105,7 @@ class PythonPeer {
     std::fflush(to_);
     nlohmann::json answer = next_answer();
     if (ok() && answer.contains("error")) {
-      skipped_ = script_ + ": " + answer["error"].get<std::string>();
+      skipped_ = script_ + ": " + answer.at("error").get<std::string>();
       stop();
     }
     return ok() ? answer : nlohmann::json(nullptr);

@@ -240,7 +240,7 @@ StepTime one_step(const std::string& name) {
   // python_channels_last, python_contiguous
   const nlohmann::json answer = python().ask("step " + name.substr(std::string("python_").size()));
   if (answer.is_null()) return {};
-  return {answer["seconds"].get<double>(), answer["cpu_seconds"].get<double>()};
+  return {answer.at("seconds").get<double>(), answer.at("cpu_seconds").get<double>()};
 }
 
 void Step(benchmark::State& state, const std::string& name, bool timed) {
@@ -369,10 +369,10 @@ int main(int argc, char** argv) {
     std::printf("\nparameters: plugtrain resnet18 (stem cifar) %s", with_commas(g_plugtrain_parameters).c_str());
     if (g_python && g_python->ok()) {
       const nlohmann::json& hello = g_python->hello();
-      const std::int64_t theirs = hello["parameters"].get<std::int64_t>();
+      const std::int64_t theirs = hello.at("parameters").get<std::int64_t>();
       std::printf(", torchvision %s (torch %s, torchvision %s, %d threads)", with_commas(theirs).c_str(),
-                  hello["torch"].get<std::string>().c_str(), hello["torchvision"].get<std::string>().c_str(),
-                  hello["threads"].get<int>());
+                  hello.at("torch").get<std::string>().c_str(), hello.at("torchvision").get<std::string>().c_str(),
+                  hello.at("threads").get<int>());
       if (theirs != g_plugtrain_parameters) rc = 1;
     }
     if (g_plugtrain_parameters != kTorchvisionParameters) rc = 1;

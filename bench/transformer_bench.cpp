@@ -165,7 +165,7 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
       const nlohmann::json a = peer.ask(add_command(chosen[i], mode));
       if (!a.is_null() && mode == "eager")
         std::printf("%s: parameters plugtrain %lld, PyTorch %lld\n", chosen[i].label.c_str(),
-                    (long long)ours[i]->built->parameters, (long long)a["parameters"].get<std::int64_t>());
+                    (long long)ours[i]->built->parameters, (long long)a.at("parameters").get<std::int64_t>());
     }
   std::map<std::string, Times> times;
   for (int round = 0; round < o.warmup + o.rounds; ++round) {
@@ -185,8 +185,8 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
       for (const std::string& mode : modes) {
         const nlohmann::json a = peer.ask("step " + r.label + "_" + mode);
         if (a.is_null()) continue;
-        if (timed) times[r.label][mode].push_back(a["seconds"].get<double>());
-        std::printf("  %s %.4f s", mode.c_str(), a["seconds"].get<double>());
+        if (timed) times[r.label][mode].push_back(a.at("seconds").get<double>());
+        std::printf("  %s %.4f s", mode.c_str(), a.at("seconds").get<double>());
       }
       std::printf("\n");
       std::fflush(stdout);
@@ -194,7 +194,8 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
   }
   std::printf("\ntransformers: training throughput, fp32, %d intra-op threads on both sides, median of %d rounds "
               "(rows alternating) after %d warm-up\n", threads, o.rounds, o.warmup);
-  if (peer.ok() && peer.hello().contains("torch")) std::printf("torch %s\n", peer.hello()["torch"].get<std::string>().c_str());
+  if (peer.ok() && peer.hello().contains("torch"))
+    std::printf("torch %s\n", peer.hello().at("torch").get<std::string>().c_str());
   print_table(chosen, times, o.compile);
   if (!peer.ok()) std::printf("PyTorch peer: skipped (%s)\n", peer.skipped().c_str());
   while (!ours.empty()) ours.pop_back();

@@ -183,7 +183,7 @@ int bench_models(const BenchOptions& options, const std::vector<ZooModel>& model
   std::map<std::string, std::int64_t> their_parameters;
   for (const ZooModel& m : models) {
     const nlohmann::json a = peer.ask("add " + m.label + " " + std::to_string(m.batch) + " " + std::to_string(m.size));
-    if (!a.is_null()) their_parameters[m.label] = a["parameters"].get<std::int64_t>();
+    if (!a.is_null()) their_parameters[m.label] = a.at("parameters").get<std::int64_t>();
   }
   const MatmulSpeed speed = matmul_speed();
   const double gflops = speed.best();
@@ -195,7 +195,7 @@ int bench_models(const BenchOptions& options, const std::vector<ZooModel>& model
       const ZooModel& m = models[i];
       const double mine = ours[i]->run->trainer().time_steps(1).at(0);
       double theirs = -1;
-      if (const nlohmann::json a = peer.ask("step " + m.label); !a.is_null()) theirs = a["seconds"].get<double>();
+      if (const nlohmann::json a = peer.ask("step " + m.label); !a.is_null()) theirs = a.at("seconds").get<double>();
       std::printf("%s %d %-16s plugtrain %7.1f  torchvision %7.1f samples/s\n", timed ? "round" : "warmup",
                   timed ? round - options.warmup + 1 : round + 1, m.label.c_str(), double(m.batch) / mine,
                   theirs > 0 ? double(m.batch) / theirs : 0.0);
@@ -212,8 +212,8 @@ int bench_models(const BenchOptions& options, const std::vector<ZooModel>& model
               threads, options.rounds, options.warmup, speed.blas, speed.convolution, gflops);
   for (const std::string& set : options.sets) std::printf("plugtrain rows deviate from the defaults: --set %s\n", set.c_str());
   if (peer.ok() && peer.hello().contains("torch"))
-    std::printf("torch %s, torchvision %s\n", peer.hello()["torch"].get<std::string>().c_str(),
-                peer.hello()["torchvision"].get<std::string>().c_str());
+    std::printf("torch %s, torchvision %s\n", peer.hello().at("torch").get<std::string>().c_str(),
+                peer.hello().at("torchvision").get<std::string>().c_str());
   std::printf("\n  %-16s %5s %9s %8s %11s %11s %9s %9s %8s %8s\n", "model", "batch", "input", "GMAC", "plugtrain",
               "torchvision", "ratio", "per round", "ours/lim", "tv/lim");
   int rc = 0;

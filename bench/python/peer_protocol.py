@@ -2,12 +2,26 @@
 
 import importlib
 import json
+import os
 import sys
 import time
 
+_answers = None
+
 
 def answer(obj):
-    print(json.dumps(obj), flush=True)
+    """Writes obj as one JSON line on the bench's pipe. From the first answer on, that pipe holds
+    answers alone: what anything else in this process prints to standard output (Inductor's
+    autotuning tables, a C library's printf) goes to standard error, so that no line of theirs
+    can be read as an answer (a stray "{...}" once was, gpu_step_bench on an H200)."""
+    global _answers
+    if _answers is None:
+        sys.stdout.flush()
+        _answers = os.fdopen(os.dup(1), "w")
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    _answers.write(json.dumps(obj) + "\n")
+    _answers.flush()
 
 
 def import_or_skip(*names):

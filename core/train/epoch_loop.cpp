@@ -49,10 +49,10 @@ EpochLoop::EpochLoop(const LoopConfig& config, double base_lr, std::int64_t load
 
 // What one call of run() keeps between its steps.
 struct EpochLoop::EpochProgress {
-  EpochProgress(const EpochLoop& loop, LoopState& state)
+  EpochProgress(EpochLoop& loop, LoopState& state)
       : processes(loop.strategy_.processes()),
         sums(loop.task_, loop.device_, state.partial_sums, loop.strategy_.is_rank_zero(),
-             loop.config_.accumulate_steps > 1),
+             loop.config_.accumulate_steps > 1, loop.sum_tensors_),
         groups(state.steps_per_epoch, loop.config_.accumulate_steps, loop.loader_batch_,
                loop.batches_.samples_per_epoch()) {}
   const Clock::time_point start = Clock::now();
@@ -75,6 +75,15 @@ struct EpochLoop::EpochProgress {
 
 EpochTotals EpochLoop::run(LoopState& state) {
   EpochProgress progress(*this, state);
+  // A recorded step adds its figures to these sums (in the same tensors every epoch) inside its
+  // recording; the samples are still counted here (StepOutput::counted).
+  step_.count_with([&sums = progress.sums](const StepOutput& out, const at::Tensor& counted, std::int64_t size) {
+    sums.add_on_device(out, counted, size, /*pending=*/false);
+  });
+  struct Uninstall {  // the sums end with this call: no step may count into them after it
+    TrainStep& step;
+    ~Uninstall() { step.count_with({}); }
+  } uninstall{step_};
   start_epoch(state);
   progress.interval_start = Clock::now();
   for (;;) {
@@ -229,7 +238,10 @@ void EpochLoop::count(const StepOutput& out, const at::Tensor& counted, std::int
     const double loss = out.loss.item<double>();
     if (!std::isfinite(loss)) stop_for_nonfinite(loss, state, "at");
   }
-  progress.sums.count(out, counted, size, pending);
+  if (out.counted)
+    progress.sums.add_seen(size, pending);
+  else
+    progress.sums.count(out, counted, size, pending);
 }
 
 void EpochLoop::log_step(const StepOutput& out, LoopState& state, EpochProgress& progress) {

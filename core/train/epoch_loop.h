@@ -22,6 +22,7 @@
 #include "train/loop_config.h"
 #include "train/loop_state.h"
 #include "train/phase_timer.h"
+#include "train/running_sums.h"
 #include "train/step_groups.h"
 
 namespace plugtrain {
@@ -101,6 +102,7 @@ class EpochLoop {
   HostSyncMeter syncs_;
   BatchHalvingPolicy halving_;
   bool stops_on_nonfinite_;
+  SumTensors sum_tensors_;  // where every epoch's running sums live (running_sums.h)
 };
 
 }  // namespace plugtrain

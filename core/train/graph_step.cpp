@@ -77,8 +77,14 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
   static_batch_.targets.copy_(batch.targets, /*non_blocking=*/true);
   lr_ = lr;
   // Each reads only members: a recorder may keep it and run it again later.
-  auto whole = [this] { static_out_ = TrainStep::run(static_batch_, lr_, nullptr); };
-  auto first_half = [this] { static_out_ = forward_backward_unsynced(static_batch_); };
+  auto whole = [this] {
+    static_out_ = TrainStep::run(static_batch_, lr_, nullptr);
+    count_recorded_step();
+  };
+  auto first_half = [this] {
+    static_out_ = forward_backward_unsynced(static_batch_);
+    count_recorded_step();
+  };
   auto second_half = [this] { optimizer_step(); };
   // Several processes: forward and backward, then (eagerly) the gradients averaged, then the
   // optimizer step; the parts that talk to the other ranks stay out of the recordings.
@@ -86,6 +92,12 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
   if (!step_recorded(split ? std::function<void()>(first_half) : whole, split ? second_half : std::function<void()>()))
     return TrainStep::run(batch, lr, nullptr);  // nothing ran: this batch eagerly, and every later one
   return static_out_;
+}
+
+void GraphStep::count_recorded_step() {
+  if (!counter_) return;
+  counter_(static_out_, static_batch_.targets, static_batch_.targets.size(0));
+  static_out_.counted = true;  // set again by every run of the host code: a recorder may rerun it
 }
 
 // An accumulated step: the group's micro-batches are gathered into static inputs as they come,

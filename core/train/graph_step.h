@@ -94,6 +94,9 @@ class GraphStep : public TrainStep {
   StepOutput run(const data::Batch& batch, double lr, PhaseTimer* timer = nullptr) override;
   StepOutput run_micro(const data::Batch& batch, double lr, const MicroStep& micro, PhaseTimer* timer = nullptr) override;
   const StepOutput& recorded_micro_output(int index) const override;
+  // A whole recorded step adds its figures to the running sums inside its recording, so the
+  // task's statistics and the adds are no launches of their own outside it each step.
+  void count_with(StepCounter counter) override { counter_ = std::move(counter); }
 
   std::int64_t replays() const { return replays_; }
   // Empty while graphs are in use; why they stopped being used otherwise.
@@ -101,6 +104,8 @@ class GraphStep : public TrainStep {
 
  private:
   StepOutput run_recorded(const data::Batch& batch, double lr);
+  // Inside the recorded work, after the step: its figures into the running sums (count_with).
+  void count_recorded_step();
   // A warm-up step, the recording, or a replay of `work` (with several processes, `second_work`
   // after the gradients are averaged). False: the device refused the recording and "auto" goes
   // on eagerly; nothing of `work` ran.
@@ -124,6 +129,7 @@ class GraphStep : public TrainStep {
   double lr_ = 0;             // this step's learning rate (written to the device before a replay)
   data::Batch static_batch_;  // what the recording reads
   StepOutput static_out_;     // what it writes
+  StepCounter counter_;       // may be empty: the epoch loop counts every step
   // Accumulation: the group's micro-batches, recorded as one step, and their outputs.
   bool group_recorded_ = false;  // the group under way is gathered for a recorded step
   std::vector<data::Batch> static_group_;

@@ -9,23 +9,42 @@
 namespace plugtrain {
 
 RunningSums::RunningSums(const Task& task, const DeviceContext& device, const EpochSums& carried, bool carries_them,
-                         bool accumulates)
-    : task_(task), statistics_size_(task.statistics_size(TaskPass::training)) {
-  const at::ScalarType sum_type = device.float64 ? at::kDouble : at::kFloat;
-  loss_sum_ =
-      at::full({}, carries_them ? carried.loss_sum : 0.0, at::TensorOptions().dtype(sum_type).device(device.device));
-  at::Tensor statistics = at::zeros({statistics_size_}, at::TensorOptions().dtype(sum_type));
+                         bool accumulates, SumTensors& tensors)
+    : task_(task),
+      statistics_size_(task.statistics_size(TaskPass::training)),
+      loss_sum_(tensors.loss_sum),
+      statistics_(tensors.statistics),
+      pending_loss_(tensors.pending_loss),
+      pending_statistics_(tensors.pending_statistics) {
+  at::NoGradGuard no_grad;
+  const at::TensorOptions options =
+      at::TensorOptions().dtype(device.float64 ? at::kDouble : at::kFloat).device(device.device);
+  if (!loss_sum_.defined()) {
+    loss_sum_ = at::empty({}, options);
+    statistics_ = at::empty({statistics_size_}, options);
+  }
+  loss_sum_.fill_(carries_them ? carried.loss_sum : 0.0);
   if (carries_them && std::int64_t(carried.statistics.size()) == statistics_size_)
-    statistics = at::tensor(carried.statistics, at::kDouble).to(sum_type);
-  statistics_ = statistics.to(device.device);
+    statistics_.copy_(at::tensor(carried.statistics, at::kDouble));
+  else
+    statistics_.zero_();
   seen_ = carried_seen_ = carries_them ? carried.seen : 0;
   if (accumulates) {
-    pending_loss_ = at::zeros_like(loss_sum_);
-    pending_statistics_ = at::zeros_like(statistics_);
+    if (!pending_loss_.defined()) {
+      pending_loss_ = at::empty_like(loss_sum_);
+      pending_statistics_ = at::empty_like(statistics_);
+    }
+    pending_loss_.zero_();
+    pending_statistics_.zero_();
   }
 }
 
 void RunningSums::count(const StepOutput& out, const at::Tensor& counted, std::int64_t size, bool pending) {
+  add_on_device(out, counted, size, pending);
+  add_seen(size, pending);
+}
+
+void RunningSums::add_on_device(const StepOutput& out, const at::Tensor& counted, std::int64_t size, bool pending) {
   // As few small ops as possible: each costs a dispatch on the hot path.
   at::NoGradGuard no_grad;
   (pending ? pending_loss_ : loss_sum_).add_(out.loss.detach(), double(size));
@@ -37,7 +56,6 @@ void RunningSums::count(const StepOutput& out, const at::Tensor& counted, std::i
     for (const auto& [name, t] : out.more) more[name] = t.detach();
     sums.add_(task_.statistics(TaskPass::training, out.logits.detach(), counted, more));
   }
-  (pending ? pending_seen_ : seen_) += size;
 }
 
 void RunningSums::commit_pending() {

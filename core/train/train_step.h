@@ -3,6 +3,7 @@
 // an out-of-memory retry or a per-phase timer replaces or wraps this one class.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -34,7 +35,14 @@ struct StepOutput {
   at::Tensor logits;  // the model's outputs, on the device ((batch, classes) for classification)
   TensorMap more;     // its other named outputs, for a batch with fields (output_lengths, ...)
   bool skipped = false;  // train.on_nonfinite = "skip_step" dropped it: nan or inf in the loss or gradients
+  // Its loss and statistics are already in the epoch's running sums: a recorded step adds them
+  // on the device inside its recording (graph_step.h), so only its samples are left to count.
+  bool counted = false;
 };
+
+// Adds a whole step's figures (`size` samples, hard targets `counted`) to the epoch's running
+// sums on the device (RunningSums::add_on_device), for a step that counts them itself.
+using StepCounter = std::function<void(const StepOutput& out, const at::Tensor& counted, std::int64_t size)>;
 
 // One micro-batch of an accumulated step (train.accumulate_steps): its gradients add to the
 // ones before it, its loss counts `loss_weight` of the step's (its share of the samples), the
@@ -67,6 +75,9 @@ class TrainStep {
   // After the last micro-batch of a group: the output of micro-batch `index` of it, where
   // run_micro returned none. Valid until the next step.
   virtual const StepOutput& recorded_micro_output(int index) const;
+  // How a step that counts its own figures adds them (its outputs say `counted`); this step
+  // leaves them to the epoch loop and ignores it.
+  virtual void count_with(StepCounter) {}
 
  protected:
   torch::optim::Optimizer& optimizer() { return optimizer_; }

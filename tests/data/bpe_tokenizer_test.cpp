@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "readers/bpe_tokenizer.h"
+#include "support/jargon_experiment.h"
 #include "support/run_process.h"
 
 namespace bundled_datasets {
@@ -26,7 +27,7 @@ namespace fs = std::filesystem;
 using plugtrain::testing::run_process;
 using plugtrain::testing::slurp;
 
-const char* kJargonGzip = "/usr/share/doc/jargon-text/jargon.txt.gz";
+const char* const kJargonGzip = plugtrain::testing::kJargonTextFile;
 // Python's side, beside this file's folder (the test binary has no source-folder define of its own).
 const fs::path kReference = fs::path(__FILE__).parent_path().parent_path() / "python" / "bpe_reference.py";
 

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "readers/sentencepiece_tokenizer.h"
+#include "support/jargon_experiment.h"
 #include "support/run_process.h"
 #include "support/temp_dir.h"
 
@@ -23,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* kJargon = "/usr/share/doc/jargon-text/jargon.txt.gz";
+const char* const kJargon = plugtrain::testing::kJargonTextFile;
 
 std::string read_all(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);

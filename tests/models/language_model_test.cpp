@@ -15,6 +15,7 @@
 
 #include "support/experiment_folder.h"
 #include "support/experiment_toml.h"
+#include "support/jargon_experiment.h"
 #include "support/metrics_csv.h"
 
 namespace plugtrain {
@@ -25,7 +26,7 @@ using testing::ExperimentFolderTest;
 using testing::ProcessResult;
 using testing::slurp;
 
-constexpr const char* kJargon = "/usr/share/doc/jargon-text/jargon.txt.gz";
+const char* const kJargon = testing::kJargonTextFile;
 // The Python twins' sizes (tests/python/transformer_reference.py).
 constexpr int kVocab = 50, kContext = 16, kBatch = 8, kSteps = 10;
 

@@ -2,13 +2,16 @@
 // the host CPU, for the transformers' and the sub-word vocabularies' end-to-end tests.
 #pragma once
 
+#include <cstdlib>
 #include <string>
 
 #include "support/experiment_toml.h"
 
 namespace plugtrain::testing {
 
-inline constexpr const char* kJargonTextFile = "/usr/share/doc/jargon-text/jargon.txt.gz";
+// Debian's path; JARGON_TEXT names another (the GPU machine's unpacked copy, scripts/gpu-session).
+inline const char* const kJargonTextFile =
+    std::getenv("JARGON_TEXT") ? std::getenv("JARGON_TEXT") : "/usr/share/doc/jargon-text/jargon.txt.gz";
 
 // The run's frame: a test sets the model's size, the [dataset] keys and the recipe.
 inline ExperimentToml jargon_gpt(const std::string& name) {

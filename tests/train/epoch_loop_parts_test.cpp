@@ -85,10 +85,11 @@ class RunningSumsTest : public ::testing::Test {
   std::unique_ptr<Task> task_;
   DeviceContext device_;
   OneProcess strategy_;
+  SumTensors tensors_, other_tensors_;
 };
 
 TEST_F(RunningSumsTest, SumTheLossBySamplesAndTheTasksStatistics) {
-  RunningSums sums(*task_, device_, EpochSums{}, true, false);
+  RunningSums sums(*task_, device_, EpochSums{}, true, false, tensors_);
   sums.count(output(2.0, 4), at::zeros({4}, at::kLong), 4, /*pending=*/false);
   sums.count(output(1.0, 2), at::ones({2}, at::kLong), 2, /*pending=*/false);
   EXPECT_EQ(sums.seen_here(), 6);
@@ -100,7 +101,7 @@ TEST_F(RunningSumsTest, SumTheLossBySamplesAndTheTasksStatistics) {
 }
 
 TEST_F(RunningSumsTest, APendingGroupCountsOnlyOnceItsStepIsTaken) {
-  RunningSums sums(*task_, device_, EpochSums{}, true, /*accumulates=*/true);
+  RunningSums sums(*task_, device_, EpochSums{}, true, /*accumulates=*/true, tensors_);
   sums.count(output(5.0, 4), at::zeros({4}, at::kLong), 4, /*pending=*/true);
   EXPECT_EQ(sums.seen_here(), 0) << "pending until the group's step";
   sums.drop_pending();  // a skipped step
@@ -116,13 +117,37 @@ TEST_F(RunningSumsTest, AResumedEpochStartsFromItsCarriedSumsOnOneProcessOnly) {
   carried.loss_sum = 10;
   carried.seen = 5;
   carried.statistics = std::vector<double>(task_->statistics_size(TaskPass::training), 1.0);
-  RunningSums carrier(*task_, device_, carried, /*carries_them=*/true, false);
+  RunningSums carrier(*task_, device_, carried, /*carries_them=*/true, false, tensors_);
   carrier.count(output(1.0, 3), at::zeros({3}, at::kLong), 3, false);
   EXPECT_EQ(carrier.seen_here(), 3) << "the carried samples are not this pass's";
   EXPECT_DOUBLE_EQ(carrier.totals(strategy_).loss_sum, 13);
   EXPECT_DOUBLE_EQ(carrier.totals(strategy_).seen, 8);
-  RunningSums other(*task_, device_, carried, /*carries_them=*/false, false);
+  RunningSums other(*task_, device_, carried, /*carries_them=*/false, false, other_tensors_);
   EXPECT_DOUBLE_EQ(other.totals(strategy_).loss_sum, 0) << "another process's sums start at zero";
+}
+
+// A recorded step adds into the sums' tensors inside its recording (graph_step.h), so every
+// epoch must sum in the same memory, starting again from zero; its device and host parts
+// together are one count().
+TEST_F(RunningSumsTest, EveryEpochSumsInTheSameTensorsFromZeroAndTheTwoPartsMakeOneCount) {
+  const void* loss_memory = nullptr;
+  {
+    RunningSums first(*task_, device_, EpochSums{}, true, false, tensors_);
+    first.count(output(3.0, 4), at::zeros({4}, at::kLong), 4, false);
+    loss_memory = tensors_.loss_sum.data_ptr();
+  }
+  RunningSums second(*task_, device_, EpochSums{}, true, false, tensors_);
+  EXPECT_EQ(tensors_.loss_sum.data_ptr(), loss_memory) << "a recording adds into this memory";
+  EXPECT_DOUBLE_EQ(second.totals(strategy_).loss_sum, 0) << "a new epoch starts from zero";
+  second.add_on_device(output(2.0, 4), at::zeros({4}, at::kLong), 4, false);
+  EXPECT_EQ(second.seen_here(), 0) << "the samples are the host's part";
+  second.add_seen(4, false);
+  RunningSums whole(*task_, device_, EpochSums{}, true, false, other_tensors_);
+  whole.count(output(2.0, 4), at::zeros({4}, at::kLong), 4, false);
+  const SummedFigures parts = second.totals(strategy_), one = whole.totals(strategy_);
+  EXPECT_EQ(parts.loss_sum, one.loss_sum);
+  EXPECT_EQ(parts.seen, one.seen);
+  EXPECT_EQ(parts.statistics, one.statistics);
 }
 
 LoopState failing_step(std::int64_t step_batch) {

@@ -6,6 +6,7 @@
 // with real CUDA graphs in cuda_test.cpp.
 // ctest-label: unit
 // ctest-label GraphRunTest: e2e
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/optim/adam.h>
@@ -35,6 +37,13 @@ using ::testing::HasSubstr;
 using testing::run_process;
 using testing::shell_quote;
 
+// True while the step's recorded work (or a warm-up of it) runs.
+std::atomic<bool> g_in_recorded_work{false};
+struct InRecordedWork {
+  InRecordedWork() { g_in_recorded_work = true; }
+  ~InRecordedWork() { g_in_recorded_work = false; }
+};
+
 // Keeps the recorded work and reruns it on replay; counts what it was asked to do.
 struct Recorder : GraphCapture {
   struct Counts {
@@ -43,6 +52,7 @@ struct Recorder : GraphCapture {
   Recorder(Counts& counts, bool refuse) : counts_(counts), refuse_(refuse) {}
   void warm_up(const std::function<void()>& work) override {
     ++counts_.warm_ups;
+    InRecordedWork inside;
     work();
   }
   void capture(const std::function<void()>& work) override {
@@ -52,6 +62,7 @@ struct Recorder : GraphCapture {
   }
   void replay() override {
     ++counts_.replays;
+    InRecordedWork inside;
     recorded_();
   }
   Counts& counts_;
@@ -133,6 +144,53 @@ TEST_F(GraphFitTest, ReplayedStepsGiveTheEagerLossCurveAndStepCounts) {
   EXPECT_EQ(replayed.graph_fallback, "");
   EXPECT_EQ(first_parameter_step(), eager_steps) << "the host step counts a checkpoint stores";
   EXPECT_EQ(eager_steps, 21);
+}
+
+// Counts one operator's calls outside the step's recorded work (LibTorch's RecordFunction).
+class CallsOutsideTheRecording {
+ public:
+  explicit CallsOutsideTheRecording(std::string op) : op_(std::move(op)) {
+    handle_ = at::addGlobalCallback(
+        at::RecordFunctionCallback([](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+          if (!g_in_recorded_work && fn.name() == watched_) ++calls_;
+          return nullptr;
+        }));
+    watched_ = op_;
+    calls_ = 0;
+  }
+  ~CallsOutsideTheRecording() { at::removeCallback(handle_); }
+  int calls() const { return calls_; }
+
+ private:
+  std::string op_;
+  at::CallbackHandle handle_;
+  static inline std::string watched_;
+  static inline std::atomic<int> calls_{0};
+};
+
+// A replayed step adds its loss and accuracy to the epoch's running sums inside its recording:
+// on a GPU those adds and the task's statistics are no launches of their own beside the graph's.
+// Outside the recorded work only the eager steps (the 3 partial batches) and the evaluations
+// compute the training accuracy's argmax, and the epoch figures stay the eager run's.
+TEST_F(GraphFitTest, ReplayedStepsCountTheirFiguresInsideTheRecording) {
+  int eager_outside = 0, replayed_outside = 0;
+  TrainSummary eager, replayed;
+  {
+    CallsOutsideTheRecording argmax("aten::argmax");
+    eager = fit(false);
+    eager_outside = argmax.calls();
+  }
+  {
+    CallsOutsideTheRecording argmax("aten::argmax");
+    replayed = fit(true);
+    replayed_outside = argmax.calls();
+  }
+  ASSERT_EQ(counts_.warm_ups + counts_.replays, 18) << "every full batch ran as recorded work";
+  EXPECT_GT(eager_outside, 21) << "21 training steps and the evaluations";
+  EXPECT_EQ(replayed_outside, eager_outside - 18) << "the 18 full steps counted inside the recorded work";
+  expect_same_curves(eager, replayed);
+  for (std::size_t i = 0; i < eager.epochs.size(); ++i)
+    EXPECT_NEAR(*eager.epochs[i].metric("train_accuracy"), *replayed.epochs[i].metric("train_accuracy"), 1e-9) << i;
 }
 
 // train.accumulate_steps = 2: each group of two full micro-batches is one recording, replayed
