@@ -28,6 +28,7 @@ class PluginTask : public SpecifiedTask {
   }
 
   std::int64_t statistics_size(TaskPass pass) const override { return functions_->statistics_size(pass); }
+  bool statistics_recordable() const override { return false; }  // task.h: a plugin's may copy from the host
 
   at::Tensor statistics(TaskPass pass, const at::Tensor& outputs, const at::Tensor& targets) const override {
     return checked(pass, outputs, functions_->statistics(pass, named(outputs, {}), targets));

@@ -71,6 +71,12 @@ class Task {
     return {};
   }
 
+  // Whether a recorded step (train.graphs) may compute the training statistics inside its
+  // recording, adding them to the running sums there: the built-in tasks' use device operations
+  // alone. A plugin's are computed after the replay instead, so that one that copies from the
+  // host (a stream sync, which a recording cannot hold) still trains with graphs.
+  virtual bool statistics_recordable() const { return true; }
+
   // Moves what the loss keeps (class weights) to the training device, once, before the first step.
   virtual void to(c10::Device device) { (void)device; }
 

@@ -76,11 +76,13 @@ struct EpochLoop::EpochProgress {
 EpochTotals EpochLoop::run(LoopState& state) {
   EpochProgress progress(*this, state);
   // A recorded step adds its figures to these sums (in the same tensors every epoch) inside its
-  // recording; the samples are still counted here (StepOutput::counted).
-  step_.count_with([&sums = progress.sums](const StepOutput& out, const at::Tensor& counted, std::int64_t size) {
-    sums.add_on_device(out, counted, size, /*pending=*/false);
-  });
-  struct Uninstall {  // the sums end with this call: no step may count into them after it
+  // recording; the samples are still counted here (StepOutput::counted). Mixed batches count
+  // other targets than their own, but mixup keeps graphs off (run/device_decisions.cpp).
+  if (task_.statistics_recordable() && !extras_.mixer)
+    step_.count_with([&sums = progress.sums](const StepOutput& out, const at::Tensor& counted, std::int64_t size) {
+      sums.add_on_device(out, counted, size, /*pending=*/false);
+    });
+  struct Uninstall {  // the counter refers to this call's sums: no host code may call it after it
     TrainStep& step;
     ~Uninstall() { step.count_with({}); }
   } uninstall{step_};

@@ -95,8 +95,16 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
 }
 
 void GraphStep::count_recorded_step() {
-  if (!counter_) return;
-  counter_(static_out_, static_batch_.targets, static_batch_.targets.size(0));
+  if (!counter_ || static_out_.skipped) return;
+  try {
+    counter_(static_out_, static_batch_.targets, static_batch_.targets.size(0));
+  } catch (const c10::OutOfMemoryError& error) {
+    // After the optimizer step (a warm-up step runs eagerly): the batch must not be retried.
+    throw OptimizerOutOfMemory(
+        "out of memory counting the step's figures after its optimizer step; the batch cannot be "
+        "retried: resume from the last checkpoint with a smaller data.batch_size (" +
+        first_line(error.what()) + ")");
+  }
   static_out_.counted = true;  // set again by every run of the host code: a recorder may rerun it
 }
 

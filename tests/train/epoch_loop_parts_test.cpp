@@ -150,6 +150,26 @@ TEST_F(RunningSumsTest, EveryEpochSumsInTheSameTensorsFromZeroAndTheTwoPartsMake
   EXPECT_EQ(parts.statistics, one.statistics);
 }
 
+// The same tensors after a resumed epoch's carried sums and a pending group: the next epoch and
+// its pending group start from zero again.
+TEST_F(RunningSumsTest, AnEpochAfterCarriedSumsAndAPendingGroupStartsFromZero) {
+  EpochSums carried;
+  carried.loss_sum = 10;
+  carried.seen = 5;
+  carried.statistics = std::vector<double>(task_->statistics_size(TaskPass::training), 1.0);
+  {
+    RunningSums resumed(*task_, device_, carried, /*carries_them=*/true, /*accumulates=*/true, tensors_);
+    resumed.count(output(1.0, 3), at::zeros({3}, at::kLong), 3, /*pending=*/true);  // left pending
+    EXPECT_DOUBLE_EQ(resumed.totals(strategy_).loss_sum, 10);
+  }
+  RunningSums next(*task_, device_, EpochSums{}, true, /*accumulates=*/true, tensors_);
+  next.commit_pending();  // what the last epoch left pending is gone
+  const SummedFigures t = next.totals(strategy_);
+  EXPECT_DOUBLE_EQ(t.loss_sum, 0);
+  EXPECT_DOUBLE_EQ(t.seen, 0);
+  EXPECT_EQ(t.statistics, std::vector<double>(t.statistics.size(), 0.0));
+}
+
 LoopState failing_step(std::int64_t step_batch) {
   LoopState state;
   state.epoch = 2;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -150,13 +151,14 @@ TEST_F(GraphFitTest, ReplayedStepsGiveTheEagerLossCurveAndStepCounts) {
 class CallsOutsideTheRecording {
  public:
   explicit CallsOutsideTheRecording(std::string op) : op_(std::move(op)) {
-    handle_ = at::addGlobalCallback(
-        at::RecordFunctionCallback([](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
-          if (!g_in_recorded_work && fn.name() == watched_) ++calls_;
-          return nullptr;
-        }));
     watched_ = op_;
     calls_ = 0;
+    handle_ = at::addGlobalCallback(
+        at::RecordFunctionCallback([](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+          // The training thread's ops only: the loader's threads never compute the statistics.
+          if (std::this_thread::get_id() == trainer_thread_ && !g_in_recorded_work && fn.name() == watched_) ++calls_;
+          return nullptr;
+        }));
   }
   ~CallsOutsideTheRecording() { at::removeCallback(handle_); }
   int calls() const { return calls_; }
@@ -166,6 +168,7 @@ class CallsOutsideTheRecording {
   at::CallbackHandle handle_;
   static inline std::string watched_;
   static inline std::atomic<int> calls_{0};
+  static inline const std::thread::id trainer_thread_ = std::this_thread::get_id();  // fit() runs on the test's thread
 };
 
 // A replayed step adds its loss and accuracy to the epoch's running sums inside its recording:
