@@ -173,8 +173,8 @@ void prepare_peer(bench::PythonPeer& peer, const std::vector<StepRow>& rows, con
         why_not[at] = why;
         continue;
       }
-      std::printf("peer: %s %s ready in %.1f s\n", r.key().c_str(), mode.c_str(),
-                  a.at("prepare_seconds").get<double>());
+      const double seconds = a.at("prepare_seconds").get<double>();
+      std::printf("peer: %s %s ready in %.1f s\n", r.key().c_str(), mode.c_str(), seconds);
       std::fflush(stdout);
     }
   }
@@ -215,8 +215,9 @@ void measure_round(int round, const std::vector<StepRow>& rows, const std::map<s
         why_not[at] = why;
         continue;
       }
-      f[r.key()][column_of(mode)].push_back(a.at("samples_per_second").get<double>());
-      std::printf(" %s %.0f", column_of(mode).c_str(), a.at("samples_per_second").get<double>());
+      const double samples_per_second = a.at("samples_per_second").get<double>();
+      f[r.key()][column_of(mode)].push_back(samples_per_second);
+      std::printf(" %s %.0f", column_of(mode).c_str(), samples_per_second);
     }
     std::printf("\n");
     std::fflush(stdout);

@@ -240,10 +240,7 @@ void EpochLoop::count(const StepOutput& out, const at::Tensor& counted, std::int
     const double loss = out.loss.item<double>();
     if (!std::isfinite(loss)) stop_for_nonfinite(loss, state, "at");
   }
-  if (out.counted)
-    progress.sums.add_seen(size, pending);
-  else
-    progress.sums.count(out, counted, size, pending);
+  progress.sums.count(out, counted, size, pending);
 }
 
 void EpochLoop::log_step(const StepOutput& out, LoopState& state, EpochProgress& progress) {

@@ -40,7 +40,7 @@ RunningSums::RunningSums(const Task& task, const DeviceContext& device, const Ep
 }
 
 void RunningSums::count(const StepOutput& out, const at::Tensor& counted, std::int64_t size, bool pending) {
-  add_on_device(out, counted, size, pending);
+  if (!out.counted) add_on_device(out, counted, size, pending);  // else its recording added them
   add_seen(size, pending);
 }
 

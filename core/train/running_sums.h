@@ -41,11 +41,12 @@ class RunningSums {
               bool accumulates, SumTensors& tensors);
 
   // A part of a step (`size` samples, its hard targets `counted`) into the epoch's sums, or into
-  // the pending group's: add_on_device and add_seen.
+  // the pending group's: add_on_device (unless `out` says its recording did: StepOutput::counted)
+  // and add_seen.
   void count(const StepOutput& out, const at::Tensor& counted, std::int64_t size, bool pending);
   // Its device part alone: what a recorded step runs inside its recording.
   void add_on_device(const StepOutput& out, const at::Tensor& counted, std::int64_t size, bool pending);
-  // Its host part alone: for a step whose recording added its figures (StepOutput::counted).
+  // Its host part alone.
   void add_seen(std::int64_t size, bool pending) { (pending ? pending_seen_ : seen_) += size; }
   void commit_pending();  // the group's optimizer step was taken
   void drop_pending();    // it was skipped

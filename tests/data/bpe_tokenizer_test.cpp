@@ -24,10 +24,10 @@ namespace bundled_datasets {
 namespace {
 
 namespace fs = std::filesystem;
+using plugtrain::testing::kJargonTextFile;
 using plugtrain::testing::run_process;
 using plugtrain::testing::slurp;
 
-const char* const kJargonGzip = plugtrain::testing::kJargonTextFile;
 // Python's side, beside this file's folder (the test binary has no source-folder define of its own).
 const fs::path kReference = fs::path(__FILE__).parent_path().parent_path() / "python" / "bpe_reference.py";
 
@@ -39,12 +39,12 @@ std::vector<std::int64_t> ids_in(const fs::path& file) {
 class BpeParity : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!fs::exists(kJargonGzip)) return;
+    if (!fs::exists(kJargonTextFile)) return;
     dir_ = fs::temp_directory_path() / ("plugtrain-bpe-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     text_file_ = dir_ / "jargon.txt";
-    ASSERT_EQ(run_process("gunzip -c " + std::string(kJargonGzip) + " > " + text_file_.string()).exit_code, 0);
+    ASSERT_EQ(run_process("gunzip -c " + std::string(kJargonTextFile) + " > " + text_file_.string()).exit_code, 0);
     const auto r = run_process(std::string(PLUGTRAIN_PYTHON) + " " + kReference.string() + " " + text_file_.string() +
                                " " + dir_.string());
     ASSERT_EQ(r.exit_code, 0) << r.out;

@@ -23,8 +23,7 @@ namespace bundled_datasets {
 namespace {
 
 namespace fs = std::filesystem;
-
-const char* const kJargon = plugtrain::testing::kJargonTextFile;
+using plugtrain::testing::kJargonTextFile;
 
 std::string read_all(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -36,11 +35,11 @@ std::string read_all(const fs::path& file) {
 class SentencePieceParity : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!fs::exists(kJargon)) GTEST_SKIP() << "Debian's jargon-text is not installed";
+    if (!fs::exists(kJargonTextFile)) GTEST_SKIP() << "Debian's jargon-text is not installed";
     text_file_ = dir_.path() / "jargon.txt";
-    ASSERT_EQ(
-        plugtrain::testing::run_process("gunzip -c " + std::string(kJargon) + " > " + text_file_.string()).exit_code,
-        0);
+    ASSERT_EQ(plugtrain::testing::run_process("gunzip -c " + std::string(kJargonTextFile) + " > " + text_file_.string())
+                  .exit_code,
+              0);
     text_ = read_all(text_file_);
   }
   plugtrain::testing::TempDir dir_;

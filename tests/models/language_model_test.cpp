@@ -26,7 +26,6 @@ using testing::ExperimentFolderTest;
 using testing::ProcessResult;
 using testing::slurp;
 
-const char* const kJargon = testing::kJargonTextFile;
 // The Python twins' sizes (tests/python/transformer_reference.py).
 constexpr int kVocab = 50, kContext = 16, kBatch = 8, kSteps = 10;
 
@@ -177,8 +176,8 @@ class JargonRun : public ExperimentFolderTest {
  protected:
   JargonRun() : ExperimentFolderTest("jargon_run", "") {}
   void SetUp() override {
-    if (!fs::exists(kJargon))
-      GTEST_SKIP() << kJargon << " is missing: install Debian's jargon-text (scripts/setup does)";
+    if (!fs::exists(testing::kJargonTextFile))
+      GTEST_SKIP() << testing::kJargonTextFile << " is missing: install Debian's jargon-text (scripts/setup does)";
     ExperimentFolderTest::SetUp();
   }
 };
