@@ -20,6 +20,7 @@
 #include "run/build.h"
 #include "run/plan.h"
 #include "run/validate.h"
+#include "train/step_timer.h"
 
 namespace plugtrain::bench {
 
@@ -115,6 +116,17 @@ struct DefaultRun {
   std::ostringstream log;  // the run's log: its callbacks write here as long as it trains
   std::unique_ptr<BuiltRun> built;
   Trainer& trainer() { return *built->trainer; }
+  // The mean seconds of `steps` more training steps, from one StepTimer kept for the bench's life:
+  // a row timed a step or a few per round (rows alternating) takes warm steps with the same
+  // loader and step object every round, as a run does, not a new loader's first batch.
+  double step_seconds(std::int64_t steps = 1) {
+    if (!timer) timer = trainer().step_timer();
+    const std::vector<double> each = timer->time(steps);
+    double sum = 0;
+    for (double s : each) sum += s;
+    return sum / double(each.size());
+  }
+  std::unique_ptr<StepTimer> timer;  // declared after `built`: it goes first
 };
 
 inline std::unique_ptr<DefaultRun> build_default_run(const std::filesystem::path& experiment,

@@ -6,7 +6,7 @@
 //     planned and built by the run's own stages, every other setting the default: channels-last,
 //     the fused SGD, the host heap keeping freed memory; synthetic uint8 CIFAR-shaped data with
 //     random_crop + horizontal_flip, batches made on the training thread as the CPU backend
-//     asks), one step being Trainer::time_steps(1),
+//     asks), one step being DefaultRun::step_seconds(),
 //   - the same with train.memory_format = "contiguous" (the one deviation, named in its row),
 //   - a bare LibTorch loop with the same model on normalised float batches, contiguous (NCHW)
 //     and channels_last (model and batches),
@@ -166,7 +166,7 @@ struct TrainerRun {
                                                                     : std::vector<std::string>{})) {}
   // One step as the Trainer times it: the batch made by its BatchLoader (crop + flip +
   // normalise on the training thread, as the CPU backend asks), forward, backward, SGD.
-  double step() { return run->trainer().time_steps(1).at(0); }
+  double step() { return run->step_seconds(); }
 };
 
 std::map<std::string, std::vector<double>> g_step_seconds;  // row -> the timed steps' wall times

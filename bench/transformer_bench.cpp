@@ -5,8 +5,9 @@
 //   plugtrain  an experiment validated, planned and built by the run's own stages (task
 //              language_model on a tokens folder of random ids, or fashion-mnist-shaped synthetic
 //              images), AdamW lr 1e-3 betas (0.9, 0.99) weight decay 0.1 on matrices only
-//              (optim.decay = "matrices"), gradient clipping 1, fp32; one step is
-//              Trainer::time_steps(1): the batch, forward, backward, clipping, optimizer.
+//              (optim.decay = "matrices"), gradient clipping 1, fp32; a step is the batch,
+//              forward, backward, clipping and optimizer, from a StepTimer kept for the whole
+//              bench (DefaultRun::step_seconds), so every round's steps are warm.
 //   PyTorch    bench/python/transformer_peer.py: the twins of python/transformer_twins.py
 //              (nanoGPT's GPT, the ViT) with torch.optim.AdamW in the same two groups,
 //              clip_grad_norm_, eager; and the same under torch.compile (compiled in warm-up).
@@ -16,9 +17,10 @@
 // heads 4, batch 64).
 //
 // --unfused adds a third side, the same experiment with model.fused = false (ATen's ops one by one
-// instead of plugins/models/fused_ops.h, the default), timed in the same rounds.
+// instead of plugins/models/fused_ops.h, the default), timed in the same rounds. --steps N (3):
+// each side trains N steps in a row per round, and its figure for the round is their mean.
 //
-//   transformer_bench [--rounds N] [--warmup N] [--only label,label] [--no-compile] [--unfused]
+//   transformer_bench [--rounds N] [--warmup N] [--steps N] [--only label,label] [--no-compile] [--unfused]
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -85,7 +87,7 @@ std::string experiment_text(const Row& r, const std::filesystem::path& tokens, b
 }
 
 struct BenchOptions {
-  int rounds = 5, warmup = 2;
+  int rounds = 5, warmup = 2, steps = 3;
   bool compile = true, unfused = false;
   std::vector<std::string> only;
 };
@@ -95,6 +97,8 @@ BenchOptions parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) o.rounds = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) o.warmup = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc)
+      o.steps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-compile")) o.compile = false;
     else if (!std::strcmp(argv[i], "--unfused"))
       o.unfused = true;
@@ -102,14 +106,14 @@ BenchOptions parse(int argc, char** argv) {
       std::stringstream list(argv[++i]);
       for (std::string name; std::getline(list, name, ',');) o.only.push_back(name);
     } else {
-      std::fprintf(
-          stderr,
-          "usage: transformer_bench [--rounds N] [--warmup N] [--only label,label] [--no-compile] [--unfused]\n");
+      std::fprintf(stderr,
+                   "usage: transformer_bench [--rounds N] [--warmup N] [--steps N] [--only label,label] [--no-compile] "
+                   "[--unfused]\n");
       std::exit(2);
     }
   }
-  if (o.rounds < 1 || o.warmup < 0) {
-    std::fprintf(stderr, "transformer_bench: --rounds must be >= 1 and --warmup >= 0\n");
+  if (o.rounds < 1 || o.warmup < 0 || o.steps < 1) {
+    std::fprintf(stderr, "transformer_bench: --rounds and --steps must be >= 1, --warmup >= 0\n");
     std::exit(2);
   }
   return o;
@@ -121,7 +125,7 @@ std::string add_command(const Row& r, const std::string& mode) {
   return c;
 }
 
-// Seconds of one step of each side, by side ("plugtrain", "unfused", "eager", "compile").
+// Seconds of one step of each side (a round's mean), by side ("plugtrain", "unfused", "eager", "compile").
 using Times = std::map<std::string, std::vector<double>>;
 
 void print_table(const std::vector<Row>& chosen, std::map<std::string, Times>& times, bool compile) {
@@ -178,12 +182,12 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
       std::vector<std::pair<std::string, bench::DefaultRun*>> sides{{"plugtrain", ours[i].get()}};
       if (o.unfused) sides.insert(round % 2 ? sides.end() : sides.begin(), {"unfused", unfused[i].get()});
       for (const auto& [side, run] : sides) {
-        const double seconds = run->trainer().time_steps(1).at(0);
+        const double seconds = run->step_seconds(o.steps);
         if (timed) times[r.label][side].push_back(seconds);
         std::printf("  %s %.4f s", side.c_str(), seconds);
       }
       for (const std::string& mode : modes) {
-        const nlohmann::json a = peer.ask("step " + r.label + "_" + mode);
+        const nlohmann::json a = peer.ask("step " + r.label + "_" + mode + " " + std::to_string(o.steps));
         if (a.is_null()) continue;
         if (timed) times[r.label][mode].push_back(a.at("seconds").get<double>());
         std::printf("  %s %.4f s", mode.c_str(), a.at("seconds").get<double>());
@@ -192,8 +196,10 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
       std::fflush(stdout);
     }
   }
-  std::printf("\ntransformers: training throughput, fp32, %d intra-op threads on both sides, median of %d rounds "
-              "(rows alternating) after %d warm-up\n", threads, o.rounds, o.warmup);
+  std::printf(
+      "\ntransformers: training throughput, fp32, %d intra-op threads on both sides, median of %d rounds "
+      "(rows alternating; a round's figure: the mean of %d steps in a row) after %d warm-up\n",
+      threads, o.rounds, o.steps, o.warmup);
   if (peer.ok() && peer.hello().contains("torch"))
     std::printf("torch %s\n", peer.hello().at("torch").get<std::string>().c_str());
   print_table(chosen, times, o.compile);

@@ -8,7 +8,7 @@
 //              bench` do), every other setting the default: on the CPU backend that is
 //              channels-last for these convolutional models, the fused SGD, fp32, the loader
 //              making each batch (normalise) on the training thread. One step is
-//              Trainer::time_steps(1): the batch, forward, backward, optimizer.
+//              DefaultRun::step_seconds(): the batch, forward, backward, optimizer.
 //   torchvision  bench/python/zoo_peer.py: torchvision.models.<name>(num_classes=10) (ResNet-18
 //              in CIFAR form: conv1 3x3 stride 1, no max-pool), channels_last model and
 //              normalised float batches, torch.optim.SGD with the same settings, eager.
@@ -193,7 +193,7 @@ int bench_models(const BenchOptions& options, const std::vector<ZooModel>& model
     const bool timed = round >= options.warmup;
     for (std::size_t i = 0; i < models.size(); ++i) {
       const ZooModel& m = models[i];
-      const double mine = ours[i]->run->trainer().time_steps(1).at(0);
+      const double mine = ours[i]->run->step_seconds();
       double theirs = -1;
       if (const nlohmann::json a = peer.ask("step " + m.label); !a.is_null()) theirs = a.at("seconds").get<double>();
       std::printf("%s %d %-16s plugtrain %7.1f  torchvision %7.1f samples/s\n", timed ? "round" : "warmup",

@@ -6,8 +6,8 @@ exported from: torchvision's resnet18(num_classes=10), channels_last, with torch
 momentum 0.9, Nesterov, weight decay 5e-4), or the twins of python/transformer_twins.py (nanoGPT's
 GPT, the ViT) with nanoGPT's AdamW and gradient clipping at 1; four random batches. MODE is eager,
 or compile (torch.compile of the model, default settings, compiled in the bench's warm-up).
-Answers {"parameters": n}. "step LABEL" trains one step (zero_grad, forward, cross-entropy,
-backward, clipping for the transformers, step) and answers {"seconds", "cpu_seconds"}.
+Answers {"parameters": n}. "step LABEL [N]" trains N steps (1; zero_grad, forward, cross-entropy,
+backward, clipping for the transformers, step) and answers their mean {"seconds", "cpu_seconds"}.
 """
 
 import argparse
@@ -63,18 +63,22 @@ def main():
                        "clip": clip, "steps": 0}
         return {"parameters": sum(p.numel() for p in model.parameters())}
 
-    def step(words):
-        run = runs[words[0]]
+    def train_one(run):
         x, y = run["batches"][run["steps"] % 4]
         run["steps"] += 1
-        cpu, start = time.process_time(), time.perf_counter()
         run["optimizer"].zero_grad(set_to_none=True)
         logits = run["forward"](x)
         F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1)).backward()
         if run["clip"] is not None:
             torch.nn.utils.clip_grad_norm_(run["model"].parameters(), run["clip"])
         run["optimizer"].step()
-        return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
+
+    def step(words):
+        run, count = runs[words[0]], int(words[1]) if len(words) > 1 else 1
+        cpu, start = time.process_time(), time.perf_counter()
+        for _ in range(count):
+            train_one(run)
+        return {"seconds": (time.perf_counter() - start) / count, "cpu_seconds": (time.process_time() - cpu) / count}
 
     serve({"add": add, "step": step})
     return 0

@@ -4,8 +4,8 @@
 HEADS BATCH" builds the twin (python/transformer_twins.py: nanoGPT's GPT, plugtrain's ViT) with
 AdamW (lr 1e-3, betas (0.9, 0.99), weight decay 0.1 on tensors of two or more dimensions),
 gradient clipping at 1, and four random batches; MODE is eager, or compile (torch.compile of the
-model, default settings). Answers {"parameters": n}. "step LABEL" trains one step (zero_grad,
-forward, cross-entropy, backward, clip, step) and answers {"seconds", "cpu_seconds"}.
+model, default settings). Answers {"parameters": n}. "step LABEL [N]" trains N steps (1; zero_grad,
+forward, cross-entropy, backward, clip, step) and answers their mean {"seconds", "cpu_seconds"}.
 """
 
 import argparse
@@ -50,17 +50,21 @@ def main():
         runs[label] = {"model": model, "forward": forward, "optimizer": optimizer, "batches": batches, "steps": 0}
         return {"parameters": sum(p.numel() for p in model.parameters())}
 
-    def step(words):
-        run = runs[words[0]]
+    def train_one(run):
         x, y = run["batches"][run["steps"] % 4]
         run["steps"] += 1
-        cpu, start = time.process_time(), time.perf_counter()
         run["optimizer"].zero_grad(set_to_none=True)
         logits = run["forward"](x)
         F.cross_entropy(logits.view(-1, logits.size(-1)), y.view(-1)).backward()
         torch.nn.utils.clip_grad_norm_(run["model"].parameters(), 1.0)
         run["optimizer"].step()
-        return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
+
+    def step(words):
+        run, count = runs[words[0]], int(words[1]) if len(words) > 1 else 1
+        cpu, start = time.process_time(), time.perf_counter()
+        for _ in range(count):
+            train_one(run)
+        return {"seconds": (time.perf_counter() - start) / count, "cpu_seconds": (time.process_time() - cpu) / count}
 
     serve({"add": add, "step": step})
     return 0

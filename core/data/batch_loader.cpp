@@ -35,6 +35,7 @@ struct BatchLoader::Impl {
   Shard shard;
   at::MemoryFormat memory_format;
   std::shared_ptr<DeviceResident> resident;  // data.on_device: batches gathered there
+  bool defer_gathers = false;                // ... or left to the step (defer_device_gathers)
   int threads = 0;     // background producers (0: the calling thread makes each batch)
   int64_t window = 0;  // batches prepared ahead of the one the trainer has
 
@@ -98,6 +99,12 @@ struct BatchLoader::Impl {
   Batch produce(int64_t index) const {
     const int64_t begin = index * batch_size;
     const int64_t count = std::min(batch_size, order.size(0) - begin);
+    if (resident && defer_gathers) {
+      Batch deferred;
+      deferred.deferred =
+          std::make_shared<DeferredGather>(DeferredGather{resident, resident->places(begin, count), memory_format});
+      return deferred;
+    }
     if (resident) return resident->batch(begin, count, memory_format);
     return maker.make(order, begin, count, epoch);
   }
@@ -164,7 +171,7 @@ struct BatchLoader::Impl {
   }
 
   Batch to_device(Batch b) const {
-    if (device.is_cpu()) return b;
+    if (device.is_cpu() || b.deferred) return b;  // a deferred batch's places are on the device
     b.inputs = b.inputs.to(device, config.non_blocking);
     b.targets = b.targets.to(device, config.non_blocking);
     for (auto& [name, field] : b.fields) field = field.to(device, config.non_blocking);
@@ -204,6 +211,7 @@ BatchLoader::~BatchLoader() { impl_->stop_workers(); }
 int64_t BatchLoader::batches_per_epoch() const { return impl_->num_batches(); }
 int64_t BatchLoader::samples_per_epoch() const { return impl_->epoch_samples(); }
 void BatchLoader::limit_batches(int64_t batches) { impl_->limit = std::max<int64_t>(0, batches); }
+void BatchLoader::defer_device_gathers(bool defer) { impl_->defer_gathers = defer; }
 
 void BatchLoader::start_epoch(int64_t epoch) {
   Impl& s = *impl_;

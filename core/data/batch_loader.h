@@ -62,6 +62,10 @@ class BatchLoader {
   // Each epoch ends after `batches` batches of its permutation (0: none), an evaluation interval
   // shorter than the data (train.steps_per_epoch). Call before start_epoch.
   void limit_batches(int64_t batches);
+  // data.on_device: from the next batch on, batches come deferred (Batch::deferred), their samples'
+  // places without the gather, for a step that gathers them inside its recording. Without data
+  // on the device, nothing changes.
+  void defer_device_gathers(bool defer);
 
   // Begins epoch `epoch` (any previous epoch is abandoned, its prefetching stopped).
   void start_epoch(int64_t epoch);

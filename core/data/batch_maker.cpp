@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "data/device_resident.h"
 #include "data/sample_rng.h"
 
 namespace plugtrain::data {
@@ -71,7 +72,19 @@ void BatchMaker::make_sample(int64_t epoch, int64_t position, int64_t sample, fl
   }
 }
 
+int64_t Batch::size() const { return deferred ? deferred->places.samples.size(0) : targets.size(0); }
+
+Batch Batch::gathered() const {
+  return deferred ? deferred->source->gather(deferred->places, deferred->memory_format) : *this;
+}
+
 Batch Batch::narrow(int64_t begin, int64_t count) const {
+  if (deferred) {
+    Batch part;
+    part.deferred = std::make_shared<DeferredGather>(
+        DeferredGather{deferred->source, deferred->places.narrow(begin, count), deferred->memory_format});
+    return part;
+  }
   Batch part{inputs.narrow(0, begin, count), targets.narrow(0, begin, count), {}};
   for (const auto& [name, field] : fields) part.fields[name] = field.narrow(0, begin, count);
   return part;

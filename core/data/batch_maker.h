@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,14 +18,23 @@
 
 namespace plugtrain::data {
 
+struct DeferredGather;
+
 struct Batch {
   at::Tensor inputs;   // float32 B,C,H,W on the loader's device (channels-last strides when asked),
                        // or int64 B,T token ids
   at::Tensor targets;  // the B samples' rows of the data set's labels, on the loader's device
   std::map<std::string, at::Tensor> fields;  // the samples' rows of the data set's fields (dataset.h)
+  // data.on_device, when the loader is asked to defer (BatchLoader::defer_device_gathers): the
+  // batch not yet gathered, as its samples' places on the device, and the tensors above empty.
+  // A recorded step gathers it inside its recording (train/graph_step.h); gathered() does it now.
+  std::shared_ptr<const DeferredGather> deferred;
 
-  // Samples [begin, begin + count): views of this batch's tensors.
+  int64_t size() const;  // samples
+  // Samples [begin, begin + count): views of this batch's tensors (of its places, if deferred).
   Batch narrow(int64_t begin, int64_t count) const;
+  // This batch with its tensors: itself, or a deferred batch gathered now.
+  Batch gathered() const;
 };
 
 class BatchMaker {

@@ -52,6 +52,7 @@ DeviceResident::DeviceResident(const Dataset& data, const AugmentOptions& augmen
     }
   }
   const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  if (moves_) channel_index_ = at::arange(channels, at::TensorOptions().dtype(at::kLong)).to(device);
   scale_ = at::tensor(scale, f32).view({1, channels, 1, 1}).to(device);
   shift_ = at::tensor(shift, f32).view({1, channels, 1, 1}).to(device);
 }
@@ -79,8 +80,26 @@ void DeviceResident::start_epoch(const at::Tensor& order, uint64_t seed, int64_t
   cols_ = cols.to(device);
 }
 
+GatherPlaces GatherPlaces::narrow(int64_t begin, int64_t count) const {
+  GatherPlaces part{samples.narrow(0, begin, count), {}, {}};
+  if (rows.defined()) {
+    part.rows = rows.narrow(0, begin, count);
+    part.cols = cols.narrow(0, begin, count);
+  }
+  return part;
+}
+
+GatherPlaces DeviceResident::places(int64_t begin, int64_t count) const {
+  return GatherPlaces{order_, rows_, cols_}.narrow(begin, count);
+}
+
 Batch DeviceResident::batch(int64_t begin, int64_t count, at::MemoryFormat memory_format) const {
-  const at::Tensor samples = order_.narrow(0, begin, count);
+  return gather(places(begin, count), memory_format);
+}
+
+Batch DeviceResident::gather(const GatherPlaces& places, at::MemoryFormat memory_format) const {
+  const at::Tensor& samples = places.samples;
+  const int64_t count = samples.size(0);
   Batch b;
   b.targets = labels_.index_select(0, samples);
   for (const auto& [name, field] : fields_) b.fields[name] = field.index_select(0, samples);
@@ -91,9 +110,9 @@ Batch DeviceResident::batch(int64_t begin, int64_t count, at::MemoryFormat memor
     const int64_t channels = shape_[0], h = shape_[1], w = shape_[2];
     c10::List<std::optional<at::Tensor>> index;
     index.push_back(samples.view({count, 1, 1, 1}));
-    index.push_back(at::arange(channels, samples.options()).view({1, channels, 1, 1}));
-    index.push_back(rows_.narrow(0, begin, count).view({count, 1, h, 1}));
-    index.push_back(cols_.narrow(0, begin, count).view({count, 1, 1, w}));
+    index.push_back(channel_index_.view({1, channels, 1, 1}));
+    index.push_back(places.rows.view({count, 1, h, 1}));
+    index.push_back(places.cols.view({count, 1, 1, w}));
     pixels = at::index(images_, index);
   }
   if (pixels.scalar_type() == at::kByte) {

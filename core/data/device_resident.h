@@ -27,6 +27,22 @@
 namespace plugtrain::data {
 
 struct Batch;
+class DeviceResident;
+
+// Where a batch's samples are in the data set on the device: their indices (int64, B) and, with
+// crops or flips, each output row's and column's source (B,H and B,W; the data set's zero row and
+// column for padding).
+struct GatherPlaces {
+  at::Tensor samples, rows, cols;  // rows and cols: undefined without crops or flips
+  GatherPlaces narrow(int64_t begin, int64_t count) const;
+};
+
+// A batch of a data set on the device, not yet gathered (Batch::deferred).
+struct DeferredGather {
+  std::shared_ptr<const DeviceResident> source;
+  GatherPlaces places;
+  at::MemoryFormat memory_format = at::MemoryFormat::Contiguous;
+};
 
 // Fine when `data` with `augmentation` can be served from the device; otherwise refused with why.
 Status servable_on_device(const Dataset& data, const AugmentOptions& augmentation);
@@ -46,8 +62,14 @@ class DeviceResident {
   // The epoch's samples (this rank's `order`, host int64) and, with crops or flips, each
   // position's maps drawn with SampleRng(seed_of(seed, epoch, rank, position)).
   void start_epoch(const at::Tensor& order, uint64_t seed, int64_t epoch, int64_t rank);
-  // Positions [begin, begin + count) of the epoch as a float batch on the device.
+  // Positions [begin, begin + count) of the epoch as a float batch on the device:
+  // gather(places(begin, count), memory_format).
   Batch batch(int64_t begin, int64_t count, at::MemoryFormat memory_format) const;
+  // Where positions [begin, begin + count) of the epoch are: views of this epoch's tensors.
+  GatherPlaces places(int64_t begin, int64_t count) const;
+  // The batch of the samples at `places` (a copy of places(...) does as well: a recorded step
+  // gathers from its own copy): the gather, the conversion to float and the normalisation.
+  Batch gather(const GatherPlaces& places, at::MemoryFormat memory_format) const;
 
  private:
   AugmentOptions augmentation_;
@@ -56,6 +78,7 @@ class DeviceResident {
   at::Tensor images_, labels_;  // on the device
   std::map<std::string, at::Tensor> fields_;  // the data set's fields, on the device
   at::Tensor scale_, shift_;    // (1,C,1,1) float: pixel -> normalised
+  at::Tensor channel_index_;    // 0..C-1 (int64), with crops or flips
   at::Tensor order_, rows_, cols_;  // this epoch's, on the device
 };
 

@@ -82,6 +82,8 @@ EpochTotals EpochLoop::run(LoopState& state) {
     step_.count_with([&sums = progress.sums](const StepOutput& out, const at::Tensor& counted, std::int64_t size) {
       sums.add_on_device(out, counted, size, /*pending=*/false);
     });
+  // data.on_device: a recorded step gathers its batches inside the recording (graph_step.h).
+  batches_.defer_device_gathers(step_.gathers_in_recording());
   struct Uninstall {  // the counter refers to this call's sums: no host code may call it after it
     TrainStep& step;
     ~Uninstall() { step.count_with({}); }
@@ -132,15 +134,18 @@ void EpochLoop::start_epoch(LoopState& state) {
 
 void EpochLoop::train_batch(const data::Batch& batch, const StepGroup& group, LoopState& state,
                             EpochProgress& progress) {
-  const std::int64_t n = batch.targets.size(0);
+  const std::int64_t n = batch.size();
   const std::int64_t index = state.step_in_epoch - 1;  // of the batch in the epoch, 0-based
+  // A deferred batch (data.on_device, gathered by the step) has no targets yet: the step's
+  // output has them (StepOutput::targets).
   const MixedBatch mixed =
-      extras_.mixer ? extras_.mixer->mix(batch, state.epoch, index) : MixedBatch{batch, batch.targets};
+      extras_.mixer ? extras_.mixer->mix(batch.gathered(), state.epoch, index) : MixedBatch{batch, batch.targets};
   // One step for the loader's batch, or (after an out-of-memory halving) several smaller ones.
   for (std::int64_t begin = 0; begin < n;) {
     const std::int64_t size = state.step_batch > 0 ? std::min(state.step_batch, n - begin) : n;
     const data::Batch part = size == n ? mixed.batch : mixed.batch.narrow(begin, size);
-    const at::Tensor counted = size == n ? mixed.hard_targets : mixed.hard_targets.narrow(0, begin, size);
+    const at::Tensor counted =
+        size == n || !mixed.hard_targets.defined() ? mixed.hard_targets : mixed.hard_targets.narrow(0, begin, size);
     StepOutput out;
     if (progress.groups.accumulate() == 1) {
       const double position = double(state.planned_step) + double(begin) / double(n);
@@ -186,7 +191,7 @@ StepOutput EpochLoop::accumulated_part(const data::Batch& part, const StepGroup&
   } catch (const c10::OutOfMemoryError& error) {
     // Part of the step's gradients may already be summed: the batch cannot be retried smaller.
     throw Error("out of memory at step " + std::to_string(state.step + 1) + " (epoch " + std::to_string(state.epoch) +
-                ") in a micro-batch of " + std::to_string(part.targets.size(0)) +
+                ") in a micro-batch of " + std::to_string(part.size()) +
                 " samples; with train.accumulate_steps the batch is not halved: lower data.batch_size and raise "
                 "train.accumulate_steps to keep the effective batch (" +
                 first_line(error.what()) + ")");
@@ -240,7 +245,7 @@ void EpochLoop::count(const StepOutput& out, const at::Tensor& counted, std::int
     const double loss = out.loss.item<double>();
     if (!std::isfinite(loss)) stop_for_nonfinite(loss, state, "at");
   }
-  progress.sums.count(out, counted, size, pending);
+  progress.sums.count(out, counted.defined() ? counted : out.targets, size, pending);
 }
 
 void EpochLoop::log_step(const StepOutput& out, LoopState& state, EpochProgress& progress) {

@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 #include <torch/optim/optimizer.h>
 
+#include "data/device_resident.h"
 #include "optim/fused_optimizers.h"
 #include "optim/optimizers.h"
 #include "strategy/training_strategy.h"
@@ -58,23 +59,70 @@ GraphStep::GraphStep(TrainingStrategy& strategy, Precision& precision, torch::op
 
 GraphStep::~GraphStep() = default;
 
+namespace {
+
+// Tensors of `batch`'s shapes (empty_like keeps channels-last strides) that a recording reads:
+// a deferred batch's places, so that the recording gathers the batch itself.
+data::Batch static_copy_of(const data::Batch& batch) {
+  data::Batch copy;
+  if (!batch.deferred) {
+    copy.inputs = at::empty_like(batch.inputs);
+    copy.targets = at::empty_like(batch.targets);
+    return copy;
+  }
+  const data::GatherPlaces& places = batch.deferred->places;
+  data::GatherPlaces mine{at::empty_like(places.samples), {}, {}};
+  if (places.rows.defined()) {
+    mine.rows = at::empty_like(places.rows);
+    mine.cols = at::empty_like(places.cols);
+  }
+  copy.deferred = std::make_shared<data::DeferredGather>(
+      data::DeferredGather{batch.deferred->source, std::move(mine), batch.deferred->memory_format});
+  return copy;
+}
+
+bool same_layout(const at::Tensor& a, const at::Tensor& b) {
+  return a.defined() == b.defined() && (!a.defined() || (a.sizes().equals(b.sizes()) && a.strides() == b.strides()));
+}
+
+// Whether `batch` can be copied into `fixed` (static_copy_of a batch of the recorded size).
+bool fits(const data::Batch& batch, const data::Batch& fixed) {
+  if (bool(batch.deferred) != bool(fixed.deferred)) return false;
+  if (!batch.deferred) return same_layout(batch.inputs, fixed.inputs);
+  const data::GatherPlaces &given = batch.deferred->places, &mine = fixed.deferred->places;
+  return batch.deferred->source == fixed.deferred->source && same_layout(given.samples, mine.samples) &&
+         same_layout(given.rows, mine.rows);
+}
+
+void copy_into(data::Batch& fixed, const data::Batch& batch) {
+  if (!batch.deferred) {
+    fixed.inputs.copy_(batch.inputs, /*non_blocking=*/true);
+    fixed.targets.copy_(batch.targets, /*non_blocking=*/true);
+    return;
+  }
+  // The places only: the recording gathers the samples, converts and normalises them.
+  const data::GatherPlaces &given = batch.deferred->places, &mine = fixed.deferred->places;
+  mine.samples.copy_(given.samples, /*non_blocking=*/true);
+  if (mine.rows.defined()) {
+    mine.rows.copy_(given.rows, /*non_blocking=*/true);
+    mine.cols.copy_(given.cols, /*non_blocking=*/true);
+  }
+}
+
+}  // namespace
+
 StepOutput GraphStep::run(const data::Batch& batch, double lr, PhaseTimer* timer) {
   if (!capture_) return TrainStep::run(batch, lr, timer);
-  if (!static_batch_.inputs.defined()) {
-    // The first batch sets the shape that is recorded (empty_like keeps channels-last strides).
-    static_batch_.inputs = at::empty_like(batch.inputs);
-    static_batch_.targets = at::empty_like(batch.targets);
-  }
-  if (!batch.inputs.sizes().equals(static_batch_.inputs.sizes()) || batch.inputs.strides() != static_batch_.inputs.strides())
-    return TrainStep::run(batch, lr, timer);  // a partial or halved batch: eagerly
+  // The first batch sets the shape that is recorded.
+  if (!static_batch_.inputs.defined() && !static_batch_.deferred) static_batch_ = static_copy_of(batch);
+  if (!fits(batch, static_batch_)) return TrainStep::run(batch, lr, timer);  // a partial or halved batch: eagerly
   StepOutput out = run_recorded(batch, lr);
   if (timer) timer->mark(Phase::optimizer);  // one recorded step: its phases cannot be told apart
   return out;
 }
 
 StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
-  static_batch_.inputs.copy_(batch.inputs, /*non_blocking=*/true);
-  static_batch_.targets.copy_(batch.targets, /*non_blocking=*/true);
+  copy_into(static_batch_, batch);
   lr_ = lr;
   // Each reads only members: a recorder may keep it and run it again later.
   auto whole = [this] {
@@ -97,7 +145,7 @@ StepOutput GraphStep::run_recorded(const data::Batch& batch, double lr) {
 void GraphStep::count_recorded_step() {
   if (!counter_ || static_out_.skipped) return;
   try {
-    counter_(static_out_, static_batch_.targets, static_batch_.targets.size(0));
+    counter_(static_out_, static_out_.targets, static_out_.targets.size(0));
   } catch (const c10::OutOfMemoryError& error) {
     // After the optimizer step (a warm-up step runs eagerly): the batch must not be retried.
     throw OptimizerOutOfMemory(
@@ -114,6 +162,11 @@ void GraphStep::count_recorded_step() {
 StepOutput GraphStep::run_micro(const data::Batch& batch, double lr, const MicroStep& micro, PhaseTimer* timer) {
   if (micro.first) group_recorded_ = capture_ && !second_ && micro.full && micro.count > 1;
   if (!group_recorded_) return TrainStep::run_micro(batch, lr, micro, timer);
+  return run_micro_recorded(batch.gathered(), lr, micro, timer);  // a group's micro-batches are gathered as they come
+}
+
+StepOutput GraphStep::run_micro_recorded(const data::Batch& batch, double lr, const MicroStep& micro,
+                                         PhaseTimer* timer) {
   if (static_group_.size() != std::size_t(micro.count)) {
     static_group_.assign(micro.count, data::Batch{});
     for (data::Batch& slot : static_group_) {

@@ -4,7 +4,8 @@
 // names no device.
 //
 // How a run goes through it: every batch of the full batch size is copied into static input
-// and target tensors; the first `warm_up_steps` of them run the ordinary step eagerly the way
+// and target tensors (with data.on_device, only its samples' places: the recording gathers the
+// batch itself, data::Batch::deferred); the first `warm_up_steps` of them run the ordinary step eagerly the way
 // the capture will record it (side stream; the fused optimizer builds its lists and state);
 // the next one is recorded and then replayed, and so is every later one. A batch of another
 // size (the last, partial batch of an epoch, or a batch halved after running out of memory)
@@ -97,6 +98,10 @@ class GraphStep : public TrainStep {
   // A whole recorded step adds its figures to the running sums inside its recording, so the
   // task's statistics and the adds are no launches of their own outside it each step.
   void count_with(StepCounter counter) override { counter_ = std::move(counter); }
+  // Replays gather a deferred batch (data.on_device) inside the recording: only its places are
+  // copied in before each, so the gather, the conversion and the normalisation are no launches
+  // of their own.
+  bool gathers_in_recording() const override { return capture_ != nullptr; }
 
   std::int64_t replays() const { return replays_; }
   // Empty while graphs are in use; why they stopped being used otherwise.
@@ -104,6 +109,7 @@ class GraphStep : public TrainStep {
 
  private:
   StepOutput run_recorded(const data::Batch& batch, double lr);
+  StepOutput run_micro_recorded(const data::Batch& batch, double lr, const MicroStep& micro, PhaseTimer* timer);
   // Inside the recorded work, after the step: its figures into the running sums (count_with).
   void count_recorded_step();
   // A warm-up step, the recording, or a replay of `work` (with several processes, `second_work`
@@ -127,7 +133,7 @@ class GraphStep : public TrainStep {
   std::int64_t replays_ = 0;
   std::string fallback_reason_;
   double lr_ = 0;             // this step's learning rate (written to the device before a replay)
-  data::Batch static_batch_;  // what the recording reads
+  data::Batch static_batch_;  // what the recording reads: a batch, or a deferred batch's places
   StepOutput static_out_;     // what it writes
   StepCounter counter_;       // may be empty: the epoch loop counts every step
   // Accumulation: the group's micro-batches, recorded as one step, and their outputs.

@@ -82,8 +82,10 @@ const StepOutput& TrainStep::recorded_micro_output(int index) const {
   throw Error("internal: micro-batch " + std::to_string(index) + " of an eager step has its output already");
 }
 
-StepOutput TrainStep::forward_and_loss(const data::Batch& batch, bool synced) {
+StepOutput TrainStep::forward_and_loss(const data::Batch& given, bool synced) {
+  const data::Batch batch = given.gathered();
   StepOutput out;
+  out.targets = batch.targets;
   const AutocastScope autocast = precision_.autocast();
   if (batch.fields.empty()) {
     out.logits = synced ? strategy_.forward(batch.inputs) : strategy_.model_forward(batch.inputs);

@@ -38,6 +38,8 @@ struct StepOutput {
   // Its loss and statistics are already in the epoch's running sums: a recorded step adds them
   // on the device inside its recording (graph_step.h), so only its samples are left to count.
   bool counted = false;
+  // The targets it trained on: a deferred batch's (data::Batch::deferred) are gathered by the step.
+  at::Tensor targets;
 };
 
 // Adds a whole step's figures (`size` samples, hard targets `counted`) to the epoch's running
@@ -78,6 +80,10 @@ class TrainStep {
   // How a step that counts its own figures adds them (its outputs say `counted`); this step
   // leaves them to the epoch loop and ignores it.
   virtual void count_with(StepCounter) {}
+  // Whether this step gathers a deferred batch (data.on_device) inside its recording, so that
+  // the loader should leave full batches ungathered (BatchLoader::defer_device_gathers). Every
+  // step takes deferred batches; an eager one gathers them itself, as the loader would.
+  virtual bool gathers_in_recording() const { return false; }
 
  protected:
   torch::optim::Optimizer& optimizer() { return optimizer_; }
@@ -92,7 +98,8 @@ class TrainStep {
 
  private:
   // Forward and loss under the precision's autocast; `synced`: through the strategy's forward
-  // (ddp shares rank 0's buffers first), else the model alone.
+  // (ddp shares rank 0's buffers first), else the model alone. A deferred batch is gathered
+  // first: inside the recording, when the step is recorded.
   StepOutput forward_and_loss(const data::Batch& batch, bool synced);
 
   TrainingStrategy& strategy_;

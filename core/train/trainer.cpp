@@ -1,12 +1,9 @@
 #include "train/trainer.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
-#include <optional>
 
 #include <ATen/ATen.h>
-#include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/optim/optimizer.h>
 
 #include "checkpoint/checkpoint.h"
@@ -24,6 +21,7 @@
 #include "train/graph_step.h"
 #include "train/model_ema.h"
 #include "train/state_bytes.h"
+#include "train/step_timer.h"
 #include "train/swa.h"
 #include "train/train_step.h"
 #include "util/clock.h"
@@ -118,37 +116,17 @@ std::unique_ptr<TrainStep> Trainer::make_step(bool skip_nonfinite) {
                                      grad_clip, skip_nonfinite);
 }
 
-std::vector<double> Trainer::time_steps(std::int64_t steps, std::int64_t batch_size, bool synchronise_each) {
-  Model& model = *parts_.model;
-  const std::unique_ptr<data::BatchLoader> batches = make_loader(batch_size > 0 ? batch_size : parts_.batch_size);
-  const std::unique_ptr<TrainStep> step = make_step(/*skip_nonfinite=*/false);
-  const c10::Device device = parts_.device.device;
+std::unique_ptr<StepTimer> Trainer::step_timer(std::int64_t batch_size) {
+  std::unique_ptr<data::BatchLoader> batches = make_loader(batch_size > 0 ? batch_size : parts_.batch_size);
+  std::unique_ptr<TrainStep> step = make_step(/*skip_nonfinite=*/false);
+  batches->defer_device_gathers(step->gathers_in_recording());  // as the epoch loop does
   parts_.strategy->prepare();
-  model.train();
-  auto synchronise = [&] {
-    if (!device.is_cpu())
-      c10::impl::VirtualGuardImpl(device.type()).synchronizeDevice(device.index() < 0 ? 0 : device.index());
-  };
-  std::vector<double> seconds;
-  std::int64_t epoch = 0;
-  batches->start_epoch(epoch);
-  const auto first = Clock::now();
-  while (std::int64_t(seconds.size()) < steps) {
-    const auto start = Clock::now();
-    std::optional<data::Batch> batch = batches->next();
-    if (!batch) {  // a short data set: the next epoch
-      batches->start_epoch(++epoch);
-      continue;
-    }
-    step->run(*batch, parts_.lr);
-    if (synchronise_each) synchronise();
-    seconds.push_back(seconds_since(start));
-  }
-  if (!synchronise_each) {
-    synchronise();
-    seconds.assign(seconds.size(), seconds_since(first) / double(std::max<std::int64_t>(1, steps)));
-  }
-  return seconds;
+  parts_.model->train();
+  return std::make_unique<StepTimer>(std::move(batches), std::move(step), parts_.lr, parts_.device.device);
+}
+
+std::vector<double> Trainer::time_steps(std::int64_t steps, std::int64_t batch_size, bool synchronise_each) {
+  return step_timer(batch_size)->time(steps, synchronise_each);
 }
 
 TrainSummary Trainer::fit() {

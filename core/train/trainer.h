@@ -35,6 +35,7 @@ class ModelEma;
 class StochasticWeightAverage;
 class TrainStep;
 class EpochLoop;
+class StepTimer;
 
 // Where a resumed run took up: its checkpoint and how far that run had come.
 struct ResumePoint {
@@ -130,6 +131,9 @@ class Trainer {
   // synchronisation after the last step, and every step's time is the mean (throughput as a
   // run sees it, with the device's queue never drained between steps).
   std::vector<double> time_steps(std::int64_t steps, std::int64_t batch_size = 0, bool synchronise_each = true);
+  // The same steps from a StepTimer that keeps its loader and step between calls (a benchmark
+  // that times a step per round keeps one per run); time_steps makes a new one each call.
+  std::unique_ptr<StepTimer> step_timer(std::int64_t batch_size = 0);
 
   const LoopState& state() const { return state_; }
   TrainingStrategy& strategy() { return *parts_.strategy; }

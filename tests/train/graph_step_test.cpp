@@ -23,6 +23,8 @@
 #include <torch/optim/adam.h>
 
 #include "data/dataset.h"
+#include "data/device_resident.h"
+#include "data/from_experiment.h"
 #include "optim/fused_optimizers.h"
 #include "readers/synthetic.h"
 #include "support/experiment_folder.h"
@@ -100,6 +102,9 @@ class GraphFitTest : public ::testing::Test {
     if (alter_data_) alter_data_(data_.train);
     at::manual_seed(5);
     TrainerParts parts = single_device_parts(e_, std::make_shared<Net>(), data_, {});
+    if (on_device_)  // data.on_device, with the CPU standing in for the device
+      parts.device.train_on_device = std::make_shared<data::DeviceResident>(
+          data_.train, data::augment_options(parts.loop.augment), c10::Device(c10::kCPU));
     optimizer_ = parts.optimizer.get();
     counts_ = {};
     if (graphs) {
@@ -122,6 +127,7 @@ class GraphFitTest : public ::testing::Test {
   }
 
   Experiment e_;
+  bool on_device_ = false;
   std::function<void(data::Dataset&)> alter_data_;
   data::DatasetPair data_;
   torch::optim::Optimizer* optimizer_ = nullptr;
@@ -194,6 +200,47 @@ TEST_F(GraphFitTest, ReplayedStepsCountTheirFiguresInsideTheRecording) {
   expect_same_curves(eager, replayed);
   for (std::size_t i = 0; i < eager.epochs.size(); ++i)
     EXPECT_NEAR(*eager.epochs[i].metric("train_accuracy"), *replayed.epochs[i].metric("train_accuracy"), 1e-9) << i;
+}
+
+// data.on_device: a replayed step gathers its batch inside the recording (only the samples'
+// places, and with crops or flips their row and column maps, are copied in before it), so on a
+// GPU the gather, the byte-to-float conversion and the normalisation are no launches of their
+// own. Outside the recorded work only the eager steps (the 3 partial batches) gather, and the
+// curves and accuracies are eager's, with the same byte images, crops and flips.
+TEST_F(GraphFitTest, ReplayedStepsGatherTheirBatchesInsideTheRecording) {
+  on_device_ = true;
+  alter_data_ = [](data::Dataset& d) {  // byte images, normalised by the loader as real ones are
+    d.images = d.images.mul(40).add(128).clamp(0, 255).to(at::kByte);
+    d.normalization = {{0.5}, {0.25}};
+  };
+  for (const bool moves : {false, true}) {
+    SCOPED_TRACE(moves ? "random_crop and horizontal_flip" : "no augmentation");
+    auto augment = [&](Experiment& e) {
+      if (moves) e.data.augment.order = {Augmentation::random_crop, Augmentation::horizontal_flip};
+      e.data.augment.crop_padding = 1;
+    };
+    // The images' gather: index_select without crops or flips, one advanced index with them.
+    const char* gather = moves ? "aten::index" : "aten::index_select";
+    int eager_outside = 0, replayed_outside = 0;
+    TrainSummary eager, replayed;
+    {
+      CallsOutsideTheRecording calls(gather);
+      eager = fit(false, augment);
+      eager_outside = calls.calls();
+    }
+    {
+      CallsOutsideTheRecording calls(gather);
+      replayed = fit(true, augment);
+      replayed_outside = calls.calls();
+    }
+    ASSERT_EQ(counts_.warm_ups + counts_.replays, 18) << "every full batch ran as recorded work";
+    EXPECT_GE(eager_outside, 21) << "21 training batches gathered";
+    EXPECT_EQ(replayed_outside, eager_outside - 18 * (moves ? 1 : 2))
+        << "the 18 full batches gathered inside the recorded work (without crops: images and labels)";
+    expect_same_curves(eager, replayed);
+    for (std::size_t i = 0; i < eager.epochs.size(); ++i)
+      EXPECT_NEAR(*eager.epochs[i].metric("train_accuracy"), *replayed.epochs[i].metric("train_accuracy"), 1e-9) << i;
+  }
 }
 
 // train.accumulate_steps = 2: each group of two full micro-batches is one recording, replayed
