@@ -6,31 +6,21 @@
 // with real CUDA graphs in cuda_test.cpp.
 // ctest-label: unit
 // ctest-label GraphRunTest: e2e
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
-#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <ATen/ATen.h>
-#include <ATen/record_function.h>
 #include <torch/nn/modules/dropout.h>
-#include <torch/nn/modules/linear.h>
-#include <torch/optim/adam.h>
 
-#include "data/dataset.h"
-#include "data/device_resident.h"
-#include "data/from_experiment.h"
+#include "graph_fit_fixture.h"
 #include "optim/fused_optimizers.h"
-#include "readers/synthetic.h"
 #include "support/experiment_folder.h"
 #include "support/experiment_toml.h"
-#include "train/graph_step.h"
-#include "train/trainer.h"
 
 namespace plugtrain {
 namespace graph_step_test {
@@ -39,101 +29,6 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using testing::run_process;
 using testing::shell_quote;
-
-// True while the step's recorded work (or a warm-up of it) runs.
-std::atomic<bool> g_in_recorded_work{false};
-struct InRecordedWork {
-  InRecordedWork() { g_in_recorded_work = true; }
-  ~InRecordedWork() { g_in_recorded_work = false; }
-};
-
-// Keeps the recorded work and reruns it on replay; counts what it was asked to do.
-struct Recorder : GraphCapture {
-  struct Counts {
-    int warm_ups = 0, captures = 0, replays = 0;
-  };
-  Recorder(Counts& counts, bool refuse) : counts_(counts), refuse_(refuse) {}
-  void warm_up(const std::function<void()>& work) override {
-    ++counts_.warm_ups;
-    InRecordedWork inside;
-    work();
-  }
-  void capture(const std::function<void()>& work) override {
-    ++counts_.captures;
-    if (refuse_) throw std::runtime_error("operation not permitted when stream is capturing");
-    recorded_ = work;
-  }
-  void replay() override {
-    ++counts_.replays;
-    InRecordedWork inside;
-    recorded_();
-  }
-  Counts& counts_;
-  bool refuse_;
-  std::function<void()> recorded_;
-};
-
-class Net : public TensorModel {
- public:
-  Net()
-      : fc1(register_module("fc1", torch::nn::Linear(16, 24))), fc2(register_module("fc2", torch::nn::Linear(24, 3))) {}
-  torch::Tensor forward(torch::Tensor x) override { return fc2(at::relu(fc1(x.flatten(1)))); }
-  torch::nn::Linear fc1, fc2;
-};
-
-class GraphFitTest : public ::testing::Test {
- protected:
-  // 100 samples in batches of 16: six full batches and one of 4 per epoch.
-  TrainSummary fit(
-      bool graphs, const std::function<void(Experiment&)>& configure = [](Experiment&) {}, bool refuse = false,
-      bool fall_back = true) {
-    e_ = Experiment{};
-    e_.train.epochs = 3;
-    e_.data.batch_size = 16;
-    e_.train.log_interval = 0;
-    e_.experiment.seed = 5;
-    e_.optim.name = OptimizerName::adam;
-    e_.optim.impl = OptimizerImpl::fused;
-    e_.optim.lr = 0.01;
-    e_.schedule.name = ScheduleName::cosine;
-    e_.train.grad_clip = 0.5;
-    configure(e_);
-    data_ = data::make_synthetic({1, 4, 4}, 3, 100, 40, 5);
-    if (alter_data_) alter_data_(data_.train);
-    at::manual_seed(5);
-    TrainerParts parts = single_device_parts(e_, std::make_shared<Net>(), data_, {});
-    if (on_device_)  // data.on_device, with the CPU standing in for the device
-      parts.device.train_on_device = std::make_shared<data::DeviceResident>(
-          data_.train, data::augment_options(parts.loop.augment), c10::Device(c10::kCPU));
-    optimizer_ = parts.optimizer.get();
-    counts_ = {};
-    if (graphs) {
-      parts.make_graph_capture = [this, refuse] { return std::make_unique<Recorder>(counts_, refuse); };
-      parts.graph_fallback = fall_back;
-    }
-    trainer_ = std::make_unique<Trainer>(std::move(parts));
-    return trainer_->fit();
-  }
-  std::int64_t first_parameter_step() const {
-    const auto& state = optimizer_->state();
-    return static_cast<const torch::optim::AdamParamState&>(*state.begin()->second).step();
-  }
-  static void expect_same_curves(const TrainSummary& a, const TrainSummary& b) {
-    ASSERT_EQ(a.epochs.size(), b.epochs.size());
-    for (std::size_t i = 0; i < a.epochs.size(); ++i) {
-      EXPECT_NEAR(a.epochs[i].train_loss, b.epochs[i].train_loss, 1e-6) << "epoch " << i + 1;
-      EXPECT_NEAR(*a.epochs[i].test_loss, *b.epochs[i].test_loss, 1e-6) << "epoch " << i + 1;
-    }
-  }
-
-  Experiment e_;
-  bool on_device_ = false;
-  std::function<void(data::Dataset&)> alter_data_;
-  data::DatasetPair data_;
-  torch::optim::Optimizer* optimizer_ = nullptr;
-  Recorder::Counts counts_;
-  std::unique_ptr<Trainer> trainer_;
-};
 
 TEST_F(GraphFitTest, ReplayedStepsGiveTheEagerLossCurveAndStepCounts) {
   const TrainSummary eager = fit(false);
@@ -151,96 +46,6 @@ TEST_F(GraphFitTest, ReplayedStepsGiveTheEagerLossCurveAndStepCounts) {
   EXPECT_EQ(replayed.graph_fallback, "");
   EXPECT_EQ(first_parameter_step(), eager_steps) << "the host step counts a checkpoint stores";
   EXPECT_EQ(eager_steps, 21);
-}
-
-// Counts one operator's calls outside the step's recorded work (LibTorch's RecordFunction).
-class CallsOutsideTheRecording {
- public:
-  explicit CallsOutsideTheRecording(std::string op) : op_(std::move(op)) {
-    watched_ = op_;
-    calls_ = 0;
-    handle_ = at::addGlobalCallback(
-        at::RecordFunctionCallback([](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
-          // The training thread's ops only: the loader's threads never compute the statistics.
-          if (std::this_thread::get_id() == trainer_thread_ && !g_in_recorded_work && fn.name() == watched_) ++calls_;
-          return nullptr;
-        }));
-  }
-  ~CallsOutsideTheRecording() { at::removeCallback(handle_); }
-  int calls() const { return calls_; }
-
- private:
-  std::string op_;
-  at::CallbackHandle handle_;
-  static inline std::string watched_;
-  static inline std::atomic<int> calls_{0};
-  static inline const std::thread::id trainer_thread_ = std::this_thread::get_id();  // fit() runs on the test's thread
-};
-
-// A replayed step adds its loss and accuracy to the epoch's running sums inside its recording:
-// on a GPU those adds and the task's statistics are no launches of their own beside the graph's.
-// Outside the recorded work only the eager steps (the 3 partial batches) and the evaluations
-// compute the training accuracy's argmax, and the epoch figures stay the eager run's.
-TEST_F(GraphFitTest, ReplayedStepsCountTheirFiguresInsideTheRecording) {
-  int eager_outside = 0, replayed_outside = 0;
-  TrainSummary eager, replayed;
-  {
-    CallsOutsideTheRecording argmax("aten::argmax");
-    eager = fit(false);
-    eager_outside = argmax.calls();
-  }
-  {
-    CallsOutsideTheRecording argmax("aten::argmax");
-    replayed = fit(true);
-    replayed_outside = argmax.calls();
-  }
-  ASSERT_EQ(counts_.warm_ups + counts_.replays, 18) << "every full batch ran as recorded work";
-  EXPECT_GT(eager_outside, 21) << "21 training steps and the evaluations";
-  EXPECT_EQ(replayed_outside, eager_outside - 18) << "the 18 full steps counted inside the recorded work";
-  expect_same_curves(eager, replayed);
-  for (std::size_t i = 0; i < eager.epochs.size(); ++i)
-    EXPECT_NEAR(*eager.epochs[i].metric("train_accuracy"), *replayed.epochs[i].metric("train_accuracy"), 1e-9) << i;
-}
-
-// data.on_device: a replayed step gathers its batch inside the recording (only the samples'
-// places, and with crops or flips their row and column maps, are copied in before it), so on a
-// GPU the gather, the byte-to-float conversion and the normalisation are no launches of their
-// own. Outside the recorded work only the eager steps (the 3 partial batches) gather, and the
-// curves and accuracies are eager's, with the same byte images, crops and flips.
-TEST_F(GraphFitTest, ReplayedStepsGatherTheirBatchesInsideTheRecording) {
-  on_device_ = true;
-  alter_data_ = [](data::Dataset& d) {  // byte images, normalised by the loader as real ones are
-    d.images = d.images.mul(40).add(128).clamp(0, 255).to(at::kByte);
-    d.normalization = {{0.5}, {0.25}};
-  };
-  for (const bool moves : {false, true}) {
-    SCOPED_TRACE(moves ? "random_crop and horizontal_flip" : "no augmentation");
-    auto augment = [&](Experiment& e) {
-      if (moves) e.data.augment.order = {Augmentation::random_crop, Augmentation::horizontal_flip};
-      e.data.augment.crop_padding = 1;
-    };
-    // The images' gather: index_select without crops or flips, one advanced index with them.
-    const char* gather = moves ? "aten::index" : "aten::index_select";
-    int eager_outside = 0, replayed_outside = 0;
-    TrainSummary eager, replayed;
-    {
-      CallsOutsideTheRecording calls(gather);
-      eager = fit(false, augment);
-      eager_outside = calls.calls();
-    }
-    {
-      CallsOutsideTheRecording calls(gather);
-      replayed = fit(true, augment);
-      replayed_outside = calls.calls();
-    }
-    ASSERT_EQ(counts_.warm_ups + counts_.replays, 18) << "every full batch ran as recorded work";
-    EXPECT_GE(eager_outside, 21) << "21 training batches gathered";
-    EXPECT_EQ(replayed_outside, eager_outside - 18 * (moves ? 1 : 2))
-        << "the 18 full batches gathered inside the recorded work (without crops: images and labels)";
-    expect_same_curves(eager, replayed);
-    for (std::size_t i = 0; i < eager.epochs.size(); ++i)
-      EXPECT_NEAR(*eager.epochs[i].metric("train_accuracy"), *replayed.epochs[i].metric("train_accuracy"), 1e-9) << i;
-  }
 }
 
 // train.accumulate_steps = 2: each group of two full micro-batches is one recording, replayed
