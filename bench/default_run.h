@@ -119,8 +119,11 @@ struct DefaultRun {
   // The mean seconds of `steps` more training steps, from one StepTimer kept for the bench's life:
   // a row timed a step or a few per round (rows alternating) takes warm steps with the same
   // loader and step object every round, as a run does, not a new loader's first batch.
-  double step_seconds(std::int64_t steps = 1) {
+  // `settle` untimed steps first: after another model's steps the first one runs with caches
+  // full of that model, which a run, training one model, never sees.
+  double step_seconds(std::int64_t steps = 1, std::int64_t settle = 0) {
     if (!timer) timer = trainer().step_timer();
+    if (settle > 0) timer->time(settle);
     const std::vector<double> each = timer->time(steps);
     double sum = 0;
     for (double s : each) sum += s;

@@ -15,12 +15,15 @@
 // (0.9, 0.99), weight decay 0.1 on matrices) and clipping at 1, as bench/transformer_bench.cpp.
 // A plugtrain step (batch, forward, backward, optimizer) comes from a StepTimer kept for the whole
 // bench (DefaultRun::step_seconds), so every round's steps are warm; --steps N (3): each side
-// trains N steps in a row per round, and its figure for the round is their mean. The
+// trains N steps in a row per round, and its figure for the round is their mean, after --settle N
+// (1) untimed on both sides: the first step after another model's runs with the caches full of
+// that model (15-25% slower for the GPT here), which a run, training one model, never sees. The
 // plugtrain sides take turns at the seat right after the Python peer's steps, which runs a few
 // percent slower while the peer's threads wake (run_round). The table: median per side and the
 // ratios of the exported side to each other side.
 //
-//   exported_bench [--rounds N] [--warmup N] [--steps N] [--only row,row] [--threads N] [--no-compile] [--unfused]
+//   exported_bench [--rounds N] [--warmup N] [--steps N] [--settle N] [--only row,row] [--threads N] [--no-compile]
+//                  [--unfused]
 //   (--threads sets train.threads on the plugtrain sides and the peer's torch.set_num_threads)
 #include <ATen/Parallel.h>
 #include <unistd.h>
@@ -133,15 +136,16 @@ std::string zoo_model(const Row& r) {
 }
 
 struct BenchOptions {
-  int rounds = 5, warmup = 2, steps = 3, threads = 0;
+  int rounds = 5, warmup = 2, steps = 3, settle = 1, threads = 0;
   bool compile = true, unfused = false;
   std::vector<std::string> only;
 };
 
 [[noreturn]] void usage() {
-  std::fprintf(stderr,
-               "usage: exported_bench [--rounds N] [--warmup N] [--steps N] [--only row,row] [--threads N] "
-               "[--no-compile] [--unfused]\n");
+  std::fprintf(
+      stderr,
+      "usage: exported_bench [--rounds N] [--warmup N] [--steps N] [--settle N] [--only row,row] [--threads N] "
+      "[--no-compile] [--unfused]\n");
   std::exit(2);
 }
 
@@ -155,6 +159,8 @@ BenchOptions parse(int argc, char** argv) {
       o.warmup = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--steps") && more)
       o.steps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--settle") && more)
+      o.settle = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--threads") && more)
       o.threads = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-compile"))
@@ -168,8 +174,8 @@ BenchOptions parse(int argc, char** argv) {
       usage();
     }
   }
-  if (o.rounds < 1 || o.steps < 1 || o.warmup < 0 || o.threads < 0) {
-    std::fprintf(stderr, "exported_bench: --rounds and --steps must be >= 1, --warmup and --threads >= 0\n");
+  if (o.rounds < 1 || o.steps < 1 || o.warmup < 0 || o.settle < 0 || o.threads < 0) {
+    std::fprintf(stderr, "exported_bench: --rounds and --steps must be >= 1, --warmup, --settle and --threads >= 0\n");
     std::exit(2);
   }
   return o;
@@ -225,7 +231,7 @@ std::string add_command(const Row& r, const std::string& mode) {
 // group's order rotated by `round`. The step right after the peer's runs a few percent slower
 // (its threads wake), so that seat moves from one plugtrain side to the next each round.
 void run_round(const Row& r, PlugtrainSides& sides, bench::PythonPeer& peer, const std::vector<std::string>& order,
-               int round, int steps, Times* times) {
+               int round, const BenchOptions& o, Times* times) {
   std::vector<std::string> ours, theirs;
   for (const std::string& side : order) (sides.runs.count(side) ? ours : theirs).push_back(side);
   std::rotate(ours.begin(), ours.begin() + std::ptrdiff_t(std::size_t(round) % ours.size()), ours.end());
@@ -235,9 +241,10 @@ void run_round(const Row& r, PlugtrainSides& sides, bench::PythonPeer& peer, con
   for (const std::string& side : ours) {
     double seconds = 0;
     if (const auto run = sides.runs.find(side); run != sides.runs.end()) {
-      seconds = run->second->step_seconds(steps);
+      seconds = run->second->step_seconds(o.steps, o.settle);
     } else {
-      const nlohmann::json a = peer.ask("step " + r.label + "_" + side + " " + number(steps));
+      const nlohmann::json a =
+          peer.ask("step " + r.label + "_" + side + " " + number(o.steps) + " " + number(o.settle));
       if (a.is_null()) continue;
       seconds = a.at("seconds").get<double>();
     }
@@ -276,13 +283,14 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
     const bool timed = round >= o.warmup;
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       std::printf("%s %d %-16s", timed ? "round" : "warmup", round + 1, chosen[i].label.c_str());
-      run_round(chosen[i], sides[i], peer, order, round, o.steps, timed ? &times[chosen[i].label] : nullptr);
+      run_round(chosen[i], sides[i], peer, order, round, o, timed ? &times[chosen[i].label] : nullptr);
     }
   }
   std::printf(
       "\nexported graphs: training throughput, fp32, %d intra-op threads on every side, median of %d rounds "
-      "(rows alternating, seats rotating; a round's figure: the mean of %d steps in a row) after %d warm-up\n",
-      threads, o.rounds, o.steps, o.warmup);
+      "(rows alternating, seats rotating; a round's figure: the mean of %d steps in a row after %d untimed) "
+      "after %d warm-up\n",
+      threads, o.rounds, o.steps, o.settle, o.warmup);
   if (peer.ok() && peer.hello().contains("torch"))
     std::printf("torch %s\n", peer.hello().at("torch").get<std::string>().c_str());
   print_table(chosen, times, o);

@@ -18,9 +18,13 @@
 //
 // --unfused adds a third side, the same experiment with model.fused = false (ATen's ops one by one
 // instead of plugins/models/fused_ops.h, the default), timed in the same rounds. --steps N (3):
-// each side trains N steps in a row per round, and its figure for the round is their mean.
+// each side trains N steps in a row per round, and its figure for the round is their mean, after
+// --settle N (1) untimed: the first step after another model's runs with the caches full of that
+// model (15-30% slower for the GPT here), which a run, training one model, never sees. The sides
+// also take turns at each seat of a row (run_bench).
 //
-//   transformer_bench [--rounds N] [--warmup N] [--steps N] [--only label,label] [--no-compile] [--unfused]
+//   transformer_bench [--rounds N] [--warmup N] [--steps N] [--settle N] [--only label,label] [--no-compile]
+//                     [--unfused]
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -87,7 +91,7 @@ std::string experiment_text(const Row& r, const std::filesystem::path& tokens, b
 }
 
 struct BenchOptions {
-  int rounds = 5, warmup = 2, steps = 3;
+  int rounds = 5, warmup = 2, steps = 3, settle = 1;
   bool compile = true, unfused = false;
   std::vector<std::string> only;
 };
@@ -99,6 +103,8 @@ BenchOptions parse(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--warmup") && i + 1 < argc) o.warmup = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--steps") && i + 1 < argc)
       o.steps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--settle") && i + 1 < argc)
+      o.settle = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--no-compile")) o.compile = false;
     else if (!std::strcmp(argv[i], "--unfused"))
       o.unfused = true;
@@ -107,13 +113,13 @@ BenchOptions parse(int argc, char** argv) {
       for (std::string name; std::getline(list, name, ',');) o.only.push_back(name);
     } else {
       std::fprintf(stderr,
-                   "usage: transformer_bench [--rounds N] [--warmup N] [--steps N] [--only label,label] [--no-compile] "
-                   "[--unfused]\n");
+                   "usage: transformer_bench [--rounds N] [--warmup N] [--steps N] [--settle N] [--only label,label] "
+                   "[--no-compile] [--unfused]\n");
       std::exit(2);
     }
   }
-  if (o.rounds < 1 || o.warmup < 0 || o.steps < 1) {
-    std::fprintf(stderr, "transformer_bench: --rounds and --steps must be >= 1, --warmup >= 0\n");
+  if (o.rounds < 1 || o.warmup < 0 || o.steps < 1 || o.settle < 0) {
+    std::fprintf(stderr, "transformer_bench: --rounds and --steps must be >= 1, --warmup and --settle >= 0\n");
     std::exit(2);
   }
   return o;
@@ -177,20 +183,25 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
     for (std::size_t i = 0; i < chosen.size(); ++i) {
       const Row& r = chosen[i];
       std::printf("%s %d %-18s", timed ? "round" : "warmup", round + 1, r.label.c_str());
-      // With --unfused the two plugtrain sides swap places every round: the step right after the
-      // Python peer's runs slower (its threads wake from sleep), and neither side takes that seat.
-      std::vector<std::pair<std::string, bench::DefaultRun*>> sides{{"plugtrain", ours[i].get()}};
-      if (o.unfused) sides.insert(round % 2 ? sides.end() : sides.begin(), {"unfused", unfused[i].get()});
-      for (const auto& [side, run] : sides) {
-        const double seconds = run->step_seconds(o.steps);
+      // Every side takes every seat in turn (the order rotates each round): the first seat of a
+      // row comes right after another row's steps, which leave the caches full of another model,
+      // and the seat right after the Python peer's runs slower while its threads wake.
+      std::vector<std::string> sides{"plugtrain"};
+      if (o.unfused) sides.push_back("unfused");
+      sides.insert(sides.end(), modes.begin(), modes.end());
+      std::rotate(sides.begin(), sides.begin() + std::ptrdiff_t(std::size_t(round) % sides.size()), sides.end());
+      for (const std::string& side : sides) {
+        double seconds = 0;
+        if (side == "plugtrain" || side == "unfused") {
+          seconds = (side == "plugtrain" ? ours : unfused)[i]->step_seconds(o.steps, o.settle);
+        } else {
+          const nlohmann::json a =
+              peer.ask("step " + r.label + "_" + side + " " + std::to_string(o.steps) + " " + std::to_string(o.settle));
+          if (a.is_null()) continue;
+          seconds = a.at("seconds").get<double>();
+        }
         if (timed) times[r.label][side].push_back(seconds);
         std::printf("  %s %.4f s", side.c_str(), seconds);
-      }
-      for (const std::string& mode : modes) {
-        const nlohmann::json a = peer.ask("step " + r.label + "_" + mode + " " + std::to_string(o.steps));
-        if (a.is_null()) continue;
-        if (timed) times[r.label][mode].push_back(a.at("seconds").get<double>());
-        std::printf("  %s %.4f s", mode.c_str(), a.at("seconds").get<double>());
       }
       std::printf("\n");
       std::fflush(stdout);
@@ -198,8 +209,9 @@ int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {
   }
   std::printf(
       "\ntransformers: training throughput, fp32, %d intra-op threads on both sides, median of %d rounds "
-      "(rows alternating; a round's figure: the mean of %d steps in a row) after %d warm-up\n",
-      threads, o.rounds, o.steps, o.warmup);
+      "(rows alternating, seats rotating; a round's figure: the mean of %d steps in a row after %d untimed) "
+      "after %d warm-up\n",
+      threads, o.rounds, o.steps, o.settle, o.warmup);
   if (peer.ok() && peer.hello().contains("torch"))
     std::printf("torch %s\n", peer.hello().at("torch").get<std::string>().c_str());
   print_table(chosen, times, o.compile);

@@ -6,7 +6,7 @@ exported from: torchvision's resnet18(num_classes=10), channels_last, with torch
 momentum 0.9, Nesterov, weight decay 5e-4), or the twins of python/transformer_twins.py (nanoGPT's
 GPT, the ViT) with nanoGPT's AdamW and gradient clipping at 1; four random batches. MODE is eager,
 or compile (torch.compile of the model, default settings, compiled in the bench's warm-up).
-Answers {"parameters": n}. "step LABEL [N]" trains N steps (1; zero_grad, forward, cross-entropy,
+Answers {"parameters": n}. "step LABEL [N [W]]" trains W untimed steps (0), then N (1; zero_grad, forward, cross-entropy,
 backward, clipping for the transformers, step) and answers their mean {"seconds", "cpu_seconds"}.
 """
 
@@ -75,6 +75,8 @@ def main():
 
     def step(words):
         run, count = runs[words[0]], int(words[1]) if len(words) > 1 else 1
+        for _ in range(int(words[2]) if len(words) > 2 else 0):  # untimed: the caches hold this model again
+            train_one(run)
         cpu, start = time.process_time(), time.perf_counter()
         for _ in range(count):
             train_one(run)

@@ -4,7 +4,7 @@
 HEADS BATCH" builds the twin (python/transformer_twins.py: nanoGPT's GPT, plugtrain's ViT) with
 AdamW (lr 1e-3, betas (0.9, 0.99), weight decay 0.1 on tensors of two or more dimensions),
 gradient clipping at 1, and four random batches; MODE is eager, or compile (torch.compile of the
-model, default settings). Answers {"parameters": n}. "step LABEL [N]" trains N steps (1; zero_grad,
+model, default settings). Answers {"parameters": n}. "step LABEL [N [W]]" trains W untimed steps (0), then N (1; zero_grad,
 forward, cross-entropy, backward, clip, step) and answers their mean {"seconds", "cpu_seconds"}.
 """
 
@@ -61,6 +61,8 @@ def main():
 
     def step(words):
         run, count = runs[words[0]], int(words[1]) if len(words) > 1 else 1
+        for _ in range(int(words[2]) if len(words) > 2 else 0):  # untimed: the caches hold this model again
+            train_one(run)
         cpu, start = time.process_time(), time.perf_counter()
         for _ in range(count):
             train_one(run)

@@ -94,7 +94,7 @@ TEST_F(GraphFitTest, ASteadyReplayedStepOnlyCopiesItsPlacesInAndWritesTheLearnin
   OpsOutsideTheRecording ops;
   fit(true);
   const std::set<std::string> no_launch{"aten::narrow", "aten::slice", "aten::as_strided", "aten::view",
-                                        "aten::detach", "aten::alias", "aten::empty", "aten::empty_strided"};
+                                        "aten::detach", "aten::alias", "aten::empty",      "aten::empty_strided"};
   int steady = 0;
   for (const std::vector<std::string>& segment : ops.between_replays()) {
     // Between the last replay of an epoch and the first of the next: the epoch's partial batch,
