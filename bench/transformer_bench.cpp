@@ -135,8 +135,8 @@ std::string add_command(const Row& r, const std::string& mode) {
 using Times = std::map<std::string, std::vector<double>>;
 
 void print_table(const std::vector<Row>& chosen, std::map<std::string, Times>& times, bool compile) {
-  std::printf("\n  %-18s %6s %12s %12s %12s %12s %8s %8s %17s\n", "row", "batch", "plugtrain", "unfused", "eager",
-              "compile", "x eager", "x compile", "x unfused");
+  std::printf("\n  %-18s %6s %10s %10s %10s %10s %8s %9s %9s %10s %9s\n", "row", "batch", "plugtrain", "unfused",
+              "eager", "compile", "x eager", "x compile", "x unfused", "paired: x eager", "x compile");
   for (const Row& r : chosen) {
     Times& t = times[r.label];
     const double units = double(r.batch() * r.per_sample());
@@ -145,11 +145,14 @@ void print_table(const std::vector<Row>& chosen, std::map<std::string, Times>& t
     };
     const double ours = rate("plugtrain"), unfused = rate("unfused"), eager = rate("eager");
     const double compiled = compile ? rate("compile") : 0.0;
-    std::printf("  %-18s %6lld %12.0f %12.0f %12.0f %12.0f %8.2f %8.2f %17.2f\n", r.label.c_str(), (long long)r.batch(),
-                ours, unfused, eager, compiled, eager > 0 ? ours / eager : 0.0, compiled > 0 ? ours / compiled : 0.0,
-                unfused > 0 ? ours / unfused : 0.0);
+    std::printf("  %-18s %6lld %10.0f %10.0f %10.0f %10.0f %8.2f %9.2f %9.2f %15.2f %9.2f\n", r.label.c_str(),
+                (long long)r.batch(), ours, unfused, eager, compiled, eager > 0 ? ours / eager : 0.0,
+                compiled > 0 ? ours / compiled : 0.0, unfused > 0 ? ours / unfused : 0.0,
+                bench::paired_speedup(t["plugtrain"], t["eager"]), bench::paired_speedup(t["plugtrain"], t["compile"]));
   }
-  std::printf("  (gpt rows: tokens/s; vit: samples/s; 0: that side skipped)\n");
+  std::printf(
+      "  (gpt rows: tokens/s; vit: samples/s; 0: that side skipped; x: ratios of the medians; paired: the\n"
+      "   median of each round's ratio, which a machine whose speed drifts during the run moves less)\n");
 }
 
 int run_bench(const BenchOptions& o, const std::vector<Row>& chosen) {

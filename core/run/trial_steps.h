@@ -15,6 +15,7 @@
 namespace plugtrain {
 
 struct BuiltRun;
+class StepTimer;
 
 class TrialSteps {
  public:
@@ -22,8 +23,10 @@ class TrialSteps {
   TrialSteps(const ValidatedRun& run, RunPlan plan);
   ~TrialSteps();
 
-  // `steps` steps of `batch` samples (0: the plan's batch), each one's seconds: ended by a device
-  // synchronisation, or all the steps' mean after one at the end (Trainer::time_steps).
+  // `steps` more steps of `batch` samples (0: the plan's batch), each one's seconds: ended by a
+  // device synchronisation, or all the steps' mean after one at the end (StepTimer::time). Calls
+  // with the same batch go on with the same loader and step, so timed steps after warm-up ones
+  // are warm (a recorded step replays from its fifth step on); another batch gets new ones.
   std::vector<double> time(std::int64_t steps, std::int64_t batch = 0, bool synchronise_each = true);
 
   std::int64_t training_samples() const;
@@ -34,6 +37,8 @@ class TrialSteps {
  private:
   RunPlan plan_;
   std::unique_ptr<BuiltRun> built_;
+  std::unique_ptr<StepTimer> timer_;  // after built_: it goes first
+  std::int64_t timer_batch_ = 0;
 };
 
 }  // namespace plugtrain

@@ -90,8 +90,9 @@ bool fits(const data::Batch& batch, const data::Batch& fixed) {
   if (bool(batch.deferred) != bool(fixed.deferred)) return false;
   if (!batch.deferred) return same_layout(batch.inputs, fixed.inputs);
   const data::GatherPlaces &given = batch.deferred->places, &mine = fixed.deferred->places;
-  return batch.deferred->source == fixed.deferred->source && same_layout(given.samples, mine.samples) &&
-         same_layout(given.rows, mine.rows);
+  return batch.deferred->source == fixed.deferred->source &&
+         batch.deferred->memory_format == fixed.deferred->memory_format && same_layout(given.samples, mine.samples) &&
+         same_layout(given.rows, mine.rows) && same_layout(given.cols, mine.cols);
 }
 
 void copy_into(data::Batch& fixed, const data::Batch& batch) {

@@ -100,7 +100,7 @@ class GraphStep : public TrainStep {
   void count_with(StepCounter counter) override { counter_ = std::move(counter); }
   // Replays gather a deferred batch (data.on_device) inside the recording: only its places are
   // copied in before each, so the gather, the conversion and the normalisation are no launches
-  // of their own.
+  // of their own. (A recorded accumulation group gathers its micro-batches as they come.)
   bool gathers_in_recording() const override { return capture_ != nullptr; }
 
   std::int64_t replays() const { return replays_; }

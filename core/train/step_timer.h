@@ -17,7 +17,6 @@ namespace data {
 class BatchLoader;
 }
 class TrainStep;
-class TrainingStrategy;
 
 class StepTimer {
  public:
