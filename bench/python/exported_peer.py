@@ -13,9 +13,8 @@ backward, clipping for the transformers, step) and answers their mean {"seconds"
 import argparse
 import os
 import sys
-import time
 
-from peer_protocol import answer, import_or_skip, serve
+from peer_protocol import answer, import_or_skip, serve, timed_steps
 
 
 def main():
@@ -74,13 +73,8 @@ def main():
         run["optimizer"].step()
 
     def step(words):
-        run, count = runs[words[0]], int(words[1]) if len(words) > 1 else 1
-        for _ in range(int(words[2]) if len(words) > 2 else 0):  # untimed: the caches hold this model again
-            train_one(run)
-        cpu, start = time.process_time(), time.perf_counter()
-        for _ in range(count):
-            train_one(run)
-        return {"seconds": (time.perf_counter() - start) / count, "cpu_seconds": (time.process_time() - cpu) / count}
+        run = runs[words[0]]
+        return timed_steps(words[1:], lambda: train_one(run))
 
     serve({"add": add, "step": step})
     return 0

@@ -67,3 +67,16 @@ def timed_training_step(run, loss_fn):
     loss_fn(model(x), y).backward()
     optimizer.step()
     return {"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}
+
+
+def timed_steps(words, train_one):
+    """"step LABEL [N [W]]" after the label: W untimed calls of train_one() (0: the first step after
+    another model's runs with the caches full of that model), then N timed ones (1). Answers their
+    mean {"seconds", "cpu_seconds"} (the CPU time of all this process's threads)."""
+    count = int(words[0]) if words else 1
+    for _ in range(int(words[1]) if len(words) > 1 else 0):
+        train_one()
+    cpu, start = time.process_time(), time.perf_counter()
+    for _ in range(count):
+        train_one()
+    return {"seconds": (time.perf_counter() - start) / count, "cpu_seconds": (time.process_time() - cpu) / count}
